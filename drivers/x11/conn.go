@@ -1,0 +1,153 @@
+package x11
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"log"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+	"github.com/jezek/xgb/xtest"
+)
+
+func init() {
+	// xgb logs through its own package-level logger. Its only routine line
+	// is "Could not get authority info" for servers without an
+	// .Xauthority entry, which ours (Xvfb) never have; everything else it
+	// logs (unrecoverable read/write errors) still reaches stderr. Setting
+	// it once here, before any connection exists, avoids racing xgb's
+	// reader goroutines.
+	xgb.Logger = log.New(authorityNoiseFilter{w: os.Stderr}, "XGB: ", log.Lshortfile)
+}
+
+// authorityNoiseFilter drops xgb's log lines about missing authority data.
+type authorityNoiseFilter struct{ w io.Writer }
+
+func (f authorityNoiseFilter) Write(p []byte) (int, error) {
+	s := string(p)
+	if strings.Contains(s, "authority info") {
+		return len(p), nil
+	}
+	return f.w.Write(p)
+}
+
+// Conn is a connection to an X server with the XTEST extension, used to
+// look at the screen and drive input. Its methods are safe for concurrent
+// use; input methods serialise among themselves.
+type Conn struct {
+	x       *xgb.Conn
+	display string
+	root    xproto.Window
+	width   int
+	height  int
+	atoms   atoms
+
+	// inputMu serialises input so two chords never interleave and the
+	// scratch keycodes are not handed out twice.
+	inputMu sync.Mutex
+	// scratch holds keycodes this connection rebound for TypeText, keyed
+	// by the keysym they now produce; Close restores them.
+	scratch map[xproto.Keysym]xproto.Keycode
+
+	closeOnce sync.Once
+}
+
+// atoms are the interned property names Windows reads.
+type atoms struct {
+	netWMPID, netWMName, utf8String, wmClass, wmName xproto.Atom
+}
+
+// Dial connects to display (":99"), checks for XTEST and reads the root
+// window's size.
+func Dial(display string) (*Conn, error) {
+	if display == "" {
+		return nil, errors.New("dial X: empty display name")
+	}
+	x, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		return nil, fmt.Errorf("dial X display %s: %w", display, err)
+	}
+	c := &Conn{x: x, display: display, scratch: map[xproto.Keysym]xproto.Keycode{}}
+	setup := xproto.Setup(x)
+	if setup == nil || len(setup.Roots) == 0 {
+		x.Close()
+		return nil, fmt.Errorf("dial X display %s: no screens", display)
+	}
+	screen := setup.DefaultScreen(x)
+	c.root = screen.Root
+	c.width, c.height = int(screen.WidthInPixels), int(screen.HeightInPixels)
+	if err := xtest.Init(x); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("dial X display %s: XTEST extension: %w", display, err)
+	}
+	if err := c.internAtoms(); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("dial X display %s: %w", display, err)
+	}
+	return c, nil
+}
+
+func (c *Conn) internAtoms() error {
+	names := []string{"_NET_WM_PID", "_NET_WM_NAME", "UTF8_STRING"}
+	cookies := make([]xproto.InternAtomCookie, len(names))
+	for i, n := range names {
+		cookies[i] = xproto.InternAtom(c.x, false, uint16(len(n)), n)
+	}
+	got := make([]xproto.Atom, len(names))
+	for i, ck := range cookies {
+		r, err := ck.Reply()
+		if err != nil {
+			return fmt.Errorf("intern atom %s: %w", names[i], err)
+		}
+		got[i] = r.Atom
+	}
+	c.atoms = atoms{
+		netWMPID: got[0], netWMName: got[1], utf8String: got[2],
+		wmClass: xproto.AtomWmClass, wmName: xproto.AtomWmName,
+	}
+	return nil
+}
+
+// Display is the display name this connection was dialled with.
+func (c *Conn) Display() string { return c.display }
+
+// Close restores any keycodes TypeText rebound and closes the connection.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.inputMu.Lock()
+		c.restoreScratch()
+		c.inputMu.Unlock()
+		c.x.Close()
+	})
+	return nil
+}
+
+// ScreenSize is the size of the root window in pixels.
+func (c *Conn) ScreenSize() (w, h int) { return c.width, c.height }
+
+// sync waits until the server has processed every request sent so far.
+func (c *Conn) sync() error {
+	_, err := xproto.GetInputFocus(c.x).Reply()
+	return err
+}
+
+// EncodePNG writes img as PNG tuned for speed over size: screens are
+// written once per step and read rarely.
+func EncodePNG(w io.Writer, img image.Image) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(bw, img); err != nil {
+		return fmt.Errorf("encode png: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("encode png: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package x11
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jezek/xgb"
+)
+
+// SessionOptions says which X server a run uses.
+type SessionOptions struct {
+	// Display borrows an existing server (":0"); empty starts our own Xvfb.
+	Display string
+	// Width, Height and Depth size an owned Xvfb screen; zero values mean
+	// 1280x800x24. They are ignored when borrowing.
+	Width, Height, Depth int
+	// StartTimeout bounds how long an owned Xvfb may take to announce its
+	// display; zero means 10 s.
+	StartTimeout time.Duration
+}
+
+// Session is an X server in use by a run: one it started (owned) or one it
+// borrowed.
+type Session struct {
+	display string
+	owned   bool
+	cmd     *exec.Cmd
+	done    chan struct{}
+	stderr  *tailBuffer
+	// watch is the connection that notices a borrowed server dying.
+	watch *xgb.Conn
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartSession starts Xvfb on a free display (chosen by the server through
+// -displayfd) in its own process group, or borrows opts.Display. A borrowed
+// display must accept a connection.
+func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	if opts.Display != "" {
+		return borrowSession(opts.Display)
+	}
+	w, h, d := opts.Width, opts.Height, opts.Depth
+	if w == 0 {
+		w = 1280
+	}
+	if h == 0 {
+		h = 800
+	}
+	if d == 0 {
+		d = 24
+	}
+	timeout := opts.StartTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+
+	r, wr, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start Xvfb: displayfd pipe: %w", err)
+	}
+	defer r.Close()
+	// ExtraFiles[0] is fd 3 in the child.
+	cmd := exec.Command("Xvfb", "-displayfd", "3",
+		"-screen", "0", fmt.Sprintf("%dx%dx%d", w, h, d),
+		"-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{wr}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr := &tailBuffer{max: 4 << 10}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		wr.Close()
+		return nil, fmt.Errorf("start Xvfb: %w", err)
+	}
+	wr.Close()
+	s := &Session{owned: true, cmd: cmd, done: make(chan struct{}), stderr: stderr}
+	go func() {
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+
+	type announce struct {
+		line string
+		err  error
+	}
+	got := make(chan announce, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadString('\n')
+		got <- announce{line, err}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case a := <-got:
+		num := strings.TrimSpace(a.line)
+		if a.err != nil || num == "" {
+			s.Close()
+			return nil, fmt.Errorf("start Xvfb: no display announced: %s", s.stderrTail())
+		}
+		s.display = ":" + num
+	case <-ctx.Done():
+		s.Close()
+		return nil, fmt.Errorf("start Xvfb: %w: %s", ctx.Err(), s.stderrTail())
+	}
+	return s, nil
+}
+
+func borrowSession(display string) (*Session, error) {
+	x, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		return nil, fmt.Errorf("borrow X display %s: %w", display, err)
+	}
+	s := &Session{display: display, done: make(chan struct{}), watch: x}
+	go func() {
+		// We select no events, so WaitForEvent returns (nil, nil) only when
+		// the connection ends: the server died or Close closed it.
+		for {
+			ev, xerr := x.WaitForEvent()
+			if ev == nil && xerr == nil {
+				close(s.done)
+				return
+			}
+		}
+	}()
+	return s, nil
+}
+
+// Display is the display name to give clients (":99").
+func (s *Session) Display() string { return s.display }
+
+// Owned reports whether the session started its own Xvfb.
+func (s *Session) Owned() bool { return s.owned }
+
+// Done is closed when the X server has gone away (or, for a borrowed
+// display, when the session is closed).
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Close stops an owned Xvfb (SIGTERM to its process group, SIGKILL after
+// two seconds) and waits for it; for a borrowed display it only lets go.
+// It is safe to call more than once.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		if !s.owned {
+			s.watch.Close()
+			<-s.done
+			return
+		}
+		pgid := s.cmd.Process.Pid
+		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			s.closeErr = fmt.Errorf("stop Xvfb: %w", err)
+		}
+		select {
+		case <-s.done:
+		case <-time.After(2 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-s.done
+		}
+	})
+	return s.closeErr
+}
+
+// stderrTail is the end of an owned server's stderr, for error messages.
+func (s *Session) stderrTail() string {
+	if s.stderr == nil {
+		return ""
+	}
+	return strings.TrimSpace(s.stderr.String())
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
