@@ -177,6 +177,9 @@ func (c *Client) attempt(ctx context.Context, body []byte) (int, []byte, time.Du
 		hreq.Header.Set("Authorization", "Bearer "+c.key)
 	}
 	hresp, err := c.http.Do(hreq)
+	if errors.Is(err, ErrReplay) {
+		return 0, nil, 0, err
+	}
 	if err != nil {
 		return 0, nil, 0, c.transportError(actx, err)
 	}

@@ -111,6 +111,10 @@ func (r *Recorder) write(ex Exchange) error {
 // Close closes the recording file.
 func (r *Recorder) Close() error { return r.file.Close() }
 
+// ErrReplay marks a request a replay cannot serve: past the end of the
+// recording or not the request that was recorded. It is never retried.
+var ErrReplay = errors.New("model replay mismatch")
+
 // Replayer is an http.RoundTripper that answers requests from a recording,
 // in order, without any endpoint. A request whose method or path differs
 // from the next recorded one, or one past the end, is an error.
@@ -164,12 +168,12 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	n := r.next
 	if n >= len(r.exchanges) {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("model replay: request %d (%s %s) is past the end of the recording (%d exchanges)", n+1, req.Method, req.URL.Path, len(r.exchanges))
+		return nil, fmt.Errorf("%w: request %d (%s %s) is past the end of the recording (%d exchanges)", ErrReplay, n+1, req.Method, req.URL.Path, len(r.exchanges))
 	}
 	ex := r.exchanges[n]
 	if ex.Method != req.Method || ex.Path != req.URL.Path {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("model replay: request %d is %s %s but the recording has %s %s", n+1, req.Method, req.URL.Path, ex.Method, ex.Path)
+		return nil, fmt.Errorf("%w: request %d is %s %s but the recording has %s %s", ErrReplay, n+1, req.Method, req.URL.Path, ex.Method, ex.Path)
 	}
 	r.next++
 	r.mu.Unlock()
