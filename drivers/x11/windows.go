@@ -20,7 +20,8 @@ var ErrWindowGone = errors.New("window gone")
 // ErrNoWindow is wrapped by FindWindow when no window matched in time.
 var ErrNoWindow = errors.New("no matching window")
 
-// Window is an application window as the X server sees it.
+// Window is an application window as the X server sees it. Its geometry is
+// the inside of the window, excluding the X border.
 type Window struct {
 	ID uint32
 	// PID is _NET_WM_PID, or 0 when the client did not set it.
