@@ -67,10 +67,17 @@ func boxScale(src *image.RGBA, w, h int) *image.RGBA {
 	if w == 0 || h == 0 {
 		return dst
 	}
-	// Column spans are the same for every row: compute them once.
+	// Column spans are the same for every row: compute them once, and which
+	// destination column each source column adds into.
 	x0s := make([]int, w+1)
 	for x := 0; x <= w; x++ {
 		x0s[x] = x * sw / w
+	}
+	owner := make([]int, sw)
+	for x := 0; x < w; x++ {
+		for sx := x0s[x]; sx < max(x0s[x+1], x0s[x]+1) && sx < sw; sx++ {
+			owner[sx] = 4 * x
+		}
 	}
 	sums := make([]uint32, 4*w)
 	for y := 0; y < h; y++ {
@@ -81,23 +88,13 @@ func boxScale(src *image.RGBA, w, h int) *image.RGBA {
 		clear(sums)
 		for sy := y0; sy < y1; sy++ {
 			row := src.Pix[sy*src.Stride : sy*src.Stride+4*sw]
-			for x := 0; x < w; x++ {
-				a, b := x0s[x], x0s[x+1]
-				if b == a {
-					b = a + 1
-				}
-				var r, g, bl, al uint32
-				for i := 4 * a; i < 4*b; i += 4 {
-					r += uint32(row[i])
-					g += uint32(row[i+1])
-					bl += uint32(row[i+2])
-					al += uint32(row[i+3])
-				}
-				s := sums[4*x : 4*x+4 : 4*x+4]
-				s[0] += r
-				s[1] += g
-				s[2] += bl
-				s[3] += al
+			for sx, o := range owner {
+				p := row[4*sx : 4*sx+4 : 4*sx+4]
+				s := sums[o : o+4 : o+4]
+				s[0] += uint32(p[0])
+				s[1] += uint32(p[1])
+				s[2] += uint32(p[2])
+				s[3] += uint32(p[3])
 			}
 		}
 		out := dst.Pix[y*dst.Stride:]

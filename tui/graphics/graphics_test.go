@@ -11,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi/kitty"
 )
 
@@ -136,19 +138,7 @@ func TestParseReplies(t *testing.T) {
 }
 
 func equalReply(a, b Reply) bool {
-	return a.Kitty == b.Kitty && a.KittyOK == b.KittyOK && slicesEqual(a.DA1, b.DA1)
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return a.Kitty == b.Kitty && a.KittyOK == b.KittyOK && slices.Equal(a.DA1, b.DA1)
 }
 
 func TestFit(t *testing.T) {
@@ -397,3 +387,24 @@ func TestRenderBlocksGolden(t *testing.T) {
 var sgrPattern = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 func ansiWidth(s string) int { return len([]rune(sgrPattern.ReplaceAllString(s, ""))) }
+
+func TestReplyFromMsg(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		msg  any
+		want Reply
+		ok   bool
+	}{
+		{"DA1 event", uv.PrimaryDeviceAttributesEvent{62, 4}, Reply{DA1: []int{62, 4}}, true},
+		{"kitty OK", uv.KittyGraphicsEvent{Options: kitty.Options{ID: 31}, Payload: []byte("OK")}, Reply{Kitty: true, KittyOK: true}, true},
+		{"kitty error", uv.KittyGraphicsEvent{Options: kitty.Options{ID: 31}, Payload: []byte("EINVAL")}, Reply{Kitty: true}, true},
+		{"other image id", uv.KittyGraphicsEvent{Options: kitty.Options{ID: 5}, Payload: []byte("OK")}, Reply{}, false},
+		{"unrelated", "key press", Reply{}, false},
+	} {
+		got, ok := ReplyFromMsg(tc.msg)
+		if ok != tc.ok || !equalReply(got, tc.want) {
+			t.Errorf("%s: ReplyFromMsg = %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+# kasmrt — `make demo` runs the bundled demo, `make test` runs the tests.
+# Each installs the Debian packages it needs first (scripts/setup.sh).
+
+GO       ?= go
+BIN      := bin/kasmrt
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+REPORTS  ?= reports
+# Tests start Xvfb, Chromium and friends; two packages at a time suits a
+# two-core machine.
+TESTFLAGS ?= -p 2 -timeout 20m
+
+.PHONY: all deps build test demo bench fuzz vet clean
+
+all: build
+
+deps:
+	@bash scripts/setup.sh
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kasmrt
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+test: deps build vet
+	$(GO) test $(TESTFLAGS) ./...
+
+demo: deps build
+	@bash scripts/demo.sh $(BIN) $(REPORTS)
+
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchtime 50x ./drivers/... ./tui/... ./engine/...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzLoadScenario -fuzztime 30s ./scenarios
+	$(GO) test -run '^$$' -fuzz FuzzLoadOperator -fuzztime 30s ./scenarios
+
+clean:
+	rm -rf bin $(REPORTS)

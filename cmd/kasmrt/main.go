@@ -1,0 +1,113 @@
+// Command kasmrt is the agentic GUI-testing runtime's command line: it runs,
+// validates and replays scenarios and serves the session to outside agents.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"charm.land/fang/v2"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of `kasmrt run` (DESIGN.md); other subcommands use 0, 2 and 3.
+const (
+	exitPass      = 0
+	exitAppFailed = 1
+	exitTestError = 2
+	exitBadInput  = 3
+	exitConcerns  = 4
+)
+
+// exitError carries the exit code a subcommand chose, with an optional
+// message that has not been printed yet.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// badInput marks an error as bad input (exit 3).
+func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := fang.Execute(ctx, root,
+		fang.WithVersion(version),
+		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM),
+		fang.WithErrorHandler(func(w io.Writer, styles fang.Styles, err error) {
+			var ee *exitError
+			if errors.As(err, &ee) && ee.err == nil {
+				return // the subcommand has already said what happened
+			}
+			fang.DefaultErrorHandler(w, styles, err)
+		}),
+	)
+	if err == nil {
+		return exitPass
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// Anything cobra refused (unknown flags, wrong argument counts) is bad
+	// input: nothing was launched.
+	return exitBadInput
+}
+
+func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kasmrt",
+		Short: "Agentic GUI testing with an operator console",
+		Long: `kasmrt runs GUI tests described in YAML scenarios. A scenario launches an
+application in an X11 session (its own Xvfb when no display is given) and runs
+either scripted steps or a goal, for which a vision-language model picks one
+tool call at a time while the runtime enforces every rule and decides the
+verdict itself.`,
+		Example: `  kasmrt validate scenarios/examples/xterm-echo.yaml
+  kasmrt run scenarios/examples/xterm-echo.yaml --headless --report out/
+  kasmrt replay out/ --print`,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(
+		newValidateCommand(),
+		newSchemaCommand(),
+		newVersionCommand(),
+	)
+	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print kasmrt's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "kasmrt %s\n", version)
+			return err
+		},
+	}
+}

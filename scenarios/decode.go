@@ -1,0 +1,449 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Limits that keep a hostile or accidental input from exhausting the
+// process. They are generous for hand-written files.
+const (
+	maxFileBytes = 1 << 20 // 1 MiB
+	maxDepth     = 32
+	maxNodes     = 200_000 // counted after alias expansion
+)
+
+// Pos is a place in an input file. Config structs embed it (as a field named
+// Pos with the tag `yaml:"-"`) so later validation can point at the key.
+type Pos struct {
+	File   string
+	Line   int
+	Column int
+	Path   string // dotted key path, e.g. "app.command[0]"
+}
+
+func (p Pos) String() string {
+	s := p.File
+	if p.Line > 0 {
+		s += fmt.Sprintf(":%d:%d", p.Line, p.Column)
+	}
+	return s
+}
+
+// Problem is one thing wrong with an input file.
+type Problem struct {
+	Pos
+	Msg string
+}
+
+func (p Problem) Error() string {
+	if p.Path != "" {
+		return fmt.Sprintf("%s: %s: %s", p.Pos, p.Path, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.Pos, p.Msg)
+}
+
+// Problems is every problem found in one or more input files; loading
+// reports all of them together rather than stopping at the first.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Err returns ps as an error, or nil when there are none.
+func (ps Problems) Err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps
+}
+
+// AsProblems extracts the problems carried by err, if any.
+func AsProblems(err error) (Problems, bool) {
+	var ps Problems
+	if errors.As(err, &ps) {
+		return ps, true
+	}
+	return nil, false
+}
+
+// unmarshaler is implemented by config types whose YAML form is not a plain
+// struct, list or map (steps, provided values, tool arguments).
+type unmarshaler interface {
+	decodeYAML(d *decoder, n *yaml.Node, path string)
+}
+
+// decoder walks a parsed YAML tree into Go values, substituting ${NAME}
+// placeholders and collecting positioned problems as it goes.
+type decoder struct {
+	file     string
+	getenv   func(string) (string, bool)
+	problems Problems
+	nodes    int
+	aborted  bool
+	// keys records where every mapping key was written, by key path.
+	keys map[string]Pos
+}
+
+var posType = reflect.TypeOf(Pos{})
+
+func (d *decoder) pos(n *yaml.Node, path string) Pos {
+	return Pos{File: d.file, Line: n.Line, Column: n.Column, Path: path}
+}
+
+func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) {
+	d.problems = append(d.problems, Problem{Pos: d.pos(n, path), Msg: fmt.Sprintf(format, args...)})
+}
+
+// parseFile reads and parses one YAML document, refusing inputs that are too
+// large, not UTF-8, or empty.
+func parseFile(file string, data []byte) (*yaml.Node, Problems) {
+	top := Pos{File: file, Line: 1, Column: 1}
+	switch {
+	case len(data) > maxFileBytes:
+		return nil, Problems{{Pos: top, Msg: fmt.Sprintf("file is %d bytes; the limit is %d", len(data), maxFileBytes)}}
+	case !utf8.Valid(data):
+		line := 1 + strings.Count(string(data[:firstInvalidUTF8(data)]), "\n")
+		return nil, Problems{{Pos: Pos{File: file, Line: line, Column: 1}, Msg: "file is not valid UTF-8"}}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, Problems{yamlSyntaxProblem(file, err)}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, Problems{{Pos: top, Msg: "file is empty"}}
+	}
+	root := doc.Content[0]
+	size, depth := measure(root, map[*yaml.Node]int{}, 0)
+	switch {
+	case size > maxNodes:
+		return nil, Problems{{Pos: top, Msg: fmt.Sprintf("document expands to more than %d nodes through its aliases (alias bomb?)", maxNodes)}}
+	case depth > maxDepth:
+		return nil, Problems{{Pos: top, Msg: fmt.Sprintf("nesting deeper than %d levels", maxDepth)}}
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, Problems{{Pos: Pos{File: file, Line: root.Line, Column: root.Column}, Msg: "the top level must be a mapping of keys"}}
+	}
+	return root, nil
+}
+
+// measure returns how many nodes n expands to with aliases followed, and
+// its nesting depth, memoizing shared subtrees so a bomb is measured
+// without being expanded. Sizes saturate at maxNodes+1.
+func measure(n *yaml.Node, memo map[*yaml.Node]int, depth int) (size, maxDepthSeen int) {
+	if depth > maxDepth {
+		return 1, depth
+	}
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return 1, depth
+		}
+		if s, ok := memo[n.Alias]; ok {
+			return s, depth
+		}
+		memo[n.Alias] = maxNodes + 1 // a cycle counts as infinite
+		s, d := measure(n.Alias, memo, depth)
+		memo[n.Alias] = s
+		return s, d
+	}
+	size, maxDepthSeen = 1, depth
+	for _, c := range n.Content {
+		s, d := measure(c, memo, depth+1)
+		size += s
+		if size > maxNodes {
+			size = maxNodes + 1
+		}
+		if d > maxDepthSeen {
+			maxDepthSeen = d
+		}
+	}
+	return size, maxDepthSeen
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func yamlSyntaxProblem(file string, err error) Problem {
+	msg := err.Error()
+	line := 1
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return Problem{Pos: Pos{File: file, Line: line, Column: 1}, Msg: "YAML syntax: " + msg}
+}
+
+// resolve follows aliases and counts nodes so an alias bomb or a deep tree
+// is refused instead of expanded.
+func (d *decoder) resolve(n *yaml.Node, path string, depth int) *yaml.Node {
+	if d.aborted {
+		return nil
+	}
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	d.nodes++
+	if d.nodes > maxNodes {
+		d.fail(n, path, "document expands to more than %d nodes (alias bomb?)", maxNodes)
+		d.aborted = true
+		return nil
+	}
+	if depth > maxDepth {
+		d.fail(n, path, "nesting deeper than %d levels", maxDepth)
+		d.aborted = true
+		return nil
+	}
+	return n
+}
+
+var placeholderRE = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// scalar returns the node's value with ${NAME} placeholders replaced from
+// the environment. "$$" stands for a literal "$".
+func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
+	ok := true
+	out := placeholderRE.ReplaceAllStringFunc(n.Value, func(m string) string {
+		if m == "$$" {
+			return "$"
+		}
+		name := m[2 : len(m)-1]
+		v, found := d.getenv(name)
+		if !found {
+			d.fail(n, path, "environment variable %s is not set (placeholder ${%s})", name, name)
+			ok = false
+		}
+		return v
+	})
+	return out, ok
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an unknown node"
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+// decode stores n into v (addressable), reporting problems at path.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) {
+	n = d.resolve(n, path, depth)
+	if n == nil {
+		return
+	}
+	if v.CanAddr() {
+		if u, ok := v.Addr().Interface().(unmarshaler); ok {
+			u.decodeYAML(d, n, path)
+			return
+		}
+	}
+	if v.Kind() == reflect.Pointer {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		d.decode(n, v.Elem(), path, depth)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		d.decodeStruct(n, v, path, depth)
+	case reflect.Map:
+		d.decodeMap(n, v, path, depth)
+	case reflect.Slice:
+		d.decodeSlice(n, v, path, depth)
+	case reflect.String:
+		if s, ok := d.expectScalar(n, path, "a string"); ok {
+			v.SetString(s)
+		}
+	case reflect.Bool:
+		s, ok := d.expectScalar(n, path, "true or false")
+		if !ok {
+			return
+		}
+		switch s {
+		case "true":
+			v.SetBool(true)
+		case "false":
+			v.SetBool(false)
+		default:
+			d.fail(n, path, "want true or false, got %q", s)
+		}
+	case reflect.Int, reflect.Int64:
+		s, ok := d.expectScalar(n, path, "a whole number")
+		if !ok {
+			return
+		}
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			d.fail(n, path, "want a whole number, got %q", s)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		s, ok := d.expectScalar(n, path, "a number")
+		if !ok {
+			return
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.fail(n, path, "want a number, got %q", s)
+			return
+		}
+		v.SetFloat(f)
+	default:
+		d.fail(n, path, "internal: cannot decode into %s", v.Type())
+	}
+}
+
+func (d *decoder) expectScalar(n *yaml.Node, path, want string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.fail(n, path, "want %s, got %s", want, kindName(n))
+		return "", false
+	}
+	return d.scalar(n, path)
+}
+
+// mappingPairs yields the key/value pairs of a mapping node, reporting
+// duplicate and non-scalar keys.
+func (d *decoder) mappingPairs(n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "want a mapping, got %s", kindName(n))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.fail(k, path, "keys must be plain strings")
+			continue
+		}
+		if k.Value == "<<" {
+			d.fail(k, path, "merge keys (<<) are not supported; write the keys out")
+			continue
+		}
+		if seen[k.Value] {
+			d.fail(k, join(path, k.Value), "duplicate key")
+			continue
+		}
+		seen[k.Value] = true
+		if d.keys != nil {
+			d.keys[join(path, k.Value)] = d.pos(k, join(path, k.Value))
+		}
+		fn(k.Value, k, v)
+	}
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return // an empty section keeps its defaults
+	}
+	t := v.Type()
+	fields := map[string]int{}
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Type == posType && f.Name == "Pos" {
+			v.Field(i).Set(reflect.ValueOf(d.pos(n, path)))
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = i
+		names = append(names, name)
+	}
+	d.mappingPairs(n, path, func(key string, k, val *yaml.Node) {
+		i, ok := fields[key]
+		if !ok {
+			d.fail(k, join(path, key), "unknown key (known keys: %s)", strings.Join(names, ", "))
+			return
+		}
+		d.decode(val, v.Field(i), join(path, key), depth+1)
+	})
+}
+
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	if v.Type().Key().Kind() != reflect.String {
+		d.fail(n, path, "internal: map key must be a string")
+		return
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	d.mappingPairs(n, path, func(key string, k, val *yaml.Node) {
+		elem := reflect.New(v.Type().Elem()).Elem()
+		d.decode(val, elem, join(path, key), depth+1)
+		v.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), elem)
+	})
+}
+
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, path, "want a list, got %s", kindName(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		if d.keys != nil {
+			d.keys[index(path, i)] = d.pos(item, index(path, i))
+		}
+		d.decode(item, s.Index(i), index(path, i), depth+1)
+	}
+	v.Set(s)
+}
+
+// osLookup is the production environment lookup.
+func osLookup(name string) (string, bool) { return os.LookupEnv(name) }
+
+// valueOf returns the addressable value p points to.
+func valueOf(p any) reflect.Value { return reflect.ValueOf(p).Elem() }

@@ -1,0 +1,155 @@
+package scenarios
+
+// Defaults from seed 000's budget table and seed 002's configuration
+// reference.
+const (
+	DefaultMaxIterations     = 25
+	DefaultMaxRetriesPerStep = 3
+	DefaultWaitToolMaxS      = 30
+	DefaultGroundingAttempts = 2
+	DefaultModelTimeoutS     = 600
+	DefaultModelRetry        = 8
+	DefaultDisableAfter      = 2
+	DefaultKeepImages        = 3
+	DefaultDeadlineS         = 600
+	DeadlineReserveS         = 30
+	DefaultStartupTimeoutS   = 15
+	DefaultToolTimeoutS      = 30
+
+	// EnvVisionEndpoint and EnvDeadline are the environment variables the
+	// runtime reads.
+	EnvVisionEndpoint = "KASM_RUNTIME_VISION_ENDPOINT"
+	EnvDeadline       = "KASM_RUNTIME_DEADLINE_S"
+)
+
+// Operator is the operator file: how this machine runs scenarios (budgets,
+// the model, the session, the inbox), separate from what a scenario tests.
+type Operator struct {
+	Pos     Pos           `yaml:"-"`
+	Runner  RunnerConfig  `yaml:"runner"`
+	Session SessionConfig `yaml:"session"`
+	Model   ModelConfig   `yaml:"model"`
+	Tools   ToolsConfig   `yaml:"tools"`
+	Memory  MemoryConfig  `yaml:"memory"`
+	Inbox   InboxConfig   `yaml:"inbox"`
+
+	// File is where the operator file was loaded from ("" for defaults).
+	File string `yaml:"-"`
+	// DeadlineS is the whole-run deadline from KASM_RUNTIME_DEADLINE_S.
+	DeadlineS float64 `yaml:"-"`
+	// EndpointFromEnv records that the model endpoint came from
+	// KASM_RUNTIME_VISION_ENDPOINT rather than the file.
+	EndpointFromEnv bool `yaml:"-"`
+}
+
+// RunnerConfig holds the loop's budgets. Zero for MaxToolErrors and
+// MaxHoldS means unbounded.
+type RunnerConfig struct {
+	Pos               Pos     `yaml:"-"`
+	MaxIterations     int     `yaml:"max_iterations"`
+	MaxRetriesPerStep int     `yaml:"max_retries_per_step"`
+	MaxToolErrors     int     `yaml:"max_tool_errors"`
+	MaxHoldS          float64 `yaml:"max_hold_s"`
+	WaitToolMaxS      float64 `yaml:"wait_tool_max_s"`
+	GroundingAttempts int     `yaml:"grounding_attempts"`
+	Respond           bool    `yaml:"respond"`
+	SettleIntervalMS  int     `yaml:"settle_interval_ms"`
+	SettleCapMS       int     `yaml:"settle_cap_ms"`
+}
+
+// SessionConfig describes the X11 session the runtime starts when no
+// display is given.
+type SessionConfig struct {
+	Pos     Pos    `yaml:"-"`
+	Display string `yaml:"display"`
+	Width   int    `yaml:"width"`
+	Height  int    `yaml:"height"`
+	Depth   int    `yaml:"depth"`
+}
+
+// ModelConfig is the vision-language model endpoint and how to call it.
+type ModelConfig struct {
+	Pos                Pos      `yaml:"-"`
+	Endpoint           string   `yaml:"endpoint"`
+	Profile            string   `yaml:"profile"`
+	Key                string   `yaml:"key"`
+	Timeout            float64  `yaml:"timeout"`
+	Retry              *int     `yaml:"retry"`
+	DisableAfter       int      `yaml:"disable_after"`
+	PairedSamplingSeed bool     `yaml:"paired_sampling_seed"`
+	MaxTokens          *int     `yaml:"max_tokens"`
+	Temperature        *float64 `yaml:"temperature"`
+	TopP               *float64 `yaml:"top_p"`
+	TopK               *int     `yaml:"top_k"`
+	RepetitionPenalty  *float64 `yaml:"repetition_penalty"`
+	PresencePenalty    *float64 `yaml:"presence_penalty"`
+	ReasoningEffort    string   `yaml:"reasoning_effort"`
+}
+
+// ToolsConfig lets the operator remove built-in tools.
+type ToolsConfig struct {
+	Pos      Pos      `yaml:"-"`
+	Disabled []string `yaml:"disabled"`
+}
+
+// MemoryConfig controls what the model's context keeps (seed 002).
+type MemoryConfig struct {
+	Pos        Pos    `yaml:"-"`
+	EmitPolicy string `yaml:"emit_policy"` // always | on_change
+	KeepImages int    `yaml:"keep_images"`
+}
+
+// InboxConfig gives the run an inbox for ask_human. A session token or a
+// messaging token makes one.
+type InboxConfig struct {
+	Pos            Pos     `yaml:"-"`
+	SessionToken   string  `yaml:"session_token"`
+	MessagingToken string  `yaml:"messaging_token"`
+	Listen         string  `yaml:"listen"`
+	AnswerTimeoutS float64 `yaml:"answer_timeout_s"`
+}
+
+// HasInbox reports whether ask_human can be offered.
+func (o *Operator) HasInbox() bool {
+	return o.Inbox.SessionToken != "" || o.Inbox.MessagingToken != ""
+}
+
+// HasModel reports whether a model endpoint is configured.
+func (o *Operator) HasModel() bool { return o.Model.Endpoint != "" }
+
+// ModelRetry returns the configured retry count or its default.
+func (o *Operator) ModelRetry() int {
+	if o.Model.Retry == nil {
+		return DefaultModelRetry
+	}
+	return *o.Model.Retry
+}
+
+// applyDefaults fills in everything the file left out.
+func (o *Operator) applyDefaults() {
+	r := &o.Runner
+	setDefault(&r.MaxIterations, DefaultMaxIterations)
+	setDefault(&r.MaxRetriesPerStep, DefaultMaxRetriesPerStep)
+	setDefault(&r.WaitToolMaxS, DefaultWaitToolMaxS)
+	setDefault(&r.GroundingAttempts, DefaultGroundingAttempts)
+	setDefault(&r.SettleIntervalMS, 60)
+	setDefault(&r.SettleCapMS, 2000)
+	s := &o.Session
+	setDefault(&s.Width, 1280)
+	setDefault(&s.Height, 800)
+	setDefault(&s.Depth, 24)
+	m := &o.Model
+	setDefault(&m.Timeout, DefaultModelTimeoutS)
+	setDefault(&m.DisableAfter, DefaultDisableAfter)
+	setDefault(&o.Memory.KeepImages, DefaultKeepImages)
+	if o.Memory.EmitPolicy == "" {
+		o.Memory.EmitPolicy = "always"
+	}
+	setDefault(&o.DeadlineS, DefaultDeadlineS)
+}
+
+func setDefault[T int | float64](p *T, v T) {
+	if *p == 0 {
+		*p = v
+	}
+}

@@ -1,0 +1,356 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Limits the spec puts on scripted scenarios and plans.
+const (
+	MaxSteps     = 40
+	MaxPlanSteps = 40
+)
+
+// Scenario is one test: the application to launch and either scripted steps
+// or a goal for the model.
+type Scenario struct {
+	Pos         Pos      `yaml:"-"`
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	App         *App     `yaml:"app"`
+	Browser     *Browser `yaml:"browser"`
+
+	Goal                 string   `yaml:"goal"`
+	Steps                []Step   `yaml:"steps"`
+	Plan                 []string `yaml:"plan"`
+	AgenticMaxIterations int      `yaml:"agentic_max_iterations"`
+
+	Provides       map[string]Provided      `yaml:"provides"`
+	ClickTargets   map[string]ClickTarget   `yaml:"click_targets"`
+	CDPTargets     map[string]string        `yaml:"cdp_targets"`
+	CDPWaits       map[string]CDPWait       `yaml:"cdp_waits"`
+	WaitConditions map[string]WaitCondition `yaml:"wait_conditions"`
+	Tools          map[string]DeclaredTool  `yaml:"tools"`
+
+	// File is the path the scenario was loaded from and SHA256 the hex
+	// digest of its bytes, for the report.
+	File   string `yaml:"-"`
+	SHA256 string `yaml:"-"`
+	// keyPos remembers where each key was written, by key path.
+	keyPos map[string]Pos
+	// secrets holds resolved secret values by ref. It is unexported so no
+	// printer or encoder ever sees it.
+	secrets *secretStore
+}
+
+// secretStore is held by pointer so fmt's %v prints an address, never the
+// values.
+type secretStore struct{ values map[string]string }
+
+// Value returns the provided value for ref, and whether it is a secret.
+func (s *Scenario) Value(ref string) (value string, secret, ok bool) {
+	p, ok := s.Provides[ref]
+	if !ok {
+		return "", false, false
+	}
+	if p.Secret != nil {
+		return s.secrets.values[ref], true, true
+	}
+	return p.Value, false, true
+}
+
+// SecretValues returns every resolved secret value, for redaction.
+func (s *Scenario) SecretValues() []string {
+	if s.secrets == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.secrets.values))
+	for _, k := range sortedKeys(s.secrets.values) {
+		out = append(out, s.secrets.values[k])
+	}
+	return out
+}
+
+// App says how to launch the application under test and how to know it is
+// healthy.
+type App struct {
+	Pos            Pos               `yaml:"-"`
+	Command        []string          `yaml:"command"`
+	Env            map[string]string `yaml:"env"`
+	Dir            string            `yaml:"dir"`
+	Window         *WindowMatch      `yaml:"window"`
+	StartupTimeout float64           `yaml:"startup_timeout_s"`
+	FatalPatterns  []string          `yaml:"fatal_patterns"`
+}
+
+// WindowMatch says how the application's window is found. With no fields
+// set, the window is the first top-level window owned by the launched
+// process (by _NET_WM_PID).
+type WindowMatch struct {
+	Pos   Pos    `yaml:"-"`
+	PID   *bool  `yaml:"pid"`
+	Class string `yaml:"class"`
+	Title string `yaml:"title"`
+}
+
+// Browser asks for a Chromium tab over the DevTools Protocol, launched by
+// the runtime or attached to one already running.
+type Browser struct {
+	Pos      Pos    `yaml:"-"`
+	Mode     string `yaml:"mode"` // launch | attach
+	Attach   string `yaml:"attach"`
+	StartURL string `yaml:"start_url"`
+	Headless bool   `yaml:"headless"`
+}
+
+// Provided is a value the scenario provides for type_text and cdp_fill: a
+// plain value, or a secret read from the environment or a file.
+type Provided struct {
+	Pos    Pos
+	Value  string
+	Secret *SecretSource
+}
+
+// SecretSource names where a secret's value comes from. The value itself is
+// never part of the loaded configuration's printable form.
+type SecretSource struct {
+	Pos  Pos    `yaml:"-"`
+	Env  string `yaml:"env"`
+	File string `yaml:"file"`
+}
+
+// MarshalJSON prints a provided value; a secret shows only its source.
+func (p Provided) MarshalJSON() ([]byte, error) {
+	if p.Secret != nil {
+		src := map[string]string{}
+		if p.Secret.Env != "" {
+			src["env"] = p.Secret.Env
+		}
+		if p.Secret.File != "" {
+			src["file"] = p.Secret.File
+		}
+		return json.Marshal(map[string]any{"secret": src})
+	}
+	return json.Marshal(p.Value)
+}
+
+func (p *Provided) decodeYAML(d *decoder, n *yaml.Node, path string) {
+	p.Pos = d.pos(n, path)
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			d.fail(n, path, "a provided value must be a string or {secret: {env: NAME}} / {secret: {file: PATH}}")
+			return
+		}
+		p.Value, _ = d.scalar(n, path)
+	case yaml.MappingNode:
+		var w struct {
+			Secret *SecretSource `yaml:"secret"`
+		}
+		d.decodeStruct(n, valueOf(&w), path, 1)
+		if w.Secret == nil {
+			d.fail(n, path, "a provided mapping must be {secret: {env: NAME}} or {secret: {file: PATH}}")
+			return
+		}
+		if (w.Secret.Env == "") == (w.Secret.File == "") {
+			d.fail(n, join(path, "secret"), "a secret names exactly one source: env or file")
+		}
+		p.Secret = w.Secret
+	default:
+		d.fail(n, path, "want a string or a {secret: …} mapping, got %s", kindName(n))
+	}
+}
+
+// ClickTarget is a point the scenario author chose, in pixels relative to
+// the application window's top-left corner.
+type ClickTarget struct {
+	Pos         Pos    `yaml:"-"`
+	X           int    `yaml:"x"`
+	Y           int    `yaml:"y"`
+	Description string `yaml:"description"`
+}
+
+// CDPWait is a named condition on the page that cdp_wait waits for.
+type CDPWait struct {
+	Pos     Pos     `yaml:"-"`
+	Target  string  `yaml:"target"` // a cdp_targets name
+	State   string  `yaml:"state"`  // visible | hidden | present | absent
+	URL     string  `yaml:"url"`    // substring the page URL must contain
+	Timeout float64 `yaml:"timeout_s"`
+}
+
+// WaitCondition is a named condition wait_while waits out. Exactly one of
+// its kinds is set.
+type WaitCondition struct {
+	Pos            Pos     `yaml:"-"`
+	ScreenChanging bool    `yaml:"screen_changing"`
+	WindowTitle    string  `yaml:"window_title"`
+	FileMissing    string  `yaml:"file_missing"`
+	Timeout        float64 `yaml:"timeout_s"`
+}
+
+// DeclaredTool is a tool the scenario gives the model. Its parameters are
+// all enums; each allowed value names one literal command the author wrote.
+type DeclaredTool struct {
+	Pos         Pos                      `yaml:"-"`
+	Description string                   `yaml:"description"`
+	Run         string                   `yaml:"run"`
+	Command     string                   `yaml:"command"`
+	Parameters  map[string]DeclaredParam `yaml:"parameters"`
+	Budget      int                      `yaml:"budget"`
+	Timeout     float64                  `yaml:"timeout_s"`
+}
+
+// DeclaredParam is one enum parameter of a declared tool: each allowed value
+// maps to the literal command a call with that value runs.
+type DeclaredParam struct {
+	Pos         Pos               `yaml:"-"`
+	Description string            `yaml:"description"`
+	Values      map[string]string `yaml:"values"`
+}
+
+// ParamNames returns the declared tool's parameter names in sorted order,
+// the order in which their commands run.
+func (t DeclaredTool) ParamNames() []string {
+	names := make([]string, 0, len(t.Parameters))
+	for n := range t.Parameters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Commands returns the literal commands a call with args runs, in order.
+func (t DeclaredTool) Commands(args map[string]any) ([]string, error) {
+	if len(t.Parameters) == 0 {
+		return []string{t.Command}, nil
+	}
+	var cmds []string
+	for _, name := range t.ParamNames() {
+		v, _ := args[name].(string)
+		cmd, ok := t.Parameters[name].Values[v]
+		if !ok {
+			return nil, fmt.Errorf("parameter %s: %q is not an allowed value", name, v)
+		}
+		cmds = append(cmds, cmd)
+	}
+	return cmds, nil
+}
+
+// Step is one scripted tool call: the tool's name and its arguments.
+type Step struct {
+	Pos  Pos
+	Tool string
+	// Args holds the arguments as written, typed as JSON would type them
+	// (string, float64, bool). A scalar step ("press_key: ctrl+l") is
+	// stored under the tool's one required argument once validated.
+	Args   map[string]any
+	ArgPos map[string]Pos
+	// scalar is the shorthand value before validation assigns it a name.
+	scalar *scalarArg
+}
+
+type scalarArg struct {
+	value any
+	pos   Pos
+}
+
+func (s *Step) decodeYAML(d *decoder, n *yaml.Node, path string) {
+	s.Pos = d.pos(n, path)
+	s.Args = map[string]any{}
+	s.ArgPos = map[string]Pos{}
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		d.fail(n, path, "a step is one tool call: a mapping with exactly one key, the tool's name (e.g. `- press_key: Return`)")
+		return
+	}
+	k, v := n.Content[0], d.resolve(n.Content[1], path, 2)
+	if v == nil {
+		return
+	}
+	s.Tool = k.Value
+	s.Pos = d.pos(k, path)
+	p := join(path, s.Tool)
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.Tag == "!!null" {
+			return
+		}
+		val, ok := d.typedScalar(v, p)
+		if ok {
+			s.scalar = &scalarArg{value: val, pos: d.pos(v, p)}
+		}
+	case yaml.MappingNode:
+		d.mappingPairs(v, p, func(key string, kn, vn *yaml.Node) {
+			vn = d.resolve(vn, join(p, key), 3)
+			if vn == nil {
+				return
+			}
+			if vn.Kind != yaml.ScalarNode {
+				d.fail(vn, join(p, key), "tool arguments are plain values, got %s", kindName(vn))
+				return
+			}
+			if val, ok := d.typedScalar(vn, join(p, key)); ok {
+				s.Args[key] = val
+				s.ArgPos[key] = d.pos(kn, join(p, key))
+			}
+		})
+	default:
+		d.fail(v, p, "want the tool's arguments as a mapping or its one argument as a value, got %s", kindName(v))
+	}
+}
+
+// typedScalar converts a scalar node to string, float64 or bool by its YAML
+// tag, after placeholder substitution.
+func (d *decoder) typedScalar(n *yaml.Node, path string) (any, bool) {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return nil, false
+	}
+	switch n.Tag {
+	case "!!int", "!!float":
+		var f float64
+		if _, err := fmt.Sscan(s, &f); err != nil {
+			return s, true
+		}
+		return f, true
+	case "!!bool":
+		return s == "true", true
+	case "!!null":
+		return nil, true
+	}
+	return s, true
+}
+
+// MarshalJSON prints a step as the tool call it is.
+func (s Step) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{s.Tool: s.Args})
+}
+
+// Mode tells scripted runs from goal runs.
+func (s *Scenario) Mode() string {
+	if s.Goal != "" {
+		return "goal"
+	}
+	return "scripted"
+}
+
+// KeyPos returns where a top-level key was written, or the file's start.
+func (s *Scenario) KeyPos(key string) Pos {
+	if p, ok := s.keyPos[key]; ok {
+		return p
+	}
+	return Pos{File: s.File, Line: 1, Column: 1, Path: key}
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

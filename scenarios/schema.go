@@ -1,0 +1,136 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+)
+
+// SchemaID names the JSON Schemas kasmrt publishes.
+const (
+	ScenarioSchemaID = "https://kasmrt.dev/schema/scenario.json"
+	OperatorSchemaID = "https://kasmrt.dev/schema/operator.json"
+)
+
+// ScenarioSchema returns a JSON Schema (draft 2020-12) for scenario files,
+// for editors' YAML language servers. It describes the shape; the loader
+// applies the rules that need more than a shape (refs, targets, counts
+// across files).
+func ScenarioSchema() map[string]any {
+	s := schemaFor(reflect.TypeOf(Scenario{}))
+	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	s["$id"] = ScenarioSchemaID
+	s["title"] = "kasmrt scenario"
+	s["required"] = []string{"name"}
+	props := s["properties"].(map[string]any)
+	props["steps"] = map[string]any{"type": "array", "maxItems": MaxSteps, "items": stepSchema()}
+	props["plan"] = map[string]any{"type": "array", "maxItems": MaxPlanSteps, "items": map[string]any{"type": "string"}}
+	props["provides"] = map[string]any{"type": "object", "additionalProperties": providedSchema()}
+	props["app"].(map[string]any)["required"] = []string{"command"}
+	props["tools"] = map[string]any{"type": "object", "additionalProperties": declaredToolSchema()}
+	return s
+}
+
+// OperatorSchema returns a JSON Schema (draft 2020-12) for operator files.
+func OperatorSchema() map[string]any {
+	s := schemaFor(reflect.TypeOf(Operator{}))
+	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	s["$id"] = OperatorSchemaID
+	s["title"] = "kasmrt operator file"
+	model := s["properties"].(map[string]any)["model"].(map[string]any)["properties"].(map[string]any)
+	model["reasoning_effort"] = map[string]any{"enum": []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}}
+	model["endpoint"] = map[string]any{"type": "string", "description": "http(s) URL of the model service, its /v1 base or its full endpoint; no embedded credentials"}
+	mem := s["properties"].(map[string]any)["memory"].(map[string]any)["properties"].(map[string]any)
+	mem["emit_policy"] = map[string]any{"enum": []string{"always", "on_change"}}
+	disabled := s["properties"].(map[string]any)["tools"].(map[string]any)["properties"].(map[string]any)
+	disabled["disabled"] = map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"enum": BuiltinNames()}}
+	return s
+}
+
+// schemaFor derives a schema from a config struct's yaml tags.
+func schemaFor(t reflect.Type) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		props := map[string]any{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			props[name] = schemaFor(f.Type)
+		}
+		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": schemaFor(t.Elem())}
+	case reflect.Slice:
+		return map[string]any{"type": "array", "items": schemaFor(t.Elem())}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float64:
+		return map[string]any{"type": "number"}
+	}
+	return map[string]any{}
+}
+
+func providedSchema() map[string]any {
+	source := map[string]any{
+		"type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
+		"properties": map[string]any{"env": map[string]any{"type": "string"}, "file": map[string]any{"type": "string"}},
+	}
+	return map[string]any{"oneOf": []any{
+		map[string]any{"type": []string{"string", "number", "boolean"}},
+		map[string]any{"type": "object", "additionalProperties": false, "required": []string{"secret"},
+			"properties": map[string]any{"secret": source}},
+	}}
+}
+
+// stepSchema allows one tool call per step: a mapping with one key, a tool
+// name, whose value is the arguments or the one required argument.
+func stepSchema() map[string]any {
+	props := map[string]any{}
+	for _, t := range sortedSpecs(Catalog(&Scenario{}, &Operator{Runner: RunnerConfig{WaitToolMaxS: DefaultWaitToolMaxS}})) {
+		args := t.JSONSchema()
+		delete(args, "required")
+		for _, p := range args["properties"].(map[string]any) {
+			delete(p.(map[string]any), "enum") // enums depend on the scenario
+		}
+		alts := []any{args, map[string]any{"type": "null"}}
+		if len(t.Required()) == 1 {
+			alts = append(alts, map[string]any{"type": []string{"string", "number"}})
+		}
+		props[t.Name] = map[string]any{"description": t.Description, "anyOf": alts}
+	}
+	return map[string]any{
+		"type": "object", "minProperties": 1, "maxProperties": 1,
+		"properties": props,
+		// Declared tools are named by the scenario.
+		"additionalProperties": map[string]any{"type": []string{"object", "null"}},
+	}
+}
+
+func declaredToolSchema() map[string]any {
+	return map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"run"},
+		"properties": map[string]any{
+			"description": map[string]any{"type": "string"},
+			"run":         map[string]any{"const": "shell"},
+			"command":     map[string]any{"type": "string"},
+			"budget":      map[string]any{"type": "integer", "minimum": 0},
+			"timeout_s":   map[string]any{"type": "number", "minimum": 0},
+			"parameters": map[string]any{"type": "object", "additionalProperties": map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"values"},
+				"properties": map[string]any{
+					"description": map[string]any{"type": "string"},
+					"values":      map[string]any{"type": "object", "minProperties": 1, "additionalProperties": map[string]any{"type": "string"}},
+				},
+			}},
+		},
+	}
+}
