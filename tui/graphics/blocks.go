@@ -10,9 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// shades draws luminance when the profile has no colours at all.
-var shades = [...]string{" ", "░", "▒", "▓", "█"}
-
 // RenderBlocks draws img into exactly rows lines of exactly cols cells. Each
 // cell is "▀" with the upper pixel as foreground and the lower as
 // background, so the image is fitted to cols×(2·rows) pixels and padded with
@@ -26,6 +23,8 @@ func RenderBlocks(img image.Image, cols, rows int, profile colorprofile.Profile)
 	m := Fit(img, cols, rows, 1, 2)
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	colour := profile > colorprofile.ASCII
+	// Without colours, luminance is drawn with shade characters.
+	shades := [...]string{" ", "░", "▒", "▓", "█"}
 	var b strings.Builder
 	b.Grow(rows * cols * 40)
 	for row := range rows {
