@@ -10,17 +10,23 @@ import (
 	"github.com/kasmrt/kasmrt/engine/model"
 )
 
-// BenchmarkResize compares the resamplers for a 1920x1080 screen scaled to
-// Qwen3-VL's size, and the PNG encode that follows.
+// BenchmarkResize compares the resamplers for the common cases: a 1920x1080
+// screen scaled to Qwen3-VL's size and a 1280x800 screen to Qwen2.5-VL's,
+// and the PNG encode that follows.
 func BenchmarkResize(b *testing.B) {
-	src := image.NewRGBA(image.Rect(0, 0, 1920, 1080))
-	for y := range 1080 {
-		for x := range 1920 {
+	b.Run("1920x1080-qwen3", func(b *testing.B) { benchResize(b, 1920, 1080, "qwen3-vl-8b-instruct") })
+	b.Run("1280x800-qwen2.5", func(b *testing.B) { benchResize(b, 1280, 800, "qwen2.5-vl-7b-instruct") })
+}
+
+func benchResize(b *testing.B, sw, sh int, profile string) {
+	src := image.NewRGBA(image.Rect(0, 0, sw, sh))
+	for y := range sh {
+		for x := range sw {
 			src.Set(x, y, color.RGBA{uint8(x), uint8(y), uint8(x ^ y), 255})
 		}
 	}
-	p, _ := model.LookupProfile("qwen3-vl-8b-instruct")
-	w, h := p.Image.Fit(1920, 1080)
+	p, _ := model.LookupProfile(profile)
+	w, h := p.Image.Fit(sw, sh)
 	for _, s := range []struct {
 		name   string
 		scaler draw.Scaler

@@ -45,8 +45,9 @@ type Scale struct {
 
 // Downscale returns img at the profile's preferred size and the scale
 // between the two. An image already at that size is returned unchanged.
-// Resampling uses Catmull-Rom, which keeps small text legible (see the
-// benchmarks for its cost against bilinear).
+// Resampling uses Catmull-Rom, which keeps small widget text legible. It
+// costs 60–125 ms a screen against ApproxBiLinear's 20 ms here
+// (BenchmarkResize), small next to a model turn.
 func Downscale(img image.Image, p model.Profile) (image.Image, Scale) {
 	b := img.Bounds()
 	w, h := p.Image.Fit(b.Dx(), b.Dy())
