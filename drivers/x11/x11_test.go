@@ -381,3 +381,46 @@ func TestWaitSettled(t *testing.T) {
 		}
 	})
 }
+
+func TestSessionDoneWhenServerDies(t *testing.T) {
+	t.Parallel()
+	s, _ := newDisplay(t)
+	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done not closed after Xvfb was killed")
+	}
+}
+
+// Keycodes bound for characters the keymap lacks are given back on Close.
+func TestScratchKeycodesRestored(t *testing.T) {
+	t.Parallel()
+	s, c := newDisplay(t)
+	const euro = 0x010020ac
+	if err := c.TypeText(context.Background(), "€"); err != nil {
+		t.Fatalf("TypeText: %v", err)
+	}
+	km, err := c.readKeymap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := km.lookup(euro); !ok {
+		t.Fatal("€ not bound while the connection is open")
+	}
+	c.Close()
+	other, err := Dial(s.Display())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	km, err = other.readKeymap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, ok := km.lookup(euro); ok {
+		t.Errorf("€ still bound to keycode %d after Close", code)
+	}
+}
