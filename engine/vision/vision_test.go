@@ -98,11 +98,12 @@ func locator(t *testing.T, c model.Coordinates) modeltest.Exchange {
 
 func TestLocateMapsBackToScreen(t *testing.T) {
 	t.Parallel()
-	sizes := []image.Point{{1280, 800}, {1920, 1080}, {800, 600}, {1023, 767}, {2560, 1440}, {641, 1201}}
+	sizes := []image.Point{{1280, 800}, {1920, 1080}, {800, 600}, {1023, 767}, {641, 1201}}
 	for _, name := range []string{"qwen3-vl-8b-instruct", "qwen2.5-vl-7b-instruct", "gpt", "openai-compatible"} {
 		p := lookup(t, name)
 		for _, size := range sizes {
-			for _, centre := range []image.Point{{size.X * 7 / 10, size.Y * 3 / 10}, {25, size.Y - 25}, {size.X - 21, 21}} {
+			// One point inside, one at a corner where rounding could leave the image.
+			for _, centre := range []image.Point{{size.X * 7 / 10, size.Y * 3 / 10}, {size.X - 21, size.Y - 21}} {
 				t.Run(fmt.Sprintf("%s/%dx%d/%d,%d", name, size.X, size.Y, centre.X, centre.Y), func(t *testing.T) {
 					t.Parallel()
 					img, square := screen(size.X, size.Y, centre)
