@@ -13,8 +13,8 @@ import (
 	"sync"
 )
 
-// Exchange is one recorded HTTP exchange, one JSON line in a recording.
-type Exchange struct {
+// RecordedExchange is one recorded HTTP exchange, one JSON line in a recording.
+type RecordedExchange struct {
 	Method string `json:"method"`
 	// Path is the request path only: host and query are left out because
 	// they may identify private infrastructure or carry keys.
@@ -68,7 +68,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		req.Body = io.NopCloser(bytes.NewReader(reqBody))
 	}
-	ex := Exchange{Method: req.Method, Path: req.URL.Path, Request: string(r.redact(reqBody))}
+	ex := RecordedExchange{Method: req.Method, Path: req.URL.Path, Request: string(r.redact(reqBody))}
 	resp, err := r.next.RoundTrip(req)
 	if err != nil {
 		ex.Error = string(r.redact([]byte(err.Error())))
@@ -95,7 +95,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func (r *Recorder) write(ex Exchange) error {
+func (r *Recorder) write(ex RecordedExchange) error {
 	line, err := json.Marshal(ex)
 	if err != nil {
 		return fmt.Errorf("record model exchange: %w", err)
@@ -120,7 +120,7 @@ var ErrReplay = errors.New("model replay mismatch")
 // from the next recorded one, or one past the end, is an error.
 type Replayer struct {
 	mu        sync.Mutex
-	exchanges []Exchange
+	exchanges []RecordedExchange
 	next      int
 }
 
@@ -131,14 +131,14 @@ func NewReplayer(path string) (*Replayer, error) {
 		return nil, fmt.Errorf("open model replay: %w", err)
 	}
 	defer f.Close()
-	var exs []Exchange
+	var exs []RecordedExchange
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), maxResponseBody*2)
 	for line := 1; sc.Scan(); line++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var ex Exchange
+		var ex RecordedExchange
 		if err := json.Unmarshal(sc.Bytes(), &ex); err != nil {
 			return nil, fmt.Errorf("read model replay %s:%d: %w", path, line, err)
 		}

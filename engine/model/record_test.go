@@ -72,7 +72,7 @@ func TestRecordThenReplay(t *testing.T) {
 			if len(lines) != 3 {
 				t.Fatalf("recording has %d lines, want 3", len(lines))
 			}
-			var first model.Exchange
+			var first model.RecordedExchange
 			if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Status != 429 || first.RetryAfter != "3" {
 				t.Errorf("first exchange = %+v, %v", first, err)
 			}
@@ -101,7 +101,7 @@ func TestRecordThenReplay(t *testing.T) {
 func TestReplayMismatch(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "model.jsonl")
-	line, _ := json.Marshal(model.Exchange{Method: "POST", Path: "/v1/responses", Request: "{}", Status: 200, Response: `{"output":[]}`})
+	line, _ := json.Marshal(model.RecordedExchange{Method: "POST", Path: "/v1/responses", Request: "{}", Status: 200, Response: `{"output":[]}`})
 	if err := os.WriteFile(path, append(line, '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
