@@ -71,10 +71,13 @@ func TestHandlerRequiresToken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			for _, path := range []string{"/questions", "/history"} {
+			for path, empty := range map[string]string{"/questions": `{"questions":[]}`, "/history": `{"entries":[]}`} {
 				resp, body := request(t, t.Context(), "GET", tt.url+path, tt.auth, "")
 				if resp.StatusCode != tt.want {
 					t.Errorf("GET %s: %d %s, want %d", path, resp.StatusCode, body, tt.want)
+				}
+				if tt.want == http.StatusOK && strings.TrimSpace(string(body)) != empty {
+					t.Errorf("GET %s on an empty inbox = %s, want %s", path, body, empty)
 				}
 				if tt.want == http.StatusUnauthorized {
 					var e struct{ Error string }

@@ -263,7 +263,8 @@ func (in *Inbox) pendingLocked() []Question {
 func (in *Inbox) History() []Entry {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return slices.Clone(in.history)
+	// Never nil, so that an empty history encodes as [] rather than null.
+	return append([]Entry{}, in.history...)
 }
 
 // Observe calls fn with every later change to the inbox, in history order,
