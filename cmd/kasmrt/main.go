@@ -93,9 +93,11 @@ verdict itself.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(
+		newRunCommand(),
 		newValidateCommand(),
 		newSchemaCommand(),
 		newVersionCommand(),
+		newReplayCommand(),
 	)
 	return root
 }

@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// formatArgs writes a call's arguments as the runtime saw them: compact
+// JSON with sorted keys, "{}" for none.
+func formatArgs(args map[string]any) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Sprintf("%v", args)
+	}
+	return string(b)
+}
+
+// formatDuration writes a step duration in milliseconds compactly.
+func formatDuration(ms int64) string {
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%dms", ms)
+	case ms < 60_000:
+		return fmt.Sprintf("%.1fs", float64(ms)/1000)
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// formatClock writes a countdown as m:ss.
+func formatClock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// formatAmount writes a budget amount with its unit.
+func formatAmount(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if v != math.Trunc(v) {
+		s = strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	if unit != "" {
+		s += unit
+	}
+	return s
+}
+
+// formatBudget writes "used/limit unit" (limit "∞" when unbounded).
+func formatBudget(b events.Budget) string {
+	limit := "∞"
+	if b.Limit > 0 {
+		limit = formatAmount(b.Limit, "")
+	}
+	s := formatAmount(b.Used, "") + "/" + limit
+	if b.Unit != "" {
+		s += " " + b.Unit
+	}
+	return s
+}
+
+// formatPoint writes a pixel position.
+func formatPoint(p *events.Point) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("(%d,%d)", p.X, p.Y)
+}
+
+// formatRect writes a pixel rectangle.
+func formatRect(r *events.Rect) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%dx%d+%d+%d", r.W, r.H, r.X, r.Y)
+}
+
+// screenNumber reads the capture number from "screens/0012.png" (0 when
+// the name has none).
+func screenNumber(p string) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(path.Base(p), path.Ext(p)))
+	return n
+}
+
+// formatGrounding writes one grounding attempt on one line.
+func formatGrounding(g *events.Grounding) string {
+	if g == nil {
+		return "grounding"
+	}
+	s := fmt.Sprintf("grounding step %d attempt %d: %q expect %q → %s at %s",
+		g.Step, g.Attempt, g.Description, g.Expect, g.Outcome, formatPoint(g.Point))
+	if g.Reason != "" {
+		s += ": " + g.Reason
+	}
+	return s
+}
+
+// formatSteer writes an operator action.
+func formatSteer(s *events.Steer) string {
+	if s == nil {
+		return "steer"
+	}
+	out := "operator " + s.Action
+	if s.Value != "" {
+		out += " " + strconv.Quote(s.Value)
+	}
+	if s.Reason != "" {
+		out += " because " + strconv.Quote(s.Reason)
+	}
+	return out
+}
+
+// rowText is a timeline row as plain text, without the status (which the
+// timeline styles separately).
+func rowText(r Row) (text, status string) {
+	e := r.Event
+	switch r.Kind {
+	case RowStep:
+		text = fmt.Sprintf("%3d %s %s", e.Step, e.Tool, formatArgs(e.Args))
+		if e.Source != "" && e.Source != "model" {
+			text += " [" + e.Source + "]"
+		}
+		status = r.Status()
+		if r.Ended != nil {
+			status += " " + formatDuration(r.Ended.DurationMS)
+			if r.Ended.Message != "" {
+				status += ": " + r.Ended.Message
+			}
+		}
+		return text, status
+	case RowGrounding:
+		return "    " + formatGrounding(e.Grounding), ""
+	case RowSteer:
+		return "  ⏵ " + formatSteer(e.Steer), ""
+	case RowModel:
+		return fmt.Sprintf("  ! %s: %s", e.Kind, e.Message), ""
+	case RowCheck:
+		c := e.Check
+		res := "ok"
+		if !c.OK {
+			res = "FAILED"
+		}
+		text = fmt.Sprintf("  ✓ check %s %s", c.Name, res)
+		if c.Evidence != "" {
+			text += ": " + c.Evidence
+		}
+		return text, ""
+	case RowApp:
+		if e.Kind == events.KindAppLaunched {
+			return fmt.Sprintf("  app launched: %v (pid %v)", e.Data["command"], e.Data["pid"]), ""
+		}
+		return "  app exited: " + e.Message, ""
+	case RowLoop:
+		return "  loop ended: " + e.Message, ""
+	}
+	return string(e.Kind), ""
+}

@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// Controls is how the console acts on a live run. The engine implements
+// it; each call may block briefly, so the console makes it from a tea.Cmd.
+type Controls interface {
+	// Answer answers the pending ask_human question with id questionID.
+	Answer(questionID, text string) error
+	// Steer performs an operator action: pause, resume, step (Value
+	// "on"/"off"), approve, reject (with Reason), abort or note (Value).
+	Steer(s events.Steer) error
+}
+
+// lossy reports whether only the newest pending event of e's kind matters:
+// frames and gauges, which the next one replaces. Everything else (steps,
+// refusals, questions, verdicts) must reach the console.
+func lossy(e events.Event) bool {
+	switch e.Kind {
+	case events.KindScreen, events.KindBudget, events.KindModelRequest, events.KindModelReply:
+		return true
+	}
+	return false
+}
+
+// queue is the hand-off between the engine's bus and the program. Push
+// never blocks: it appends under a mutex and signals. Lossy kinds keep
+// only their newest pending event; the rest queue without bound, which is
+// what must-deliver means (they are few: one per step, question or action).
+type queue struct {
+	mu      sync.Mutex
+	pending []events.Event
+	newest  map[events.Kind]int // lossy kind -> index in pending
+	closed  bool
+	ready   chan struct{} // capacity 1: "pending is not empty"
+	done    chan struct{}
+	dropped int
+}
+
+func newQueue() *queue {
+	return &queue{newest: map[events.Kind]int{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// Push is the sink the engine's bus calls.
+func (q *queue) Push(e events.Event) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	if lossy(e) {
+		if i, ok := q.newest[e.Kind]; ok {
+			// Drop the older one in place (keeping order for the rest);
+			// Take filters the tombstone.
+			q.pending[i].Kind = ""
+			q.dropped++
+		}
+		q.newest[e.Kind] = len(q.pending)
+	}
+	q.pending = append(q.pending, e)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns every pending event in order.
+func (q *queue) take() []events.Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]events.Event, 0, len(q.pending))
+	for _, e := range q.pending {
+		if e.Kind != "" {
+			out = append(out, e)
+		}
+	}
+	q.pending = q.pending[:0]
+	clear(q.newest)
+	return out
+}
+
+// close stops accepting events (the console has quit) and wakes a waiting
+// listener.
+func (q *queue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.closed {
+		q.closed = true
+		q.pending = nil
+		close(q.done)
+	}
+}
+
+// eventsMsg is a batch of events for Update.
+type eventsMsg []events.Event
+
+// listen is the one forwarder: a command that waits for events and hands
+// the whole pending batch to the program, re-armed after each batch, so
+// Update sees events in order and one repaint absorbs a burst.
+func (q *queue) listen() tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-q.ready:
+			return eventsMsg(q.take())
+		case <-q.done:
+			return nil
+		}
+	}
+}
+
+// NewLive returns the console for a live run and the sink to subscribe to
+// the run's event bus (events.Bus.Subscribe). The sink never blocks.
+func NewLive(opts Options) (*Model, func(events.Event)) {
+	q := newQueue()
+	m := newModel(opts)
+	m.live = true
+	m.queue = q
+	return m, q.Push
+}

@@ -1,0 +1,774 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/themes"
+	"github.com/kasmrt/kasmrt/tui/graphics"
+)
+
+// Options configure the console.
+type Options struct {
+	// Dir is the report directory; screens are read from it.
+	Dir string
+	// Controls acts on a live run (nil in replay: steering is disabled).
+	Controls Controls
+	// Theme is what the console draws with (themes.Load).
+	Theme themes.Theme
+	// Graphics is the image mode; Auto detects, probing the terminal only
+	// when graphics.ShouldProbe allows.
+	Graphics graphics.Mode
+	// Env is the environment detection reads (os.Getenv when nil).
+	Env graphics.Environ
+	// Profile is the colour profile half-block images are drawn for.
+	Profile colorprofile.Profile
+	// Now is the live view's clock for the deadline countdown (time.Now
+	// when nil).
+	Now func() time.Time
+}
+
+type focusArea int
+
+const (
+	focusTimeline focusArea = iota
+	focusInbox
+)
+
+type promptKind int
+
+const (
+	promptNone promptKind = iota
+	promptReject
+	promptNote
+	promptAbort
+)
+
+// Model is the console's root Bubble Tea model: it owns the layout, routes
+// keys and messages to the panes, and keeps the state folded from events.
+type Model struct {
+	opts   Options
+	styles themes.Styles
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	live  bool
+	queue *queue
+	st    *State
+
+	// Replay: the whole stream, the cursor and every row of the run.
+	evs     []events.Event
+	cursor  int
+	allRows []Row
+
+	width, height int
+	focus         focusArea
+	timeline      timelinePane
+	compare       bool
+	showHelp      bool
+	status        string
+	paused        bool
+	stepMode      bool
+	seenQuestions map[string]bool
+
+	answer  textarea.Model
+	prompt  promptKind
+	input   textinput.Model
+	help    help.Model
+	keys    liveKeys
+	inKeys  inboxKeys
+	rpKeys  replayKeys
+	prKeys  promptKeys
+	quitted bool
+
+	// Graphics.
+	mode         graphics.Mode
+	renderer     *graphics.Renderer
+	probing      bool
+	replies      []graphics.Reply
+	cellW, cellH int
+	frame        graphics.Frame
+	framePane    graphics.Pane
+	frameKey     string
+	inflight     bool
+}
+
+func newModel(opts Options) *Model {
+	if opts.Env == nil {
+		opts.Env = os.Getenv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Theme.Styles.Title.GetBold() == false && opts.Theme.Name == "" {
+		t, err := themes.Load("", "", func(string) string { return "" })
+		if err == nil {
+			opts.Theme = t
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Model{
+		opts:          opts,
+		styles:        opts.Theme.Styles,
+		ctx:           ctx,
+		cancel:        cancel,
+		st:            NewState(),
+		timeline:      timelinePane{selected: -1},
+		seenQuestions: map[string]bool{},
+		keys:          newLiveKeys(),
+		inKeys:        newInboxKeys(),
+		rpKeys:        newReplayKeys(),
+		prKeys:        newPromptKeys(),
+		help:          help.New(),
+		answer:        textarea.New(),
+		input:         textinput.New(),
+	}
+	m.help.Styles.ShortKey = m.styles.HelpKey
+	m.help.Styles.ShortDesc = m.styles.HelpDesc
+	m.help.Styles.ShortSeparator = m.styles.HelpSep
+	m.help.Styles.FullKey = m.styles.HelpKey
+	m.help.Styles.FullDesc = m.styles.HelpDesc
+	m.help.Styles.FullSeparator = m.styles.HelpSep
+	m.help.Styles.Ellipsis = m.styles.HelpSep
+	m.answer.ShowLineNumbers = false
+	m.answer.Placeholder = "type an answer; enter sends"
+	m.answer.Prompt = "> "
+	m.answer.KeyMap.InsertNewline.SetKeys("ctrl+j", "alt+enter")
+	m.answer.SetHeight(2)
+	m.input.Prompt = ""
+	m.mode = opts.Graphics
+	if m.mode != graphics.Auto {
+		m.renderer = graphics.NewRenderer(m.mode, m.rendererOptions())
+	}
+	return m
+}
+
+func (m *Model) rendererOptions() graphics.RendererOptions {
+	return graphics.RendererOptions{Profile: m.opts.Profile, Tmux: m.opts.Env("TMUX") != ""}
+}
+
+// State returns the state the console shows (for tests and the engine's
+// headless output).
+func (m *Model) State() *State { return m.st }
+
+// probeTimeoutMsg ends graphics detection when the terminal did not answer.
+type probeTimeoutMsg struct{}
+
+// tickMsg advances the live countdown.
+type tickMsg time.Time
+
+// rawMsg writes an image escape once the renderer has drawn the blank
+// rectangle it goes over.
+type rawMsg struct {
+	seq string
+	key string
+}
+
+// controlMsg reports the result of a Controls call.
+type controlMsg struct {
+	what string
+	err  error
+}
+
+// cellSizeQuery asks the terminal for its cell size in pixels (XTWINOPS
+// 16), so images are scaled to the pane's real pixel size.
+const cellSizeQuery = "\x1b[16t"
+
+// Init starts detection, the event listener and the countdown.
+func (m *Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	canAsk := graphics.ShouldProbe(m.opts.Env)
+	if m.mode == graphics.Auto {
+		if canAsk {
+			m.probing = true
+			cmds = append(cmds, tea.Raw(cellSizeQuery+graphics.Probe),
+				tea.Tick(time.Second, func(time.Time) tea.Msg { return probeTimeoutMsg{} }))
+		} else {
+			m.setMode(graphics.Detect(m.opts.Env))
+		}
+	} else if canAsk && (m.mode == graphics.Sixel || m.mode == graphics.Kitty) {
+		cmds = append(cmds, tea.Raw(cellSizeQuery))
+	}
+	if m.live {
+		cmds = append(cmds, m.queue.listen(), m.tick())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func (m *Model) setMode(mode graphics.Mode) {
+	m.mode = mode
+	m.probing = false
+	m.renderer = graphics.NewRenderer(mode, m.rendererOptions())
+	m.frameKey = ""
+}
+
+// Update routes a message. It does no I/O: images load and encode in
+// commands, and Controls are called from commands.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if r, ok := graphics.ReplyFromMsg(msg); ok {
+		if !m.probing {
+			return m, nil
+		}
+		m.replies = append(m.replies, r)
+		if r.DA1 != nil {
+			m.setMode(graphics.Detect(m.opts.Env, m.replies...))
+			return m, m.refreshScreen()
+		}
+		return m, nil
+	}
+	switch msg := msg.(type) {
+	case probeTimeoutMsg:
+		if m.probing {
+			m.setMode(graphics.Detect(m.opts.Env, m.replies...))
+			return m, m.refreshScreen()
+		}
+		return m, nil
+	case uv.CellSizeEvent:
+		if msg.Width > 0 && msg.Height > 0 {
+			m.cellW, m.cellH = msg.Width, msg.Height
+		}
+		return m, m.refreshScreen()
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		return m, m.refreshScreen()
+	case eventsMsg:
+		return m, m.applyEvents(msg)
+	case tickMsg:
+		if !m.st.Ended {
+			m.st.Now = m.opts.Now()
+		}
+		return m, m.tick()
+	case frameMsg:
+		return m, m.installFrame(msg)
+	case rawMsg:
+		if msg.key == m.frameKey && !m.showHelp {
+			return m, tea.Raw(msg.seq)
+		}
+		return m, nil
+	case controlMsg:
+		if msg.err != nil {
+			m.status = fmt.Sprintf("%s failed: %v", msg.what, msg.err)
+		} else {
+			m.status = msg.what + " sent"
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	}
+	// Blink and other component messages.
+	var cmds []tea.Cmd
+	var cmd tea.Cmd
+	if m.focus == focusInbox {
+		m.answer, cmd = m.answer.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	if m.prompt != promptNone {
+		m.input, cmd = m.input.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	return m, tea.Batch(cmds...)
+}
+
+// applyEvents folds a batch from the live queue, rings the bell for new
+// questions and re-arms the listener.
+func (m *Model) applyEvents(evs eventsMsg) tea.Cmd {
+	cmds := []tea.Cmd{m.queue.listen()}
+	bell := false
+	for _, e := range evs {
+		m.st.Apply(m.st.Seen, e)
+		if e.Kind == events.KindQuestion && e.Question != nil && !m.seenQuestions[e.Question.ID] {
+			m.seenQuestions[e.Question.ID] = true
+			bell = true
+		}
+		if e.Kind == events.KindSteer && e.Steer != nil {
+			switch e.Steer.Action {
+			case events.SteerPause, events.SteerResume:
+				m.paused = m.st.Paused
+			case events.SteerStep:
+				m.stepMode = m.st.StepMode
+			}
+		}
+	}
+	if bell {
+		cmds = append(cmds, tea.Raw("\a"))
+	}
+	cmds = append(cmds, m.refreshScreen())
+	return tea.Batch(cmds...)
+}
+
+// handleKey routes a key press: prompt first, then help, the inbox's text
+// area, then the view's bindings.
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.prompt != promptNone {
+		return m.promptKey(msg)
+	}
+	if m.showHelp {
+		m.showHelp = false
+		return m.resendRaw()
+	}
+	if m.focus == focusInbox {
+		return m.inboxKey(msg)
+	}
+	if m.live {
+		return m.liveKey(msg)
+	}
+	return m.replayKey(msg)
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitted = true
+	m.cancel()
+	if m.queue != nil {
+		m.queue.close()
+	}
+	return tea.Quit
+}
+
+func (m *Model) liveKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Up):
+		m.timeline.move(m.st.Rows, -1)
+	case key.Matches(msg, k.Down):
+		m.timeline.move(m.st.Rows, 1)
+	case key.Matches(msg, k.PageUp):
+		m.timeline.move(m.st.Rows, -10)
+	case key.Matches(msg, k.PageDown):
+		m.timeline.move(m.st.Rows, 10)
+	case key.Matches(msg, k.Follow):
+		m.timeline.selected = -1
+	case key.Matches(msg, k.Filter):
+		m.cycleFilter()
+	case key.Matches(msg, k.Compare):
+		m.compare = !m.compare
+		return m.refreshScreen()
+	case key.Matches(msg, k.Focus):
+		m.focus = focusInbox
+		return m.answer.Focus()
+	case key.Matches(msg, k.Pause):
+		if m.paused {
+			m.paused = false
+			return m.steer(events.Steer{Action: events.SteerResume}, "resume")
+		}
+		m.paused = true
+		return m.steer(events.Steer{Action: events.SteerPause}, "pause")
+	case key.Matches(msg, k.Step):
+		m.stepMode = !m.stepMode
+		v := "off"
+		if m.stepMode {
+			v = "on"
+		}
+		return m.steer(events.Steer{Action: events.SteerStep, Value: v}, "step mode "+v)
+	case key.Matches(msg, k.Approve):
+		if m.st.Proposal == nil {
+			m.status = "no call is waiting for approval"
+			return nil
+		}
+		return m.steer(events.Steer{Action: events.SteerApprove}, fmt.Sprintf("approve step %d", m.st.Proposal.Step))
+	case key.Matches(msg, k.Reject):
+		if m.st.Proposal == nil {
+			m.status = "no call is waiting for approval"
+			return nil
+		}
+		return m.openPrompt(promptReject, "reason for rejecting (sent to the model)")
+	case key.Matches(msg, k.Abort):
+		return m.openPrompt(promptAbort, "abort the run? y/n")
+	case key.Matches(msg, k.Note):
+		return m.openPrompt(promptNote, "note to the model (sent with the next turn)")
+	}
+	return nil
+}
+
+func (m *Model) cycleFilter() {
+	m.timeline.filter = (m.timeline.filter + 1) % 3
+	m.timeline.selected = -1
+	m.timeline.offset = 0
+	m.status = "filter: " + m.timeline.filter.String()
+}
+
+func (m *Model) steer(s events.Steer, what string) tea.Cmd {
+	c := m.opts.Controls
+	if c == nil {
+		m.status = "this console cannot steer the run"
+		return nil
+	}
+	m.status = what + "…"
+	return func() tea.Msg { return controlMsg{what: what, err: c.Steer(s)} }
+}
+
+func (m *Model) openPrompt(kind promptKind, placeholder string) tea.Cmd {
+	m.prompt = kind
+	m.input.Reset()
+	m.input.Placeholder = placeholder
+	return m.input.Focus()
+}
+
+func (m *Model) promptKey(msg tea.KeyPressMsg) tea.Cmd {
+	kind := m.prompt
+	if key.Matches(msg, m.prKeys.Cancel) || (kind == promptAbort && msg.String() == "n") {
+		m.prompt = promptNone
+		m.input.Blur()
+		m.status = "cancelled"
+		return nil
+	}
+	if kind == promptAbort {
+		if msg.String() == "y" {
+			m.prompt = promptNone
+			return m.steer(events.Steer{Action: events.SteerAbort}, "abort")
+		}
+		return nil
+	}
+	if key.Matches(msg, m.prKeys.Submit) {
+		text := strings.TrimSpace(m.input.Value())
+		if text == "" {
+			m.status = "empty: type something or esc to cancel"
+			return nil
+		}
+		m.prompt = promptNone
+		m.input.Blur()
+		if kind == promptReject {
+			return m.steer(events.Steer{Action: events.SteerReject, Reason: text}, "reject")
+		}
+		return m.steer(events.Steer{Action: events.SteerNote, Value: text}, "note")
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}
+
+func (m *Model) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, m.inKeys.Leave):
+		m.focus = focusTimeline
+		m.answer.Blur()
+		return nil
+	case key.Matches(msg, m.inKeys.Send):
+		pending := m.st.Pending()
+		if len(pending) == 0 {
+			m.status = "no question is waiting for an answer"
+			return nil
+		}
+		text := strings.TrimSpace(m.answer.Value())
+		if text == "" {
+			m.status = "type an answer first"
+			return nil
+		}
+		q := pending[0]
+		c := m.opts.Controls
+		if c == nil {
+			m.status = "this console cannot answer"
+			return nil
+		}
+		m.answer.Reset()
+		m.status = "answering " + q.ID + "…"
+		id := q.ID
+		return func() tea.Msg { return controlMsg{what: "answer to " + id, err: c.Answer(id, text)} }
+	case key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c":
+		return m.quit()
+	}
+	var cmd tea.Cmd
+	m.answer, cmd = m.answer.Update(msg)
+	return cmd
+}
+
+// screenPane is the screen pane's rectangle in terminal cells.
+func (m *Model) screenPane() graphics.Pane {
+	l := m.layout()
+	return graphics.Pane{Row: 3, Col: 2, Cols: l.leftW - 2, Rows: l.screenH - 2, CellW: m.cellW, CellH: m.cellH}
+}
+
+// wantScreen is what the screen pane should show now.
+func (m *Model) wantScreen() (screenRequest, bool) {
+	pane := m.screenPane()
+	if pane.Cols <= 0 || pane.Rows <= 0 {
+		return screenRequest{}, false
+	}
+	if m.compare && m.st.Grounding != nil && m.st.Grounding.Before != "" && m.st.Grounding.After != "" {
+		return screenRequest{Screen: m.st.Grounding.After, Before: m.st.Grounding.Before, After: m.st.Grounding.After, Point: m.st.Grounding.Point, Pane: pane}, true
+	}
+	if m.st.Screen == "" {
+		return screenRequest{}, false
+	}
+	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Pane: pane}, true
+}
+
+// refreshScreen starts rendering what the pane should show unless that is
+// already shown or on its way. One render runs at a time; when it
+// finishes, the newest wish is rendered next, so a fast run drops frames
+// instead of queueing them.
+func (m *Model) refreshScreen() tea.Cmd {
+	if m.renderer == nil || m.width == 0 {
+		return nil
+	}
+	req, ok := m.wantScreen()
+	if !ok {
+		return nil
+	}
+	k := req.key()
+	if k == m.frameKey || m.inflight {
+		return nil
+	}
+	m.inflight = true
+	return renderScreen(m.ctx, m.renderer, m.opts.Dir, req)
+}
+
+func (m *Model) installFrame(msg frameMsg) tea.Cmd {
+	m.inflight = false
+	pane := m.screenPane()
+	var cmds []tea.Cmd
+	if msg.err != nil {
+		m.status = msg.err.Error()
+		m.frame = graphics.Frame{Cells: msg.err.Error()}
+		m.frameKey = msg.key
+	} else if strings.HasSuffix(msg.key, fmt.Sprintf("|%+v", pane)) {
+		m.frame, m.frameKey, m.framePane = msg.frame, msg.key, pane
+		cmds = append(cmds, m.resendRaw())
+	}
+	cmds = append(cmds, m.refreshScreen())
+	return tea.Batch(cmds...)
+}
+
+// resendRaw writes the frame's image escapes again after the renderer has
+// drawn the cells they go over (a sixel is erased by any repaint of its
+// rectangle).
+func (m *Model) resendRaw() tea.Cmd {
+	if m.frame.Raw == "" {
+		return nil
+	}
+	msg := rawMsg{seq: m.frame.Raw, key: m.frameKey}
+	return tea.Tick(40*time.Millisecond, func(time.Time) tea.Msg { return msg })
+}
+
+type layoutRects struct {
+	leftW, rightW              int
+	bodyH, screenH, timelineH  int
+	budgetsH, inboxH, verdictH int
+}
+
+func (m *Model) layout() layoutRects {
+	var l layoutRects
+	l.bodyH = max(0, m.height-3)
+	l.leftW = m.width * 3 / 5
+	l.rightW = m.width - l.leftW
+	l.screenH = l.bodyH * 11 / 20
+	l.timelineH = l.bodyH - l.screenH
+	l.budgetsH = min(max(4, len(m.st.Budgets)+3), l.bodyH/3)
+	l.verdictH = max(4, l.bodyH/4)
+	l.inboxH = l.bodyH - l.budgetsH - l.verdictH
+	return l
+}
+
+// View draws the console.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = m.windowTitle()
+	return v
+}
+
+func (m *Model) windowTitle() string {
+	name := m.st.Scenario
+	if name == "" {
+		name = "run"
+	}
+	title := "kasmrt · " + name
+	if !m.live {
+		title = "kasmrt replay · " + name
+	}
+	if n := len(m.st.Pending()); n > 0 && m.live {
+		title = fmt.Sprintf("(%d?) %s — question waiting", n, title)
+	}
+	return title
+}
+
+func (m *Model) render() string {
+	if m.width < 40 || m.height < 12 {
+		return fmt.Sprintf("terminal too small (%dx%d): kasmrt needs 40x12", m.width, m.height)
+	}
+	l := m.layout()
+	st := m.styles
+	header := fit(m.header(), m.width, 1)[0]
+	var body string
+	if m.showHelp {
+		var groups [][]key.Binding
+		if m.live {
+			groups = append(m.keys.FullHelp(), m.inKeys.ShortHelp())
+		} else {
+			groups = m.rpKeys.FullHelp()
+		}
+		body = box(st, "keys", m.help.FullHelpView(groups), m.width, l.bodyH, true)
+	} else {
+		left := lipgloss.JoinVertical(lipgloss.Left,
+			box(st, m.screenTitle(), m.screenBody(), l.leftW, l.screenH, false),
+			box(st, "timeline · "+m.timeline.filter.String(), m.timeline.View(st, m.st.Rows, l.leftW-2, l.timelineH-2), l.leftW, l.timelineH, m.focus == focusTimeline),
+		)
+		right := lipgloss.JoinVertical(lipgloss.Left,
+			box(st, "budgets", budgetsView(st, m.st, l.rightW-2), l.rightW, l.budgetsH, false),
+			box(st, m.inboxTitle(), m.inboxBody(l.rightW-2, l.inboxH-2), l.rightW, l.inboxH, m.focus == focusInbox),
+			box(st, "verdict", verdictView(st, m.st, l.rightW-2), l.rightW, l.verdictH, false),
+		)
+		body = lipgloss.JoinHorizontal(lipgloss.Top, left, right)
+	}
+	status := fit(m.statusLine(), m.width, 1)[0]
+	helpBar := fit(m.helpBar(), m.width, 1)[0]
+	return header + "\n" + body + "\n" + status + "\n" + helpBar
+}
+
+func (m *Model) header() string {
+	st := m.styles
+	name := m.st.Scenario
+	if name == "" {
+		name = "(no run.started yet)"
+	}
+	parts := []string{st.Title.Render("kasmrt"), name}
+	if m.st.Mode != "" {
+		parts = append(parts, m.st.Mode)
+	}
+	if m.live {
+		switch {
+		case m.st.Ended:
+			parts = append(parts, "ended")
+		case m.st.Paused:
+			parts = append(parts, st.StepMalformed.Render("PAUSED"))
+		default:
+			parts = append(parts, "running")
+		}
+		if m.st.StepMode {
+			parts = append(parts, st.Question.Render("STEP MODE"))
+		}
+		if m.st.ModelIteration > 0 {
+			parts = append(parts, fmt.Sprintf("turn %d", m.st.ModelIteration))
+		}
+	} else {
+		parts[0] = st.Title.Render("kasmrt replay")
+		if len(m.evs) > 0 {
+			e := m.evs[m.cursor]
+			at := ""
+			if !m.st.Started.IsZero() {
+				at = " +" + e.T.Sub(m.st.Started).Round(time.Millisecond).String()
+			}
+			parts = append(parts, fmt.Sprintf("event %d/%d seq %d%s %s", m.cursor+1, len(m.evs), e.Seq, at, e.Kind))
+		}
+	}
+	if n := len(m.st.Pending()); n > 0 {
+		parts = append(parts, st.Question.Render(fmt.Sprintf("%d question(s) waiting", n)))
+	}
+	return strings.Join(parts, st.Muted.Render(" · "))
+}
+
+func (m *Model) screenTitle() string {
+	if m.compare && m.st.Grounding != nil && m.st.Grounding.Before != "" && m.st.Grounding.After != "" {
+		g := m.st.Grounding
+		return fmt.Sprintf("before | after · step %d attempt %d · %s", g.Step, g.Attempt, g.Outcome)
+	}
+	if m.st.Screen == "" {
+		return "screen"
+	}
+	t := fmt.Sprintf("screen %04d", screenNumber(m.st.Screen))
+	if m.st.Point != nil {
+		t += " · click " + formatPoint(m.st.Point)
+	}
+	if m.st.Box != nil {
+		t += " · box " + formatRect(m.st.Box)
+	}
+	return t + " · " + m.mode.String()
+}
+
+func (m *Model) screenBody() string {
+	if m.st.Screen == "" {
+		return m.styles.Muted.Render("no capture yet")
+	}
+	if m.probing || m.frameKey == "" {
+		return m.styles.Muted.Render(graphics.Label(screenNumber(m.st.Screen), m.st.ScreenW, m.st.ScreenH))
+	}
+	return m.frame.Cells
+}
+
+func (m *Model) inboxTitle() string {
+	if n := len(m.st.Pending()); n > 0 {
+		return fmt.Sprintf("inbox · %d waiting", n)
+	}
+	return "inbox"
+}
+
+func (m *Model) inboxBody(w, h int) string {
+	if !m.live || h < 5 {
+		return inboxView(m.styles, m.st, w, h)
+	}
+	m.answer.SetWidth(w)
+	return inboxView(m.styles, m.st, w, h-3) + "\n" + strings.Repeat("─", w) + "\n" + m.answer.View()
+}
+
+func (m *Model) statusLine() string {
+	st := m.styles
+	switch m.prompt {
+	case promptReject:
+		return st.StepRefused.Render("reject: ") + m.input.View()
+	case promptNote:
+		return st.Title.Render("note: ") + m.input.View()
+	case promptAbort:
+		return st.StepError.Render("abort the run? (y/n)")
+	}
+	if p := m.st.Proposal; p != nil && m.live {
+		return st.Question.Render(fmt.Sprintf("proposed: step %d %s %s", p.Step, p.Tool, formatArgs(p.Args))) +
+			st.Muted.Render(" — a approve · r reject")
+	}
+	if !m.live && len(m.evs) > 0 {
+		if m.status != "" {
+			return st.Muted.Render(m.status)
+		}
+		return st.Muted.Render(eventSummary(m.evs[m.cursor]))
+	}
+	return st.Muted.Render(m.status)
+}
+
+func (m *Model) helpBar() string {
+	m.help.SetWidth(m.width)
+	switch {
+	case m.focus == focusInbox:
+		return m.help.View(m.inKeys)
+	case m.live:
+		return m.help.View(m.keys)
+	}
+	return m.help.View(m.rpKeys)
+}
+
+// eventSummary is one event on one line, for the replay's status line.
+func eventSummary(e events.Event) string {
+	s := string(e.Kind)
+	if e.Step > 0 {
+		s += fmt.Sprintf(" step %d", e.Step)
+	}
+	if e.Tool != "" {
+		s += " " + e.Tool + " " + formatArgs(e.Args)
+	}
+	if e.Status != "" {
+		s += " → " + e.Status
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return ansi.Strip(s)
+}

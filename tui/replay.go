@@ -1,0 +1,189 @@
+package tui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// Report is what a report directory holds for the replay: the event stream
+// and, when the run finished, report.json.
+type Report struct {
+	Dir    string
+	Events []events.Event
+	// Summary is report.json decoded loosely (nil for a killed run).
+	Summary map[string]any
+	// Warning says what was tolerated, e.g. a damaged events.jsonl line.
+	Warning string
+}
+
+// LoadReport reads a report directory: events.jsonl (required, tolerant of
+// a torn last line) and report.json (optional).
+func LoadReport(dir string) (*Report, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open report: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("open report %s: not a directory", dir)
+	}
+	r := &Report{Dir: dir}
+	evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		if len(evs) == 0 {
+			return nil, fmt.Errorf("open report: %w", err)
+		}
+		r.Warning = err.Error()
+	}
+	r.Events = evs
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &r.Summary); err != nil {
+			r.Warning = fmt.Sprintf("report.json: %v", err)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		// A killed run: events.jsonl is all there is.
+	default:
+		return nil, fmt.Errorf("open report: %w", err)
+	}
+	return r, nil
+}
+
+// NewReplay returns the console stepping through a saved report. It opens
+// at the last event, so the run's end is what shows first.
+func NewReplay(r *Report, opts Options) *Model {
+	opts.Dir = r.Dir
+	opts.Controls = nil
+	m := newModel(opts)
+	m.evs = r.Events
+	m.allRows = FoldState(r.Events).Rows
+	m.status = r.Warning
+	if len(m.evs) == 0 {
+		m.status = "the report has no events"
+	}
+	m.seek(len(m.evs) - 1)
+	return m
+}
+
+// Cursor returns the index of the event the replay shows.
+func (m *Model) Cursor() int { return m.cursor }
+
+// seek shows the state as it was right after event i.
+func (m *Model) seek(i int) {
+	if len(m.evs) == 0 {
+		m.cursor = 0
+		return
+	}
+	m.cursor = min(max(0, i), len(m.evs)-1)
+	m.st = FoldState(m.evs[:m.cursor+1])
+	m.timeline.selected = -1
+}
+
+// jump moves to the next (dir 1) or previous (dir -1) event matching
+// match, or says there is none.
+func (m *Model) jump(dir int, what string, match func(events.Event) bool) tea.Cmd {
+	for i := m.cursor + dir; i >= 0 && i < len(m.evs); i += dir {
+		if match(m.evs[i]) {
+			m.seek(i)
+			m.status = ""
+			return m.refreshScreen()
+		}
+	}
+	where := "later"
+	if dir < 0 {
+		where = "earlier"
+	}
+	m.status = fmt.Sprintf("no %s %s", where, what)
+	return nil
+}
+
+// jumpRow moves to the next or previous timeline row that passes the
+// filter, landing on its result.
+func (m *Model) jumpRow(dir int) tea.Cmd {
+	vis := m.timeline.visible(m.allRows)
+	if dir > 0 {
+		for _, ri := range vis {
+			if r := m.allRows[ri]; r.Last() > m.cursor {
+				m.seek(r.Last())
+				return m.refreshScreen()
+			}
+		}
+	} else {
+		for k := len(vis) - 1; k >= 0; k-- {
+			if r := m.allRows[vis[k]]; r.Last() < m.cursor {
+				m.seek(r.Last())
+				return m.refreshScreen()
+			}
+		}
+	}
+	m.status = "no more rows"
+	return nil
+}
+
+func isRefusal(e events.Event) bool {
+	return e.Kind == events.KindStepEnded && (e.Status == events.StatusRefused || e.Status == events.StatusMalformed)
+}
+
+func isKind(k events.Kind) func(events.Event) bool {
+	return func(e events.Event) bool { return e.Kind == k }
+}
+
+func (m *Model) replayKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.rpKeys
+	m.status = ""
+	move := func(i int) tea.Cmd {
+		m.seek(i)
+		return m.refreshScreen()
+	}
+	switch {
+	case keyIs(msg, k.Quit):
+		return m.quit()
+	case keyIs(msg, k.Help):
+		m.showHelp = true
+	case keyIs(msg, k.Next):
+		return move(m.cursor + 1)
+	case keyIs(msg, k.Prev):
+		return move(m.cursor - 1)
+	case keyIs(msg, k.First):
+		return move(0)
+	case keyIs(msg, k.Last):
+		return move(len(m.evs) - 1)
+	case keyIs(msg, k.NextStep):
+		return m.jumpRow(1)
+	case keyIs(msg, k.PrevStep):
+		return m.jumpRow(-1)
+	case keyIs(msg, k.NextRefusal):
+		return m.jump(1, "refusal", isRefusal)
+	case keyIs(msg, k.PrevRefusal):
+		return m.jump(-1, "refusal", isRefusal)
+	case keyIs(msg, k.NextGrounding):
+		return m.jump(1, "grounding", isKind(events.KindGrounding))
+	case keyIs(msg, k.PrevGrounding):
+		return m.jump(-1, "grounding", isKind(events.KindGrounding))
+	case keyIs(msg, k.NextConcern):
+		return m.jump(1, "concern", isKind(events.KindConcern))
+	case keyIs(msg, k.PrevConcern):
+		return m.jump(-1, "concern", isKind(events.KindConcern))
+	case keyIs(msg, k.NextQuestion):
+		return m.jump(1, "question", isKind(events.KindQuestion))
+	case keyIs(msg, k.PrevQuestion):
+		return m.jump(-1, "question", isKind(events.KindQuestion))
+	case keyIs(msg, k.Filter):
+		m.cycleFilter()
+	case keyIs(msg, k.Compare):
+		m.compare = !m.compare
+		if m.compare && (m.st.Grounding == nil || m.st.Grounding.Before == "" || m.st.Grounding.After == "") {
+			m.status = "no grounded click with before/after captures yet (g jumps to one)"
+		}
+		return m.refreshScreen()
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"os"
+	"path/filepath"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/tui/graphics"
+)
+
+// screenRequest is what the screen pane should show: one capture with its
+// marks, or a grounding's before and after side by side.
+type screenRequest struct {
+	Screen        string // relative to the report directory
+	Point         *events.Point
+	Box           *events.Rect
+	Before, After string // compare mode when both are set
+	Pane          graphics.Pane
+}
+
+// key identifies a request so a finished render can be matched to what the
+// pane wants now.
+func (r screenRequest) key() string {
+	return fmt.Sprintf("%s|%v|%v|%s|%s|%+v", r.Screen, ptrPoint(r.Point), ptrRect(r.Box), r.Before, r.After, r.Pane)
+}
+
+func ptrPoint(p *events.Point) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func ptrRect(r *events.Rect) any {
+	if r == nil {
+		return nil
+	}
+	return *r
+}
+
+// frameMsg carries a rendered screen back to Update.
+type frameMsg struct {
+	key   string
+	frame graphics.Frame
+	err   error
+}
+
+// renderScreen returns the command that loads, marks and encodes a request
+// off the UI goroutine.
+func renderScreen(ctx context.Context, r *graphics.Renderer, dir string, req screenRequest) tea.Cmd {
+	return func() tea.Msg {
+		img, err := loadScreen(dir, req)
+		if err != nil {
+			return frameMsg{key: req.key(), err: err}
+		}
+		f, err := r.Render(ctx, img, screenNumber(req.Screen), req.Pane)
+		return frameMsg{key: req.key(), frame: f, err: err}
+	}
+}
+
+// loadScreen reads the request's PNGs from the report directory and draws
+// the marks or the side-by-side composition.
+func loadScreen(dir string, req screenRequest) (image.Image, error) {
+	if req.Before != "" && req.After != "" {
+		before, err := readPNG(dir, req.Before)
+		if err != nil {
+			return nil, err
+		}
+		after, err := readPNG(dir, req.After)
+		if err != nil {
+			return nil, err
+		}
+		return sideBySide(before, after, req.Point), nil
+	}
+	img, err := readPNG(dir, req.Screen)
+	if err != nil {
+		return nil, err
+	}
+	if req.Point == nil && req.Box == nil {
+		return img, nil
+	}
+	rgba := toRGBA(img)
+	markBox(rgba, req.Box)
+	markPoint(rgba, req.Point)
+	return rgba, nil
+}
+
+func readPNG(dir, rel string) (image.Image, error) {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, fmt.Errorf("load screen: %w", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("decode screen %s: %w", rel, err)
+	}
+	return img, nil
+}
+
+func toRGBA(img image.Image) *image.RGBA {
+	b := img.Bounds()
+	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(out, out.Bounds(), img, b.Min, draw.Src)
+	return out
+}
+
+// markColour is bright magenta: rare in application UIs, so the mark reads
+// against any screen.
+var markColour = color.RGBA{R: 255, G: 0, B: 220, A: 255}
+
+// thickness scales marks with the image so they survive downscaling to a
+// terminal pane.
+func thickness(b image.Rectangle) int { return max(2, b.Dx()/320) }
+
+// markPoint draws a crosshair with a gap at the click point.
+func markPoint(img *image.RGBA, p *events.Point) {
+	if p == nil {
+		return
+	}
+	b := img.Bounds()
+	t := thickness(b)
+	arm, gap := 8*t, 2*t
+	fill := func(r image.Rectangle) {
+		draw.Draw(img, r.Intersect(b), image.NewUniform(markColour), image.Point{}, draw.Src)
+	}
+	fill(image.Rect(p.X-arm, p.Y-t/2, p.X-gap, p.Y-t/2+t))
+	fill(image.Rect(p.X+gap, p.Y-t/2, p.X+arm, p.Y-t/2+t))
+	fill(image.Rect(p.X-t/2, p.Y-arm, p.X-t/2+t, p.Y-gap))
+	fill(image.Rect(p.X-t/2, p.Y+gap, p.X-t/2+t, p.Y+arm))
+}
+
+// markBox outlines a grounding box.
+func markBox(img *image.RGBA, r *events.Rect) {
+	if r == nil {
+		return
+	}
+	b := img.Bounds()
+	t := thickness(b)
+	fill := func(rr image.Rectangle) {
+		draw.Draw(img, rr.Intersect(b), image.NewUniform(markColour), image.Point{}, draw.Src)
+	}
+	x0, y0, x1, y1 := r.X, r.Y, r.X+r.W, r.Y+r.H
+	fill(image.Rect(x0, y0, x1, y0+t))
+	fill(image.Rect(x0, y1-t, x1, y1))
+	fill(image.Rect(x0, y0, x0+t, y1))
+	fill(image.Rect(x1-t, y0, x1, y1))
+}
+
+// sideBySide puts before and after next to each other with a gap, the
+// click point marked on both.
+func sideBySide(before, after image.Image, p *events.Point) image.Image {
+	bb, ab := before.Bounds(), after.Bounds()
+	gap := max(8, bb.Dx()/40)
+	out := image.NewRGBA(image.Rect(0, 0, bb.Dx()+gap+ab.Dx(), max(bb.Dy(), ab.Dy())))
+	draw.Draw(out, out.Bounds(), image.NewUniform(color.RGBA{A: 255}), image.Point{}, draw.Src)
+	left := toRGBA(before)
+	right := toRGBA(after)
+	markPoint(left, p)
+	markPoint(right, p)
+	draw.Draw(out, left.Bounds(), left, image.Point{}, draw.Src)
+	draw.Draw(out, right.Bounds().Add(image.Pt(bb.Dx()+gap, 0)), right, image.Point{}, draw.Src)
+	return out
+}

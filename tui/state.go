@@ -1,0 +1,307 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// ReserveDuration is the end of the deadline the runtime keeps for diagnosis
+// and the report (DESIGN.md); the budgets pane shows it.
+const ReserveDuration = 30 * time.Second
+
+// RowKind says what a timeline row shows.
+type RowKind int
+
+// Timeline row kinds.
+const (
+	RowStep RowKind = iota
+	RowGrounding
+	RowSteer
+	RowModel // retries, failures, the model being disabled
+	RowCheck
+	RowApp
+	RowLoop
+)
+
+// Row is one line of the timeline. Step rows are updated in place when
+// their step ends.
+type Row struct {
+	Kind  RowKind
+	Index int // the event's index in the stream that made the row
+	Event events.Event
+	// Ended is the step.ended event of a step row (nil while it runs) and
+	// EndIndex its index in the stream.
+	Ended    *events.Event
+	EndIndex int
+}
+
+// Last is the index of the row's newest event: where the replay lands to
+// show the row with its result.
+func (r Row) Last() int {
+	if r.Ended != nil {
+		return r.EndIndex
+	}
+	return r.Index
+}
+
+// Status is a step row's status, "running" while it has not ended.
+func (r Row) Status() string {
+	if r.Ended == nil {
+		return "running"
+	}
+	return r.Ended.Status
+}
+
+// Refusal reports whether the row is a refused or malformed step.
+func (r Row) Refusal() bool {
+	return r.Kind == RowStep && r.Ended != nil &&
+		(r.Ended.Status == events.StatusRefused || r.Ended.Status == events.StatusMalformed)
+}
+
+// GroundingRow reports whether the row belongs to grounding: an attempt or
+// a click_grounded step.
+func (r Row) GroundingRow() bool {
+	return r.Kind == RowGrounding || (r.Kind == RowStep && r.Event.Tool == "click_grounded")
+}
+
+// InboxItem is one entry of the inbox history.
+type InboxItem struct {
+	Kind     events.Kind // question, answer, respond, steer (notes)
+	T        time.Time
+	Question *events.Question
+	Text     string
+}
+
+// State is what the console shows, folded from the event stream. The live
+// view applies events as they come; the replay folds a prefix of a saved
+// stream; the transcript folds all of it.
+type State struct {
+	Scenario, Goal, Mode string
+	Started, Now         time.Time
+	Deadline             time.Duration
+
+	Rows      []Row
+	stepRows  map[int]int // step number -> index of its latest row
+	Budgets   []events.Budget
+	Concerns  []string
+	Checks    []events.Check
+	Inbox     []InboxItem
+	Questions []*events.Question // every question asked, answered or not
+	Verdict   *events.Verdict
+	LoopEnded string
+	Ended     bool
+
+	// Screen is the latest capture (relative to the report directory), with
+	// the last click point and grounding box to mark on it.
+	Screen      string
+	ScreenW     int
+	ScreenH     int
+	ScreenCount int
+	Point       *events.Point
+	Box         *events.Rect
+	// Grounding is the latest grounding attempt (its Before/After screens
+	// are shown side by side).
+	Grounding *events.Grounding
+
+	Proposal *events.Event // a call waiting for approval in step mode
+	Paused   bool
+	StepMode bool
+	Aborted  bool
+
+	ModelIteration int
+	ModelText      string
+	Usage          map[string]float64
+	Seen           int // events applied
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{stepRows: map[int]int{}, Usage: map[string]float64{}}
+}
+
+// FoldState applies evs in order to a new state.
+func FoldState(evs []events.Event) *State {
+	s := NewState()
+	for i, e := range evs {
+		s.Apply(i, e)
+	}
+	return s
+}
+
+// Pending returns the questions still waiting for an answer, oldest first.
+func (s *State) Pending() []*events.Question {
+	var out []*events.Question
+	for _, q := range s.Questions {
+		if q.Answer == "" && q.Unanswered == "" {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Remaining is how much of the deadline is left at s.Now (0 without a
+// deadline).
+func (s *State) Remaining() time.Duration {
+	if s.Deadline <= 0 || s.Started.IsZero() {
+		return 0
+	}
+	return max(0, s.Deadline-s.Now.Sub(s.Started))
+}
+
+// Apply folds event e, the index-th of its stream, into s.
+func (s *State) Apply(index int, e events.Event) {
+	s.Seen++
+	if !e.T.IsZero() {
+		s.Now = e.T
+	}
+	switch e.Kind {
+	case events.KindRunStarted:
+		s.Started = e.T
+		s.Scenario = str(e.Data, "scenario")
+		s.Goal = str(e.Data, "goal")
+		s.Mode = str(e.Data, "mode")
+		if d := num(e.Data, "deadline_s"); d > 0 {
+			s.Deadline = time.Duration(d * float64(time.Second))
+		}
+	case events.KindAppLaunched, events.KindAppExited:
+		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
+	case events.KindScreen:
+		s.setScreen(e.Screen)
+		if w, h := num(e.Data, "width"), num(e.Data, "height"); w > 0 && h > 0 {
+			s.ScreenW, s.ScreenH = int(w), int(h)
+		}
+	case events.KindStepStarted:
+		if s.Proposal != nil && s.Proposal.Step == e.Step {
+			s.Proposal = nil
+		}
+		s.stepRows[e.Step] = len(s.Rows)
+		s.Rows = append(s.Rows, Row{Kind: RowStep, Index: index, Event: e})
+	case events.KindStepEnded:
+		ended := e
+		if i, ok := s.stepRows[e.Step]; ok && s.Rows[i].Ended == nil {
+			s.Rows[i].Ended = &ended
+			s.Rows[i].EndIndex = index
+		} else {
+			// A step refused before it started (guards run first) has no
+			// step.started; its end is its only row.
+			s.stepRows[e.Step] = len(s.Rows)
+			s.Rows = append(s.Rows, Row{Kind: RowStep, Index: index, Event: e, Ended: &ended, EndIndex: index})
+		}
+		if s.Proposal != nil && s.Proposal.Step == e.Step {
+			s.Proposal = nil
+		}
+		s.setScreen(e.Screen)
+		if e.Point != nil {
+			s.Point, s.Box = e.Point, nil
+		}
+	case events.KindProposal:
+		p := e
+		s.Proposal = &p
+	case events.KindModelRequest:
+		s.ModelIteration = int(num(e.Data, "iteration"))
+	case events.KindModelReply:
+		s.ModelText = e.Message
+		for k, v := range e.Usage {
+			s.Usage[k] += v
+		}
+	case events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled:
+		s.Rows = append(s.Rows, Row{Kind: RowModel, Index: index, Event: e})
+	case events.KindGrounding:
+		if e.Grounding != nil {
+			g := *e.Grounding
+			s.Grounding = &g
+		}
+		s.setScreen(e.Screen)
+		s.Point, s.Box = e.Point, e.Box
+		if e.Point == nil && e.Grounding != nil {
+			s.Point = e.Grounding.Point
+		}
+		s.Rows = append(s.Rows, Row{Kind: RowGrounding, Index: index, Event: e})
+	case events.KindBudget:
+		s.Budgets = e.Budgets
+	case events.KindConcern:
+		s.Concerns = append(s.Concerns, e.Message)
+	case events.KindCheck:
+		if e.Check != nil {
+			s.Checks = append(s.Checks, *e.Check)
+			s.Rows = append(s.Rows, Row{Kind: RowCheck, Index: index, Event: e})
+		}
+	case events.KindQuestion:
+		if e.Question != nil {
+			q := *e.Question
+			s.Questions = append(s.Questions, &q)
+			s.Inbox = append(s.Inbox, InboxItem{Kind: e.Kind, T: e.T, Question: &q, Text: q.Text})
+		}
+	case events.KindAnswer:
+		if e.Question != nil {
+			for _, q := range s.Questions {
+				if q.ID == e.Question.ID {
+					q.Answer, q.By, q.Unanswered = e.Question.Answer, e.Question.By, e.Question.Unanswered
+				}
+			}
+			q := *e.Question
+			text := q.Answer
+			if text == "" {
+				text = "unanswered: " + q.Unanswered
+			}
+			s.Inbox = append(s.Inbox, InboxItem{Kind: e.Kind, T: e.T, Question: &q, Text: text})
+		}
+	case events.KindRespond:
+		s.Inbox = append(s.Inbox, InboxItem{Kind: e.Kind, T: e.T, Text: e.Message})
+	case events.KindSteer:
+		if e.Steer == nil {
+			break
+		}
+		switch e.Steer.Action {
+		case events.SteerPause:
+			s.Paused = true
+		case events.SteerResume:
+			s.Paused = false
+		case events.SteerStep:
+			s.StepMode = e.Steer.Value != "off"
+		case events.SteerApprove, events.SteerReject:
+			s.Proposal = nil
+		case events.SteerAbort:
+			s.Aborted = true
+		case events.SteerNote:
+			s.Inbox = append(s.Inbox, InboxItem{Kind: e.Kind, T: e.T, Text: e.Steer.Value})
+		}
+		s.Rows = append(s.Rows, Row{Kind: RowSteer, Index: index, Event: e})
+	case events.KindLoopEnded:
+		s.LoopEnded = e.Message
+		s.Rows = append(s.Rows, Row{Kind: RowLoop, Index: index, Event: e})
+	case events.KindVerdict:
+		if e.Verdict != nil {
+			v := *e.Verdict
+			s.Verdict = &v
+		}
+	case events.KindRunEnded:
+		s.Ended = true
+		s.Proposal = nil
+	}
+}
+
+func (s *State) setScreen(path string) {
+	if path != "" && path != s.Screen {
+		s.Screen = path
+		s.ScreenCount++
+	}
+}
+
+func str(m map[string]any, key string) string {
+	v, _ := m[key].(string)
+	return v
+}
+
+func num(m map[string]any, key string) float64 {
+	switch v := m[key].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	}
+	return 0
+}
