@@ -147,7 +147,7 @@ func ParseOperator(path string, data []byte, lookup Lookup) (*Operator, Problems
 			return nil, d.problems
 		}
 	}
-	o.File = path
+	o.File, o.keyPos = path, d.keys
 	v := &validator{file: path, keys: d.keys}
 	v.operator(&o, lookup)
 	all := append(d.problems, v.problems...)

@@ -40,6 +40,17 @@ type Operator struct {
 	// EndpointFromEnv records that the model endpoint came from
 	// KASM_RUNTIME_VISION_ENDPOINT rather than the file.
 	EndpointFromEnv bool `yaml:"-"`
+	// keyPos remembers where each key was written, by key path.
+	keyPos map[string]Pos
+}
+
+// KeyPos returns where a key path (e.g. "model.temperature") was written,
+// or the file's start when it was not.
+func (o *Operator) KeyPos(path string) Pos {
+	if p, ok := o.keyPos[path]; ok {
+		return p
+	}
+	return Pos{File: o.File, Line: 1, Column: 1, Path: path}
 }
 
 // RunnerConfig holds the loop's budgets. Zero for MaxToolErrors and
@@ -72,6 +83,7 @@ type ModelConfig struct {
 	Pos                Pos      `yaml:"-"`
 	Endpoint           string   `yaml:"endpoint"`
 	Profile            string   `yaml:"profile"`
+	Name               string   `yaml:"name"` // the served model ID, overriding the profile's
 	Key                string   `yaml:"key"`
 	Timeout            float64  `yaml:"timeout"`
 	Retry              *int     `yaml:"retry"`

@@ -1,0 +1,285 @@
+// Package events is a run's event stream: the event types every part of
+// kasmrt records and reads, and the bus that orders, redacts and delivers
+// them.
+package events
+
+import (
+	"sync"
+	"time"
+)
+
+// Kind names what an event records. The stream of events is the single
+// source of truth for a run: the report, the console and the replay are
+// all made from it.
+type Kind string
+
+// Event kinds, in roughly the order a run emits them.
+const (
+	KindRunStarted     Kind = "run.started"     // Data: scenario, file, mode, goal, plan, deadline_s, tools
+	KindSessionStarted Kind = "session.started" // Data: display, owned, width, height
+	KindAppLaunched    Kind = "app.launched"    // Data: pid, command
+	KindAppWindow      Kind = "app.window"      // Box: the window; Data: id, title, class
+	KindAppExited      Kind = "app.exited"      // Message: how it ended
+	KindScreen         Kind = "screen"          // Screen: the capture's file; Data: width, height, settled
+	KindStepStarted    Kind = "step.started"    // Step, Tool, Args, Source
+	KindStepEnded      Kind = "step.ended"      // Step, Tool, Args, Status, Message, Screen, DurationMS, Point
+	KindProposal       Kind = "proposal"        // step mode: a call waiting for approval (Step, Tool, Args)
+	KindModelRequest   Kind = "model.request"   // Data: iteration, bytes, images
+	KindModelReply     Kind = "model.reply"     // Usage, DurationMS, Message (text excerpt), Data: calls
+	KindModelRetry     Kind = "model.retry"     // Message: why; Data: attempt, status, delay_ms
+	KindModelFailed    Kind = "model.failed"    // Message: the error; Data: consecutive
+	KindModelDisabled  Kind = "model.disabled"  // Message: why
+	KindGrounding      Kind = "grounding"       // Grounding, Point, Box, Screen
+	KindBudget         Kind = "budget"          // Budgets: every bound with its use and limit
+	KindConcern        Kind = "concern"         // Message
+	KindCheck          Kind = "check"           // Check
+	KindQuestion       Kind = "question"        // Question (asked)
+	KindAnswer         Kind = "answer"          // Question (with answer or the reason there is none)
+	KindRespond        Kind = "respond"         // Message: the model's message to the operator
+	KindSteer          Kind = "steer"           // Steer: an operator action
+	KindLoopEnded      Kind = "loop.ended"      // Message: why the loop ended
+	KindVerdict        Kind = "verdict"         // Verdict
+	KindRunEnded       Kind = "run.ended"       // Data: report
+	KindLog            Kind = "log"             // Message: a diagnostic line
+)
+
+// Step statuses, as report.json's steps[].status uses them.
+const (
+	StatusOK        = "ok"
+	StatusRefused   = "refused"
+	StatusMalformed = "malformed"
+	StatusError     = "error"
+)
+
+// Event is one entry of a run's event stream. Only the fields its kind
+// uses are set; events.jsonl holds them one per line.
+type Event struct {
+	Seq  int64     `json:"seq"`
+	T    time.Time `json:"t"`
+	Kind Kind      `json:"kind"`
+
+	Step       int            `json:"step,omitempty"`
+	Tool       string         `json:"tool,omitempty"`
+	Args       map[string]any `json:"args,omitempty"`
+	Source     string         `json:"source,omitempty"` // script | model | operator
+	Status     string         `json:"status,omitempty"`
+	Message    string         `json:"message,omitempty"`
+	Screen     string         `json:"screen,omitempty"` // path relative to the report directory
+	DurationMS int64          `json:"duration_ms,omitempty"`
+	Point      *Point         `json:"point,omitempty"`
+	Box        *Rect          `json:"box,omitempty"`
+
+	Grounding *Grounding         `json:"grounding,omitempty"`
+	Budgets   []Budget           `json:"budgets,omitempty"`
+	Check     *Check             `json:"check,omitempty"`
+	Question  *Question          `json:"question,omitempty"`
+	Steer     *Steer             `json:"steer,omitempty"`
+	Verdict   *Verdict           `json:"verdict,omitempty"`
+	Usage     map[string]float64 `json:"usage,omitempty"`
+	Data      map[string]any     `json:"data,omitempty"`
+}
+
+// Point is a position on the screen in pixels.
+type Point struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+// Rect is a rectangle on the screen in pixels.
+type Rect struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+	W int `json:"w"`
+	H int `json:"h"`
+}
+
+// Grounding outcomes (seed 000: only confirmed counts as verified).
+const (
+	GroundingConfirmed    = "confirmed"
+	GroundingContradicted = "contradicted"
+	GroundingUnavailable  = "unavailable"
+)
+
+// Grounding is one locate-and-verify attempt of click_grounded.
+type Grounding struct {
+	Step        int    `json:"step"`
+	Attempt     int    `json:"attempt"`
+	Description string `json:"description"`
+	Expect      string `json:"expect"`
+	Point       *Point `json:"point"`
+	Outcome     string `json:"outcome"`
+	Reason      string `json:"reason,omitempty"`
+	Before      string `json:"before,omitempty"` // screen before the click
+	After       string `json:"after,omitempty"`  // screen after the click
+}
+
+// Budget is one bound with how much of it is used. Limit 0 means
+// unbounded.
+type Budget struct {
+	Name  string  `json:"name"`
+	Used  float64 `json:"used"`
+	Limit float64 `json:"limit"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// Check is one deterministic check's result.
+type Check struct {
+	Name     string `json:"name"` // process_alive | window_present | fatal_pattern
+	OK       bool   `json:"ok"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Question is an ask_human question and, once there is one, its answer.
+type Question struct {
+	ID     string `json:"id"`
+	Text   string `json:"text"`
+	Answer string `json:"answer,omitempty"`
+	By     string `json:"by,omitempty"`
+	// Unanswered says why no answer came (timeout, deadline, run ended).
+	Unanswered string `json:"unanswered,omitempty"`
+}
+
+// Steering actions an operator can take.
+const (
+	SteerPause   = "pause"
+	SteerResume  = "resume"
+	SteerStep    = "step"    // step mode on or off (Value "on"/"off")
+	SteerApprove = "approve" // approve the proposed call
+	SteerReject  = "reject"  // reject it with Reason
+	SteerAbort   = "abort"
+	SteerNote    = "note" // a note to the model, delivered with the next turn
+)
+
+// Steer is an operator action.
+type Steer struct {
+	Action string `json:"action"`
+	Value  string `json:"value,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Verdicts (DESIGN.md).
+const (
+	VerdictPass         = "pass"
+	VerdictPassConcerns = "pass-with-concerns"
+	VerdictAppFailed    = "app-failed"
+	VerdictTestError    = "test-error"
+	ModelGoalMet        = "goal-met"
+	ModelGoalNotMet     = "goal-not-met"
+)
+
+// Verdict is the run's verdict and why.
+type Verdict struct {
+	Verdict string   `json:"verdict"`
+	Outcome string   `json:"outcome"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Bus orders a run's events and hands each, redacted, to every sink in
+// sequence order. Sinks are called synchronously and must not block; a
+// console that needs a queue keeps its own.
+type Bus struct {
+	mu     sync.Mutex
+	seq    int64
+	now    func() time.Time
+	redact func(string) string
+	sinks  []func(Event)
+}
+
+// NewBus returns a bus that redacts with redact (nil: no redaction).
+func NewBus(redact func(string) string, sinks ...func(Event)) *Bus {
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	return &Bus{now: time.Now, redact: redact, sinks: sinks}
+}
+
+// Subscribe adds a sink for the events published from now on.
+func (b *Bus) Subscribe(sink func(Event)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sinks = append(b.sinks, sink)
+}
+
+// Publish stamps e with the next sequence number and the time, redacts it
+// and delivers it. It returns the stamped event.
+func (b *Bus) Publish(e Event) Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	e.Seq = b.seq
+	e.T = b.now().UTC()
+	e = redactEvent(e, b.redact)
+	for _, sink := range b.sinks {
+		sink(e)
+	}
+	return e
+}
+
+// redactEvent removes secret values from every string an event carries.
+func redactEvent(e Event, r func(string) string) Event {
+	e.Message = r(e.Message)
+	e.Args = redactMap(e.Args, r)
+	e.Data = redactMap(e.Data, r)
+	if e.Grounding != nil {
+		g := *e.Grounding
+		g.Description, g.Expect, g.Reason = r(g.Description), r(g.Expect), r(g.Reason)
+		e.Grounding = &g
+	}
+	if e.Check != nil {
+		c := *e.Check
+		c.Evidence = r(c.Evidence)
+		e.Check = &c
+	}
+	if e.Question != nil {
+		q := *e.Question
+		q.Text, q.Answer, q.Unanswered = r(q.Text), r(q.Answer), r(q.Unanswered)
+		e.Question = &q
+	}
+	if e.Steer != nil {
+		s := *e.Steer
+		s.Value, s.Reason = r(s.Value), r(s.Reason)
+		e.Steer = &s
+	}
+	if e.Verdict != nil {
+		v := *e.Verdict
+		v.Reasons = make([]string, len(e.Verdict.Reasons))
+		for i, s := range e.Verdict.Reasons {
+			v.Reasons[i] = r(s)
+		}
+		e.Verdict = &v
+	}
+	return e
+}
+
+func redactMap(m map[string]any, r func(string) string) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = redactAny(v, r)
+	}
+	return out
+}
+
+func redactAny(v any, r func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return r(x)
+	case []string:
+		out := make([]string, len(x))
+		for i, s := range x {
+			out[i] = r(s)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = redactAny(s, r)
+		}
+		return out
+	case map[string]any:
+		return redactMap(x, r)
+	}
+	return v
+}

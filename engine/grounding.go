@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/vision"
+)
+
+// failGrounding marks a grounded click whose expected change was not
+// observed; it is reported to the model but counts against no budget.
+const failGrounding = "grounding"
+
+// visionReady makes sure a model is there for the vision tools: in a
+// scripted run the client is created on first use.
+func (s *runState) visionReady() error {
+	if s.model != nil {
+		if s.model.disabled {
+			return errModelOff
+		}
+		return nil
+	}
+	m, err := s.newModel()
+	if err != nil {
+		return err
+	}
+	s.model = m
+	return nil
+}
+
+// checkExpectation asks the vision judge about a fresh capture. It
+// completes the observation record.
+func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
+	expectation, _ := c.Args["expectation"].(string)
+	rel, img, err := s.capture(ctx, false)
+	if err != nil {
+		return s.driverFailure(err)
+	}
+	s.observed = true
+	if err := s.visionReady(); err != nil {
+		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
+		r := ok("unavailable: not judged (" + err.Error() + ")")
+		r.screen = rel
+		return r
+	}
+	j, err := vision.Check(ctx, s, s.model.profile, img, expectation)
+	var r result
+	switch j.Outcome {
+	case vision.Confirmed:
+		r = ok("true: " + j.Reason)
+	case vision.Contradicted:
+		s.checkFalse = true
+		r = ok("false: " + j.Reason)
+		if c.Source == "script" {
+			r = failed(failAssertion, "the expectation %q is false: %s", expectation, j.Reason)
+		}
+	default:
+		why := j.Reason
+		if err != nil {
+			why = err.Error()
+		}
+		s.concern(fmt.Sprintf("check_expectation %q was unavailable: %s", expectation, why))
+		r = ok("unavailable: " + why)
+	}
+	r.screen = rel
+	return r
+}
+
+// clickGrounded locates a described element on a fresh capture, clicks it
+// and judges the screen against the expectation (seed 000 "Grounded clicks
+// must verify").
+func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
+	description, _ := c.Args["description"].(string)
+	expect, _ := c.Args["expect"].(string)
+	if err := s.visionReady(); err != nil {
+		return failed(failResolution, "click_grounded cannot locate anything: %v", err)
+	}
+	attempts := s.files.Operator.Runner.GroundingAttempts
+	attempt := 0
+	var lastPoint *image.Point
+	clicks := 0
+	for {
+		// Locate, bounded by runner.grounding_attempts per call.
+		var pt image.Point
+		var before *image.RGBA
+		var beforeRel string
+		located := false
+		for !located && attempt < attempts {
+			attempt++
+			rel, img, err := s.capture(ctx, false)
+			if err != nil {
+				return s.driverFailure(err)
+			}
+			p, err := vision.Locate(ctx, s, s.model.profile, img, description)
+			if err != nil {
+				reason := err.Error()
+				s.grounding(n, attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "")
+				if errors.Is(err, vision.ErrNotFound) || ctx.Err() != nil {
+					break
+				}
+				continue
+			}
+			pt, before, beforeRel, located = p, img, rel, true
+		}
+		if !located {
+			s.observed = false
+			return failed(failResolution, "could not locate %q on the screen after %d attempts", description, attempt)
+		}
+		if lastPoint != nil && *lastPoint == pt {
+			// Scripted retry that found the same place: clicking it again
+			// would repeat what was already contradicted.
+			return failed(failAssertion, "the expected change (%s) was NOT observed; re-locating found the same point (%d, %d), so the runtime did not click again", expect, pt.X, pt.Y)
+		}
+		point := &events.Point{X: pt.X, Y: pt.Y}
+		r := s.input(ctx, func() error { return s.desk.Click(ctx, pt.X, pt.Y) }, fmt.Sprintf("clicked %q at (%d, %d)", description, pt.X, pt.Y), point)
+		clicks++
+		if r.status != events.StatusOK {
+			return r
+		}
+		after := s.lastScreen
+		j, jerr := vision.Judge(ctx, s, s.model.profile, before, after, expect)
+		switch j.Outcome {
+		case vision.Confirmed:
+			s.grounding(n, attempt, description, expect, point, events.GroundingConfirmed, j.Reason, beforeRel, r.screen)
+			r.message += "; the expected change was observed"
+			return r
+		case vision.Contradicted:
+			s.grounding(n, attempt, description, expect, point, events.GroundingContradicted, j.Reason, beforeRel, r.screen)
+			if c.Source == "script" && clicks == 1 {
+				// A scripted step re-locates once.
+				lastPoint = &pt
+				attempts = attempt + 1
+				continue
+			}
+			res := failed(failGrounding, "%s; the expected change was NOT observed (%s). Observe the screen before any further pointer action.", r.message, j.Reason)
+			if c.Source == "script" {
+				res.fail = failAssertion
+			}
+			res.screen, res.point = r.screen, point
+			return res
+		default:
+			why := j.Reason
+			if jerr != nil {
+				why = jerr.Error()
+			}
+			s.grounding(n, attempt, description, expect, point, events.GroundingUnavailable, why, beforeRel, r.screen)
+			s.concern(fmt.Sprintf("the grounded click on %q is unverified: %s", description, why))
+			r.message += "; the change is unverified (the judge was unavailable)"
+			return r
+		}
+	}
+}
+
+func (s *runState) grounding(step, attempt int, description, expect string, p *events.Point, outcome, reason, before, after string) {
+	s.publish(events.Event{Kind: events.KindGrounding, Step: step, Point: p, Screen: after, Grounding: &events.Grounding{
+		Step: step, Attempt: attempt, Description: description, Expect: expect, Point: p, Outcome: outcome,
+		Reason: reason, Before: before, After: after,
+	}})
+}

@@ -1,0 +1,530 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"image"
+	"image/png"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/memory"
+	"github.com/kasmrt/kasmrt/engine/model"
+	"github.com/kasmrt/kasmrt/engine/vision"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// modelState is the loop's model: the client, its profile and its health.
+type modelState struct {
+	client   *model.Client
+	profile  model.Profile
+	failures int  // consecutive failed calls
+	disabled bool // off for the rest of the run (model.disable_after)
+}
+
+// ModelConfig turns the operator file's model section into the adapter's
+// configuration. Problems (unknown profile, options the profile does not
+// accept) are returned positioned in the operator file.
+func ModelConfig(op *scenarios.Operator, transport http.RoundTripper) (model.Config, error) {
+	m := op.Model
+	p, err := model.LookupProfile(m.Profile)
+	if err != nil {
+		return model.Config{}, scenarios.Problems{{Pos: op.KeyPos("model.profile"), Msg: fmt.Sprintf("%v (profiles: %s)", err, strings.Join(model.ProfileNames(), ", "))}}
+	}
+	if m.Name != "" {
+		p.ServedModel = m.Name
+	}
+	opts := model.GenerationOptions{MaxTokens: m.MaxTokens, Temperature: m.Temperature, TopP: m.TopP, TopK: m.TopK,
+		RepetitionPenalty: m.RepetitionPenalty, PresencePenalty: m.PresencePenalty, ReasoningEffort: m.ReasoningEffort}
+	if err := model.ValidateOptions(p, opts); err != nil {
+		var ue *model.UnsupportedOptionsError
+		if errors.As(err, &ue) {
+			var ps scenarios.Problems
+			for _, name := range ue.Names {
+				ps = append(ps, scenarios.Problem{Pos: op.KeyPos("model." + name), Msg: fmt.Sprintf("profile %s does not accept %s", p.Name, name)})
+			}
+			return model.Config{}, ps
+		}
+		return model.Config{}, scenarios.Problems{{Pos: op.KeyPos("model"), Msg: err.Error()}}
+	}
+	if _, err := model.ResolveEndpoint(m.Endpoint, p.Protocol); err != nil && m.Endpoint != "" {
+		return model.Config{}, scenarios.Problems{{Pos: op.KeyPos("model.endpoint"), Msg: err.Error()}}
+	}
+	retry := op.ModelRetry()
+	if retry == 0 {
+		retry = model.NoRetry
+	}
+	cfg := model.Config{Endpoint: m.Endpoint, Key: m.Key, Profile: p, Retry: retry, Options: opts,
+		Timeout: time.Duration(m.Timeout * float64(time.Second))}
+	if transport != nil {
+		cfg.HTTPClient = &http.Client{Transport: transport}
+	}
+	return cfg, nil
+}
+
+// Check applies the checks that need the engine's knowledge (model
+// profiles and their options) to loaded files, for `kasmrt validate` and
+// before a run launches anything.
+func Check(f *scenarios.Files) error {
+	if !f.Operator.HasModel() {
+		return nil
+	}
+	_, err := ModelConfig(f.Operator, nil)
+	return err
+}
+
+// newModel builds the run's model client; its retries become events.
+func (s *runState) newModel() (*modelState, error) {
+	cfg, err := ModelConfig(s.files.Operator, s.r.opts.ModelTransport)
+	if err != nil {
+		return nil, err
+	}
+	cfg.OnAttempt = func(a model.Attempt) {
+		if a.Err == nil || a.Delay == 0 {
+			return
+		}
+		s.publish(events.Event{Kind: events.KindModelRetry, Message: a.Err.Error(), Data: map[string]any{
+			"attempt": a.N, "status": a.Status, "delay_ms": a.Delay.Milliseconds(),
+		}})
+	}
+	c, err := model.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &modelState{client: c, profile: cfg.Profile}, nil
+}
+
+// Turn sends one request, records its usage and keeps the model's health:
+// model.disable_after consecutive failures turn it off. It satisfies
+// vision.Turner, so the judge's calls count too.
+func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response, error) {
+	m := s.model
+	if m == nil || m.disabled {
+		return model.Response{}, errModelOff
+	}
+	start := time.Now()
+	resp, err := m.client.Turn(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return resp, err
+		}
+		m.failures++
+		s.publish(events.Event{Kind: events.KindModelFailed, Message: err.Error(), Data: map[string]any{"consecutive": m.failures}})
+		if limit := s.files.Operator.Model.DisableAfter; limit > 0 && m.failures >= limit {
+			m.disabled = true
+			msg := fmt.Sprintf("the model failed %d calls in a row (model.disable_after = %d); it is off for the rest of the run and judgements are recorded as not judged", m.failures, limit)
+			s.publish(events.Event{Kind: events.KindModelDisabled, Message: msg})
+			s.concern(msg)
+		}
+		return resp, err
+	}
+	m.failures = 0
+	s.publish(events.Event{Kind: events.KindModelReply, Usage: resp.Usage, DurationMS: time.Since(start).Milliseconds(),
+		Message: truncate(resp.Text, 500), Data: map[string]any{"calls": len(resp.ToolCalls), "attempts": resp.Attempts}})
+	return resp, nil
+}
+
+var errModelOff = errors.New("the model is off for the rest of the run (not judged)")
+
+// runLoop is the agentic loop: one model turn, its one call through the
+// guards and the tool, the result back to the model, until the model
+// records a verdict, escalates, or a bound ends the loop.
+func (s *runState) runLoop(ctx context.Context) {
+	s.loop.ran = true
+	op, sc := s.files.Operator, s.files.Scenario
+	m, err := s.newModel()
+	if err != nil {
+		s.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("set up the model: %v", err))
+		s.loop.ended = "the model could not be set up"
+		return
+	}
+	s.model = m
+	s.memory = memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
+	maxIter := op.Runner.MaxIterations
+	if sc.AgenticMaxIterations > 0 {
+		maxIter = sc.AgenticMaxIterations
+	}
+	tools := s.modelTools()
+	history := []model.Message{{Role: model.RoleUser, Text: s.goalPrompt()}}
+	stuck := newStuckDetector()
+
+	for {
+		if ctx.Err() != nil {
+			s.loop.ended = "the run's time ran out"
+			return
+		}
+		if s.loop.iterations >= maxIter {
+			s.loop.ended = fmt.Sprintf("the loop used its %d model calls without a model verdict", maxIter)
+			s.loop.outcome = OutcomeNoModelVerdict
+			s.concern(s.loop.ended)
+			return
+		}
+		if err := s.r.steer.waitWhilePaused(ctx); err != nil {
+			continue
+		}
+		if notes := s.r.steer.takeNotes(); len(notes) > 0 {
+			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
+		}
+		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: tools, Seed: s.seed(s.loop.iterations)}
+		s.publish(events.Event{Kind: events.KindModelRequest, Data: map[string]any{
+			"iteration": s.loop.iterations + 1, "messages": len(req.Messages), "images": countImages(req.Messages), "image_bytes": imageBytes(req.Messages),
+		}})
+		s.loop.iterations++
+		resp, err := s.Turn(ctx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			if errors.Is(err, model.ErrMalformedResponse) && s.malformed("the model's reply was not valid: "+err.Error()) {
+				return
+			}
+			if m.disabled {
+				s.degrade("the model is off after repeated failures")
+				return
+			}
+			s.budgets()
+			continue
+		}
+		calls := resp.ToolCalls
+		if len(calls) == 0 {
+			history = append(history, model.Message{Role: model.RoleAssistant, Text: resp.Text},
+				model.Message{Role: model.RoleUser, Text: "Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.names, ", ")})
+			if s.malformed("a reply without a tool call") {
+				return
+			}
+			continue
+		}
+		for _, c := range calls {
+			if c.Rescued {
+				s.loop.rescued++
+			}
+		}
+		history = append(history, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: calls})
+		if len(calls) > 1 {
+			// A turn with several calls executes none; each gets an error.
+			msg := fmt.Sprintf("%d calls in one turn; none was executed. Make exactly one tool call per turn.", len(calls))
+			for _, c := range calls {
+				s.recordUnrun(c, events.StatusMalformed, msg)
+				history = append(history, model.Message{Role: model.RoleTool, CallID: c.ID, Text: msg})
+			}
+			if s.malformed("several calls in one turn") {
+				return
+			}
+			continue
+		}
+		c := calls[0]
+		args, perr := parseArgs(c.Arguments)
+		if perr != nil {
+			msg := fmt.Sprintf("the arguments of %s are not a JSON object: %v", c.Name, perr)
+			s.recordUnrun(c, events.StatusMalformed, msg)
+			history = append(history, model.Message{Role: model.RoleTool, CallID: c.ID, Text: msg})
+			if s.malformed(msg) {
+				return
+			}
+			continue
+		}
+		if s.r.steer.inStepMode() {
+			s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: "model"})
+			d, err := s.r.steer.awaitDecision(ctx)
+			if err != nil {
+				continue
+			}
+			if !d.approve {
+				msg := "the operator rejected this call"
+				if d.reason != "" {
+					msg += ": " + d.reason
+				}
+				s.recordUnrun(c, events.StatusRefused, msg)
+				history = append(history, model.Message{Role: model.RoleTool, CallID: c.ID, Text: msg})
+				continue
+			}
+		}
+		res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
+		msg := res.message
+		if hint := stuck.observe(c.Name, c.Arguments, s.lastScreen); hint != "" {
+			msg += "\n" + hint
+			s.concern("the loop looked stuck: " + hint)
+		}
+		toolMsg := model.Message{Role: model.RoleTool, CallID: c.ID, Text: s.r.Redact(msg)}
+		if res.image != nil {
+			if data, err := encodePNG(res.image); err == nil {
+				handle := s.memory.AddScreen(data, "screen "+res.screen)
+				toolMsg.Text += "\nThe screen is " + handle + "."
+				toolMsg.Images = []model.Image{{Handle: handle, PNG: s.downscaledPNG(res.image, data)}}
+			}
+		}
+		history = append(history, toolMsg)
+		if res.status == events.StatusOK {
+			if upd := s.memory.EnvironmentUpdate(); upd != "" {
+				history = append(history, model.Message{Role: model.RoleUser, Text: upd})
+			}
+		}
+		switch res.fail {
+		case failMalformed:
+			if s.malformed(res.message) {
+				return
+			}
+		case failAssertion, failResolution:
+			if s.files.Scenario.Tools[c.Name].Run != "" {
+				s.loop.toolErrors++
+			}
+		}
+		s.budgets()
+		if res.endLoop != "" {
+			s.loop.ended = res.endLoop
+			return
+		}
+		if !s.checkAfterStep() {
+			s.loop.ended = "a deterministic check failed: " + s.end.reason
+			return
+		}
+		if limit := op.Runner.MaxToolErrors; limit > 0 && s.toolErrors >= limit {
+			s.degrade(fmt.Sprintf("%d declared-tool failures in a row (runner.max_tool_errors = %d)", s.toolErrors, limit))
+			return
+		}
+		if limit := op.Runner.MaxHoldS; limit > 0 && s.held.Seconds() >= limit {
+			s.degrade(fmt.Sprintf("the waiting tools used the %gs budget (runner.max_hold_s)", limit))
+			return
+		}
+	}
+}
+
+// malformed counts a malformed reply; at the allowance the loop degrades.
+// It reports whether the loop must end.
+func (s *runState) malformed(what string) bool {
+	s.loop.malformed++
+	s.budgets()
+	limit := s.files.Operator.Runner.MaxRetriesPerStep
+	if s.loop.malformed >= limit {
+		s.degrade(fmt.Sprintf("%d malformed replies (runner.max_retries_per_step = %d); the last: %s", s.loop.malformed, limit, what))
+		return true
+	}
+	return false
+}
+
+// degrade ends the loop; the deterministic checks decide the verdict.
+func (s *runState) degrade(why string) {
+	s.loop.ended = "degraded: " + why
+	s.loop.outcome = OutcomeDegraded
+	s.concern("the loop degraded: " + why)
+}
+
+// recordUnrun records a model call that was not executed as a step, so the
+// report and the console show every refusal.
+func (s *runState) recordUnrun(c model.ToolCall, status, msg string) {
+	s.stepN++
+	args, err := parseArgs(c.Arguments)
+	if err != nil {
+		args = map[string]any{"raw": truncate(c.Arguments, 200)}
+	}
+	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: "model", Status: status, Message: msg})
+}
+
+// budgets publishes every bound with its use.
+func (s *runState) budgets() {
+	op, sc := s.files.Operator, s.files.Scenario
+	maxIter := op.Runner.MaxIterations
+	if sc.AgenticMaxIterations > 0 {
+		maxIter = sc.AgenticMaxIterations
+	}
+	total, reserve := s.r.deadlines()
+	b := []events.Budget{
+		{Name: "iterations", Used: float64(s.loop.iterations), Limit: float64(maxIter)},
+		{Name: "malformed", Used: float64(s.loop.malformed), Limit: float64(op.Runner.MaxRetriesPerStep)},
+		{Name: "tool_errors", Used: float64(s.toolErrors), Limit: float64(op.Runner.MaxToolErrors)},
+		{Name: "hold", Used: s.held.Seconds(), Limit: op.Runner.MaxHoldS, Unit: "s"},
+		{Name: "deadline", Used: time.Since(s.startedAt).Seconds(), Limit: total.Seconds(), Unit: "s"},
+		{Name: "deadline_reserve", Used: 0, Limit: reserve.Seconds(), Unit: "s"},
+	}
+	if s.model != nil {
+		b = append(b, events.Budget{Name: "model_failures", Used: float64(s.model.failures), Limit: float64(op.Model.DisableAfter)})
+	}
+	for _, name := range sortedKeys(sc.Tools) {
+		if dt := sc.Tools[name]; dt.Budget > 0 {
+			b = append(b, events.Budget{Name: "tool:" + name, Used: float64(s.declaredCalls[name]), Limit: float64(dt.Budget)})
+		}
+	}
+	s.publish(events.Event{Kind: events.KindBudget, Budgets: b})
+}
+
+// modelTools is the run's tool list in the model's form.
+func (s *runState) modelTools() []model.Tool {
+	out := make([]model.Tool, 0, len(s.names))
+	for _, name := range s.names {
+		t := s.tools[name]
+		params, _ := json.Marshal(t.JSONSchema())
+		out = append(out, model.Tool{Name: name, Description: t.Description, Parameters: params})
+	}
+	return out
+}
+
+// goalPrompt is the first user message: the goal, the plan and what the
+// scenario provides (names only, never values).
+func (s *runState) goalPrompt() string {
+	sc := s.files.Scenario
+	var b strings.Builder
+	fmt.Fprintf(&b, "Goal: %s\n", sc.Goal)
+	if len(sc.Plan) > 0 {
+		b.WriteString("\nPlan:\n")
+		for i, p := range sc.Plan {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, p)
+		}
+	}
+	if len(sc.Provides) > 0 {
+		b.WriteString("\nValues you can type by ref (type_text): ")
+		b.WriteString(strings.Join(sortedKeys(sc.Provides), ", "))
+		b.WriteString(".\n")
+	}
+	if len(sc.ClickTargets) > 0 {
+		b.WriteString("\nClick targets besides center: ")
+		var names []string
+		for _, n := range sortedKeys(sc.ClickTargets) {
+			if d := sc.ClickTargets[n].Description; d != "" {
+				n += " (" + d + ")"
+			}
+			names = append(names, n)
+		}
+		b.WriteString(strings.Join(names, ", "))
+		b.WriteString(".\n")
+	}
+	b.WriteString("\nStart by observing the screen.")
+	return s.r.Redact(b.String())
+}
+
+// redactMessages keeps secrets out of what the model is sent.
+func (s *runState) redactMessages(ms []model.Message) []model.Message {
+	out := make([]model.Message, len(ms))
+	for i, m := range ms {
+		m.Text = s.r.Redact(m.Text)
+		out[i] = m
+	}
+	return out
+}
+
+// seed derives the paired sampling seed from the scenario name and the
+// iteration (Chat Completions only; the adapter drops it for Responses).
+func (s *runState) seed(iteration int) *int64 {
+	if !s.files.Operator.Model.PairedSamplingSeed {
+		return nil
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s.files.Scenario.Name))
+	v := int64(h.Sum64()&0x7fffffff) + int64(iteration)
+	return &v
+}
+
+// downscaledPNG is the screen as the model sees it: fitted to the
+// profile's preferred size.
+func (s *runState) downscaledPNG(img *image.RGBA, full []byte) []byte {
+	small, scale := vision.Downscale(img, s.model.profile)
+	if scale.Sent == scale.Screen {
+		return full
+	}
+	data, err := encodePNG(small)
+	if err != nil {
+		return full
+	}
+	return data
+}
+
+func encodePNG(img image.Image) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func parseArgs(raw string) (map[string]any, error) {
+	if strings.TrimSpace(raw) == "" {
+		return map[string]any{}, nil
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, nil
+}
+
+func countImages(ms []model.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Images)
+	}
+	return n
+}
+
+func imageBytes(ms []model.Message) int {
+	n := 0
+	for _, m := range ms {
+		for _, img := range m.Images {
+			n += len(img.PNG)
+		}
+	}
+	return n
+}
+
+// stuckDetector notices a loop that repeats itself: the same call with no
+// screen change, or several actions leaving identical screens.
+type stuckDetector struct {
+	lastCall   string
+	lastScreen [32]byte
+	repeats    int
+	sameScreen int
+}
+
+func newStuckDetector() *stuckDetector { return &stuckDetector{} }
+
+// observe returns a hint for the model when the loop looks stuck.
+func (d *stuckDetector) observe(tool, args string, screen *image.RGBA) string {
+	var sum [32]byte
+	if screen != nil {
+		sum = sha256.Sum256(screen.Pix)
+	}
+	callKey := tool + " " + canonicalJSON(args)
+	sameScreen := sum == d.lastScreen
+	if callKey == d.lastCall && sameScreen {
+		d.repeats++
+	} else {
+		d.repeats = 0
+	}
+	if sameScreen && tool != "observe_screen" {
+		d.sameScreen++
+	} else if !sameScreen {
+		d.sameScreen = 0
+	}
+	d.lastCall, d.lastScreen = callKey, sum
+	switch {
+	case d.repeats >= 2:
+		return fmt.Sprintf("Note: you made the same call (%s) %d times in a row and the screen did not change. Try something else.", tool, d.repeats+1)
+	case d.sameScreen >= 4:
+		return fmt.Sprintf("Note: your last %d actions left the screen unchanged. Reconsider your approach.", d.sameScreen)
+	}
+	return ""
+}
+
+func canonicalJSON(raw string) string {
+	var v map[string]any
+	if json.Unmarshal([]byte(raw), &v) != nil {
+		return raw
+	}
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,74 @@
+package memory
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/model"
+)
+
+func TestHandlesAndDedup(t *testing.T) {
+	t.Parallel()
+	m := New(EmitAlways, 2)
+	a := m.AddScreen([]byte("screen-a"), "screen 0001")
+	b := m.AddScreen([]byte("screen-b"), "screen 0002")
+	again := m.AddScreen([]byte("screen-a"), "screen 0003")
+	in := m.AddInput([]byte("ref"), "reference")
+	if a != "tool_generated_image_1" || b != "tool_generated_image_2" || again != a || in != "input_image_1" {
+		t.Fatalf("handles: %s %s %s %s", a, b, again, in)
+	}
+	if _, ok := m.Lookup("TOOL_GENERATED_IMAGE_2"); !ok {
+		t.Error("lookup is not case-insensitive")
+	}
+	if _, ok := m.Lookup("tool_generated_image_9"); ok {
+		t.Error("found a handle that was never registered")
+	}
+}
+
+func TestEmitPolicy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		policy        string
+		second, third bool
+	}{{EmitAlways, true, true}, {EmitOnChange, false, true}} {
+		m := New(c.policy, 3)
+		m.AddScreen([]byte("a"), "screen 1")
+		if m.EnvironmentUpdate() == "" {
+			t.Fatalf("%s: first update empty", c.policy)
+		}
+		if got := m.EnvironmentUpdate() != ""; got != c.second {
+			t.Errorf("%s: unchanged inventory emitted=%v, want %v", c.policy, got, c.second)
+		}
+		m.AddScreen([]byte("b"), "screen 2")
+		if got := m.EnvironmentUpdate() != ""; got != c.third {
+			t.Errorf("%s: changed inventory emitted=%v, want %v", c.policy, got, c.third)
+		}
+	}
+}
+
+func TestContextKeepsNewestImages(t *testing.T) {
+	t.Parallel()
+	m := New(EmitAlways, 2)
+	var history []model.Message
+	for i := 0; i < 5; i++ {
+		h := m.AddScreen([]byte{byte(i)}, "screen")
+		history = append(history, model.Message{Role: model.RoleUser, Text: "observed", Images: []model.Image{{Handle: h, PNG: []byte{byte(i)}}}})
+	}
+	ctx := m.Context(history)
+	images := 0
+	for _, msg := range ctx {
+		images += len(msg.Images)
+	}
+	if images != 2 {
+		t.Fatalf("context carries %d images, want 2", images)
+	}
+	if !strings.Contains(ctx[0].Text, "tool_generated_image_1 dropped") {
+		t.Errorf("dropped image not named: %q", ctx[0].Text)
+	}
+	if len(history[0].Images) != 1 {
+		t.Error("Context modified the history it was given")
+	}
+	if u := m.EnvironmentUpdate(); !strings.Contains(u, "tool_generated_image_5: screen (in context)") || !strings.Contains(u, "tool_generated_image_1: screen (dropped from context)") {
+		t.Errorf("update:\n%s", u)
+	}
+}

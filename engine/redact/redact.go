@@ -1,0 +1,76 @@
+// Package redact removes secret values from everything the runtime writes:
+// reports, events, logs, console frames and model requests.
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Mask is what a secret value becomes.
+const Mask = "[REDACTED]"
+
+// Redactor replaces every secret value, and its common encodings, with
+// Mask. The zero value and nil redact nothing.
+type Redactor struct {
+	r *strings.Replacer
+}
+
+// New returns a redactor for the given secret values. Empty values are
+// ignored. Each value is also matched URL-encoded (query and path forms),
+// JSON-escaped and base64-encoded, since those are the forms it takes in
+// URLs, request bodies and headers.
+func New(secrets ...string) *Redactor {
+	seen := map[string]bool{}
+	var forms []string
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			forms = append(forms, s)
+		}
+	}
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		add(s)
+		add(url.QueryEscape(s))
+		add(url.PathEscape(s))
+		if b, err := json.Marshal(s); err == nil {
+			add(string(b[1 : len(b)-1]))
+		}
+		add(base64.StdEncoding.EncodeToString([]byte(s)))
+		add(base64.RawURLEncoding.EncodeToString([]byte(s)))
+	}
+	if len(forms) == 0 {
+		return &Redactor{}
+	}
+	// Longest first: strings.Replacer tries the old strings in argument
+	// order at each position, so a secret that contains another is masked
+	// whole, in one pass.
+	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, Mask)
+	}
+	return &Redactor{r: strings.NewReplacer(pairs...)}
+}
+
+// String redacts s.
+func (r *Redactor) String(s string) string {
+	if r == nil || r.r == nil {
+		return s
+	}
+	return r.r.Replace(s)
+}
+
+// Bytes redacts b.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if r == nil || r.r == nil {
+		return b
+	}
+	return []byte(r.r.Replace(string(b)))
+}

@@ -1,0 +1,168 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// Writer owns a report directory. Events are appended to events.jsonl as
+// they happen (so a killed process leaves a readable stream), screens are
+// written once as PNG files, and report.json is replaced atomically.
+type Writer struct {
+	dir    string
+	redact func(string) string
+
+	mu      sync.Mutex
+	events  *os.File
+	appLog  *os.File
+	screens int
+	err     error // the first write error, reported by Close
+	builder *Builder
+}
+
+// Create makes dir (and dir/screens) and opens events.jsonl and app.log.
+// redact is applied to every byte written (nil: none).
+func Create(dir string, redact func(string) string) (*Writer, error) {
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "screens"), 0o755); err != nil {
+		return nil, fmt.Errorf("create report directory: %w", err)
+	}
+	ev, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create events.jsonl: %w", err)
+	}
+	log, err := os.OpenFile(filepath.Join(dir, "app.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		ev.Close()
+		return nil, fmt.Errorf("create app.log: %w", err)
+	}
+	return &Writer{dir: dir, redact: redact, events: ev, appLog: log, builder: NewBuilder()}, nil
+}
+
+// Dir is the report directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// Event appends one event to events.jsonl and folds it into the report.
+// It is a bus sink: events arrive already redacted, in order.
+func (w *Writer) Event(e events.Event) {
+	line, err := json.Marshal(e)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.builder.Event(e)
+	if err != nil {
+		w.fail(fmt.Errorf("encode event %d: %w", e.Seq, err))
+		return
+	}
+	line = append([]byte(w.redact(string(line))), '\n')
+	// One write per line: a crash leaves at most one torn last line.
+	if _, err := w.events.Write(line); err != nil {
+		w.fail(fmt.Errorf("write events.jsonl: %w", err))
+	}
+}
+
+func (w *Writer) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// SaveScreen writes img as the next screens/NNNN.png and returns its path
+// relative to the report directory.
+func (w *Writer) SaveScreen(img image.Image) (string, error) {
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, img); err != nil {
+		return "", fmt.Errorf("encode screen: %w", err)
+	}
+	w.mu.Lock()
+	w.screens++
+	rel := fmt.Sprintf("screens/%04d.png", w.screens)
+	w.mu.Unlock()
+	if err := os.WriteFile(filepath.Join(w.dir, rel), buf.Bytes(), 0o644); err != nil {
+		return "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	return rel, nil
+}
+
+// AppLog is where the application's stdout and stderr go, redacted.
+// Writes arrive a whole line at a time from the process driver.
+func (w *Writer) AppLog() io.Writer { return appLogWriter{w} }
+
+type appLogWriter struct{ w *Writer }
+
+func (a appLogWriter) Write(p []byte) (int, error) {
+	a.w.mu.Lock()
+	defer a.w.mu.Unlock()
+	if _, err := a.w.appLog.WriteString(a.w.redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Report returns the report folded from the events so far.
+func (w *Writer) Report() Report {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.builder.Report()
+}
+
+// WriteReport writes report.json atomically (a temporary file renamed over
+// the old one), from the events so far.
+func (w *Writer) WriteReport() error {
+	r := w.Report()
+	return WriteJSON(w.dir, r, w.redact)
+}
+
+// WriteJSON writes r as dir/report.json atomically.
+func WriteJSON(dir string, r Report, redact func(string) string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report.json: %w", err)
+	}
+	if redact != nil {
+		b = []byte(redact(string(b)))
+	}
+	tmp, err := os.CreateTemp(dir, ".report-*.json")
+	if err != nil {
+		return fmt.Errorf("write report.json: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write report.json: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write report.json: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write report.json: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, "report.json")); err != nil {
+		return fmt.Errorf("write report.json: %w", err)
+	}
+	return nil
+}
+
+// Close closes the files and returns the first write error, if any.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range []*os.File{w.events, w.appLog} {
+		if err := f.Close(); err != nil {
+			w.fail(err)
+		}
+	}
+	return w.err
+}

@@ -1,0 +1,273 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/redact"
+	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/inbox"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// Options are the parts of a run that come from how it was started rather
+// than from the files.
+type Options struct {
+	// ReportDir is where the report is written; it is created.
+	ReportDir string
+	// Sinks receive every event, redacted, in order (console, --json).
+	// They are called synchronously and must not block.
+	Sinks []func(events.Event)
+	// Display overrides the operator file's session.display and $DISPLAY;
+	// "-" forces an embedded Xvfb.
+	Display string
+	// Interactive marks a run with an operator at a console: it gets an
+	// inbox of its own, so ask_human is offered.
+	Interactive bool
+	// ModelTransport, when set, carries the model's HTTP requests (used to
+	// record or replay a model's exchanges).
+	ModelTransport http.RoundTripper
+	// Getenv reads the environment (nil: os.Getenv).
+	Getenv func(string) string
+}
+
+// Result is how a run ended.
+type Result struct {
+	Verdict   string
+	Outcome   string
+	Reasons   []string
+	ReportDir string
+}
+
+// ExitCode maps the verdict to `kasmrt run`'s exit code (DESIGN.md); with
+// strict, concerns give 4.
+func (r Result) ExitCode(strict bool) int {
+	switch r.Verdict {
+	case events.VerdictPass:
+		return 0
+	case events.VerdictPassConcerns:
+		if strict {
+			return 4
+		}
+		return 0
+	case events.VerdictAppFailed:
+		return 1
+	}
+	return 2
+}
+
+// Runner runs one scenario. Create it with New, start it with Run; while
+// it runs, Answer and Steer act on it from other goroutines (the console).
+type Runner struct {
+	files   *scenarios.Files
+	opts    Options
+	redact  *redact.Redactor
+	fatal   []*regexp.Regexp
+	inbox   *inbox.Inbox
+	steer   *steering
+	getenv  func(string) string
+	started chan struct{}
+
+	mu  sync.Mutex
+	bus *events.Bus
+}
+
+// New resolves the files and options into a runner. Nothing is launched.
+func New(files *scenarios.Files, opts Options) (*Runner, error) {
+	if opts.ReportDir == "" {
+		return nil, errors.New("run: no report directory")
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	r := &Runner{
+		files:   files,
+		opts:    opts,
+		redact:  RedactorFor(files),
+		getenv:  getenv,
+		steer:   newSteering(),
+		started: make(chan struct{}),
+	}
+	if files.Scenario.App != nil {
+		for _, p := range files.Scenario.App.FatalPatterns {
+			r.fatal = append(r.fatal, regexp.MustCompile(p)) // validated at load
+		}
+	}
+	if files.Operator.HasInbox() || opts.Interactive {
+		r.inbox = inbox.New(inbox.Options{Redact: r.redact.String})
+	}
+	return r, nil
+}
+
+// RedactorFor returns the redactor for a run of files: the scenario's
+// secrets, the model key and the inbox tokens.
+func RedactorFor(files *scenarios.Files) *redact.Redactor {
+	secrets := files.Scenario.SecretValues()
+	o := files.Operator
+	for _, v := range []string{o.Model.Key, o.Inbox.SessionToken, o.Inbox.MessagingToken} {
+		if v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	return redact.New(secrets...)
+}
+
+// Redact removes the run's secrets from s.
+func (r *Runner) Redact(s string) string { return r.redact.String(s) }
+
+// deadlines returns the whole-run deadline and the reserve kept at its end
+// for diagnosis and the report: 30 s, or a third of a deadline shorter than
+// 90 s so short test deadlines still leave time to act.
+func (r *Runner) deadlines() (total, reserve time.Duration) {
+	total = time.Duration(r.files.Operator.DeadlineS * float64(time.Second))
+	reserve = scenarios.DeadlineReserveS * time.Second
+	if total < 3*reserve {
+		reserve = total / 3
+	}
+	return total, reserve
+}
+
+// Run runs the scenario and always writes a complete report, whatever ends
+// the run: the verdict, the deadline, a fault or ctx (Ctrl-C).
+func (r *Runner) Run(ctx context.Context) (Result, error) {
+	rep, err := report.Create(r.opts.ReportDir, r.redact.String)
+	if err != nil {
+		return Result{}, err
+	}
+	sinks := append([]func(events.Event){rep.Event}, r.opts.Sinks...)
+	bus := events.NewBus(r.redact.String, sinks...)
+	r.mu.Lock()
+	r.bus = bus
+	r.mu.Unlock()
+
+	total, reserve := r.deadlines()
+	runCtx, cancelRun := context.WithTimeout(ctx, total)
+	defer cancelRun()
+	// Work stops when the reserve begins; the report still has the reserve.
+	workCtx, cancelWork := context.WithTimeout(runCtx, total-reserve)
+	defer cancelWork()
+	r.steer.bind(cancelWork)
+
+	if r.inbox != nil {
+		stop := r.inbox.Observe(func(u inbox.Update) { publishInboxUpdate(bus, u) })
+		defer stop()
+	}
+	st := newRunState(r, bus, rep)
+	close(r.started)
+	st.start()
+	endWhy := st.execute(workCtx)
+
+	// Finish within the reserve even when ctx (Ctrl-C) is done: diagnosis
+	// and the report are not cancelled with the work.
+	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), reserve)
+	defer cancelFinish()
+	if endWhy == "" {
+		endWhy = st.interruption(ctx, workCtx)
+	}
+	res := st.finish(finishCtx, endWhy)
+	res.ReportDir = r.opts.ReportDir
+	if err := rep.WriteReport(); err != nil {
+		return res, err
+	}
+	if err := rep.Close(); err != nil {
+		return res, fmt.Errorf("write report: %w", err)
+	}
+	return res, nil
+}
+
+// Publish adds an event to the run's stream (used by the console's
+// operator actions); it is a no-op before the run starts.
+func (r *Runner) publish(e events.Event) {
+	r.mu.Lock()
+	bus := r.bus
+	r.mu.Unlock()
+	if bus != nil {
+		bus.Publish(e)
+	}
+}
+
+// Answer answers an ask_human question (the console's inbox pane).
+func (r *Runner) Answer(id, text string) error {
+	if r.inbox == nil {
+		return errors.New("this run has no inbox")
+	}
+	return r.inbox.Answer(id, text, "console")
+}
+
+// Inbox returns the run's inbox, or nil when it has none.
+func (r *Runner) Inbox() *inbox.Inbox { return r.inbox }
+
+// Steer applies an operator action: pause, resume, step mode, approve or
+// reject a proposed call, abort, or a note to the model.
+func (r *Runner) Steer(s events.Steer) {
+	r.publish(events.Event{Kind: events.KindSteer, Steer: &s, Source: "operator"})
+	r.steer.apply(s)
+}
+
+// scenarioDir is the directory relative paths in the scenario resolve
+// against.
+func (r *Runner) scenarioDir() string { return filepath.Dir(r.files.Scenario.File) }
+
+// appDir is where the application and declared tools run.
+func (r *Runner) appDir() string {
+	if a := r.files.Scenario.App; a != nil && a.Dir != "" {
+		if filepath.IsAbs(a.Dir) {
+			return a.Dir
+		}
+		return filepath.Join(r.scenarioDir(), a.Dir)
+	}
+	return r.scenarioDir()
+}
+
+// displayFor picks the X display: the flag, the operator file, $DISPLAY,
+// or "" for an embedded Xvfb.
+func (r *Runner) display() string {
+	switch d := r.opts.Display; d {
+	case "-":
+		return ""
+	case "":
+	default:
+		return d
+	}
+	if d := r.files.Operator.Session.Display; d != "" {
+		return d
+	}
+	return r.getenv("DISPLAY")
+}
+
+// Ensure the drivers' types satisfy what the engine needs of them.
+var (
+	_ desktop = (*x11.Conn)(nil)
+	_ app     = (*proc.Process)(nil)
+)
+
+// publishInboxUpdate turns inbox changes into question and answer events.
+func publishInboxUpdate(bus *events.Bus, u inbox.Update) {
+	switch u.Kind {
+	case inbox.KindAsked:
+		bus.Publish(events.Event{Kind: events.KindQuestion, Question: &events.Question{ID: u.QuestionID, Text: u.Text}})
+	case inbox.KindAnswered:
+		q := &events.Question{ID: u.QuestionID, Answer: u.Text, By: u.By}
+		if u.Question != nil {
+			q.Text = u.Question.Text
+		}
+		bus.Publish(events.Event{Kind: events.KindAnswer, Question: q})
+	case inbox.KindUnanswered:
+		q := &events.Question{ID: u.QuestionID, Unanswered: u.Text}
+		if u.Question != nil {
+			q.Text = u.Question.Text
+		}
+		bus.Publish(events.Event{Kind: events.KindAnswer, Question: q})
+	}
+}

@@ -1,0 +1,33 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// runScript executes a scenario's steps in order through the same guards
+// and tools the agentic loop uses. A script is never refused for a missing
+// observation: that prerequisite binds model-chosen calls only.
+func (s *runState) runScript(ctx context.Context) {
+	for i, st := range s.files.Scenario.Steps {
+		if ctx.Err() != nil || s.end != nil {
+			return
+		}
+		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: "script"})
+		if ctx.Err() != nil {
+			return
+		}
+		switch res.fail {
+		case failNone:
+		case failAssertion:
+			s.stop(events.VerdictAppFailed, OutcomeStepFailed, fmt.Sprintf("step %d (%s) failed: %s", i+1, st.Tool, res.message))
+		default:
+			s.stop(events.VerdictTestError, OutcomeStepError, fmt.Sprintf("step %d (%s) could not run: %s", i+1, st.Tool, res.message))
+		}
+		if !s.checkAfterStep() {
+			return
+		}
+	}
+}

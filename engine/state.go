@@ -1,0 +1,508 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/memory"
+	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// desktop is what the engine needs of the X11 session's connection.
+type desktop interface {
+	Capture(ctx context.Context) (*image.RGBA, error)
+	WaitSettled(ctx context.Context, opts x11.SettleOptions) (*image.RGBA, bool, error)
+	PressKey(ctx context.Context, chord string) error
+	TypeText(ctx context.Context, s string) error
+	Click(ctx context.Context, x, y int) error
+	Window(id uint32) (x11.Window, error)
+	FindWindow(ctx context.Context, m x11.WindowMatch) (x11.Window, error)
+	Focus(w x11.Window) error
+	ScreenSize() (w, h int)
+	Close() error
+}
+
+// app is what the engine needs of the launched application.
+type app interface {
+	PID() int
+	Alive() bool
+	Done() <-chan struct{}
+	ExitStatus() proc.Status
+	Stop(grace time.Duration) error
+}
+
+// Outcomes that end a run early, and the verdicts they lead to.
+const (
+	OutcomeCompleted      = "completed"
+	OutcomeEscalated      = "escalated"
+	OutcomeDeadline       = "deadline"
+	OutcomeDegraded       = "degraded"
+	OutcomeInterrupted    = "interrupted"
+	OutcomeAborted        = "aborted"
+	OutcomeLaunchFailed   = "launch-failed"
+	OutcomeStartup        = "startup-timeout"
+	OutcomeAppExited      = "app-exited"
+	OutcomeWindowLost     = "window-lost"
+	OutcomeFatalLog       = "fatal-log"
+	OutcomeSessionLost    = "session-lost"
+	OutcomeStepFailed     = "step-failed"
+	OutcomeStepError      = "step-error"
+	OutcomeRuntimeFault   = "runtime-fault"
+	OutcomeNoModelVerdict = "no-model-verdict"
+)
+
+// ending is why a run stopped before its natural end, with the verdict it
+// forces.
+type ending struct {
+	verdict string
+	outcome string
+	reason  string
+}
+
+// runState is everything one run holds while it runs. Only the run's own
+// goroutine touches it, except where a field says otherwise.
+type runState struct {
+	r     *Runner
+	bus   *events.Bus
+	rep   *report.Writer
+	files *scenarios.Files
+
+	session *x11.Session
+	desk    desktop
+	app     app
+	win     x11.Window
+	hasWin  bool
+
+	catalog  map[string]scenarios.ToolSpec
+	tools    map[string]scenarios.ToolSpec
+	names    []string
+	observed bool
+	stepN    int
+
+	// fatalLine is set from the output pump's goroutine.
+	fatalMu   sync.Mutex
+	fatalLine string
+
+	declaredCalls map[string]int
+	held          time.Duration
+	toolErrors    int // consecutive declared-tool failures
+	end           *ending
+	escalated     bool
+	checkFalse    bool
+	modelVerdict  string
+	modelReason   string
+	concerns      []string
+	loop          loopStats
+	model         *modelState
+	memory        *memory.Memory
+	startedAt     time.Time
+	lastScreen    *image.RGBA
+	lastScreenRel string
+}
+
+type loopStats struct {
+	iterations, malformed, toolErrors, rescued int
+	ended                                      string // why the loop ended, in words
+	outcome                                    string // degraded, no-model-verdict, or "" for completed
+	ran                                        bool
+}
+
+func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
+	return &runState{
+		r: r, bus: bus, rep: rep, files: r.files,
+		catalog:       scenarios.Catalog(r.files.Scenario, r.files.Operator),
+		startedAt:     time.Now(),
+		declaredCalls: map[string]int{},
+	}
+}
+
+func (s *runState) publish(e events.Event) events.Event { return s.bus.Publish(e) }
+
+func (s *runState) log(format string, args ...any) {
+	s.publish(events.Event{Kind: events.KindLog, Message: fmt.Sprintf(format, args...)})
+}
+
+func (s *runState) concern(msg string) {
+	for _, c := range s.concerns {
+		if c == msg {
+			return
+		}
+	}
+	s.concerns = append(s.concerns, msg)
+	s.publish(events.Event{Kind: events.KindConcern, Message: msg})
+}
+
+// stop records the first reason the run ends early; later ones are
+// ignored so the first cause is the one reported.
+func (s *runState) stop(verdict, outcome, reason string) {
+	if s.end == nil {
+		s.end = &ending{verdict: verdict, outcome: outcome, reason: reason}
+	}
+}
+
+// start announces the run with everything the files decided.
+func (s *runState) start() {
+	sc := s.files.Scenario
+	total, reserve := s.r.deadlines()
+	s.setTools(OffersFromFiles(s.files))
+	plan := sc.Plan
+	if plan == nil {
+		plan = []string{}
+	}
+	s.publish(events.Event{Kind: events.KindRunStarted, Data: map[string]any{
+		"scenario": sc.Name, "file": sc.File, "sha256": sc.SHA256, "mode": sc.Mode(),
+		"goal": sc.Goal, "plan": plan, "deadline_s": total.Seconds(), "reserve_s": reserve.Seconds(),
+		"tools": s.names, "steps": len(sc.Steps),
+	}})
+}
+
+// setTools fixes the run's tool list for the given offers.
+func (s *runState) setTools(offers Offers) {
+	if s.r.inbox != nil {
+		offers.Inbox = true
+	}
+	list := ToolList(s.files, offers)
+	s.tools = make(map[string]scenarios.ToolSpec, len(list))
+	s.names = s.names[:0]
+	for _, t := range list {
+		s.tools[t.Name] = t
+		s.names = append(s.names, t.Name)
+	}
+}
+
+// execute launches the app and runs the steps or the loop. It returns a
+// non-empty reason only when the run was cut short by the context.
+func (s *runState) execute(ctx context.Context) string {
+	if err := s.launch(ctx); err != nil {
+		if s.end == nil {
+			s.stop(events.VerdictTestError, OutcomeRuntimeFault, err.Error())
+		}
+		return ""
+	}
+	if s.files.Scenario.Goal != "" {
+		s.runLoop(ctx)
+	} else {
+		s.runScript(ctx)
+	}
+	return ""
+}
+
+// interruption names why the work context ended, if it did.
+func (s *runState) interruption(parent, work context.Context) string {
+	if work.Err() == nil {
+		return ""
+	}
+	switch {
+	case s.r.steer.isAborted():
+		s.stop(events.VerdictTestError, OutcomeAborted, "the operator aborted the run")
+	case parent.Err() != nil:
+		s.stop(events.VerdictTestError, OutcomeInterrupted, "the run was interrupted (signal)")
+	default:
+		total, reserve := s.r.deadlines()
+		s.stop(events.VerdictTestError, OutcomeDeadline,
+			fmt.Sprintf("the %gs deadline was reached (the last %gs are kept for the report)", total.Seconds(), reserve.Seconds()))
+	}
+	return s.end.outcome
+}
+
+// launch starts the session, the application and finds its window.
+func (s *runState) launch(ctx context.Context) error {
+	op := s.files.Operator
+	sess, err := x11.StartSession(ctx, x11.SessionOptions{
+		Display: s.r.display(), Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
+	})
+	if err != nil {
+		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("start the X session: %v", err))
+		return err
+	}
+	s.session = sess
+	conn, err := x11.Dial(sess.Display())
+	if err != nil {
+		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("connect to the X session: %v", err))
+		return err
+	}
+	s.desk = conn
+	w, h := conn.ScreenSize()
+	s.publish(events.Event{Kind: events.KindSessionStarted, Data: map[string]any{
+		"display": sess.Display(), "owned": sess.Owned(), "width": w, "height": h,
+	}})
+
+	a := s.files.Scenario.App
+	if a == nil {
+		// Browser-only scenarios need the CDP driver, which this build
+		// does not have yet.
+		s.stop(events.VerdictTestError, OutcomeLaunchFailed, "browser scenarios are not supported by this build yet")
+		return errors.New("no app to launch")
+	}
+	env := []string{"DISPLAY=" + sess.Display()}
+	for _, k := range sortedKeys(a.Env) {
+		env = append(env, k+"="+a.Env[k])
+	}
+	p, err := proc.Start(ctx, proc.Spec{Argv: a.Command, Env: env, Dir: s.r.appDir(), Output: s.outputScanner()})
+	if err != nil {
+		s.stop(events.VerdictTestError, OutcomeLaunchFailed, err.Error())
+		return err
+	}
+	s.app = p
+	s.publish(events.Event{Kind: events.KindAppLaunched, Data: map[string]any{"pid": p.PID(), "command": a.Command}})
+
+	timeout := time.Duration(a.StartupTimeout * float64(time.Second))
+	if timeout <= 0 {
+		timeout = scenarios.DefaultStartupTimeoutS * time.Second
+	}
+	findCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type found struct {
+		w   x11.Window
+		err error
+	}
+	ch := make(chan found, 1)
+	go func() {
+		w, err := conn.FindWindow(findCtx, s.windowMatch())
+		ch <- found{w, err}
+	}()
+	select {
+	case <-p.Done():
+		cancel()
+		<-ch
+		st := p.ExitStatus()
+		s.publish(events.Event{Kind: events.KindAppExited, Message: st.String()})
+		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared", st))
+		return fmt.Errorf("app %s", st)
+	case f := <-ch:
+		if f.err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("no window matching %s appeared within %s", s.windowMatch(), timeout))
+			return f.err
+		}
+		s.win, s.hasWin = f.w, true
+	}
+	s.publish(events.Event{Kind: events.KindAppWindow,
+		Box:  &events.Rect{X: s.win.X, Y: s.win.Y, W: s.win.Width, H: s.win.Height},
+		Data: map[string]any{"id": s.win.ID, "title": s.win.Title, "class": s.win.Class}})
+	if err := s.desk.Focus(s.win); err != nil {
+		s.log("focus the application window: %v", err)
+	}
+	return nil
+}
+
+func (s *runState) windowMatch() x11.WindowMatch {
+	m := x11.WindowMatch{}
+	if wm := s.files.Scenario.App.Window; wm != nil {
+		m.Class, m.Title = wm.Class, wm.Title
+		if wm.PID == nil || *wm.PID {
+			if m.Class == "" && m.Title == "" || wm.PID != nil {
+				m.PID = s.app.PID()
+			}
+		}
+	} else {
+		m.PID = s.app.PID()
+	}
+	return m
+}
+
+// outputScanner is the application's stdout/stderr sink: app.log, and the
+// fatal log patterns.
+func (s *runState) outputScanner() io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		if _, err := s.rep.AppLog().Write(p); err != nil {
+			return 0, err
+		}
+		if len(s.r.fatal) > 0 {
+			sc := bufio.NewScanner(bytes.NewReader(p))
+			sc.Buffer(make([]byte, 0, 4096), len(p)+1)
+			for sc.Scan() {
+				line := sc.Text()
+				for _, re := range s.r.fatal {
+					if re.MatchString(line) {
+						s.fatalMu.Lock()
+						if s.fatalLine == "" {
+							s.fatalLine = s.r.Redact(line)
+						}
+						s.fatalMu.Unlock()
+					}
+				}
+			}
+		}
+		return len(p), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// checks runs the deterministic checks (seed 000 "The verdict").
+func (s *runState) checks() []events.Check {
+	var out []events.Check
+	if s.app != nil {
+		c := events.Check{Name: "process_alive", OK: s.app.Alive()}
+		if !c.OK {
+			c.Evidence = "the application " + s.app.ExitStatus().String()
+		}
+		out = append(out, c)
+	}
+	if s.hasWin {
+		c := events.Check{Name: "window_present", OK: true}
+		w, err := s.desk.Window(s.win.ID)
+		switch {
+		case err != nil:
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)
+		case !w.Viewable:
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.win.ID)
+		default:
+			s.win = w
+		}
+		out = append(out, c)
+	}
+	s.fatalMu.Lock()
+	line := s.fatalLine
+	s.fatalMu.Unlock()
+	c := events.Check{Name: "fatal_pattern", OK: line == ""}
+	if line != "" {
+		c.Evidence = line
+	}
+	return append(out, c)
+}
+
+// checkAfterStep runs the checks and stops the run on the first failure.
+func (s *runState) checkAfterStep() bool {
+	if s.session != nil {
+		select {
+		case <-s.session.Done():
+			s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+			return false
+		default:
+		}
+	}
+	for _, c := range s.checks() {
+		if c.OK {
+			continue
+		}
+		c := c
+		s.publish(events.Event{Kind: events.KindCheck, Check: &c})
+		outcome := map[string]string{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost, "fatal_pattern": OutcomeFatalLog}[c.Name]
+		s.stop(events.VerdictAppFailed, outcome, c.Evidence)
+		return false
+	}
+	return true
+}
+
+// capture takes a screenshot (after the screen settles when settle is
+// set), writes it to the report and announces it.
+func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGBA, error) {
+	var img *image.RGBA
+	var err error
+	settled := true
+	if settle {
+		op := s.files.Operator.Runner
+		img, settled, err = s.desk.WaitSettled(ctx, x11.SettleOptions{
+			Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
+			Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
+		})
+	} else {
+		img, err = s.desk.Capture(ctx)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("capture the screen: %w", err)
+	}
+	rel, err := s.rep.SaveScreen(img)
+	if err != nil {
+		return "", nil, err
+	}
+	b := img.Bounds()
+	s.lastScreen, s.lastScreenRel = img, rel
+	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Data: map[string]any{
+		"width": b.Dx(), "height": b.Dy(), "settled": settled,
+	}})
+	return rel, img, nil
+}
+
+// finish runs the final checks, decides the verdict, stops everything the
+// run started and announces the end.
+func (s *runState) finish(ctx context.Context, _ string) Result {
+	var checks []events.Check
+	if s.session != nil {
+		select {
+		case <-s.session.Done():
+			s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+		default:
+		}
+	}
+	if s.app != nil {
+		checks = s.checks()
+		for i := range checks {
+			s.publish(events.Event{Kind: events.KindCheck, Check: &checks[i]})
+		}
+	}
+	if s.loop.ran {
+		s.publish(events.Event{Kind: events.KindLoopEnded, Message: s.loop.ended, Data: map[string]any{
+			"iterations": s.loop.iterations, "malformed": s.loop.malformed,
+			"tool_errors": s.loop.toolErrors, "rescued": s.loop.rescued,
+		}})
+	}
+	v := s.verdict(checks)
+	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
+	s.shutdown(ctx)
+	s.publish(events.Event{Kind: events.KindRunEnded, Data: map[string]any{"report": s.rep.Dir()}})
+	return Result{Verdict: v.Verdict, Outcome: v.Outcome, Reasons: v.Reasons}
+}
+
+// shutdown stops the application and the session; nothing the run
+// started outlives it.
+func (s *runState) shutdown(ctx context.Context) {
+	if s.app != nil {
+		if s.app.Alive() {
+			_ = s.app.Stop(2 * time.Second)
+		} else {
+			_ = s.app.Stop(0)
+		}
+	}
+	if s.desk != nil {
+		_ = s.desk.Close()
+	}
+	if s.session != nil {
+		if err := s.session.Close(); err != nil {
+			s.log("stop the X session: %v", err)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// fileExists reports whether path exists (for wait_while file_missing).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func truncate(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,404 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"strings"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// call is one tool call, from a script step or the model.
+type call struct {
+	ID     string // the model's native call ID, if any
+	Tool   string
+	Args   map[string]any
+	Source string // script | model
+}
+
+// Failure kinds of a tool call that did not succeed.
+const (
+	failNone       = ""
+	failMalformed  = "malformed"  // unknown tool or a schema violation
+	failRefused    = "refused"    // a prerequisite is missing
+	failResolution = "resolution" // the target could not be resolved (not found, budget, window gone)
+	failAssertion  = "assertion"  // a declared check ran and failed
+	failModel      = "model"      // the vision model could not answer
+)
+
+// result is what a tool call produced.
+type result struct {
+	status  string // events.Status*
+	fail    string // one of the fail* kinds
+	message string // for the report and the model, redacted on publish
+	screen  string
+	point   *events.Point
+	image   *image.RGBA // a capture for the model to see
+	// endLoop is set by tools that end the agentic loop.
+	endLoop string
+}
+
+func ok(msg string) result { return result{status: events.StatusOK, message: msg} }
+
+func failed(kind, format string, args ...any) result {
+	status := events.StatusError
+	switch kind {
+	case failMalformed:
+		status = events.StatusMalformed
+	case failRefused:
+		status = events.StatusRefused
+	}
+	return result{status: status, fail: kind, message: fmt.Sprintf(format, args...)}
+}
+
+// step runs one call through the guards and the tool, recording it as a
+// numbered step with its screen and duration.
+func (s *runState) step(ctx context.Context, c call) result {
+	s.stepN++
+	n := s.stepN
+	start := time.Now()
+	s.publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source})
+	res := s.guard(c)
+	if res.status == "" {
+		res = s.run(ctx, n, c)
+	}
+	if ctx.Err() != nil && res.status == events.StatusOK {
+		res = failed(failResolution, "%s was interrupted: %v", c.Tool, context.Cause(ctx))
+	}
+	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source,
+		Status: res.status, Message: res.message, Screen: res.screen, Point: res.point,
+		DurationMS: time.Since(start).Milliseconds()})
+	return res
+}
+
+// guard checks a call before it runs (seed 000): a known tool on the run's
+// list, arguments that fit its schema, the observation prerequisite for
+// model-chosen input, and the tool's budget. A zero result means go.
+func (s *runState) guard(c call) result {
+	spec, known := s.tools[c.Tool]
+	if !known {
+		return failed(failMalformed, "unknown tool %q; the tools available are: %s", c.Tool, strings.Join(s.names, ", "))
+	}
+	if problems := scenarios.CheckArgs(spec, c.Args); len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.Text
+		}
+		return failed(failMalformed, "%s", strings.Join(msgs, "; "))
+	}
+	if c.Source == "model" && spec.NeedsObservation && !s.observed {
+		return failed(failRefused, "%s refused: the screen changed since the last observation; call observe_screen (or check_expectation) first", c.Tool)
+	}
+	if spec.Declared {
+		dt := s.files.Scenario.Tools[c.Tool]
+		if dt.Budget > 0 && s.declaredCalls[c.Tool] >= dt.Budget {
+			return failed(failResolution, "%s has used its budget of %d calls", c.Tool, dt.Budget)
+		}
+	}
+	return result{}
+}
+
+// run executes a guarded call.
+func (s *runState) run(ctx context.Context, n int, c call) result {
+	spec := s.tools[c.Tool]
+	if spec.Declared {
+		return s.declared(ctx, c)
+	}
+	switch c.Tool {
+	case "observe_screen":
+		rel, img, err := s.capture(ctx, false)
+		if err != nil {
+			return s.driverFailure(err)
+		}
+		s.observed = true
+		b := img.Bounds()
+		r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
+		r.screen, r.image = rel, img
+		return r
+	case "press_key":
+		key, _ := c.Args["key"].(string)
+		return s.input(ctx, func() error { return s.desk.PressKey(ctx, key) }, fmt.Sprintf("pressed %s", key), nil)
+	case "click":
+		target, _ := c.Args["target"].(string)
+		p, err := s.clickPoint(target)
+		if err != nil {
+			return failed(failResolution, "%v", err)
+		}
+		return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, fmt.Sprintf("clicked %s at (%d, %d)", target, p.X, p.Y), &p)
+	case "type_text":
+		ref, _ := c.Args["ref"].(string)
+		value, secret, found := s.files.Scenario.Value(ref)
+		if !found {
+			return failed(failResolution, "no provided value %q", ref)
+		}
+		what := "value"
+		if secret {
+			what = "secret value"
+		}
+		return s.input(ctx, func() error { return s.desk.TypeText(ctx, value) },
+			fmt.Sprintf("typed the %s %q (%d characters)", what, ref, len([]rune(value))), nil)
+	case "wait":
+		secs, _ := c.Args["seconds"].(float64)
+		return s.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
+			select {
+			case <-time.After(time.Duration(secs * float64(time.Second))):
+			case <-ctx.Done():
+				return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
+			}
+			return s.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
+		})
+	case "wait_while":
+		return s.waitWhile(ctx, c)
+	case "record_verdict":
+		verdict, _ := c.Args["verdict"].(string)
+		reason, _ := c.Args["reason"].(string)
+		s.modelVerdict, s.modelReason = verdict, reason
+		r := ok(fmt.Sprintf("recorded %s; the runtime decides the final verdict from its checks", verdict))
+		r.endLoop = "the model recorded its verdict (" + verdict + ")"
+		return r
+	case "escalate":
+		reason, _ := c.Args["reason"].(string)
+		// The verdict is locked now, whatever later checks find.
+		s.escalated = true
+		s.end = &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: " + reason}
+		r := ok("escalated; the run ends with test-error")
+		r.endLoop = "the model escalated"
+		return r
+	case "respond":
+		msg, _ := c.Args["message"].(string)
+		s.publish(events.Event{Kind: events.KindRespond, Step: n, Message: msg})
+		if s.r.inbox != nil {
+			s.r.inbox.Post(msg)
+		}
+		return ok("message posted to the operator")
+	case "ask_human":
+		return s.askHuman(ctx, c)
+	case "check_expectation":
+		return s.checkExpectation(ctx, n, c)
+	case "click_grounded":
+		return s.clickGrounded(ctx, n, c)
+	}
+	return failed(failResolution, "%s is not available in this build", c.Tool)
+}
+
+// driverFailure turns a driver error into a result, noticing when the X
+// server itself is gone.
+func (s *runState) driverFailure(err error) result {
+	if s.session != nil {
+		select {
+		case <-s.session.Done():
+			s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+		default:
+		}
+	}
+	return failed(failResolution, "%v", err)
+}
+
+// input runs a screen-changing input action on the focused app window,
+// clears the observation record and captures the settled screen.
+func (s *runState) input(ctx context.Context, act func() error, done string, p *events.Point) result {
+	if s.hasWin {
+		if err := s.desk.Focus(s.win); err != nil && !errors.Is(err, x11.ErrWindowGone) {
+			s.log("focus the application window: %v", err)
+		}
+	}
+	err := act()
+	s.observed = false
+	if err != nil {
+		if errors.Is(err, x11.ErrUnknownKey) {
+			return failed(failResolution, "%v", err)
+		}
+		return s.driverFailure(err)
+	}
+	r := s.settled(ctx, ok(done))
+	r.point = p
+	return r
+}
+
+// settled captures the screen once it settles and attaches it to r.
+func (s *runState) settled(ctx context.Context, r result) result {
+	s.observed = false
+	rel, _, err := s.capture(ctx, true)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r
+		}
+		return s.driverFailure(err)
+	}
+	r.screen = rel
+	return r
+}
+
+// clickPoint resolves a click target to screen pixels: the window's centre
+// or a point the scenario author placed relative to the window.
+func (s *runState) clickPoint(target string) (events.Point, error) {
+	if !s.hasWin {
+		return events.Point{}, errors.New("the application window is not known")
+	}
+	w, err := s.desk.Window(s.win.ID)
+	if err != nil {
+		return events.Point{}, fmt.Errorf("the application window is gone: %w", err)
+	}
+	s.win = w
+	if target == "center" {
+		x, y := w.Center()
+		return events.Point{X: x, Y: y}, nil
+	}
+	t, found := s.files.Scenario.ClickTargets[target]
+	if !found {
+		return events.Point{}, fmt.Errorf("no click target %q", target)
+	}
+	return events.Point{X: w.X + t.X, Y: w.Y + t.Y}, nil
+}
+
+// hold runs a waiting tool, counting its time against runner.max_hold_s.
+func (s *runState) hold(ctx context.Context, want time.Duration, fn func(context.Context) result) result {
+	limit := time.Duration(s.files.Operator.Runner.MaxHoldS * float64(time.Second))
+	if limit > 0 {
+		left := limit - s.held
+		if left <= 0 {
+			return failed(failResolution, "the waiting budget (runner.max_hold_s = %gs) is used up", limit.Seconds())
+		}
+		if want > left {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, left)
+			defer cancel()
+		}
+	}
+	start := time.Now()
+	r := fn(ctx)
+	s.held += time.Since(start)
+	return r
+}
+
+// declared runs a scenario-declared shell tool: the literal commands the
+// author wrote for the chosen values, in a disposable process group.
+func (s *runState) declared(ctx context.Context, c call) result {
+	dt := s.files.Scenario.Tools[c.Tool]
+	s.declaredCalls[c.Tool]++
+	cmds, err := dt.Commands(c.Args)
+	if err != nil {
+		return failed(failMalformed, "%s: %v", c.Tool, err)
+	}
+	timeout := time.Duration(dt.Timeout * float64(time.Second))
+	if timeout <= 0 {
+		timeout = scenarios.DefaultToolTimeoutS * time.Second
+	}
+	env := []string{}
+	if s.session != nil {
+		env = append(env, "DISPLAY="+s.session.Display())
+	}
+	var out strings.Builder
+	for _, cmd := range cmds {
+		res, err := proc.RunCommand(ctx, proc.CommandSpec{Shell: cmd, Env: env, Dir: s.r.appDir(), Timeout: timeout})
+		if err != nil {
+			s.toolErrors++
+			return failed(failResolution, "%s: %v", c.Tool, err)
+		}
+		fmt.Fprintf(&out, "%s", tail(res.Stdout, 2000))
+		if res.TimedOut {
+			s.toolErrors++
+			return failed(failAssertion, "%s timed out after %s and was killed", c.Tool, timeout)
+		}
+		if res.ExitCode != 0 {
+			s.toolErrors++
+			msg := fmt.Sprintf("%s %s", c.Tool, res.Status)
+			if e := strings.TrimSpace(tail(res.Stderr, 500)); e != "" {
+				msg += ": " + e
+			}
+			return failed(failAssertion, "%s", msg)
+		}
+	}
+	s.toolErrors = 0
+	msg := fmt.Sprintf("%s succeeded", c.Tool)
+	if o := strings.TrimSpace(out.String()); o != "" {
+		msg += ": " + o
+	}
+	return s.settled(ctx, ok(msg))
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// waitWhile waits out a condition the scenario named.
+func (s *runState) waitWhile(ctx context.Context, c call) result {
+	name, _ := c.Args["condition"].(string)
+	cond := s.files.Scenario.WaitConditions[name]
+	timeout := time.Duration(cond.Timeout * float64(time.Second))
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return s.hold(ctx, timeout, func(ctx context.Context) result {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		start := time.Now()
+		for {
+			holding, err := s.conditionHolds(ctx, cond)
+			if err != nil {
+				return s.driverFailure(err)
+			}
+			if !holding {
+				return s.settled(ctx, ok(fmt.Sprintf("%s cleared after %.1fs", name, time.Since(start).Seconds())))
+			}
+			select {
+			case <-ctx.Done():
+				return failed(failResolution, "%s still holds after %.1fs", name, time.Since(start).Seconds())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
+}
+
+func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
+	switch {
+	case c.ScreenChanging:
+		_, settled, err := s.desk.WaitSettled(ctx, x11.SettleOptions{Interval: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		if err != nil && ctx.Err() != nil {
+			return true, nil
+		}
+		return !settled, err
+	case c.WindowTitle != "":
+		w, err := s.desk.Window(s.win.ID)
+		if err != nil {
+			return false, err
+		}
+		return strings.Contains(w.Title, c.WindowTitle), nil
+	case c.FileMissing != "":
+		return !fileExists(c.FileMissing), nil
+	}
+	return false, nil
+}
+
+// askHuman puts the model's question to the operator and waits, bounded by
+// the waiting budget and the deadline.
+func (s *runState) askHuman(ctx context.Context, c call) result {
+	q, _ := c.Args["question"].(string)
+	timeout := time.Duration(s.files.Operator.Inbox.AnswerTimeoutS * float64(time.Second))
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	return s.hold(ctx, timeout, func(ctx context.Context) result {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		a, err := s.r.inbox.Ask(ctx, q)
+		if err != nil {
+			var ue *inbox.UnansweredError
+			if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {
+				return failed(failResolution, "no answer came: %v", err)
+			}
+			return failed(failResolution, "ask_human: %v", err)
+		}
+		return ok("the operator answered: " + a.Text)
+	})
+}
