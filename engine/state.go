@@ -295,7 +295,7 @@ func (s *runState) launch(ctx context.Context) error {
 	}
 	s.publish(events.Event{Kind: events.KindAppWindow,
 		Box:  &events.Rect{X: s.win.X, Y: s.win.Y, W: s.win.Width, H: s.win.Height},
-		Data: map[string]any{"id": s.win.ID, "title": s.win.Title, "class": s.win.Class}})
+		Data: map[string]any{"id": fmt.Sprintf("0x%x", s.win.ID), "title": s.win.Title, "class": s.win.Class}})
 	if err := s.desk.Focus(s.win); err != nil {
 		s.log("focus the application window: %v", err)
 	}

@@ -184,7 +184,7 @@ func (p *progressPrinter) event(e events.Event) {
 	defer p.mu.Unlock()
 	switch e.Kind {
 	case events.KindRunStarted:
-		fmt.Fprintf(p.w, "run %q (%v) — report in progress\n", e.Data["scenario"], e.Data["mode"])
+		fmt.Fprintf(p.w, "scenario %q (%v)\n", e.Data["scenario"], e.Data["mode"])
 	case events.KindSessionStarted:
 		fmt.Fprintf(p.w, "session %v (%vx%v)\n", e.Data["display"], e.Data["width"], e.Data["height"])
 	case events.KindAppWindow:
