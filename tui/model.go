@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -105,6 +106,10 @@ type Model struct {
 	framePane    graphics.Pane
 	frameKey     string
 	inflight     bool
+
+	// lastView is the newest rendered screen, readable from other
+	// goroutines (tests and benchmarks wait on it).
+	lastView atomic.Pointer[string]
 }
 
 func newModel(opts Options) *Model {
@@ -159,6 +164,15 @@ func newModel(opts Options) *Model {
 
 func (m *Model) rendererOptions() graphics.RendererOptions {
 	return graphics.RendererOptions{Profile: m.opts.Profile, Tmux: m.opts.Env("TMUX") != ""}
+}
+
+// LastView returns the text of the newest rendered screen without styles;
+// it is safe to call while the program runs.
+func (m *Model) LastView() string {
+	if p := m.lastView.Load(); p != nil {
+		return ansi.Strip(*p)
+	}
+	return ""
 }
 
 // State returns the state the console shows (for tests and the engine's
@@ -582,7 +596,9 @@ func (m *Model) layout() layoutRects {
 
 // View draws the console.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	content := m.render()
+	m.lastView.Store(&content)
+	v := tea.NewView(content)
 	v.AltScreen = true
 	v.WindowTitle = m.windowTitle()
 	return v

@@ -249,10 +249,10 @@ func budgetsView(st themes.Styles, s *State, w int) string {
 	var lines []string
 	if s.Deadline > 0 {
 		left := s.Remaining()
-		line := fmt.Sprintf("deadline %s left of %s · reserve %s", formatClock(left), formatClock(s.Deadline), formatClock(ReserveDuration))
+		line := fmt.Sprintf("deadline %s/%s · %s reserve", formatClock(left), formatClock(s.Deadline), formatClock(ReserveDuration))
 		style := st.Base
 		if left <= ReserveDuration {
-			line = fmt.Sprintf("deadline %s left · IN RESERVE (%s)", formatClock(left), formatClock(ReserveDuration))
+			line = fmt.Sprintf("deadline %s · IN RESERVE (last %s)", formatClock(left), formatClock(ReserveDuration))
 			style = st.BudgetWarn
 		}
 		lines = append(lines, style.Render(line))

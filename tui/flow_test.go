@@ -1,0 +1,248 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/tui/graphics"
+)
+
+// fakeControls records what the console asked of the run.
+type fakeControls struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeControls) Answer(id, text string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf("answer %s %q", id, text))
+	return nil
+}
+
+func (f *fakeControls) Steer(s events.Steer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf("steer %s %q %q", s.Action, s.Value, s.Reason))
+	return nil
+}
+
+// waitCalls waits until the console has made want calls and checks them.
+func (f *fakeControls) waitCalls(t *testing.T, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.mu.Lock()
+		got := slices.Clone(f.calls)
+		f.mu.Unlock()
+		if len(got) >= len(want) {
+			if !slices.Equal(got, want) {
+				t.Fatalf("calls = %q, want %q", got, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls = %q, still waiting for %q", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// liveTest is a live console under teatest with a fake run behind it.
+type liveTest struct {
+	*teatest.TestModel
+	m *Model
+}
+
+func newLiveTest(t *testing.T) (*liveTest, func(events.Event), *fakeControls) {
+	t.Helper()
+	fc := &fakeControls{}
+	m, sink := NewLive(Options{
+		Dir:      t.TempDir(),
+		Controls: fc,
+		Theme:    testTheme(t, false),
+		Graphics: graphics.None,
+		Env:      func(string) string { return "" },
+	})
+	tm := teatest.NewTestModel(t, m,
+		teatest.WithInitialTermSize(120, 36),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(func() { _ = tm.Quit() })
+	lt := &liveTest{TestModel: tm, m: m}
+	sink(events.Event{Seq: 1, T: time.Now(), Kind: events.KindRunStarted, Data: map[string]any{"scenario": "flow", "mode": "agentic", "deadline_s": 600.0}})
+	waitView(t, m, "flow")
+	return lt, sink, fc
+}
+
+// waitView waits until the console's rendered screen contains want.
+func waitView(t *testing.T, m *Model, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(m.LastView(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the console never showed %q; last screen:\n%s", want, m.LastView())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitOutput waits until the bytes written to the terminal contain want.
+func waitOutput(t *testing.T, tm *teatest.TestModel, want string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(want)) },
+		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+}
+
+type sender interface {
+	Send(tea.Msg)
+	Type(string)
+}
+
+func press(tm sender, keys ...string) {
+	for _, k := range keys {
+		switch k {
+		case "enter":
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		case "esc":
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
+		case "tab":
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+		default:
+			tm.Type(k)
+		}
+	}
+}
+
+func TestLiveAnswerQuestion(t *testing.T) {
+	t.Parallel()
+	tm, sink, fc := newLiveTest(t)
+	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindQuestion, Question: &events.Question{ID: "q7", Text: "Which printer?"}})
+	// The bell rings and the title is marked when a question arrives.
+	waitOutput(t, tm.TestModel, "\a")
+	waitView(t, tm.m, "1 question(s) waiting")
+	press(tm, "i")
+	tm.Type("the one by the door")
+	press(tm, "enter")
+	fc.waitCalls(t, `answer q7 "the one by the door"`)
+	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q7", Answer: "the one by the door", By: "operator"}})
+	waitView(t, tm.m, "by operator: the one by the door")
+	press(tm, "esc", "q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if n := len(fm.State().Pending()); n != 0 {
+		t.Fatalf("%d questions still pending after the answer", n)
+	}
+}
+
+func TestLivePauseResume(t *testing.T) {
+	t.Parallel()
+	tm, sink, fc := newLiveTest(t)
+	press(tm, "p")
+	fc.waitCalls(t, `steer pause "" ""`)
+	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindSteer, Steer: &events.Steer{Action: events.SteerPause}})
+	waitView(t, tm.m, "PAUSED")
+	press(tm, "p")
+	fc.waitCalls(t, `steer pause "" ""`, `steer resume "" ""`)
+}
+
+func TestLiveStepApproveReject(t *testing.T) {
+	t.Parallel()
+	tm, sink, fc := newLiveTest(t)
+	press(tm, "a") // nothing proposed yet: no call
+	press(tm, "s")
+	fc.waitCalls(t, `steer step "on" ""`)
+	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindSteer, Steer: &events.Steer{Action: events.SteerStep, Value: "on"}})
+	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindProposal, Step: 1, Tool: "click", Args: map[string]any{"target": "center"}})
+	waitView(t, tm.m, `proposed: step 1 click {"target":"center"}`)
+	press(tm, "a")
+	fc.waitCalls(t, `steer step "on" ""`, `steer approve "" ""`)
+	sink(events.Event{Seq: 4, T: time.Now(), Kind: events.KindSteer, Steer: &events.Steer{Action: events.SteerApprove}})
+	sink(events.Event{Seq: 5, T: time.Now(), Kind: events.KindStepEnded, Step: 1, Tool: "click", Status: events.StatusOK})
+	sink(events.Event{Seq: 6, T: time.Now(), Kind: events.KindProposal, Step: 2, Tool: "press_key", Args: map[string]any{"key": "ctrl+q"}})
+	waitView(t, tm.m, "proposed: step 2 press_key")
+	press(tm, "r")
+	tm.Type("that quits the app")
+	press(tm, "enter")
+	fc.waitCalls(t, `steer step "on" ""`, `steer approve "" ""`, `steer reject "" "that quits the app"`)
+}
+
+func TestLiveAbortConfirm(t *testing.T) {
+	t.Parallel()
+	tm, _, fc := newLiveTest(t)
+	press(tm, "x", "n") // declined: nothing happens
+	press(tm, "n")      // the note prompt
+	tm.Type("try the menu")
+	press(tm, "enter")
+	fc.waitCalls(t, `steer note "try the menu" ""`)
+	press(tm, "x")
+	waitView(t, tm.m, "abort the run? (y/n)")
+	press(tm, "y")
+	fc.waitCalls(t, `steer note "try the menu" ""`, `steer abort "" ""`)
+}
+
+func TestReplayNavigation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	evs := sampleEvents()
+	// A killed run: no report.json and a torn last line.
+	writeReport(t, dir, evs, false)
+	r, err := LoadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewReplay(r, Options{Theme: testTheme(t, false), Graphics: graphics.Blocks, Profile: colorprofile.ANSI256, Env: func(string) string { return "" }})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 36),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ANSI256)))
+	index := func(match func(events.Event) bool, nth int) int {
+		for i, e := range evs {
+			if match(e) {
+				if nth == 0 {
+					return i
+				}
+				nth--
+			}
+		}
+		t.Fatal("no such event")
+		return -1
+	}
+	steps := []struct {
+		keys []string
+		want int
+		show string
+	}{
+		{[]string{"<"}, 0, "event 1/25"},
+		{[]string{"r"}, index(isRefusal, 0), "event 7/25"},
+		{[]string{"r"}, index(isRefusal, 1), "event 11/25"},
+		{[]string{"R"}, index(isRefusal, 0), "event 7/25"},
+		{[]string{"g"}, index(isKind(events.KindGrounding), 0), "grounding step 4"},
+		{[]string{"b"}, index(isKind(events.KindGrounding), 0), "before | after"},
+		{[]string{"a"}, index(isKind(events.KindQuestion), 0), "event 15/25"},
+		{[]string{"c"}, index(isKind(events.KindConcern), 0), "event 19/25"},
+		{[]string{"C"}, index(isKind(events.KindConcern), 0), "no earlier concern"},
+		{[]string{"l", "l"}, index(isKind(events.KindConcern), 0) + 2, "event 21/25"},
+		{[]string{"h"}, index(isKind(events.KindConcern), 0) + 1, "event 20/25"},
+		{[]string{"k"}, index(isKind(events.KindSteer), 1), "event 18/25"},
+		{[]string{">"}, len(evs) - 1, "event 25/25"},
+	}
+	for _, s := range steps {
+		press(tm, s.keys...)
+		waitView(t, m, s.show)
+	}
+	press(tm, "q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if fm.Cursor() != len(evs)-1 {
+		t.Fatalf("cursor = %d, want %d", fm.Cursor(), len(evs)-1)
+	}
+	if fm.State().Verdict == nil {
+		t.Fatal("at the last event the verdict is not shown")
+	}
+}
