@@ -37,6 +37,9 @@ type Options struct {
 	// ModelTransport, when set, carries the model's HTTP requests (used to
 	// record or replay a model's exchanges).
 	ModelTransport http.RoundTripper
+	// ModelSleep, when set, replaces the model client's wait between
+	// retries (tests use it so nine attempts do not take minutes).
+	ModelSleep func(ctx context.Context, d time.Duration) error
 	// Getenv reads the environment (nil: os.Getenv).
 	Getenv func(string) string
 }
@@ -177,6 +180,10 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	}
 	res := st.finish(finishCtx, endWhy)
 	res.ReportDir = r.opts.ReportDir
+	// The stream is complete: later operator actions have nothing to act on.
+	r.mu.Lock()
+	r.bus = nil
+	r.mu.Unlock()
 	if err := rep.WriteReport(); err != nil {
 		return res, err
 	}
@@ -209,10 +216,18 @@ func (r *Runner) Answer(id, text string) error {
 func (r *Runner) Inbox() *inbox.Inbox { return r.inbox }
 
 // Steer applies an operator action: pause, resume, step mode, approve or
-// reject a proposed call, abort, or a note to the model.
-func (r *Runner) Steer(s events.Steer) {
+// reject a proposed call, abort, or a note to the model. Every action is an
+// event, so it is in the report.
+func (r *Runner) Steer(s events.Steer) error {
+	switch s.Action {
+	case events.SteerPause, events.SteerResume, events.SteerStep, events.SteerApprove,
+		events.SteerReject, events.SteerAbort, events.SteerNote:
+	default:
+		return fmt.Errorf("unknown steering action %q", s.Action)
+	}
 	r.publish(events.Event{Kind: events.KindSteer, Steer: &s, Source: "operator"})
 	r.steer.apply(s)
+	return nil
 }
 
 // scenarioDir is the directory relative paths in the scenario resolve

@@ -10,7 +10,12 @@ out="$reports/demo-$(date +%Y%m%d-%H%M%S)"
 echo "demo: validating $scenario"
 "$bin" validate "$scenario"
 unset DISPLAY # the demo always runs in its own Xvfb
-mode=--headless
-if [ -t 1 ]; then mode=--tui; fi
-"$bin" run "$scenario" $mode --report "$out"
+if [ -t 0 ] && [ -t 1 ]; then
+  # On a terminal: watch it live (q leaves the console once the verdict is
+  # in), then step through the saved run.
+  "$bin" run "$scenario" --tui --report "$out" || true
+  "$bin" replay "$out"
+else
+  "$bin" run "$scenario" --headless --report "$out"
+fi
 echo "demo: report in $out (replay it with: $bin replay $out)"

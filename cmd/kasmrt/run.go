@@ -72,6 +72,10 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	if f.recordModel != "" && f.replayModel != "" {
 		return badInput(errors.New("--record-model and --replay-model cannot be combined"))
 	}
+	cs, err := loadConsoleSettings(f)
+	if err != nil {
+		return err
+	}
 	lookup := os.LookupEnv
 	if f.replayModel != "" {
 		// A replayed run needs no endpoint; give the loader a placeholder
@@ -117,7 +121,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	useTUI := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
 	if useTUI {
-		return runWithConsole(cmd, files, opts, f)
+		return runWithConsole(cmd, files, opts, f, cs)
 	}
 	return runHeadless(cmd, files, opts, f)
 }
