@@ -87,6 +87,7 @@ func (s *runState) newModel() (*modelState, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Sleep = s.r.opts.ModelSleep
 	cfg.OnAttempt = func(a model.Attempt) {
 		if a.Err == nil || a.Delay == 0 {
 			return
