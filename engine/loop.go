@@ -11,6 +11,8 @@ import (
 	"image"
 	"image/png"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -154,7 +156,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		maxIter = sc.AgenticMaxIterations
 	}
 	tools := s.modelTools()
-	history := []model.Message{{Role: model.RoleUser, Text: s.goalPrompt()}}
+	history := []model.Message{s.firstMessage()}
 	stuck := newStuckDetector()
 
 	for {
@@ -398,6 +400,24 @@ func (s *runState) goalPrompt() string {
 	}
 	b.WriteString("\nStart by observing the screen.")
 	return s.r.Redact(b.String())
+}
+
+// firstMessage carries the goal, the plan and the scenario's reference
+// images, registered as input_image_N.
+func (s *runState) firstMessage() model.Message {
+	sc := s.files.Scenario
+	msg := model.Message{Role: model.RoleUser, Text: s.goalPrompt()}
+	for _, p := range sc.ReferenceImages {
+		data, err := os.ReadFile(sc.ResolvePath(p))
+		if err != nil {
+			s.log("read reference image %s: %v", p, err)
+			continue
+		}
+		handle := s.memory.AddInput(data, "reference image "+filepath.Base(p))
+		msg.Images = append(msg.Images, model.Image{Handle: handle, PNG: data})
+		msg.Text += fmt.Sprintf("\nReference image %s: %s.", handle, filepath.Base(p))
+	}
+	return msg
 }
 
 // redactMessages keeps secrets out of what the model is sent.

@@ -237,6 +237,16 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 	}
 
 	dir := filepath.Dir(s.File)
+	for i, img := range s.ReferenceImages {
+		path := index("reference_images", i)
+		if s.Goal == "" {
+			v.failAt(path, "reference images are shown to the model, so they need a goal scenario")
+			break
+		}
+		if err := checkPNG(s.ResolvePath(img)); err != nil {
+			v.failAt(path, "%v", err)
+		}
+	}
 	for _, key := range sortedKeys(s.Provides) {
 		p := s.Provides[key]
 		if p.Secret == nil {
@@ -726,4 +736,27 @@ func (s *SecretSource) resolve(dir string, lookup Lookup) (string, error) {
 		return "", fmt.Errorf("secret file %s is empty", s.File)
 	}
 	return val, nil
+}
+
+// checkPNG reports whether path is a readable PNG file.
+func checkPNG(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %v", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	if _, err := f.Read(head); err != nil || string(head) != "\x89PNG\r\n\x1a\n" {
+		return fmt.Errorf("%s is not a PNG file", path)
+	}
+	return nil
+}
+
+// ResolvePath resolves a path written in the scenario against the
+// scenario file's directory.
+func (s *Scenario) ResolvePath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.File), p)
 }

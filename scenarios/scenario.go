@@ -28,12 +28,15 @@ type Scenario struct {
 	Plan                 []string `yaml:"plan"`
 	AgenticMaxIterations int      `yaml:"agentic_max_iterations"`
 
-	Provides       map[string]Provided      `yaml:"provides"`
-	ClickTargets   map[string]ClickTarget   `yaml:"click_targets"`
-	CDPTargets     map[string]string        `yaml:"cdp_targets"`
-	CDPWaits       map[string]CDPWait       `yaml:"cdp_waits"`
-	WaitConditions map[string]WaitCondition `yaml:"wait_conditions"`
-	Tools          map[string]DeclaredTool  `yaml:"tools"`
+	Provides map[string]Provided `yaml:"provides"`
+	// ReferenceImages are PNG files shown to the model with the goal, as
+	// input_image_N (e.g. how the finished screen should look).
+	ReferenceImages []string                 `yaml:"reference_images"`
+	ClickTargets    map[string]ClickTarget   `yaml:"click_targets"`
+	CDPTargets      map[string]string        `yaml:"cdp_targets"`
+	CDPWaits        map[string]CDPWait       `yaml:"cdp_waits"`
+	WaitConditions  map[string]WaitCondition `yaml:"wait_conditions"`
+	Tools           map[string]DeclaredTool  `yaml:"tools"`
 
 	// File is the path the scenario was loaded from and SHA256 the hex
 	// digest of its bytes, for the report.

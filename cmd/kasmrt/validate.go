@@ -23,6 +23,9 @@ would have. It launches nothing. Exit code 3 means the input is bad.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := scenarios.Load(args[0], operator, nil)
+			if err == nil {
+				err = engine.Check(files)
+			}
 			if err != nil {
 				printProblems(cmd.ErrOrStderr(), err)
 				return &exitError{code: exitBadInput}

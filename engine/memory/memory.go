@@ -22,6 +22,7 @@ type Image struct {
 	Handle      string
 	PNG         []byte
 	Description string
+	Input       bool // an input image: always kept in context
 }
 
 // Memory holds one run's registered images. It is used from the loop's
@@ -74,7 +75,7 @@ func (m *Memory) add(png []byte, description string, input bool) string {
 		m.generated++
 		handle = fmt.Sprintf("tool_generated_image_%d", m.generated)
 	}
-	m.images = append(m.images, Image{Handle: handle, PNG: png, Description: description})
+	m.images = append(m.images, Image{Handle: handle, PNG: png, Description: description, Input: input})
 	m.byHandle[strings.ToLower(handle)] = len(m.images) - 1
 	m.byHash[sum] = len(m.images) - 1
 	return handle
@@ -105,10 +106,10 @@ func (m *Memory) EnvironmentUpdate() string {
 	if len(m.images) == 0 {
 		b.WriteString("- (none yet)\n")
 	}
-	visible := m.visibleFrom()
-	for i, img := range m.images {
+	visible := m.visible()
+	for _, img := range m.images {
 		state := "in context"
-		if i < visible {
+		if !visible[img.Handle] {
 			state = "dropped from context"
 		}
 		fmt.Fprintf(&b, "- %s: %s (%s)\n", img.Handle, img.Description, state)
@@ -117,22 +118,28 @@ func (m *Memory) EnvironmentUpdate() string {
 	return b.String()
 }
 
-// visibleFrom is the index of the oldest image still sent to the model.
-func (m *Memory) visibleFrom() int {
-	if len(m.images) > m.keep {
-		return len(m.images) - m.keep
+// visible returns the handles still sent to the model: every input image
+// and the newest keep screens.
+func (m *Memory) visible() map[string]bool {
+	out := map[string]bool{}
+	screens := 0
+	for i := len(m.images) - 1; i >= 0; i-- {
+		img := m.images[i]
+		if img.Input || screens < m.keep {
+			out[img.Handle] = true
+		}
+		if !img.Input {
+			screens++
+		}
 	}
-	return 0
+	return out
 }
 
 // Context returns history as it is sent: images registered before the
 // newest keep are replaced by a line naming their handle, so the request
 // stays bounded however long the run is.
 func (m *Memory) Context(history []model.Message) []model.Message {
-	visible := map[string]bool{}
-	for _, img := range m.images[m.visibleFrom():] {
-		visible[img.Handle] = true
-	}
+	visible := m.visible()
 	out := make([]model.Message, len(history))
 	for i, msg := range history {
 		out[i] = msg

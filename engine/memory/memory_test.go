@@ -72,3 +72,21 @@ func TestContextKeepsNewestImages(t *testing.T) {
 		t.Errorf("update:\n%s", u)
 	}
 }
+
+func TestInputImagesStayInContext(t *testing.T) {
+	t.Parallel()
+	m := New(EmitAlways, 1)
+	in := m.AddInput([]byte("reference"), "reference image")
+	history := []model.Message{{Role: model.RoleUser, Text: "goal", Images: []model.Image{{Handle: in}}}}
+	for i := 0; i < 3; i++ {
+		h := m.AddScreen([]byte{byte(i)}, "screen")
+		history = append(history, model.Message{Role: model.RoleTool, Images: []model.Image{{Handle: h}}})
+	}
+	ctx := m.Context(history)
+	if len(ctx[0].Images) != 1 {
+		t.Error("the input image was dropped from context")
+	}
+	if len(ctx[1].Images)+len(ctx[2].Images) != 0 || len(ctx[3].Images) != 1 {
+		t.Errorf("screens kept: %d %d %d, want only the newest", len(ctx[1].Images), len(ctx[2].Images), len(ctx[3].Images))
+	}
+}
