@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -165,6 +166,14 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	if r.inbox != nil {
 		stop := r.inbox.Observe(func(u inbox.Update) { publishInboxUpdate(bus, u) })
 		defer stop()
+		if addr := r.files.Operator.Inbox.Listen; addr != "" {
+			shutdown, err := r.serveInbox(addr)
+			if err != nil {
+				bus.Publish(events.Event{Kind: events.KindLog, Message: err.Error()})
+			} else {
+				defer shutdown()
+			}
+		}
 	}
 	st := newRunState(r, bus, rep)
 	close(r.started)
@@ -285,4 +294,25 @@ func publishInboxUpdate(bus *events.Bus, u inbox.Update) {
 		}
 		bus.Publish(events.Event{Kind: events.KindAnswer, Question: q})
 	}
+}
+
+// serveInbox exposes the inbox over HTTP for remote operators and
+// messaging bridges, authenticated with the operator file's token.
+func (r *Runner) serveInbox(addr string) (func(), error) {
+	token := r.files.Operator.Inbox.SessionToken
+	if token == "" {
+		token = r.files.Operator.Inbox.MessagingToken
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve the inbox on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: r.inbox.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	r.publish(events.Event{Kind: events.KindLog, Message: "inbox listening on http://" + ln.Addr().String()})
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }
