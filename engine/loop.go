@@ -116,7 +116,10 @@ func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response,
 	start := time.Now()
 	resp, err := m.client.Turn(ctx, req)
 	if err != nil {
-		if ctx.Err() != nil {
+		// A reply that arrived but could not be read is a malformed reply,
+		// which has its own allowance; only calls that got no usable
+		// answer from the endpoint count towards model.disable_after.
+		if ctx.Err() != nil || errors.Is(err, model.ErrMalformedResponse) {
 			return resp, err
 		}
 		m.failures++
@@ -186,8 +189,13 @@ func (s *runState) runLoop(ctx context.Context) {
 			if ctx.Err() != nil {
 				continue
 			}
-			if errors.Is(err, model.ErrMalformedResponse) && s.malformed("the model's reply was not valid: "+err.Error()) {
-				return
+			if errors.Is(err, model.ErrMalformedResponse) {
+				msg := "the model's reply was not valid: " + err.Error()
+				if s.malformed(msg) {
+					return
+				}
+				history = append(history, model.Message{Role: model.RoleUser, Text: "Your last reply could not be read (" + truncate(err.Error(), 200) + "). Reply with exactly one call to one of: " + strings.Join(s.names, ", ")})
+				continue
 			}
 			if m.disabled {
 				s.degrade("the model is off after repeated failures")
@@ -252,9 +260,13 @@ func (s *runState) runLoop(ctx context.Context) {
 		}
 		res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
 		msg := res.message
-		if hint := stuck.observe(c.Name, c.Arguments, s.lastScreen); hint != "" {
-			msg += "\n" + hint
-			s.concern("the loop looked stuck: " + hint)
+		// Calls the guards stopped did nothing, so they say nothing about
+		// whether the loop is making progress.
+		if res.fail != failMalformed && res.fail != failRefused {
+			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastScreen); hint != "" {
+				msg += "\n" + hint
+				s.concern("the loop looked stuck: " + kind)
+			}
 		}
 		toolMsg := model.Message{Role: model.RoleTool, CallID: c.ID, Text: s.r.Redact(msg)}
 		if res.image != nil {
@@ -508,8 +520,9 @@ type stuckDetector struct {
 
 func newStuckDetector() *stuckDetector { return &stuckDetector{} }
 
-// observe returns a hint for the model when the loop looks stuck.
-func (d *stuckDetector) observe(tool, args string, screen *image.RGBA) string {
+// observe returns a hint for the model when the loop looks stuck, and a
+// stable description of how for the report's concern.
+func (d *stuckDetector) observe(tool, args string, screen *image.RGBA) (hint, kind string) {
 	var sum [32]byte
 	if screen != nil {
 		sum = sha256.Sum256(screen.Pix)
@@ -521,19 +534,33 @@ func (d *stuckDetector) observe(tool, args string, screen *image.RGBA) string {
 	} else {
 		d.repeats = 0
 	}
-	if sameScreen && tool != "observe_screen" {
-		d.sameScreen++
-	} else if !sameScreen {
+	switch {
+	case !sameScreen:
 		d.sameScreen = 0
+	case changesScreen(tool):
+		d.sameScreen++
 	}
 	d.lastCall, d.lastScreen = callKey, sum
 	switch {
 	case d.repeats >= 2:
-		return fmt.Sprintf("Note: you made the same call (%s) %d times in a row and the screen did not change. Try something else.", tool, d.repeats+1)
+		return fmt.Sprintf("Note: you made the same call (%s) %d times in a row and the screen did not change. Try something else.", tool, d.repeats+1),
+			"the same call repeated with no change on the screen"
 	case d.sameScreen >= 4:
-		return fmt.Sprintf("Note: your last %d actions left the screen unchanged. Reconsider your approach.", d.sameScreen)
+		return fmt.Sprintf("Note: your last %d actions left the screen unchanged. Reconsider your approach.", d.sameScreen),
+			"several actions in a row left the screen unchanged"
 	}
-	return ""
+	return "", ""
+}
+
+// changesScreen reports whether a tool is an action meant to change the
+// screen; looking, waiting and reporting are not.
+func changesScreen(tool string) bool {
+	switch tool {
+	case "observe_screen", "check_expectation", "wait", "wait_while", "record_verdict", "escalate", "respond", "ask_human",
+		"cdp_url", "cdp_list_interactive", "cdp_query", "cdp_wait":
+		return false
+	}
+	return true
 }
 
 func canonicalJSON(raw string) string {
