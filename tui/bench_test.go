@@ -1,0 +1,101 @@
+package tui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/themes"
+	"github.com/kasmrt/kasmrt/tui/graphics"
+)
+
+// startLive runs a live console in a real program writing to io.Discard.
+func startLive(b *testing.B) (*Model, func(events.Event), *tea.Program) {
+	b.Helper()
+	theme, err := themes.Load("dark", "", func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, sink := NewLive(Options{Dir: b.TempDir(), Theme: theme, Graphics: graphics.None, Env: func(string) string { return "" }})
+	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithWindowSize(140, 45),
+		tea.WithColorProfile(colorprofile.ANSI256), tea.WithoutSignals())
+	go func() { _, _ = p.Run() }()
+	sink(events.Event{Kind: events.KindRunStarted, T: time.Now(), Data: map[string]any{"scenario": "bench", "deadline_s": 600.0}})
+	b.Cleanup(func() { p.Quit(); p.Wait() })
+	return m, sink, p
+}
+
+// streamEvent is the i-th event of a fast synthetic run: a step's start
+// and end, a screen and a budget update, in turn.
+func streamEvent(i int) events.Event {
+	e := events.Event{Seq: int64(i), T: time.Now(), Step: i / 4}
+	switch i % 4 {
+	case 0:
+		e.Kind, e.Tool, e.Args = events.KindStepStarted, "click", map[string]any{"target": "center"}
+	case 1:
+		e.Kind, e.Tool, e.Status, e.DurationMS = events.KindStepEnded, "click", events.StatusOK, 12
+		if i%40 == 1 {
+			e.Status, e.Message = events.StatusRefused, "observe_screen must come first"
+		}
+	case 2:
+		e.Kind, e.Screen = events.KindScreen, fmt.Sprintf("screens/%04d.png", i)
+	case 3:
+		e.Kind, e.Budgets = events.KindBudget, []events.Budget{{Name: "iterations", Used: float64(i / 4), Limit: 1e9}}
+	}
+	return e
+}
+
+// BenchmarkEventThroughput measures how many events a second the console
+// absorbs: the sink is called as fast as the bus can, and the clock stops
+// when the last event is on screen.
+func BenchmarkEventThroughput(b *testing.B) {
+	m, sink, _ := startLive(b)
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		sink(streamEvent(i))
+	}
+	marker := fmt.Sprintf("sentinel-%d", b.N)
+	sink(events.Event{Kind: events.KindStepEnded, T: time.Now(), Step: b.N + 1, Tool: marker, Status: events.StatusOK})
+	for !strings.Contains(m.LastView(), marker) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkKeyToRepaint measures the time from a key press to a screen
+// that shows its effect while events stream in as fast as they can.
+func BenchmarkKeyToRepaint(b *testing.B) {
+	m, sink, p := startLive(b)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			sink(streamEvent(i))
+			if i%64 == 0 {
+				time.Sleep(time.Millisecond) // ~64k events/s, faster than any real run
+			}
+		}
+	}()
+	filters := []string{"timeline · refusals only", "timeline · grounding only", "timeline · all"}
+	b.ResetTimer()
+	for i := range b.N {
+		want := filters[i%3]
+		p.Send(tea.KeyPressMsg{Code: 'f', Text: "f"})
+		for !strings.Contains(m.LastView(), want) {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	b.StopTimer()
+	stop.Store(true)
+	<-done
+}
