@@ -119,9 +119,9 @@ func newModel(opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Theme.Styles.Title.GetBold() == false && opts.Theme.Name == "" {
-		t, err := themes.Load("", "", func(string) string { return "" })
-		if err == nil {
+	if opts.Theme.Name == "" {
+		// No theme given: the built-in dark one, still honouring NO_COLOR.
+		if t, err := themes.Load("", "", opts.Env); err == nil {
 			opts.Theme = t
 		}
 	}
