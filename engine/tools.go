@@ -303,6 +303,11 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s: %v", c.Tool, err)
 		}
 		fmt.Fprintf(&out, "%s", tail(res.Stdout, 2000))
+		if res.StdoutTruncated {
+			// Only the first bytes are kept; say so, or the message would
+			// pass off the middle of a flood as the command's last words.
+			fmt.Fprintf(&out, " [stdout cut at %d bytes]", len(res.Stdout))
+		}
 		if res.TimedOut {
 			s.toolErrors++
 			return failed(failAssertion, "%s timed out after %s and was killed", c.Tool, timeout)
