@@ -454,3 +454,24 @@ func scriptEventually(t *testing.T, what string, cond func() bool) {
 	}
 	t.Errorf("%s never happened", what)
 }
+
+// scriptGone fails the test if the process whose PID is in pidFile still
+// runs.
+func scriptGone(t *testing.T, pidFile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Errorf("the tool never wrote its pid: %v", err)
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Errorf("pid file %q: %v", b, err)
+		return
+	}
+	for _, p := range scriptProcs() {
+		if p.pid == pid && p.state != 'Z' {
+			t.Errorf("process %d (%s) outlived its tool", pid, p.cmdline)
+		}
+	}
+}

@@ -118,3 +118,234 @@ steps:
 		t.Errorf("checks %+v", c)
 	}
 }
+
+// scriptXtermPlain is an xterm that only waits, for runs whose steps do
+// not need the app to read anything.
+const scriptXtermPlain = `
+app:
+  command: [xterm, -class, KasmPlain, -geometry, 40x10+0+0, -e, sleep, "3600"]
+  window: {class: KasmPlain}
+  startup_timeout_s: 10
+`
+
+// TestScriptFaults runs one scenario per fault and checks that each ends
+// with the right verdict, outcome and evidence, a complete report (checked
+// by scriptRun) and no process left behind.
+func TestScriptFaults(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	tests := []struct {
+		name     string
+		scenario string
+		env      map[string]string
+		verdict  string
+		outcome  string
+		reasons  []string
+		more     func(t *testing.T, o scriptOutcome)
+	}{
+		{
+			name: "app command not found",
+			scenario: `name: not found
+app: {command: [kasm-no-such-app, --flag]}
+steps: [{observe_screen: {}}]
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeLaunchFailed, reasons: []string{"kasm-no-such-app", "not found"},
+			more: func(t *testing.T, o scriptOutcome) {
+				if len(o.rep.Steps) != 0 {
+					t.Errorf("%d steps ran", len(o.rep.Steps))
+				}
+			},
+		},
+		{
+			name: "app exits immediately",
+			scenario: `name: exits
+app: {command: [sh, -c, 'echo bye from the app; exit 4']}
+steps: [{observe_screen: {}}]
+`,
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, reasons: []string{"exited with status 4", "before its window appeared"},
+			more: func(t *testing.T, o scriptOutcome) {
+				if !strings.Contains(o.appLog, "bye from the app") {
+					t.Errorf("app.log %q lacks the app's output", o.appLog)
+				}
+				if c := o.rep.Checks; c.ProcessAlive == nil || *c.ProcessAlive {
+					t.Errorf("checks.process_alive %v, want false", c.ProcessAlive)
+				}
+			},
+		},
+		{
+			name: "app crashes mid-run",
+			scenario: `name: crash
+app:
+  command: [sh, -c, 'xterm -class KasmCrash -e sleep 3600 & sleep 1; kill -SEGV $$$$']
+  window: {class: KasmCrash}
+steps:
+  - observe_screen: {}
+  - wait: 2
+  - observe_screen: {}
+`,
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, reasons: []string{"killed by signal SEGV"},
+			more: func(t *testing.T, o scriptOutcome) {
+				if len(o.rep.Steps) != 2 {
+					t.Errorf("%d steps ran, want the run to stop after the wait", len(o.rep.Steps))
+				}
+				if ev := o.rep.Checks.Evidence["process_alive"]; !strings.Contains(ev, "killed by signal SEGV") {
+					t.Errorf("process_alive evidence %q", ev)
+				}
+			},
+		},
+		{
+			name: "window never appears",
+			scenario: `name: no window
+app: {command: [sleep, "30"], startup_timeout_s: 1}
+steps: [{observe_screen: {}}]
+`,
+			verdict: events.VerdictAppFailed, outcome: OutcomeStartup, reasons: []string{"appeared within 1s"},
+		},
+		{
+			name: "fatal pattern in the app's output",
+			scenario: `name: fatal log
+app:
+  command: [sh, -c, 'xterm -class KasmFatal -e sleep 3600 & sleep 0.5; echo "all fine"; echo "FATAL: the flux capacitor melted" >&2; wait']
+  window: {class: KasmFatal}
+  fatal_patterns: ["^FATAL:"]
+steps:
+  - wait: 1.5
+  - observe_screen: {}
+`,
+			verdict: events.VerdictAppFailed, outcome: OutcomeFatalLog, reasons: []string{"FATAL: the flux capacitor melted"},
+			more: func(t *testing.T, o scriptOutcome) {
+				if fp := o.rep.Checks.FatalPattern; fp == nil || *fp != "FATAL: the flux capacitor melted" {
+					t.Errorf("checks.fatal_pattern %v, want the matched line", fp)
+				}
+				if !strings.Contains(o.appLog, "all fine\n") || !strings.Contains(o.appLog, "FATAL: the flux") {
+					t.Errorf("app.log %q", o.appLog)
+				}
+			},
+		},
+		{
+			name: "unknown key name",
+			scenario: `name: unknown key` + scriptXtermPlain + `steps:
+  - observe_screen: {}
+  - press_key: ctrl+nosuchkey
+  - observe_screen: {}
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeStepError, reasons: []string{"step 2 (press_key)", "nosuchkey"},
+			more: func(t *testing.T, o scriptOutcome) {
+				s := o.step(t, 2)
+				if s.Status != events.StatusError || !strings.Contains(s.Message, "nosuchkey") {
+					t.Errorf("press_key step %s: %q", s.Status, s.Message)
+				}
+				if len(o.rep.Steps) != 2 {
+					t.Errorf("%d steps ran", len(o.rep.Steps))
+				}
+			},
+		},
+		{
+			name: "declared shell tool fails",
+			scenario: `name: tool fails` + scriptXtermPlain + `steps:
+  - observe_screen: {}
+  - verify: {}
+  - observe_screen: {}
+tools:
+  verify:
+    description: a check that fails
+    run: shell
+    command: 'echo checking; echo "no greeting found" >&2; exit 1'
+`,
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed, reasons: []string{"step 2 (verify) failed", "exited with status 1", "no greeting found"},
+		},
+		{
+			name: "declared shell tool hangs",
+			scenario: `name: tool hangs` + scriptXtermPlain + `steps:
+  - hang: {}
+tools:
+  hang:
+    description: a check that never ends
+    run: shell
+    command: 'echo $$$$ > hang.pid; exec sleep 30'
+    timeout_s: 1
+`,
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed, reasons: []string{"timed out after 1s and was killed"},
+			more: func(t *testing.T, o scriptOutcome) {
+				if d := o.step(t, 1).DurationMS; d < 900 || d > 10000 {
+					t.Errorf("the hanging tool took %d ms, want about its 1 s timeout", d)
+				}
+				scriptGone(t, filepath.Join(o.info.dir, "hang.pid"))
+			},
+		},
+		{
+			name: "declared shell tool forks a child",
+			scenario: `name: tool forks` + scriptXtermPlain + `steps:
+  - fork: {}
+  - observe_screen: {}
+tools:
+  fork:
+    description: a check that leaves a child behind
+    run: shell
+    command: 'sleep 300 & echo $! > child.pid; echo forked'
+`,
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			more: func(t *testing.T, o scriptOutcome) {
+				if m := o.step(t, 1).Message; m != "fork succeeded: forked" {
+					t.Errorf("message %q", m)
+				}
+				scriptGone(t, filepath.Join(o.info.dir, "child.pid"))
+			},
+		},
+		{
+			name: "declared shell tool floods stdout",
+			scenario: `name: tool floods` + scriptXtermPlain + `steps:
+  - flood: {}
+tools:
+  flood:
+    description: a check that prints far too much
+    run: shell
+    command: 'head -c 20000000 /dev/zero | tr "\0" x; echo; echo END; head -c 5000000 /dev/zero >&2'
+    timeout_s: 60
+`,
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			more: func(t *testing.T, o scriptOutcome) {
+				m := o.step(t, 1).Message
+				// The retained stdout is the first 64 KiB; the message shows
+				// its end and says it was cut.
+				if !strings.HasSuffix(m, "xxx [stdout cut at 65536 bytes]") || len(m) > 4096 {
+					t.Errorf("message of %d bytes ending %q: want a short tail that says the output was cut", len(m), m[max(0, len(m)-40):])
+				}
+				if st, err := os.Stat(filepath.Join(o.info.reportDir, "events.jsonl")); err != nil || st.Size() > 1<<20 {
+					t.Errorf("events.jsonl: %v bytes (%v): the flood was not capped", st.Size(), err)
+				}
+			},
+		},
+		{
+			name: "deadline hit mid-step",
+			scenario: `name: deadline` + scriptXtermPlain + `steps:
+  - observe_screen: {}
+  - wait: 20
+  - observe_screen: {}
+`,
+			env:     map[string]string{"KASM_RUNTIME_DEADLINE_S": "3"},
+			verdict: events.VerdictTestError, outcome: OutcomeDeadline, reasons: []string{"the 3s deadline was reached"},
+			more: func(t *testing.T, o scriptOutcome) {
+				if len(o.rep.Steps) != 2 {
+					t.Fatalf("%d steps ran, want 2", len(o.rep.Steps))
+				}
+				if s := o.step(t, 2); s.Status != events.StatusError || s.DurationMS > 3000 {
+					t.Errorf("the cut wait: %s after %d ms: %q", s.Status, s.DurationMS, s.Message)
+				}
+				if o.rep.Timing.DeadlineS != 3 {
+					t.Errorf("timing.deadline_s %v", o.rep.Timing.DeadlineS)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := scriptRun(t, scriptRunSpec{scenario: tt.scenario, env: tt.env})
+			o.want(t, tt.verdict, tt.outcome, tt.reasons...)
+			if tt.more != nil {
+				tt.more(t, o)
+			}
+		})
+	}
+}
