@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
@@ -105,8 +106,8 @@ func TestLoopTurns(t *testing.T) {
 	t.Parallel()
 	loopRunTurnCases(t, []loopTurnCase{
 		{
-			name:   "several calls in one turn",
-			script: []mt.Exchange{mt.Calls(loopObserve, mt.Call("press_key", `{"key": "a"}`)), loopObserve, loopGoalMet},
+			name:    "several calls in one turn",
+			script:  []mt.Exchange{mt.Calls(loopObserve, mt.Call("press_key", `{"key": "a"}`)), loopObserve, loopGoalMet},
 			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
 			steps: append([]loopStep{
 				{"observe_screen", "malformed", "2 calls in one turn; none was executed. Make exactly one tool call per turn."},
@@ -128,8 +129,8 @@ func TestLoopTurns(t *testing.T) {
 			},
 		},
 		{
-			name:   "unknown tool",
-			script: []mt.Exchange{mt.Call("teleport", `{"to": "mars"}`), loopObserve, loopGoalMet},
+			name:    "unknown tool",
+			script:  []mt.Exchange{mt.Call("teleport", `{"to": "mars"}`), loopObserve, loopGoalMet},
 			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
 			steps: append([]loopStep{{"teleport", "malformed", `unknown tool "teleport"; the tools available are: check_expectation, click, click_grounded, escalate, observe_screen, press_key, record_verdict, type_text, wait`}}, loopOKSteps...),
 			check: func(t *testing.T, r loopResult) {
@@ -200,8 +201,8 @@ func TestLoopTurns(t *testing.T) {
 			},
 		},
 		{
-			name:   "empty reply",
-			script: []mt.Exchange{mt.Empty(), mt.Text("I think it is fine."), loopObserve, loopGoalMet},
+			name:    "empty reply",
+			script:  []mt.Exchange{mt.Empty(), mt.Text("I think it is fine."), loopObserve, loopGoalMet},
 			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 4, malforms: 2,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
@@ -211,8 +212,8 @@ func TestLoopTurns(t *testing.T) {
 			},
 		},
 		{
-			name:   "truncated JSON and garbage",
-			script: []mt.Exchange{mt.Garbage(`{"id": "x", "choices": [{"message": {"role": "assis`), mt.Garbage("<html>bad gateway</html>"), loopObserve, loopGoalMet},
+			name:    "truncated JSON and garbage",
+			script:  []mt.Exchange{mt.Garbage(`{"id": "x", "choices": [{"message": {"role": "assis`), mt.Garbage("<html>bad gateway</html>"), loopObserve, loopGoalMet},
 			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 4, malforms: 2,
 			steps: loopOKSteps,
 		},
@@ -228,4 +229,273 @@ func loopScreens(r loopResult) []string {
 		}
 	}
 	return out
+}
+
+// loopOp returns the base operator file with lines added to its runner
+// and model sections.
+func loopOp(runner, model string) string {
+	op := strings.Replace(loopOperator, "runner:\n", "runner:\n"+runner, 1)
+	return strings.Replace(op, "model:\n", "model:\n"+model, 1)
+}
+
+func loopRepeat(n int, ex mt.Exchange) []mt.Exchange {
+	out := make([]mt.Exchange, n)
+	for i := range out {
+		out[i] = ex
+	}
+	return out
+}
+
+func loopEvents(r loopResult, kind events.Kind) []events.Event {
+	var out []events.Event
+	for _, e := range r.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestLoopModelFailures covers the endpoint's failures: retried statuses,
+// timeouts, statuses that fail at once, and model.disable_after.
+func TestLoopModelFailures(t *testing.T) {
+	t.Parallel()
+	retry8 := "  retry: 8\n"
+	loopRunTurnCases(t, []loopTurnCase{
+		{
+			name:     "429 then success",
+			operator: strings.Replace(loopOperator, "  retry: 0\n", "  retry: 2\n", 1),
+			script:   []mt.Exchange{mt.Status(429, 2*time.Second), loopObserve, loopGoalMet},
+			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: loopOKSteps,
+			check: func(t *testing.T, r loopResult) {
+				retries := loopEvents(r, events.KindModelRetry)
+				if len(retries) != 1 || retries[0].Data["status"] != float64(429) && retries[0].Data["status"] != 429 {
+					t.Errorf("model.retry events = %+v, want one for the 429", retries)
+				} else if d := retries[0].Data["delay_ms"]; d != int64(2000) {
+					t.Errorf("retry delay = %v, want Retry-After's 2000 ms", d)
+				}
+				if n := len(loopEvents(r, events.KindModelFailed)); n != 0 {
+					t.Errorf("%d model.failed events, want 0", n)
+				}
+				if len(r.reqs) != 3 {
+					t.Errorf("%d requests, want 3", len(r.reqs))
+				}
+			},
+		},
+		{
+			name:     "500 nine times is one failed call",
+			operator: strings.Replace(loopOperator, "  retry: 0\n", retry8, 1),
+			script:   append(loopRepeat(9, mt.Status(500)), loopObserve, loopGoalMet),
+			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 3,
+			steps: loopOKSteps,
+			check: func(t *testing.T, r loopResult) {
+				failed := loopEvents(r, events.KindModelFailed)
+				if len(failed) != 1 || !strings.Contains(failed[0].Message, "model turn (9 attempts): model endpoint replied HTTP 500") {
+					t.Errorf("model.failed events = %+v", failed)
+				}
+				if n := len(loopEvents(r, events.KindModelRetry)); n != 8 {
+					t.Errorf("%d retries, want 8", n)
+				}
+				if len(r.reqs) != 11 {
+					t.Errorf("%d requests, want 11", len(r.reqs))
+				}
+			},
+		},
+		{
+			name:     "500 nine times with disable_after 1 degrades",
+			operator: strings.Replace(loopOperator, "  retry: 0\n", retry8+"  disable_after: 1\n", 1),
+			script:   loopRepeat(9, mt.Status(500)),
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 1,
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.ModelVerdict != nil {
+					t.Errorf("model_verdict = %+v, want null", r.rep.ModelVerdict)
+				}
+				if !loopHasConcern(r.rep, "model.disable_after = 1") || !strings.Contains(r.rep.Loop.Ended, "degraded: the model is off") {
+					t.Errorf("concerns %q, loop.ended %q", r.rep.Concerns, r.rep.Loop.Ended)
+				}
+				if n := len(loopEvents(r, events.KindModelDisabled)); n != 1 {
+					t.Errorf("%d model.disabled events, want 1", n)
+				}
+			},
+		},
+		{
+			name:     "two failed calls reach the default disable_after",
+			operator: loopOperator,
+			script:   []mt.Exchange{mt.Status(503), mt.Status(502)},
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 2,
+			check: func(t *testing.T, r loopResult) {
+				if !loopHasConcern(r.rep, "failed 2 calls in a row (model.disable_after = 2)") {
+					t.Errorf("concerns %q", r.rep.Concerns)
+				}
+			},
+		},
+		{
+			name:     "timeout then success",
+			operator: strings.Replace(loopOperator, "  retry: 0\n  timeout: 5\n", "  retry: 1\n  timeout: 0.2\n", 1),
+			script:   []mt.Exchange{mt.Delay(3*time.Second, loopObserve), loopObserve, loopGoalMet},
+			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: loopOKSteps,
+			check: func(t *testing.T, r loopResult) {
+				retries := loopEvents(r, events.KindModelRetry)
+				if len(retries) != 1 || !strings.Contains(retries[0].Message, "timed out") {
+					t.Errorf("model.retry events = %+v, want one timeout", retries)
+				}
+			},
+		},
+		{
+			name:     "400 fails at once",
+			operator: strings.Replace(loopOperator, "  retry: 0\n", retry8, 1),
+			script:   []mt.Exchange{mt.Status(400), loopObserve, loopGoalMet},
+			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 3,
+			steps: loopOKSteps,
+			check: func(t *testing.T, r loopResult) {
+				failed := loopEvents(r, events.KindModelFailed)
+				if len(failed) != 1 || !strings.Contains(failed[0].Message, "(1 attempts): model endpoint replied HTTP 400") {
+					t.Errorf("model.failed events = %+v", failed)
+				}
+				if len(r.reqs) != 3 {
+					t.Errorf("%d requests, want 3: a 400 is not retried", len(r.reqs))
+				}
+			},
+		},
+	})
+}
+
+// loopXtermTools is loopXterm with declared shell tools: one that always
+// fails and one with a budget of one call.
+const loopXtermTools = loopXterm + `tools:
+  broken_probe:
+    description: A check that always fails.
+    run: shell
+    command: echo probe failed >&2; exit 3
+  one_shot:
+    description: A check that may run once.
+    run: shell
+    command: echo fine
+    budget: 1
+`
+
+// TestLoopBudgets reaches every bound of seed 000's table and checks the
+// state each one ends in.
+func TestLoopBudgets(t *testing.T) {
+	t.Parallel()
+	wait := func(s string) mt.Exchange { return mt.Call("wait", `{"seconds": `+s+`}`) }
+	cases := []struct {
+		loopTurnCase
+		scenario string
+		env      map[string]string
+	}{
+		{loopTurnCase: loopTurnCase{
+			name:     "max_iterations",
+			operator: loopOp("  max_iterations: 3\n", ""),
+			script:   []mt.Exchange{loopObserve, wait("0"), loopObserve},
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeNoModelVerdict, iterations: 3,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"wait", "ok", "waited 0s"}, {"observe_screen", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.ModelVerdict != nil || !loopHasConcern(r.rep, "the loop used its 3 model calls without a model verdict") {
+					t.Errorf("model_verdict %+v, concerns %q", r.rep.ModelVerdict, r.rep.Concerns)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:     "agentic_max_iterations overrides the operator",
+			operator: loopOp("  max_iterations: 10\n", ""),
+			script:   []mt.Exchange{loopObserve, wait("0")},
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeNoModelVerdict, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"wait", "ok", ""}},
+		}, scenario: loopXterm + "agentic_max_iterations: 2\n"},
+		{loopTurnCase: loopTurnCase{
+			name:    "max_retries_per_step",
+			script:  []mt.Exchange{mt.Call("teleport", `{}`), loopObserve, mt.Call("press_key", `{}`), mt.Empty()},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 4, malforms: 3,
+			steps: []loopStep{{"teleport", "malformed", "unknown tool"}, {"observe_screen", "ok", ""}, {"press_key", "malformed", "key"}},
+			check: func(t *testing.T, r loopResult) {
+				if !strings.Contains(r.rep.Loop.Ended, "degraded: 3 malformed replies (runner.max_retries_per_step = 3); the last: a reply without a tool call") {
+					t.Errorf("loop.ended = %q", r.rep.Loop.Ended)
+				}
+				if r.rep.Checks.ProcessAlive == nil || !*r.rep.Checks.ProcessAlive {
+					t.Errorf("checks = %+v: the deterministic checks decide a degraded run", r.rep.Checks)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:     "max_tool_errors",
+			operator: loopOp("  max_tool_errors: 2\n", ""),
+			script:   []mt.Exchange{mt.Call("broken_probe", `{}`), mt.Call("broken_probe", `{}`)},
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 2,
+			steps: []loopStep{{"broken_probe", "error", "broken_probe exited with status 3: probe failed"}, {"broken_probe", "error", "probe failed"}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.Loop.ToolErrors != 2 || !strings.Contains(r.rep.Loop.Ended, "2 declared-tool failures in a row (runner.max_tool_errors = 2)") {
+					t.Errorf("loop = %+v", r.rep.Loop)
+				}
+			},
+		}, scenario: loopXtermTools},
+		{loopTurnCase: loopTurnCase{
+			name:    "declared tool budget",
+			script:  []mt.Exchange{mt.Call("one_shot", `{}`), mt.Call("one_shot", `{}`), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 3,
+			steps: []loopStep{{"one_shot", "ok", "one_shot succeeded: fine"}, {"one_shot", "error", "one_shot has used its budget of 1 calls"}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				var used float64 = -1
+				for _, b := range r.rep.Budgets {
+					if b.Name == "tool:one_shot" {
+						used = b.Used
+					}
+				}
+				if used != 1 {
+					t.Errorf("budget tool:one_shot used %v, want 1 (budgets %+v)", used, r.rep.Budgets)
+				}
+			},
+		}, scenario: loopXtermTools},
+		{loopTurnCase: loopTurnCase{
+			name:     "max_hold_s",
+			operator: loopOp("  max_hold_s: 0.5\n", ""),
+			script:   []mt.Exchange{wait("0.3"), wait("0.3")},
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 2,
+			steps: []loopStep{{"wait", "ok", "waited 0.3s"}, {"wait", "error", "wait interrupted"}},
+			check: func(t *testing.T, r loopResult) {
+				if !strings.Contains(r.rep.Loop.Ended, "the waiting tools used the 0.5s budget (runner.max_hold_s)") {
+					t.Errorf("loop.ended = %q", r.rep.Loop.Ended)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:     "wait_tool_max_s",
+			operator: loopOp("  wait_tool_max_s: 1\n", ""),
+			script:   []mt.Exchange{wait("1.5"), wait("1"), loopGoalMet},
+			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
+			steps: []loopStep{{"wait", "malformed", "seconds"}, {"wait", "ok", "waited 1s"}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !strings.Contains(string(r.reqs[0].Raw), `"maximum":1`) {
+					t.Errorf("the wait schema sent does not carry the bound:\n%s", r.reqs[0].Raw)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "deadline",
+			script:  []mt.Exchange{loopObserve, mt.Delay(20*time.Second, loopGoalMet)},
+			verdict: events.VerdictTestError, outcome: OutcomeDeadline, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.Timing.DeadlineS != 3 || r.rep.Timing.Ended == nil {
+					t.Errorf("timing = %+v, want deadline 3 and an end", r.rep.Timing)
+				}
+				if !strings.Contains(strings.Join(r.rep.Reasons, " "), "the 3s deadline was reached") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, env: map[string]string{"KASM_RUNTIME_DEADLINE_S": "3"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{scenario: c.scenario, operator: c.operator, script: c.script, env: c.env})
+			loopWant(t, r, c.verdict, c.outcome, c.iterations, c.malforms)
+			loopWantSteps(t, r.rep, c.steps...)
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
 }
