@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -491,6 +492,117 @@ func TestLoopBudgets(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			r := loopRun(t, loopCase{scenario: c.scenario, operator: c.operator, script: c.script, env: c.env})
+			loopWant(t, r, c.verdict, c.outcome, c.iterations, c.malforms)
+			loopWantSteps(t, r.rep, c.steps...)
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+}
+
+// loopXtermLater provides a command that ends the shell, and so xterm, a
+// moment after it is typed: the app dies between the model's turns.
+const loopXtermLater = loopXterm + "  quit_later: sleep 0.8; exit\n"
+
+// TestLoopVerdict checks seed 000's verdict rules against a real xterm
+// whose death is caused by what the model typed.
+func TestLoopVerdict(t *testing.T) {
+	t.Parallel()
+	quitLater := []mt.Exchange{loopObserve, mt.Call("type_text", `{"ref": "quit_later"}`), loopObserve, mt.Call("press_key", `{"key": "Return"}`)}
+	judge := func(met bool) mt.Exchange {
+		return mt.Text(fmt.Sprintf(`{"met": %t, "reason": "the screen shows what it shows"}`, met))
+	}
+	cases := []struct {
+		loopTurnCase
+		scenario string
+	}{
+		{loopTurnCase: loopTurnCase{
+			name: "app exits mid-loop",
+			script: []mt.Exchange{loopObserve, mt.Call("type_text", `{"ref": "quit"}`), loopObserve, mt.Call("press_key", `{"key": "Return"}`),
+				mt.Delay(time.Second, loopGoalMet)},
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, iterations: 4,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !strings.Contains(r.rep.Loop.Ended, "a deterministic check failed") {
+					t.Errorf("loop.ended = %q", r.rep.Loop.Ended)
+				}
+				if r.rep.Checks.ProcessAlive == nil || *r.rep.Checks.ProcessAlive {
+					t.Errorf("checks.process_alive = %v, want false", r.rep.Checks.ProcessAlive)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "goal-met never upgrades a failure",
+			script:  append(quitLater, mt.Delay(2*time.Second, loopGoalMet)),
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted, iterations: 5,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""}, {"record_verdict", "ok", "recorded goal-met"}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.ModelVerdict == nil || r.rep.ModelVerdict.Verdict != "goal-met" {
+					t.Errorf("model_verdict = %+v", r.rep.ModelVerdict)
+				}
+				if !slices.Contains(r.rep.Reasons, "the model recorded goal-met, which never upgrades a failed check") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, scenario: loopXtermLater},
+		{loopTurnCase: loopTurnCase{
+			name:    "goal-not-met alone is a concern",
+			script:  []mt.Exchange{loopObserve, mt.Call("record_verdict", `{"verdict": "goal-not-met", "reason": "no greeting"}`)},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", "recorded goal-not-met"}},
+			check: func(t *testing.T, r loopResult) {
+				if !loopHasConcern(r.rep, "the model recorded goal-not-met: no greeting") {
+					t.Errorf("concerns = %q", r.rep.Concerns)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name: "goal-not-met after a false check_expectation",
+			script: []mt.Exchange{mt.Call("check_expectation", `{"expectation": "the terminal shows hello"}`), judge(false),
+				mt.Call("record_verdict", `{"verdict": "goal-not-met", "reason": "no greeting"}`)},
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"check_expectation", "ok", "false: the screen shows what it shows"}, {"record_verdict", "ok", "recorded goal-not-met"}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Contains(r.rep.Reasons, "and a check_expectation during the loop came back false") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name: "goal-met after a false check_expectation passes",
+			script: []mt.Exchange{mt.Call("check_expectation", `{"expectation": "the terminal shows hello"}`), judge(false),
+				loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"check_expectation", "ok", "false:"}, {"record_verdict", "ok", "recorded goal-met"}},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "escalate locks test-error although the checks pass",
+			script:  []mt.Exchange{loopObserve, mt.Call("escalate", `{"reason": "the dialog asks for a licence key"}`)},
+			verdict: events.VerdictTestError, outcome: OutcomeEscalated, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"escalate", "ok", "escalated"}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Equal(r.rep.Reasons, []string{"escalated: the dialog asks for a licence key"}) || !*r.rep.Checks.ProcessAlive {
+					t.Errorf("reasons = %q, checks %+v", r.rep.Reasons, r.rep.Checks)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "escalate locks test-error although the app then dies",
+			script:  append(quitLater, mt.Delay(2*time.Second, mt.Call("escalate", `{"reason": "stuck"}`))),
+			verdict: events.VerdictTestError, outcome: OutcomeEscalated, iterations: 5,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""}, {"escalate", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.Checks.ProcessAlive == nil || *r.rep.Checks.ProcessAlive {
+					t.Errorf("checks.process_alive = %v, want false (the app died after the escalation)", r.rep.Checks.ProcessAlive)
+				}
+			},
+		}, scenario: loopXtermLater},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{scenario: c.scenario, operator: c.operator, script: c.script})
 			loopWant(t, r, c.verdict, c.outcome, c.iterations, c.malforms)
 			loopWantSteps(t, r.rep, c.steps...)
 			if c.check != nil {
