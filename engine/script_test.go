@@ -1,13 +1,23 @@
 package engine
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/redact"
 )
 
 // scriptXterm is an xterm whose shell program first reports one mouse
@@ -347,5 +357,185 @@ tools:
 				tt.more(t, o)
 			}
 		})
+	}
+}
+
+// Killing the X server during a step ends the run with test-error
+// session-lost, and the report is still complete.
+func TestScriptXServerKilledMidRun(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	var killed atomic.Bool
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: x killed` + scriptXtermPlain + `steps:
+  - observe_screen: {}
+  - wait: 2
+  - observe_screen: {}
+`,
+		onEvent: func(info scriptRunInfo, e events.Event) {
+			if e.Kind == events.KindStepStarted && e.Step == 2 && info.xvfbPID != 0 {
+				time.AfterFunc(300*time.Millisecond, func() {
+					if syscall.Kill(info.xvfbPID, syscall.SIGKILL) == nil {
+						killed.Store(true)
+					}
+				})
+			}
+		},
+	})
+	if !killed.Load() {
+		t.Fatal("the test never killed the X server")
+	}
+	o.want(t, events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+	if len(o.rep.Steps) != 2 {
+		t.Errorf("%d steps ran, want the run to stop at the step the server died in", len(o.rep.Steps))
+	}
+	if s := o.step(t, 2); s.Status != events.StatusError {
+		t.Errorf("the step during which the server died: %s %q", s.Status, s.Message)
+	}
+}
+
+// Cancelling Run's context (Ctrl-C) mid-step ends the run at once with
+// test-error interrupted and a complete report, whatever the step is.
+func TestScriptInterruptedMidStep(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	for _, step := range []string{"wait: 20", "slow: {}"} {
+		t.Run(strings.SplitN(step, ":", 2)[0], func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var cancelled time.Time
+			var mu sync.Mutex
+			start := time.Now()
+			o := scriptRun(t, scriptRunSpec{
+				ctx: ctx,
+				scenario: `name: interrupted` + scriptXtermPlain + `steps:
+  - observe_screen: {}
+  - ` + step + `
+  - observe_screen: {}
+tools:
+  slow:
+    description: a check that takes its time
+    run: shell
+    command: 'echo $$$$ > slow.pid; exec sleep 30'
+`,
+				onEvent: func(_ scriptRunInfo, e events.Event) {
+					if e.Kind == events.KindStepStarted && e.Step == 2 {
+						time.AfterFunc(300*time.Millisecond, func() {
+							mu.Lock()
+							cancelled = time.Now()
+							mu.Unlock()
+							cancel()
+						})
+					}
+				},
+			})
+			o.want(t, events.VerdictTestError, OutcomeInterrupted, "interrupted")
+			if len(o.rep.Steps) != 2 {
+				t.Fatalf("%d steps ran, want 2", len(o.rep.Steps))
+			}
+			if s := o.step(t, 2); s.Status != events.StatusError || s.DurationMS > 5000 {
+				t.Errorf("the interrupted step: %s after %d ms: %q", s.Status, s.DurationMS, s.Message)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if cancelled.IsZero() {
+				t.Fatal("never cancelled")
+			}
+			// The whole run, report included, ends soon after the signal.
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("the run took %v", d)
+			}
+			if strings.HasPrefix(step, "slow") {
+				scriptGone(t, filepath.Join(o.info.dir, "slow.pid"))
+			}
+		})
+	}
+}
+
+// Secrets typed into the app never appear in anything the run writes,
+// even when the app prints them and a shell tool reads them back.
+func TestScriptSecretsNeverWritten(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	const envSecret = "Tr0ub4dor&3 zz!"
+	const fileSecret = "4921-xyzzy"
+	app := `xterm -class KasmSecret -geometry 60x10+0+0 -e sh ./reader.sh &
+while [ ! -s typed.txt ]; do sleep 0.1; done
+echo "app saw: $(cat typed.txt | tr '\n' ' ')"
+echo "as a URL: https://example.test/login?pw=` + url.QueryEscape(envSecret) + `&p=` + url.PathEscape(envSecret) + `"
+echo "on stderr: ` + fileSecret + `" >&2
+wait
+`
+	reader := `IFS= read -r a
+IFS= read -r b
+printf '%s\n%s\n' "$a" "$b" > typed.tmp && mv typed.tmp typed.txt
+exec sleep 3600
+`
+	var sunk strings.Builder
+	o := scriptRun(t, scriptRunSpec{
+		files: map[string]string{"app.sh": app, "reader.sh": reader, "pin.txt": fileSecret + "\n"},
+		env:   map[string]string{"KASM_TEST_PASSWORD": envSecret},
+		scenario: `name: secrets
+app:
+  command: [sh, app.sh]
+  window: {class: KasmSecret}
+  startup_timeout_s: 10
+provides:
+  password: {secret: {env: KASM_TEST_PASSWORD}}
+  pin: {secret: {file: pin.txt}}
+steps:
+  - observe_screen: {}
+  - type_text: {ref: password}
+  - press_key: Return
+  - type_text: pin
+  - press_key: Return
+  - wait: 1
+  - read_back: {}
+  - observe_screen: {}
+tools:
+  read_back:
+    description: print what the app read
+    run: shell
+    command: 'cat typed.txt; echo "pin was $(cat pin.txt)" >&2'
+`,
+		onEvent: func(_ scriptRunInfo, e events.Event) {
+			b, _ := json.Marshal(e)
+			sunk.Write(b)
+		},
+	})
+	o.want(t, events.VerdictPass, OutcomeCompleted)
+	typed, err := os.ReadFile(filepath.Join(o.info.dir, "typed.txt"))
+	if err != nil || string(typed) != envSecret+"\n"+fileSecret+"\n" {
+		t.Errorf("typed.txt: %v; the secrets did not reach the app intact", err)
+	}
+	if !strings.Contains(o.appLog, "app saw: "+redact.Mask+" "+redact.Mask) || !strings.Contains(o.appLog, "on stderr: "+redact.Mask) {
+		t.Errorf("app.log %q: want the app's lines with the secrets masked", o.appLog)
+	}
+	for n, want := range map[int]string{
+		2: `typed the secret value "password" (15 characters)`,
+		4: `typed the secret value "pin" (10 characters)`,
+		7: "read_back succeeded: " + redact.Mask + "\n" + redact.Mask,
+	} {
+		if got := o.step(t, n).Message; got != want {
+			t.Errorf("step %d message %q, want %q", n, got, want)
+		}
+	}
+	forms := []string{envSecret, fileSecret, url.QueryEscape(envSecret), url.PathEscape(envSecret),
+		base64.StdEncoding.EncodeToString([]byte(envSecret))}
+	written := map[string]string{"the sink's events": sunk.String()}
+	for _, name := range []string{"report.json", "events.jsonl", "app.log"} {
+		b, err := os.ReadFile(filepath.Join(o.info.reportDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		written[name] = string(b)
+	}
+	for where, text := range written {
+		for _, f := range forms {
+			if strings.Contains(text, f) {
+				t.Errorf("%s contains a secret (form %d of %d)", where, slices.Index(forms, f)+1, len(forms))
+			}
+		}
 	}
 }
