@@ -39,7 +39,7 @@ func ModelConfig(op *scenarios.Operator, transport http.RoundTripper) (model.Con
 	m := op.Model
 	p, err := model.LookupProfile(m.Profile)
 	if err != nil {
-		return model.Config{}, scenarios.Problems{{Pos: op.KeyPos("model.profile"), Msg: fmt.Sprintf("%v (profiles: %s)", err, strings.Join(model.ProfileNames(), ", "))}}
+		return model.Config{}, scenarios.Problems{{Pos: op.KeyPos("model.profile"), Msg: err.Error()}}
 	}
 	if m.Name != "" {
 		p.ServedModel = m.Name

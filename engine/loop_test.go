@@ -611,3 +611,151 @@ func TestLoopVerdict(t *testing.T) {
 		})
 	}
 }
+
+// loopGroundCase is a grounding test: the scripted model locates xterm's
+// window from the image it is sent, in its profile's convention.
+type loopGroundCase struct {
+	name, profile    string
+	relative         bool
+	steps            string // scripted steps instead of a goal, if set
+	script           func(t *testing.T, locate mt.Exchange) []mt.Exchange
+	verdict, outcome string
+	want             []loopStep
+	outcomes         []string // grounding[].outcome
+	check            func(t *testing.T, r loopResult)
+}
+
+// TestLoopGrounding checks click_grounded: locate answers mapped back
+// through each profile's convention onto xterm's window, the judge's three
+// outcomes, locate answers that cannot be used, and a scripted step's
+// single re-locate.
+func TestLoopGrounding(t *testing.T) {
+	t.Parallel()
+	grounded := mt.Call("click_grounded", `{"description": "the terminal window", "expect": "the terminal has focus"}`)
+	judge := func(met bool) mt.Exchange {
+		return mt.Text(fmt.Sprintf("```json\n{\"met\": %t, \"reason\": \"judged\"}\n```", met))
+	}
+	cases := []loopGroundCase{
+		{
+			name: "relative coordinates confirmed", profile: "qwen3-vl-8b-instruct", relative: true,
+			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
+				return []mt.Exchange{loopObserve, grounded, locate, judge(true), loopGoalMet}
+			},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:     []loopStep{{"observe_screen", "ok", ""}, {"click_grounded", "ok", "the expected change was observed"}, {"record_verdict", "ok", ""}},
+			outcomes: []string{"confirmed"},
+		},
+		{
+			name: "absolute coordinates in the resized image, contradicted", profile: "qwen2.5-vl-7b-instruct",
+			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
+				return []mt.Exchange{loopObserve, grounded, locate, judge(false), mt.Call("click", `{"target": "center"}`), loopObserve, loopGoalMet}
+			},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want: []loopStep{{"observe_screen", "ok", ""},
+				{"click_grounded", "error", "the expected change was NOT observed (judged). Observe the screen before any further pointer action."},
+				{"click", "refused", "call observe_screen"}, {"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
+			outcomes: []string{"contradicted"},
+			check: func(t *testing.T, r loopResult) {
+				if n := len(loopEvents(r, events.KindGrounding)); n != 1 {
+					t.Errorf("%d grounding events: the runtime must not click again on its own", n)
+				}
+			},
+		},
+		{
+			name: "judge unavailable", profile: "openai-compatible",
+			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
+				return []mt.Exchange{loopObserve, grounded, locate, mt.Text("It probably worked."), loopGoalMet}
+			},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			want:     []loopStep{{"observe_screen", "ok", ""}, {"click_grounded", "ok", "the change is unverified (the judge was unavailable)"}, {"record_verdict", "ok", ""}},
+			outcomes: []string{"unavailable"},
+			check: func(t *testing.T, r loopResult) {
+				if !loopHasConcern(r.rep, `the grounded click on "the terminal window" is unverified`) {
+					t.Errorf("concerns = %q", r.rep.Concerns)
+				}
+			},
+		},
+		{
+			name: "malformed and out-of-image locate answers are not clicks", profile: "openai-compatible",
+			script: func(t *testing.T, _ mt.Exchange) []mt.Exchange {
+				return []mt.Exchange{loopObserve, grounded, mt.Text(`{"point": [5000, 10]}`), mt.Text(`somewhere in the middle`), loopObserve, loopGoalMet}
+			},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want: []loopStep{{"observe_screen", "ok", ""}, {"click_grounded", "error", `could not locate "the terminal window" on the screen after 2 attempts`},
+				{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
+			outcomes: []string{"unavailable", "unavailable"},
+			check: func(t *testing.T, r loopResult) {
+				for _, g := range r.rep.Grounding {
+					if g.Point != nil {
+						t.Errorf("grounding %+v has a point: an unusable answer must not click", g)
+					}
+				}
+			},
+		},
+		{
+			name: "scripted contradicted click re-locates once and refuses the same point", profile: "qwen3-vl-8b-instruct", relative: true,
+			steps: "steps:\n  - click_grounded: {description: the terminal window, expect: the terminal has focus}\n",
+			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
+				return []mt.Exchange{locate, judge(false), locate}
+			},
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			want:     []loopStep{{"click_grounded", "error", "re-locating found the same point"}},
+			outcomes: []string{"contradicted"},
+		},
+		{
+			name: "scripted contradicted click re-located elsewhere is confirmed", profile: "openai-compatible",
+			steps: "steps:\n  - click_grounded: {description: the terminal window, expect: the terminal has focus}\n",
+			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
+				return []mt.Exchange{locate, judge(false), mt.Text(`{"point": [100, 60]}`), judge(true)}
+			},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:     []loopStep{{"click_grounded", "ok", "clicked \"the terminal window\" at (100, 60); the expected change was observed"}},
+			outcomes: []string{"contradicted", "confirmed"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sc := loopXterm
+			if c.steps != "" {
+				sc = strings.Replace(loopXterm, "goal: Print the greeting in the terminal.\nplan:\n  - Observe the screen.\n  - Type the greeting with type_text.\n  - Press Return.\n", c.steps, 1)
+			}
+			r := loopRun(t, loopCase{scenario: sc, operator: loopOp("", "  profile: "+c.profile+"\n"),
+				script: c.script(t, mt.Func(loopLocateCentre(t, c.relative)))})
+			if r.rep.Verdict != c.verdict || r.rep.Outcome != c.outcome {
+				t.Errorf("verdict %s/%s, want %s/%s; reasons %q", r.rep.Verdict, r.rep.Outcome, c.verdict, c.outcome, r.rep.Reasons)
+			}
+			loopWantSteps(t, r.rep, c.want...)
+			var outcomes []string
+			for _, g := range r.rep.Grounding {
+				outcomes = append(outcomes, g.Outcome)
+				if g.Description != "the terminal window" || g.Expect != "the terminal has focus" || g.Step == 0 || g.Attempt == 0 {
+					t.Errorf("grounding entry %+v", g)
+				}
+			}
+			if !slices.Equal(outcomes, c.outcomes) {
+				t.Errorf("grounding outcomes %v, want %v (%+v)", outcomes, c.outcomes, r.rep.Grounding)
+			}
+			// The first click lands on the window's centre, whatever the
+			// profile's convention and image size.
+			if len(r.rep.Grounding) > 0 && r.rep.Grounding[0].Point != nil {
+				box := loopWindowBox(r.events)
+				p := r.rep.Grounding[0].Point
+				cx, cy := box.X+box.W/2, box.Y+box.H/2
+				if loopAbs(p.X-cx) > 3 || loopAbs(p.Y-cy) > 3 {
+					t.Errorf("clicked (%d, %d), window %+v has its centre at (%d, %d)", p.X, p.Y, box, cx, cy)
+				}
+			}
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+}
+
+func loopAbs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

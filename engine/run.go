@@ -91,6 +91,11 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 	if opts.ReportDir == "" {
 		return nil, errors.New("run: no report directory")
 	}
+	// Problems only the engine can see (model profiles and their options)
+	// are bad input too: refuse them before anything launches.
+	if err := Check(files); err != nil {
+		return nil, err
+	}
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
