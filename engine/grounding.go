@@ -43,7 +43,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	if err := s.visionReady(); err != nil {
 		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
-		r.screen = rel
+		r.screen, r.image = rel, img
 		return r
 	}
 	j, err := vision.Check(ctx, s, s.model.profile, img, expectation)
@@ -65,7 +65,9 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		s.concern(fmt.Sprintf("check_expectation %q was unavailable: %s", expectation, why))
 		r = ok("unavailable: " + why)
 	}
-	r.screen = rel
+	// The check completes the observation record, so the model sees the
+	// screen it stands for, as after observe_screen.
+	r.screen, r.image = rel, img
 	return r
 }
 

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -758,4 +760,114 @@ func loopAbs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// TestLoopCheckExpectation checks the judge's three answers in the loop and
+// a judge failure that turns the model off.
+func TestLoopCheckExpectation(t *testing.T) {
+	t.Parallel()
+	check := mt.Call("check_expectation", `{"expectation": "a shell prompt is visible"}`)
+	loopRunTurnCases(t, []loopTurnCase{
+		{
+			name:    "true, false and unavailable",
+			script:  []mt.Exchange{check, mt.Text(`{"met": true, "reason": "a prompt"}`), check, mt.Text(`<answer>{"met": false, "reason": "no prompt"}</answer>`), check, mt.Text(`yes`), loopGoalMet},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 4,
+			steps: []loopStep{{"check_expectation", "ok", "true: a prompt"}, {"check_expectation", "ok", "false: no prompt"},
+				{"check_expectation", "ok", `unavailable: malformed answer: "yes"`}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !loopHasConcern(r.rep, `check_expectation "a shell prompt is visible" was unavailable`) {
+					t.Errorf("concerns = %q", r.rep.Concerns)
+				}
+				// check_expectation completes the observation record and
+				// shows the model the screen it judged.
+				if imgs, err := r.reqs[2].Images(); err != nil || len(imgs) != 1 {
+					t.Errorf("the turn after check_expectation carries %d images (%v)", len(imgs), err)
+				}
+				if len(r.reqs) != 7 {
+					t.Errorf("%d requests, want 4 turns and 3 judgements", len(r.reqs))
+				}
+			},
+		},
+		{
+			name:     "a failed judgement turns the model off",
+			operator: loopOp("", "  disable_after: 1\n"),
+			script:   []mt.Exchange{check, mt.Status(401)},
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 2,
+			steps: []loopStep{{"check_expectation", "ok", "unavailable: judge expectation: model turn (1 attempts): model endpoint replied HTTP 401"}},
+			check: func(t *testing.T, r loopResult) {
+				if !strings.Contains(r.rep.Loop.Ended, "the model is off") {
+					t.Errorf("loop.ended = %q", r.rep.Loop.Ended)
+				}
+			},
+		},
+	})
+}
+
+// TestLoopInbox checks ask_human answered by the operator, ask_human left
+// unanswered, and respond.
+func TestLoopInbox(t *testing.T) {
+	t.Parallel()
+	inboxOp := func(timeout string) string {
+		return loopOp("  respond: true\n", "") + "inbox:\n  session_token: s3cret-console-token\n  answer_timeout_s: " + timeout + "\n"
+	}
+	ask := mt.Call("ask_human", `{"question": "Which greeting should I type?"}`)
+
+	t.Run("answered", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{operator: inboxOp("10"),
+			script: []mt.Exchange{ask, mt.Call("respond", `{"message": "typing the greeting now"}`), loopGoalMet},
+			sink: func(run *Runner, e events.Event) {
+				if e.Kind == events.KindQuestion {
+					go func() {
+						if err := run.Answer(e.Question.ID, "the provided one"); err != nil {
+							t.Errorf("answer: %v", err)
+						}
+					}()
+				}
+			}})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", "the operator answered: the provided one"},
+			loopStep{"respond", "ok", "message posted to the operator"}, loopStep{"record_verdict", "ok", ""})
+		if got := loopLastText(r.reqs[1]); !strings.Contains(got, "the operator answered: the provided one") {
+			t.Errorf("the answer did not reach the model:\n%s", got)
+		}
+		if names := r.reqs[0].ToolNames(); !slices.Contains(names, "ask_human") || !slices.Contains(names, "respond") {
+			t.Errorf("tools = %v, want ask_human and respond", names)
+		}
+		if len(r.rep.Questions) != 1 || r.rep.Questions[0].Answer != "the provided one" || r.rep.Questions[0].By != "console" {
+			t.Errorf("questions = %+v", r.rep.Questions)
+		}
+		if n := len(loopEvents(r, events.KindRespond)); n != 1 {
+			t.Errorf("%d respond events, want 1", n)
+		}
+		raw, _ := os.ReadFile(filepath.Join(r.dir, "events.jsonl"))
+		if strings.Contains(string(raw), "s3cret-console-token") {
+			t.Error("the session token reached events.jsonl")
+		}
+	})
+	t.Run("unanswered", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{operator: inboxOp("0.3"), script: []mt.Exchange{ask, loopGoalMet}})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+		loopWantSteps(t, r.rep, loopStep{"ask_human", "error", "no answer came"}, loopStep{"record_verdict", "ok", ""})
+		if len(r.rep.Questions) != 1 || r.rep.Questions[0].Unanswered == "" {
+			t.Errorf("questions = %+v, want one unanswered", r.rep.Questions)
+		}
+	})
+	t.Run("posted messages reach the inbox", func(t *testing.T) {
+		t.Parallel()
+		var run *Runner
+		r := loopRun(t, loopCase{operator: inboxOp("1"), script: []mt.Exchange{mt.Call("respond", `{"message": "hello operator"}`), loopGoalMet},
+			before: func(r *Runner) { run = r }})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+		var posted []string
+		for _, e := range run.Inbox().History() {
+			if e.Kind == "posted" {
+				posted = append(posted, e.Text)
+			}
+		}
+		if !slices.Equal(posted, []string{"hello operator"}) {
+			t.Errorf("inbox posted %q", posted)
+		}
+	})
 }
