@@ -1,0 +1,217 @@
+package atspi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
+)
+
+// D-Bus names of the AT-SPI protocol.
+const (
+	a11yBusName       = "org.a11y.Bus"
+	a11yBusPath       = "/org/a11y/bus"
+	registryName      = "org.a11y.atspi.Registry"
+	rootPath          = "/org/a11y/atspi/accessible/root"
+	ifaceAccessible   = "org.a11y.atspi.Accessible"
+	ifaceApplication  = "org.a11y.atspi.Application"
+	ifaceAction       = "org.a11y.atspi.Action"
+	ifaceComponent    = "org.a11y.atspi.Component"
+	ifaceProperties   = "org.freedesktop.DBus.Properties"
+	ifaceDBus         = "org.freedesktop.DBus"
+	coordTypeScreen   = uint32(0)
+	appPollInterval   = 50 * time.Millisecond
+	sessionBusEnvName = "DBUS_SESSION_BUS_ADDRESS"
+)
+
+// ErrNoSessionBus means no D-Bus session bus address was given: the runtime
+// and the application must run under one (dbus-run-session) for AT-SPI.
+var ErrNoSessionBus = errors.New("no D-Bus session bus: " + sessionBusEnvName + " is not set (run under dbus-run-session)")
+
+// Bus is a connection to the AT-SPI accessibility bus.
+type Bus struct {
+	conn    *dbus.Conn
+	address string
+}
+
+// Connect connects to the accessibility bus of the session bus named by
+// DBUS_SESSION_BUS_ADDRESS.
+func Connect(ctx context.Context) (*Bus, error) {
+	return ConnectSession(ctx, os.Getenv(sessionBusEnvName))
+}
+
+// ConnectSession connects to the accessibility bus of the session bus at
+// sessionAddress. Asking org.a11y.Bus for its address starts the AT-SPI bus
+// launcher on demand when the session bus can activate it.
+func ConnectSession(ctx context.Context, sessionAddress string) (*Bus, error) {
+	if sessionAddress == "" {
+		return nil, ErrNoSessionBus
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("connect to session bus: %w", err)
+	}
+	session, err := dbus.Connect(sessionAddress)
+	if err != nil {
+		return nil, fmt.Errorf("connect to session bus: %w", err)
+	}
+	// The session connection is needed only to learn the accessibility
+	// bus address; everything else happens on the accessibility bus.
+	defer session.Close()
+
+	var address string
+	err = session.Object(a11yBusName, a11yBusPath).
+		CallWithContext(ctx, a11yBusName+".GetAddress", 0).Store(&address)
+	if err != nil {
+		return nil, fmt.Errorf("no accessibility bus on the session bus (is at-spi2-core installed?): %w", err)
+	}
+	conn, err := dbus.Connect(address)
+	if err != nil {
+		return nil, fmt.Errorf("connect to accessibility bus: %w", err)
+	}
+	return &Bus{conn: conn, address: address}, nil
+}
+
+// Address is the accessibility bus address in use.
+func (b *Bus) Address() string { return b.address }
+
+// Close ends the connection to the accessibility bus.
+func (b *Bus) Close() error {
+	if err := b.conn.Close(); err != nil {
+		return fmt.Errorf("close accessibility bus: %w", err)
+	}
+	return nil
+}
+
+// App is an application registered on the accessibility bus.
+type App struct {
+	// Name is the application's accessible name (usually its program name).
+	Name string
+	// PID is the process that owns the application's bus connection.
+	PID int
+	// ChildCount is the number of top-level accessibles (windows) it has.
+	ChildCount int
+
+	bus  *Bus
+	node ref
+}
+
+// ref addresses one accessible object: a bus name and an object path.
+type ref struct {
+	Dest string
+	Path dbus.ObjectPath
+}
+
+func (b *Bus) object(r ref) dbus.BusObject { return b.conn.Object(r.Dest, r.Path) }
+
+// Applications lists the applications registered on the accessibility bus.
+func (b *Bus) Applications(ctx context.Context) ([]App, error) {
+	var roots []ref
+	err := b.object(ref{registryName, rootPath}).
+		CallWithContext(ctx, ifaceAccessible+".GetChildren", 0).Store(&roots)
+	if err != nil {
+		return nil, fmt.Errorf("list accessible applications: %w", err)
+	}
+	apps := make([]App, 0, len(roots))
+	for _, r := range roots {
+		app, err := b.describeApp(ctx, r)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("list accessible applications: %w", ctx.Err())
+			}
+			// An application that exits while we ask about it is not an
+			// error of the listing: it is simply no longer there.
+			continue
+		}
+		apps = append(apps, app)
+	}
+	return apps, nil
+}
+
+func (b *Bus) describeApp(ctx context.Context, r ref) (App, error) {
+	obj := b.object(r)
+	name := obj.GoWithContext(ctx, ifaceProperties+".Get", 0, nil, ifaceAccessible, "Name")
+	count := obj.GoWithContext(ctx, ifaceProperties+".Get", 0, nil, ifaceAccessible, "ChildCount")
+	pid := b.conn.BusObject().GoWithContext(ctx, ifaceDBus+".GetConnectionUnixProcessID", 0, nil, r.Dest)
+
+	app := App{bus: b, node: r}
+	var nameV, countV dbus.Variant
+	var pidU uint32
+	if err := (<-name.Done).Store(&nameV); err != nil {
+		return App{}, fmt.Errorf("read name of %s: %w", r.Dest, err)
+	}
+	if err := (<-count.Done).Store(&countV); err != nil {
+		return App{}, fmt.Errorf("read child count of %s: %w", r.Dest, err)
+	}
+	if err := (<-pid.Done).Store(&pidU); err != nil {
+		return App{}, fmt.Errorf("read process id of %s: %w", r.Dest, err)
+	}
+	app.Name, _ = nameV.Value().(string)
+	if n, ok := countV.Value().(int32); ok {
+		app.ChildCount = int(n)
+	}
+	app.PID = int(pidU)
+	return app, nil
+}
+
+// AppByPID waits until an application owned by pid, or by one of its
+// descendants, is registered on the accessibility bus with at least one
+// top-level accessible, and returns it. It polls until ctx ends: toolkits
+// register shortly (about 100 ms) after the process starts. The process
+// itself is preferred over a descendant.
+func (b *Bus) AppByPID(ctx context.Context, pid int) (App, error) {
+	tick := time.NewTicker(appPollInterval)
+	defer tick.Stop()
+	var seen []App
+	for {
+		apps, err := b.Applications(ctx)
+		if err == nil {
+			seen = apps
+			if app, ok := pickApp(apps, pid); ok {
+				return app, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			names := make([]string, 0, len(seen))
+			for _, a := range seen {
+				names = append(names, fmt.Sprintf("%s (pid %d)", a.Name, a.PID))
+			}
+			return App{}, fmt.Errorf("find accessible application of pid %d: %w (registered: %s)",
+				pid, ctx.Err(), strings.Join(names, ", "))
+		case <-tick.C:
+		}
+	}
+}
+
+func pickApp(apps []App, pid int) (App, bool) {
+	var found App
+	foundDepth := -1
+	for _, a := range apps {
+		if a.ChildCount == 0 {
+			continue
+		}
+		d := ancestorDepth(a.PID, pid)
+		if d >= 0 && (foundDepth < 0 || d < foundDepth) {
+			found, foundDepth = a, d
+		}
+	}
+	return found, foundDepth >= 0
+}
+
+// ancestorDepth says how many generations pid is below ancestor (0 when they
+// are the same process), or -1 when ancestor is not among pid's ancestors.
+func ancestorDepth(pid, ancestor int) int {
+	for depth := 0; pid > 1 && depth < 64; depth++ {
+		if pid == ancestor {
+			return depth
+		}
+		pid = proc.ParentPID(pid)
+	}
+	return -1
+}
