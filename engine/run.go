@@ -180,7 +180,14 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			}
 		}
 	}
+	// The app lives until finish has run the final checks and stopped it,
+	// not just until the work ends: Ctrl-C or the deadline must not kill it
+	// before the checks look, or they would blame the app for our own stop.
+	// This context only backs up that explicit stop.
+	lifeCtx, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelLife()
 	st := newRunState(r, bus, rep)
+	st.life = lifeCtx
 	close(r.started)
 	st.start()
 	endWhy := st.execute(workCtx)

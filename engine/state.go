@@ -81,6 +81,8 @@ type runState struct {
 	rep   *report.Writer
 	files *scenarios.Files
 
+	// life bounds what the run launches; it outlasts the work context.
+	life    context.Context
 	session *x11.Session
 	desk    desktop
 	app     app
@@ -252,7 +254,7 @@ func (s *runState) launch(ctx context.Context) error {
 	for _, k := range sortedKeys(a.Env) {
 		env = append(env, k+"="+a.Env[k])
 	}
-	p, err := proc.Start(ctx, proc.Spec{Argv: a.Command, Env: env, Dir: s.r.appDir(), Output: s.outputScanner()})
+	p, err := proc.Start(s.life, proc.Spec{Argv: a.Command, Env: env, Dir: s.r.appDir(), Output: s.outputScanner()})
 	if err != nil {
 		s.stop(events.VerdictTestError, OutcomeLaunchFailed, err.Error())
 		return err

@@ -298,6 +298,11 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	var out strings.Builder
 	for _, cmd := range cmds {
 		res, err := proc.RunCommand(ctx, proc.CommandSpec{Shell: cmd, Env: env, Dir: s.r.appDir(), Timeout: timeout})
+		if ctx.Err() != nil {
+			// The run was cut short, not the tool: neither its timeout nor
+			// a tool error.
+			return failed(failResolution, "%s was interrupted and killed: %v", c.Tool, context.Cause(ctx))
+		}
 		if err != nil {
 			s.toolErrors++
 			return failed(failResolution, "%s: %v", c.Tool, err)
