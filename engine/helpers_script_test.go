@@ -387,7 +387,7 @@ func scriptCheckConsistent(t *testing.T, o scriptOutcome) {
 	if len(o.res.Reasons) == 0 {
 		t.Errorf("result has no reasons")
 	}
-	if t.Failed() {
+	if t.Failed() || os.Getenv("KASM_SCRIPT_TEST_VERBOSE") != "" {
 		t.Logf("result %+v", o.res)
 		for _, e := range evs {
 			b, _ := json.Marshal(e)
@@ -442,6 +442,22 @@ func (o scriptOutcome) window(t *testing.T) events.Rect {
 	}
 	t.Fatal("no app.window event")
 	return events.Rect{}
+}
+
+// scriptHealthyAtEnd fails unless the final checks saw the app running
+// with its window: a run the runtime cut short must not blame the app for
+// the runtime's own stop.
+func scriptHealthyAtEnd(t *testing.T, o scriptOutcome) {
+	t.Helper()
+	c := o.rep.Checks
+	if c.ProcessAlive == nil || !*c.ProcessAlive || c.WindowPresent == nil || !*c.WindowPresent {
+		t.Errorf("final checks %+v: the app was healthy when the run was cut short", c)
+	}
+	for _, r := range o.res.Reasons {
+		if strings.Contains(r, "failed") {
+			t.Errorf("reason %q blames the app", r)
+		}
+	}
 }
 
 // scriptEventually polls cond until it holds or a generous limit passes.

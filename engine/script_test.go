@@ -342,6 +342,7 @@ tools:
 				if s := o.step(t, 2); s.Status != events.StatusError || s.DurationMS > 3000 {
 					t.Errorf("the cut wait: %s after %d ms: %q", s.Status, s.DurationMS, s.Message)
 				}
+				scriptHealthyAtEnd(t, o)
 				if o.rep.Timing.DeadlineS != 3 {
 					t.Errorf("timing.deadline_s %v", o.rep.Timing.DeadlineS)
 				}
@@ -434,9 +435,10 @@ tools:
 			if len(o.rep.Steps) != 2 {
 				t.Fatalf("%d steps ran, want 2", len(o.rep.Steps))
 			}
-			if s := o.step(t, 2); s.Status != events.StatusError || s.DurationMS > 5000 {
+			if s := o.step(t, 2); s.Status != events.StatusError || s.DurationMS > 5000 || !strings.Contains(s.Message, "interrupted") {
 				t.Errorf("the interrupted step: %s after %d ms: %q", s.Status, s.DurationMS, s.Message)
 			}
+			scriptHealthyAtEnd(t, o)
 			mu.Lock()
 			defer mu.Unlock()
 			if cancelled.IsZero() {
