@@ -190,7 +190,9 @@ func (s *runState) setTools(offers Offers) {
 // non-empty reason only when the run was cut short by the context.
 func (s *runState) execute(ctx context.Context) string {
 	if err := s.launch(ctx); err != nil {
-		if s.end == nil {
+		// A launch cut short by the deadline or Ctrl-C is named by
+		// interruption, not reported as a fault.
+		if s.end == nil && ctx.Err() == nil {
 			s.stop(events.VerdictTestError, OutcomeRuntimeFault, err.Error())
 		}
 		return ""
