@@ -327,6 +327,15 @@ tools:
 			},
 		},
 		{
+			name: "deadline hit while the window is awaited",
+			scenario: `name: deadline at startup
+app: {command: [sleep, "30"], startup_timeout_s: 20}
+steps: [{observe_screen: {}}]
+`,
+			env:     map[string]string{"KASM_RUNTIME_DEADLINE_S": "3"},
+			verdict: events.VerdictTestError, outcome: OutcomeDeadline, reasons: []string{"the 3s deadline was reached"},
+		},
+		{
 			name: "deadline hit mid-step",
 			scenario: `name: deadline` + scriptXtermPlain + `steps:
   - observe_screen: {}
@@ -452,6 +461,30 @@ tools:
 				scriptGone(t, filepath.Join(o.info.dir, "slow.pid"))
 			}
 		})
+	}
+}
+
+// Ctrl-C while the runtime still waits for the app's window ends the run
+// as interrupted, not as a fault or a startup timeout.
+func TestScriptInterruptedAtStartup(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := scriptRun(t, scriptRunSpec{
+		ctx: ctx,
+		scenario: `name: interrupted at startup
+app: {command: [sleep, "30"], startup_timeout_s: 20}
+steps: [{observe_screen: {}}]
+`,
+		onEvent: func(_ scriptRunInfo, e events.Event) {
+			if e.Kind == events.KindAppLaunched {
+				time.AfterFunc(300*time.Millisecond, cancel)
+			}
+		},
+	})
+	o.want(t, events.VerdictTestError, OutcomeInterrupted, "interrupted")
+	if len(o.rep.Steps) != 0 {
+		t.Errorf("%d steps ran", len(o.rep.Steps))
 	}
 }
 
