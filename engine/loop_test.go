@@ -871,3 +871,67 @@ func TestLoopInbox(t *testing.T) {
 		}
 	})
 }
+
+// loopLongScript is a 25-turn run that changes the screen every other
+// turn: observe, press a letter, observe, … and finally goal-met.
+func loopLongScript(turns int) []mt.Exchange {
+	var script []mt.Exchange
+	for i := 0; len(script) < turns-1; i++ {
+		script = append(script, loopObserve)
+		if len(script) < turns-1 {
+			script = append(script, mt.Call("press_key", fmt.Sprintf(`{"key": "%c"}`, 'a'+i%26)))
+		}
+	}
+	return append(script, loopGoalMet)
+}
+
+// TestLoopMemory checks what the model is sent over a 25-turn run: screens
+// under tool_generated_image_N handles, the Environment Update after
+// successful turns, at most keep_images images, and a request size that
+// stays flat once the first screens are dropped.
+func TestLoopMemory(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []string{"always", "on_change"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			op := loopOperator + "memory:\n  emit_policy: " + policy + "\n  keep_images: 3\n"
+			r := loopRun(t, loopCase{operator: op, script: loopLongScript(25)})
+			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 25, 0)
+			var sizes, images []int
+			for _, req := range r.reqs {
+				sizes = append(sizes, len(req.Raw))
+				images = append(images, len(req.ImageURLs()))
+			}
+			t.Logf("request bytes per turn: %v", sizes)
+			t.Logf("images per turn: %v", images)
+			for i, n := range images {
+				if n > 3 {
+					t.Errorf("request %d carries %d images, keep_images is 3", i+1, n)
+				}
+			}
+			if images[len(images)-1] != 3 {
+				t.Errorf("the last request carries %d images, want the newest 3", images[len(images)-1])
+			}
+			// Flat: the last request is no more than 25% bigger than the one
+			// at turn 10, although it has 15 more turns of history.
+			if last, mid := sizes[len(sizes)-1], sizes[9]; float64(last) > 1.25*float64(mid) {
+				t.Errorf("request bytes grew from %d (turn 10) to %d (turn 25)", mid, last)
+			}
+			second := loopLastText(r.reqs[1])
+			if !strings.Contains(second, "The screen is tool_generated_image_1.") || !strings.Contains(second, "Environment Update") ||
+				!strings.Contains(second, "- tool_generated_image_1: screen screens/") {
+				t.Errorf("turn 2 lacks the handle or the Environment Update:\n%s", second)
+			}
+			last := r.reqs[len(r.reqs)-1].Text()
+			if !strings.Contains(last, "tool_generated_image_12") || !strings.Contains(last, "dropped from context") {
+				t.Errorf("the last request does not name the newest handle or the dropped ones")
+			}
+			// After press_key the screen changed but no image was
+			// registered: on_change stays quiet, always repeats.
+			afterKey := loopLastText(r.reqs[2])
+			if got, want := strings.Contains(afterKey, "Environment Update"), policy == "always"; got != want {
+				t.Errorf("%s: Environment Update after press_key = %v, want %v:\n%s", policy, got, want, afterKey)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ package memory
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kasmrt/kasmrt/engine/model"
@@ -93,6 +94,19 @@ func (m *Memory) Lookup(handle string) (Image, bool) {
 // Len is the number of registered images.
 func (m *Memory) Len() int { return len(m.images) }
 
+// updateHeader starts every Environment Update, which is how Context
+// finds the ones a later update superseded.
+const updateHeader = "Environment Update\n"
+
+// KeepTurns is how many of the latest model turns Context sends verbatim;
+// older turns are summarised, a line each, and only the newest
+// summaryLines of those lines are kept, so a request stops growing after
+// the first few turns.
+const (
+	KeepTurns    = 8
+	summaryLines = 12
+)
+
 // EnvironmentUpdate returns the inventory text to append after a
 // successful tool turn, or "" when the policy says to stay quiet (on_change
 // with nothing new).
@@ -102,17 +116,30 @@ func (m *Memory) EnvironmentUpdate() string {
 	}
 	m.emitted, m.lastCount = true, len(m.images)
 	var b strings.Builder
-	b.WriteString("Environment Update\nImages you can refer to by handle (newest last; only the newest are shown to you):\n")
+	b.WriteString(updateHeader + "Images you can refer to by handle (newest last; only the newest are shown to you):\n")
 	if len(m.images) == 0 {
 		b.WriteString("- (none yet)\n")
 	}
 	visible := m.visible()
+	// Dropped screens are always the oldest ones, so they are named as one
+	// range: the update keeps its size however long the run is.
+	var dropped []string
 	for _, img := range m.images {
-		state := "in context"
 		if !visible[img.Handle] {
-			state = "dropped from context"
+			dropped = append(dropped, img.Handle)
 		}
-		fmt.Fprintf(&b, "- %s: %s (%s)\n", img.Handle, img.Description, state)
+	}
+	switch len(dropped) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "- %s: dropped from context\n", dropped[0])
+	default:
+		fmt.Fprintf(&b, "- %s to %s: dropped from context\n", dropped[0], dropped[len(dropped)-1])
+	}
+	for _, img := range m.images {
+		if visible[img.Handle] {
+			fmt.Fprintf(&b, "- %s: %s (in context)\n", img.Handle, img.Description)
+		}
 	}
 	b.WriteString("Data bindings: none.\nWebpages: none.")
 	return b.String()
@@ -135,30 +162,118 @@ func (m *Memory) visible() map[string]bool {
 	return out
 }
 
-// Context returns history as it is sent: images registered before the
-// newest keep are replaced by a line naming their handle, so the request
-// stays bounded however long the run is.
+// Context returns history as it is sent, bounded however long the run is:
+// turns before the newest KeepTurns are summarised, only the newest
+// Environment Update is kept (it supersedes the others), images registered
+// before the newest keep are replaced by a line naming their handle, and a
+// screen registered again under the same handle is sent once, with its
+// latest message. history is not modified.
 func (m *Memory) Context(history []model.Message) []model.Message {
+	history = collapseTurns(history)
 	visible := m.visible()
-	out := make([]model.Message, len(history))
+	lastUpdate := -1
 	for i, msg := range history {
-		out[i] = msg
-		if len(msg.Images) == 0 {
-			continue
-		}
-		var keep []model.Image
-		var dropped []string
-		for _, img := range msg.Images {
-			if visible[img.Handle] {
-				keep = append(keep, img)
-			} else {
-				dropped = append(dropped, img.Handle)
-			}
-		}
-		if len(dropped) > 0 {
-			out[i].Images = keep
-			out[i].Text = strings.TrimSpace(msg.Text + "\n[" + strings.Join(dropped, ", ") + " dropped from context; see the Environment Update]")
+		if isUpdate(msg) {
+			lastUpdate = i
 		}
 	}
+	sent := map[string]bool{}
+	out := make([]model.Message, 0, len(history))
+	for i := len(history) - 1; i >= 0; i-- {
+		msg := history[i]
+		if isUpdate(msg) && i != lastUpdate {
+			continue
+		}
+		if len(msg.Images) > 0 {
+			var keep []model.Image
+			var dropped, again []string
+			for _, img := range msg.Images {
+				switch {
+				case !visible[img.Handle]:
+					dropped = append(dropped, img.Handle)
+				case sent[img.Handle]:
+					again = append(again, img.Handle)
+				default:
+					sent[img.Handle] = true
+					keep = append(keep, img)
+				}
+			}
+			msg.Images = keep
+			if len(dropped) > 0 {
+				msg.Text = strings.TrimSpace(msg.Text + "\n[" + strings.Join(dropped, ", ") + " dropped from context; see the Environment Update]")
+			}
+			if len(again) > 0 {
+				msg.Text = strings.TrimSpace(msg.Text + "\n[" + strings.Join(again, ", ") + " is shown with a later message]")
+			}
+		}
+		out = append(out, msg)
+	}
+	slices.Reverse(out)
 	return out
+}
+
+func isUpdate(msg model.Message) bool {
+	return msg.Role == model.RoleUser && strings.HasPrefix(msg.Text, updateHeader)
+}
+
+// collapseTurns replaces the turns before the newest KeepTurns with one
+// user message that summarises them. A turn starts at an assistant
+// message and takes the tool results and notes after it, so no tool
+// result is ever separated from its call.
+func collapseTurns(history []model.Message) []model.Message {
+	var starts []int
+	for i, msg := range history {
+		if msg.Role == model.RoleAssistant {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) <= KeepTurns {
+		return history
+	}
+	first, cut := starts[0], starts[len(starts)-KeepTurns]
+	var lines []string
+	for _, msg := range history[first:cut] {
+		switch {
+		case msg.Role == model.RoleAssistant && len(msg.ToolCalls) == 0:
+			lines = append(lines, "- you replied without a tool call")
+		case msg.Role == model.RoleAssistant:
+			for _, c := range msg.ToolCalls {
+				lines = append(lines, fmt.Sprintf("- you called %s %s", c.Name, clip(c.Arguments, 80)))
+			}
+		case msg.Role == model.RoleTool && len(lines) > 0:
+			lines[len(lines)-1] += " → " + clip(firstLine(msg.Text), 100)
+		case msg.Role == model.RoleUser && !isUpdate(msg):
+			lines = append(lines, "- "+clip(firstLine(msg.Text), 100))
+		}
+	}
+	omitted := 0
+	if len(lines) > summaryLines {
+		omitted = len(lines) - summaryLines
+		lines = lines[omitted:]
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The %d earlier turns are summarised to keep this request bounded", len(starts)-KeepTurns)
+	if omitted > 0 {
+		fmt.Fprintf(&b, " (the oldest %d lines are left out)", omitted)
+	}
+	b.WriteString(":\n" + strings.Join(lines, "\n"))
+	out := make([]model.Message, 0, first+1+len(history)-cut)
+	out = append(out, history[:first]...)
+	out = append(out, model.Message{Role: model.RoleUser, Text: b.String()})
+	return append(out, history[cut:]...)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestContextKeepsNewestImages(t *testing.T) {
 	if len(history[0].Images) != 1 {
 		t.Error("Context modified the history it was given")
 	}
-	if u := m.EnvironmentUpdate(); !strings.Contains(u, "tool_generated_image_5: screen (in context)") || !strings.Contains(u, "tool_generated_image_1: screen (dropped from context)") {
+	if u := m.EnvironmentUpdate(); !strings.Contains(u, "tool_generated_image_5: screen (in context)") || !strings.Contains(u, "tool_generated_image_1 to tool_generated_image_3: dropped from context") {
 		t.Errorf("update:\n%s", u)
 	}
 }
@@ -88,5 +89,43 @@ func TestInputImagesStayInContext(t *testing.T) {
 	}
 	if len(ctx[1].Images)+len(ctx[2].Images) != 0 || len(ctx[3].Images) != 1 {
 		t.Errorf("screens kept: %d %d %d, want only the newest", len(ctx[1].Images), len(ctx[2].Images), len(ctx[3].Images))
+	}
+}
+
+func TestContextBoundsTurnsUpdatesAndRepeats(t *testing.T) {
+	t.Parallel()
+	m := New(EmitAlways, 3)
+	history := []model.Message{{Role: model.RoleUser, Text: "Goal: g"}}
+	same := m.AddScreen([]byte("same"), "screen")
+	for i := 0; i < 30; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		history = append(history,
+			model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, Name: "observe_screen", Arguments: "{}"}}},
+			model.Message{Role: model.RoleTool, CallID: id, Text: fmt.Sprintf("observed %d", i), Images: []model.Image{{Handle: same, PNG: []byte("same")}}},
+			model.Message{Role: model.RoleUser, Text: m.EnvironmentUpdate()})
+	}
+	ctx := m.Context(history)
+	var updates, images, assistants int
+	for _, msg := range ctx {
+		if isUpdate(msg) {
+			updates++
+		}
+		images += len(msg.Images)
+		if msg.Role == model.RoleAssistant {
+			assistants++
+		}
+	}
+	if updates != 1 || images != 1 || assistants != KeepTurns {
+		t.Errorf("context has %d updates, %d images, %d turns; want 1, 1 (one handle), %d", updates, images, assistants, KeepTurns)
+	}
+	if ctx[0].Text != "Goal: g" || !strings.HasPrefix(ctx[1].Text, "The 22 earlier turns are summarised") ||
+		!strings.Contains(ctx[1].Text, "- you called observe_screen {} → observed 21") || strings.Count(ctx[1].Text, "\n- ") != summaryLines {
+		t.Errorf("summary:\n%s", ctx[1].Text)
+	}
+	if ctx[2].Role != model.RoleAssistant || ctx[3].CallID != ctx[2].ToolCalls[0].ID {
+		t.Errorf("the kept turns do not start with a call and its result: %+v %+v", ctx[2], ctx[3])
+	}
+	if len(history) != 91 || len(history[2].Images) != 1 {
+		t.Error("Context modified the history it was given")
 	}
 }
