@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/redact"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // scriptXterm is an xterm whose shell program first reports one mouse
@@ -571,6 +573,43 @@ tools:
 			if strings.Contains(text, f) {
 				t.Errorf("%s contains a secret (form %d of %d)", where, slices.Index(forms, f)+1, len(forms))
 			}
+		}
+	}
+}
+
+// BenchmarkScriptRun measures a whole scripted run end to end: Xvfb up,
+// xterm launched and found, three steps with their settled captures, the
+// final checks, everything stopped and the report written.
+func BenchmarkScriptRun(b *testing.B) {
+	for _, bin := range []string{"Xvfb", "xterm"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			b.Skipf("%s is not installed", bin)
+		}
+	}
+	dir := b.TempDir()
+	path := filepath.Join(dir, "scenario.yaml")
+	scenario := `name: bench` + scriptXtermPlain + `steps:
+  - observe_screen: {}
+  - press_key: a
+  - observe_screen: {}
+`
+	if err := os.WriteFile(path, []byte(scenario), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	files, err := scenarios.Load(path, "", func(string) (string, bool) { return "", false })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		r, err := New(files, Options{ReportDir: filepath.Join(dir, fmt.Sprintf("report-%d", i)), Display: "-",
+			Getenv: func(string) string { return "" }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := r.Run(context.Background())
+		if err != nil || res.Verdict != events.VerdictPass {
+			b.Fatalf("run %d: %v %+v", i, err, res)
 		}
 	}
 }
