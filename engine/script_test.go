@@ -188,7 +188,7 @@ steps: [{observe_screen: {}}]
 			name: "app crashes mid-run",
 			scenario: `name: crash
 app:
-  command: [sh, -c, 'xterm -class KasmCrash -e sleep 3600 & sleep 1; kill -SEGV $$$$']
+  command: [sh, -c, 'xterm -class KasmCrash -e sleep 3600 & sleep 1; kill -SEGV $$']
   window: {class: KasmCrash}
 steps:
   - observe_screen: {}
@@ -274,7 +274,7 @@ tools:
   hang:
     description: a check that never ends
     run: shell
-    command: 'echo $$$$ > hang.pid; exec sleep 30'
+    command: 'echo $$ > hang.pid; exec sleep 30'
     timeout_s: 1
 `,
 			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed, reasons: []string{"timed out after 1s and was killed"},
@@ -429,7 +429,7 @@ tools:
   slow:
     description: a check that takes its time
     run: shell
-    command: 'echo $$$$ > slow.pid; exec sleep 30'
+    command: 'echo $$ > slow.pid; exec sleep 30'
 `,
 				onEvent: func(_ scriptRunInfo, e events.Event) {
 					if e.Kind == events.KindStepStarted && e.Step == 2 {

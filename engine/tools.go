@@ -147,10 +147,18 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 	case "wait":
 		secs, _ := c.Args["seconds"].(float64)
 		return s.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
+			start := time.Now()
 			select {
 			case <-time.After(time.Duration(secs * float64(time.Second))):
 			case <-ctx.Done():
 				return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
+			case <-s.appDone():
+				// Waiting on a dead app helps nobody; the checks after the
+				// step report it.
+				return ok(fmt.Sprintf("waited %.1fs; the application exited", time.Since(start).Seconds()))
+			case <-s.sessionDone():
+				s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+				return failed(failResolution, "the X server went away %.1fs into the wait", time.Since(start).Seconds())
 			}
 			return s.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
 		})
@@ -411,4 +419,20 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 		}
 		return ok("the operator answered: " + a.Text)
 	})
+}
+
+// appDone is closed when the application exits (never, without one).
+func (s *runState) appDone() <-chan struct{} {
+	if s.app == nil {
+		return nil
+	}
+	return s.app.Done()
+}
+
+// sessionDone is closed when the X server goes away.
+func (s *runState) sessionDone() <-chan struct{} {
+	if s.session == nil {
+		return nil
+	}
+	return s.session.Done()
 }

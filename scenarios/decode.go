@@ -222,15 +222,16 @@ func (d *decoder) resolve(n *yaml.Node, path string, depth int) *yaml.Node {
 	return n
 }
 
-var placeholderRE = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var placeholderRE = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // scalar returns the node's value with ${NAME} placeholders replaced from
-// the environment. "$$" stands for a literal "$".
+// the environment. "$${" stands for a literal "${"; any other "$" (a
+// shell's $HOME or $$) is left alone.
 func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
 	ok := true
 	out := placeholderRE.ReplaceAllStringFunc(n.Value, func(m string) string {
-		if m == "$$" {
-			return "$"
+		if m == "$${" {
+			return "${"
 		}
 		name := m[2 : len(m)-1]
 		v, found := d.getenv(name)

@@ -276,3 +276,15 @@ func TestOperatorDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestPlaceholders(t *testing.T) {
+	t.Parallel()
+	src := "name: ${WHO} $$ $HOME $${LITERAL}\napp: {command: [xterm]}\nsteps: [observe_screen: {}]\n"
+	s, ps := ParseScenario("p.yaml", []byte(src), env(map[string]string{"WHO": "kasm"}))
+	if ps != nil {
+		t.Fatal(ps)
+	}
+	if want := "kasm $$ $HOME ${LITERAL}"; s.Name != want {
+		t.Errorf("name = %q, want %q", s.Name, want)
+	}
+}
