@@ -1,0 +1,471 @@
+package cdp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Tab is the page target a Browser is attached to. Its methods are safe for
+// concurrent use, though a test step normally runs one at a time.
+type Tab struct {
+	// ctx carries chromedp's browser and target; it ends when the Browser
+	// closes. Calls take their deadline from the caller's context instead.
+	ctx context.Context
+}
+
+// callContext joins the caller's cancellation with the tab's chromedp
+// values: chromedp finds its target through context values, while the
+// caller decides how long a call may take. The call also ends when the
+// browser connection closes.
+func (t *Tab) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(valuesFrom{Context: ctx, values: t.ctx})
+	stop := context.AfterFunc(t.ctx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// valuesFrom is ctx with the values of another context behind its own.
+type valuesFrom struct {
+	context.Context
+	values context.Context
+}
+
+func (v valuesFrom) Value(key any) any {
+	if x := v.Context.Value(key); x != nil {
+		return x
+	}
+	return v.values.Value(key)
+}
+
+// run runs one chromedp action on the tab within ctx.
+func (t *Tab) run(ctx context.Context, a chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := t.callContext(ctx)
+	defer cancel()
+	return chromedp.Do(ctx, a)
+}
+
+// target runs f with the attached target, within ctx.
+func (t *Tab) target(ctx context.Context, f func(ctx context.Context, tgt *chromedp.Target) error) error {
+	return t.run(ctx, chromedp.Func(f))
+}
+
+// URL returns the address of the page shown now.
+func (t *Tab) URL(ctx context.Context) (string, error) {
+	ctx, cancel := t.callContext(ctx)
+	defer cancel()
+	u, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		return "", fmt.Errorf("read page URL: %w", err)
+	}
+	return u, nil
+}
+
+// Navigate loads url and waits for its load event.
+func (t *Tab) Navigate(ctx context.Context, url string) error {
+	if err := t.run(ctx, chromedp.Navigate(url)); err != nil {
+		return fmt.Errorf("navigate to %s: %w", url, err)
+	}
+	return nil
+}
+
+// Screenshot captures the viewport through the browser. The engine captures
+// through X11 when the browser is headful; this is the headless path.
+func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
+	ctx, cancel := t.callContext(ctx)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		return nil, fmt.Errorf("capture page: %w", err)
+	}
+	img, err := png.Decode(bytes.NewReader(buf))
+	if err != nil {
+		return nil, fmt.Errorf("capture page: decode: %w", err)
+	}
+	return img, nil
+}
+
+// ViewportOrigin is where the top-left corner of the page's viewport is on
+// the X screen, for a headful browser: the window position plus the height
+// of the toolbar and infobars above the page. Add it to an Element's Box to
+// get screen coordinates.
+func (t *Tab) ViewportOrigin(ctx context.Context) (image.Point, error) {
+	var m []int
+	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		return evaluateJSON(ctx, tgt, `[window.screenX, window.screenY,
+			window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight]`, &m)
+	})
+	if err != nil {
+		return image.Point{}, fmt.Errorf("read viewport origin: %w", err)
+	}
+	if len(m) != 4 {
+		return image.Point{}, fmt.Errorf("read viewport origin: got %v", m)
+	}
+	// Chromium has no side borders without a window manager; whatever
+	// width the frame takes is split evenly, and the rest sits on top.
+	return image.Pt(m[0]+m[2]/2, m[1]+m[3]), nil
+}
+
+// ElementState is what Query found for a selector.
+type ElementState struct {
+	// Found is true when the selector matches an element.
+	Found bool
+	// Visible is true when that element is rendered with a non-empty box and
+	// not hidden by CSS.
+	Visible bool
+	// Text is the element's rendered text, trimmed and cut to 2,000
+	// characters.
+	Text string
+	// Value is the value of an input, textarea or select. It is always empty
+	// for a password input: its value is a secret.
+	Value string
+}
+
+// queryFunction reads the state of the first match of a selector. It is
+// fixed script; the selector arrives as an argument, never as code.
+const queryFunction = `function(sel) {
+	const el = document.querySelector(sel);
+	if (!el) return {found: false};
+	const rects = el.getClientRects();
+	let visible = rects.length > 0 && Array.from(rects).some(r => r.width > 0 && r.height > 0);
+	if (visible && el.checkVisibility) visible = el.checkVisibility({visibilityProperty: true, opacityProperty: true});
+	let text = (el.innerText ?? el.textContent ?? '').trim();
+	if (text.length > 2000) text = text.slice(0, 2000);
+	let value = '';
+	if ('value' in el && typeof el.value === 'string' && !(el.tagName === 'INPUT' && el.type === 'password')) value = el.value;
+	return {found: true, visible, text, value};
+}`
+
+// Query reports whether selector matches an element, whether it is visible,
+// and its text and value. A selector that matches nothing is not an error.
+func (t *Tab) Query(ctx context.Context, selector string) (ElementState, error) {
+	var st struct {
+		Found, Visible bool
+		Text, Value    string
+	}
+	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		return callJSON(ctx, tgt, queryFunction, &st, selector)
+	})
+	if err != nil {
+		return ElementState{}, fmt.Errorf("query %s: %w", selector, err)
+	}
+	return ElementState(st), nil
+}
+
+// Click clicks the centre of the first element matching selector with the
+// mouse, after scrolling it into view.
+func (t *Tab) Click(ctx context.Context, selector string) error {
+	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		obj, err := querySelector(ctx, tgt, selector)
+		if err != nil {
+			return err
+		}
+		return clickNode(ctx, tgt, nodeRef{object: obj})
+	})
+	if err != nil {
+		return fmt.Errorf("click %s: %w", selector, err)
+	}
+	return nil
+}
+
+// clearFunction empties a form field or an editable element and tells the
+// page, as a user's deletion would.
+const clearFunction = `function() {
+	this.focus();
+	if ('value' in this) {
+		if (this.select) this.select();
+		this.value = '';
+	} else if (this.isContentEditable) {
+		this.textContent = '';
+	}
+	this.dispatchEvent(new Event('input', {bubbles: true}));
+}`
+
+// Fill clears the first element matching selector and types value into it
+// as key events. The value is never logged or put in an error.
+func (t *Tab) Fill(ctx context.Context, selector, value string) error {
+	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		obj, err := querySelector(ctx, tgt, selector)
+		if err != nil {
+			return err
+		}
+		if _, err := cdp.Call(ctx, tgt, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: obj}); err != nil {
+			return fmt.Errorf("scroll into view: %w", err)
+		}
+		if _, err := cdp.Call(ctx, tgt, dom.Focus, dom.FocusParams{ObjectID: obj}); err != nil {
+			return fmt.Errorf("focus: %w", err)
+		}
+		if _, err := callOn(ctx, tgt, obj, clearFunction); err != nil {
+			return fmt.Errorf("clear: %w", err)
+		}
+		// KeyEvent types into the focused element; its errors name keys,
+		// which would leak the value, so they are replaced.
+		if _, err := chromedp.KeyEvent(value)(ctx, tgt); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("type %d characters: %w", len([]rune(value)), ctx.Err())
+			}
+			return fmt.Errorf("type %d characters: key event failed", len([]rune(value)))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("fill %s: %w", selector, err)
+	}
+	return nil
+}
+
+// Element states that Wait accepts.
+const (
+	StateVisible = "visible"
+	StateHidden  = "hidden"
+	StatePresent = "present"
+	StateAbsent  = "absent"
+)
+
+// WaitSpec is a condition on the page. Every field that is set must hold.
+type WaitSpec struct {
+	// Selector and State: the first match of Selector is visible, hidden
+	// (absent or not visible), present or absent. State defaults to
+	// visible.
+	Selector string
+	State    string
+	// URLContains is a substring of the page's URL.
+	URLContains string
+}
+
+func (s WaitSpec) String() string {
+	var parts []string
+	if s.Selector != "" {
+		parts = append(parts, s.Selector+" "+s.stateOrDefault())
+	}
+	if s.URLContains != "" {
+		parts = append(parts, fmt.Sprintf("URL contains %q", s.URLContains))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func (s WaitSpec) stateOrDefault() string {
+	if s.State == "" {
+		return StateVisible
+	}
+	return s.State
+}
+
+// WaitTimeoutError says a Wait ended before its condition held, and what the
+// page looked like last.
+type WaitTimeoutError struct {
+	Spec WaitSpec
+	// Last describes the last observation ("#welcome absent", "URL is …").
+	Last string
+	Err  error
+}
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("wait for %s: %v; last seen: %s", e.Spec, e.Err, e.Last)
+}
+
+func (e *WaitTimeoutError) Unwrap() error { return e.Err }
+
+// waitPoll is how often Wait looks at the page. A navigation in between
+// destroys the page's script context, so polling is sturdier than a
+// mutation observer that dies with its page.
+const waitPoll = 50 * time.Millisecond
+
+// Wait returns once spec holds, or a *WaitTimeoutError when ctx ends first.
+// Give ctx a deadline.
+func (t *Tab) Wait(ctx context.Context, spec WaitSpec) error {
+	if spec.Selector == "" && spec.URLContains == "" {
+		return errors.New("wait: nothing to wait for")
+	}
+	switch spec.stateOrDefault() {
+	case StateVisible, StateHidden, StatePresent, StateAbsent:
+	default:
+		return fmt.Errorf("wait: unknown state %q (want visible, hidden, present or absent)", spec.State)
+	}
+	tick := time.NewTicker(waitPoll)
+	defer tick.Stop()
+	last := "nothing yet"
+	for {
+		ok, seen, err := t.check(ctx, spec)
+		if seen != "" {
+			last = seen
+		}
+		if ok {
+			return nil
+		}
+		var selErr *SelectorError
+		if errors.As(err, &selErr) {
+			return fmt.Errorf("wait for %s: %w", spec, err)
+		}
+		select {
+		case <-ctx.Done():
+			return &WaitTimeoutError{Spec: spec, Last: last, Err: ctx.Err()}
+		case <-t.ctx.Done():
+			return &WaitTimeoutError{Spec: spec, Last: last, Err: errors.New("browser connection closed")}
+		case <-tick.C:
+		}
+	}
+}
+
+// check evaluates spec once. Errors other than a bad selector are the page
+// being between documents, and count as "not yet".
+func (t *Tab) check(ctx context.Context, spec WaitSpec) (ok bool, seen string, err error) {
+	var notes []string
+	ok = true
+	if spec.URLContains != "" {
+		u, err := t.URL(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		notes = append(notes, "URL is "+u)
+		ok = ok && strings.Contains(u, spec.URLContains)
+	}
+	if spec.Selector != "" {
+		st, err := t.Query(ctx, spec.Selector)
+		if err != nil {
+			return false, strings.Join(notes, ", "), err
+		}
+		var now string
+		switch {
+		case !st.Found:
+			now = StateAbsent
+		case st.Visible:
+			now = StateVisible
+		default:
+			now = StateHidden
+		}
+		notes = append(notes, spec.Selector+" "+now)
+		var holds bool
+		switch spec.stateOrDefault() {
+		case StateVisible:
+			holds = st.Found && st.Visible
+		case StateHidden:
+			holds = !st.Found || !st.Visible
+		case StatePresent:
+			holds = st.Found
+		case StateAbsent:
+			holds = !st.Found
+		}
+		ok = ok && holds
+	}
+	return ok, strings.Join(notes, ", "), nil
+}
+
+// SelectorError says a CSS selector is not valid.
+type SelectorError struct {
+	Selector string
+	Reason   string
+}
+
+func (e *SelectorError) Error() string {
+	return fmt.Sprintf("invalid selector %q: %s", e.Selector, e.Reason)
+}
+
+// ErrNotFound is matched (errors.Is) by every "no such element" error.
+var ErrNotFound = errors.New("element not found")
+
+// SelectorNotFoundError says a selector matched no element.
+type SelectorNotFoundError struct{ Selector string }
+
+func (e *SelectorNotFoundError) Error() string {
+	return fmt.Sprintf("no element matches %s", e.Selector)
+}
+
+func (e *SelectorNotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// querySelector returns a remote object for the first match of selector.
+func querySelector(ctx context.Context, tgt *chromedp.Target, selector string) (runtime.RemoteObjectID, error) {
+	res, err := cdp.Call(ctx, tgt, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: "document.querySelector(" + jsString(selector) + ")",
+	})
+	if err != nil {
+		return "", err
+	}
+	if res.ExceptionDetails != nil {
+		return "", &SelectorError{Selector: selector, Reason: exceptionText(res.ExceptionDetails)}
+	}
+	if res.Result == nil || res.Result.ObjectID == "" {
+		return "", &SelectorNotFoundError{Selector: selector}
+	}
+	return res.Result.ObjectID, nil
+}
+
+// callJSON calls a fixed function declaration in the page with JSON
+// arguments and decodes its JSON result into out. The arguments are JSON
+// literals, so page data never becomes code.
+func callJSON(ctx context.Context, tgt *chromedp.Target, fn string, out any, args ...any) error {
+	lits := make([]string, len(args))
+	for i, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		lits[i] = string(b)
+	}
+	expr := "(" + fn + ")(" + strings.Join(lits, ", ") + ")"
+	res, err := cdp.Call(ctx, tgt, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ReturnByValue: new(true)})
+	if err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		text := exceptionText(res.ExceptionDetails)
+		if len(args) == 1 && strings.Contains(text, "is not a valid selector") {
+			if s, ok := args[0].(string); ok {
+				return &SelectorError{Selector: s, Reason: text}
+			}
+		}
+		return errors.New(text)
+	}
+	return json.Unmarshal(res.Result.Value, out)
+}
+
+// evaluateJSON evaluates a fixed expression and decodes its JSON value.
+func evaluateJSON(ctx context.Context, tgt *chromedp.Target, expr string, out any) error {
+	res, err := cdp.Call(ctx, tgt, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ReturnByValue: new(true)})
+	if err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		return errors.New(exceptionText(res.ExceptionDetails))
+	}
+	return json.Unmarshal(res.Result.Value, out)
+}
+
+// callOn calls a fixed function declaration with obj as "this".
+func callOn(ctx context.Context, tgt *chromedp.Target, obj runtime.RemoteObjectID, fn string) (*runtime.RemoteObject, error) {
+	res, err := cdp.Call(ctx, tgt, runtime.CallFunctionOn, runtime.CallFunctionOnParams{FunctionDeclaration: fn, ObjectID: obj})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExceptionDetails != nil {
+		return nil, errors.New(exceptionText(res.ExceptionDetails))
+	}
+	return res.Result, nil
+}
+
+func exceptionText(d *runtime.ExceptionDetails) string {
+	if d.Exception != nil && d.Exception.Description != "" {
+		// The first line names the error; the rest is a stack.
+		first, _, _ := strings.Cut(d.Exception.Description, "\n")
+		return first
+	}
+	return d.Text
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
