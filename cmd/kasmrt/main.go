@@ -46,8 +46,12 @@ func badInput(err error) error { return &exitError{code: exitBadInput, err: err}
 var version = "dev"
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(context.WithValue(context.Background(), ownProcessKey{}, true), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// ownProcessKey marks a context whose process belongs to this one command,
+// so it may adopt and kill orphaned descendants.
+type ownProcessKey struct{}
 
 // run executes the command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -32,6 +32,9 @@ type runFlags struct {
 	theme       string
 	recordModel string
 	replayModel string
+	// reapOrphans is set when kasmrt runs as its own process (not in
+	// tests that call run in-process alongside other runs).
+	reapOrphans bool
 }
 
 func newRunCommand() *cobra.Command {
@@ -48,7 +51,10 @@ Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 1 app-failed, 2 test-error (escalated, deadline, runtime fault),
 3 bad input (nothing was launched).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runScenario(cmd, args[0], f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.reapOrphans, _ = cmd.Context().Value(ownProcessKey{}).(bool)
+			return runScenario(cmd, args[0], f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.operator, "operator", "o", "", "operator file (budgets, model, session, inbox)")
@@ -66,6 +72,10 @@ Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 }
 
 func runScenario(cmd *cobra.Command, path string, f runFlags) error {
+	if f.reapOrphans {
+		becomeSubreaper()
+		defer killOrphans()
+	}
 	if f.tui && (f.headless || f.json) {
 		return badInput(errors.New("--tui cannot be combined with --headless or --json"))
 	}
