@@ -157,6 +157,20 @@ func TestAppByPIDTimesOut(t *testing.T) {
 	}
 }
 
+func TestAppByPIDGivesUpOnExitedProcess(t *testing.T) {
+	t.Parallel()
+	d := newDesktop(t)
+	p := d.launch(t, "true")
+	<-p.Done()
+	b := d.connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := b.AppByPID(ctx, p.PID())
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "gone") {
+		t.Fatalf("AppByPID(exited) error = %v, want an early 'gone' error", err)
+	}
+}
+
 func TestConnectErrors(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

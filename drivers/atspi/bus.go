@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -163,11 +164,13 @@ func (b *Bus) describeApp(ctx context.Context, r ref) (App, error) {
 // descendants, is registered on the accessibility bus with at least one
 // top-level accessible, and returns it. It polls until ctx ends: toolkits
 // register shortly (about 100 ms) after the process starts. The process
-// itself is preferred over a descendant.
+// itself is preferred over a descendant. It gives up early when pid no
+// longer runs.
 func (b *Bus) AppByPID(ctx context.Context, pid int) (App, error) {
 	tick := time.NewTicker(appPollInterval)
 	defer tick.Stop()
 	var seen []App
+	var lastErr error
 	for {
 		apps, err := b.Applications(ctx)
 		if err == nil {
@@ -175,12 +178,20 @@ func (b *Bus) AppByPID(ctx context.Context, pid int) (App, error) {
 			if app, ok := pickApp(apps, pid); ok {
 				return app, nil
 			}
+		} else if ctx.Err() == nil {
+			lastErr = err
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			return App{}, fmt.Errorf("find accessible application of pid %d: the process is gone", pid)
 		}
 		select {
 		case <-ctx.Done():
 			names := make([]string, 0, len(seen))
 			for _, a := range seen {
 				names = append(names, fmt.Sprintf("%s (pid %d)", a.Name, a.PID))
+			}
+			if lastErr != nil {
+				return App{}, fmt.Errorf("find accessible application of pid %d: %w (last error: %v)", pid, ctx.Err(), lastErr)
 			}
 			return App{}, fmt.Errorf("find accessible application of pid %d: %w (registered: %s)",
 				pid, ctx.Err(), strings.Join(names, ", "))

@@ -80,38 +80,55 @@ func (a App) Controls(ctx context.Context) ([]Control, error) {
 // requests before reading any reply, so its cost is a few bus round trips
 // per level rather than one per request.
 func (a App) ControlsWithin(ctx context.Context, limits Limits) ([]Control, error) {
-	limits = limits.withDefaults()
-	level := []ref{a.node}
-	visited := map[ref]bool{a.node: true}
-	var candidates []node
-	for depth := 0; len(level) > 0 && depth <= limits.MaxDepth; depth++ {
-		nodes, err := a.bus.visit(ctx, level, depth)
-		if err != nil {
-			return nil, fmt.Errorf("walk accessible tree of %s: %w", a.Name, err)
-		}
-		var next []ref
-		for _, n := range nodes {
-			if n.isControl() {
-				candidates = append(candidates, n)
-			}
-			if !n.descend() {
-				continue
-			}
-			for _, c := range n.children {
-				if visited[c] || len(visited) >= limits.MaxNodes {
-					continue
-				}
-				visited[c] = true
-				next = append(next, c)
-			}
-		}
-		level = next
+	candidates, _, err := a.walk(ctx, limits.withDefaults(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("walk accessible tree of %s: %w", a.Name, err)
 	}
 	controls, err := a.bus.describe(ctx, candidates)
 	if err != nil {
 		return nil, fmt.Errorf("describe controls of %s: %w", a.Name, err)
 	}
 	return controls, nil
+}
+
+// walk visits the tree breadth first and returns the control candidates and
+// the number of accessibles visited. batch bounds how many accessibles share
+// one round of pipelined requests; zero means a whole level.
+func (a App) walk(ctx context.Context, limits Limits, batch int) ([]node, int, error) {
+	level := []ref{a.node}
+	visited := map[ref]bool{a.node: true}
+	var candidates []node
+	for depth := 0; len(level) > 0 && depth <= limits.MaxDepth; depth++ {
+		var next []ref
+		for start := 0; start < len(level); {
+			end := len(level)
+			if batch > 0 {
+				end = min(start+batch, len(level))
+			}
+			nodes, err := a.bus.visit(ctx, level[start:end], depth)
+			if err != nil {
+				return nil, 0, err
+			}
+			start = end
+			for _, n := range nodes {
+				if n.isControl() {
+					candidates = append(candidates, n)
+				}
+				if !n.descend() {
+					continue
+				}
+				for _, c := range n.children {
+					if visited[c] || len(visited) >= limits.MaxNodes {
+						continue
+					}
+					visited[c] = true
+					next = append(next, c)
+				}
+			}
+		}
+		level = next
+	}
+	return candidates, len(visited), nil
 }
 
 func (n node) isControl() bool {

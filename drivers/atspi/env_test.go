@@ -139,9 +139,13 @@ func waitControls(t testing.TB, app App, want ...string) []Control {
 	var lastErr error
 	for {
 		controls, err := app.Controls(ctx)
-		last, lastErr = controls, err
 		if err == nil && hasAll(controls, want) {
 			return controls
+		}
+		if err == nil {
+			last = controls
+		} else if ctx.Err() == nil {
+			lastErr = err
 		}
 		select {
 		case <-ctx.Done():

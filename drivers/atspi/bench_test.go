@@ -1,0 +1,110 @@
+package atspi
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// widgetFactory starts gtk3-widget-factory, the largest GTK demo at hand,
+// and waits until its window's controls are published.
+func widgetFactory(tb testing.TB) App {
+	tb.Helper()
+	d := newDesktop(tb)
+	p := d.launch(tb, "gtk3-widget-factory")
+	b := d.connect(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	app, err := b.AppByPID(ctx, p.PID())
+	if err != nil {
+		tb.Fatalf("AppByPID: %v", err)
+	}
+	waitControls(tb, app, "Page 1", "checkbutton")
+	return app
+}
+
+func TestWidgetFactoryControls(t *testing.T) {
+	t.Parallel()
+	app := widgetFactory(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	controls, err := app.Controls(ctx)
+	if err != nil {
+		t.Fatalf("Controls: %v", err)
+	}
+	roles := map[string]int{}
+	for _, c := range controls {
+		roles[c.Role]++
+		if c.Name == "" || len(c.Actions) == 0 {
+			t.Errorf("control %+v has no name or no action", c)
+		}
+	}
+	// The first page of the factory shows push, toggle, check and radio
+	// buttons; a walk that misses a kind has pruned too much.
+	for _, role := range []string{"push button", "toggle button", "check box", "radio button"} {
+		if roles[role] == 0 {
+			t.Errorf("no %s among %d controls (roles %v)", role, len(controls), roles)
+		}
+	}
+	// The pipelined walk must find what a one-request-at-a-time walk finds.
+	serial, _, err := app.walk(ctx, Limits{}.withDefaults(), 1)
+	if err != nil {
+		t.Fatalf("serial walk: %v", err)
+	}
+	piped, visited, err := app.walk(ctx, Limits{}.withDefaults(), 0)
+	if err != nil {
+		t.Fatalf("pipelined walk: %v", err)
+	}
+	if len(serial) != len(piped) {
+		t.Errorf("serial walk found %d candidates, pipelined %d", len(serial), len(piped))
+	}
+	t.Logf("%d accessibles visited, %d candidates, %d controls, roles %v", visited, len(piped), len(controls), roles)
+
+	// Limits bound the walk.
+	few, visitedFew, err := app.walk(ctx, Limits{MaxNodes: 20, MaxDepth: 64}, 0)
+	if err != nil {
+		t.Fatalf("bounded walk: %v", err)
+	}
+	if visitedFew > 20 || len(few) > len(piped) {
+		t.Errorf("bounded walk visited %d accessibles, found %d candidates; want at most 20", visitedFew, len(few))
+	}
+}
+
+// BenchmarkControls measures a full Controls call (walk plus extents and
+// actions of the candidates) on gtk3-widget-factory.
+func BenchmarkControls(b *testing.B) {
+	app := widgetFactory(b)
+	ctx := context.Background()
+	var n int
+	for b.Loop() {
+		controls, err := app.Controls(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(controls)
+	}
+	b.ReportMetric(float64(n), "controls")
+}
+
+// BenchmarkWalk compares the pipelined walk with one that waits for each
+// accessible's replies before asking about the next.
+func BenchmarkWalk(b *testing.B) {
+	app := widgetFactory(b)
+	ctx := context.Background()
+	for _, bm := range []struct {
+		name  string
+		batch int
+	}{{"serial", 1}, {"pipelined", 0}} {
+		b.Run(bm.name, func(b *testing.B) {
+			var visited int
+			for b.Loop() {
+				var err error
+				_, visited, err = app.walk(ctx, Limits{}.withDefaults(), bm.batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(visited), "nodes")
+		})
+	}
+}
