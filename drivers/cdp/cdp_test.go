@@ -19,7 +19,7 @@ const secretPassword = "hunter2-kasm-secret"
 
 // loginServer serves a small login flow: a form at /, a POST to /login that
 // redirects to /dashboard, where a #welcome banner greets the user.
-func loginServer(t *testing.T) *httptest.Server {
+func loginServer(t testing.TB) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +113,7 @@ func groupRunning(pgid int) []int {
 	return pids
 }
 
-func handleOf(t *testing.T, els []Element, role, name string) Element {
+func handleOf(t testing.TB, els []Element, role, name string) Element {
 	t.Helper()
 	for _, e := range els {
 		if e.Role == role && e.Name == name {

@@ -1,12 +1,14 @@
 package cdp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,8 +61,8 @@ var interactiveRoles = map[string]bool{
 	"spinbutton": true, "treeitem": true,
 }
 
-// ListInteractive returns the page's interactive elements in document
-// order. A non-empty filter keeps the elements whose role, name or text
+// ListInteractive returns the page's interactive elements in reading
+// order (top to bottom, then left to right). A non-empty filter keeps the elements whose role, name or text
 // contains it, ignoring case.
 func (t *Tab) ListInteractive(ctx context.Context, filter string) ([]Element, error) {
 	var els []Element
@@ -119,6 +121,21 @@ func interactiveElements(ctx context.Context, tgt *chromedp.Target) ([]Element, 
 		}
 		els = append(els, e)
 	}
+	// The tree's own order follows its internal structure, not the page;
+	// reading order (top to bottom, then left to right) is what a person
+	// or a model expects. Elements without a box go last.
+	slices.SortStableFunc(els, func(a, b Element) int {
+		if ea, eb := a.Box.Empty(), b.Box.Empty(); ea != eb {
+			if ea {
+				return 1
+			}
+			return -1
+		}
+		if c := cmp.Compare(a.Box.Min.Y, b.Box.Min.Y); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Box.Min.X, b.Box.Min.X)
+	})
 	return els, nil
 }
 
