@@ -40,8 +40,9 @@ func TestWidgetFactoryControls(t *testing.T) {
 		}
 	}
 	// The first page of the factory shows push, toggle, check and radio
-	// buttons; a walk that misses a kind has pruned too much.
-	for _, role := range []string{"push button", "toggle button", "check box", "radio button"} {
+	// buttons and a small tree view whose cells are controls; a walk that
+	// misses a kind has pruned too much.
+	for _, role := range []string{"push button", "toggle button", "check box", "radio button", "table cell"} {
 		if roles[role] == 0 {
 			t.Errorf("no %s among %d controls (roles %v)", role, len(controls), roles)
 		}

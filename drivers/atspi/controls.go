@@ -62,8 +62,15 @@ type node struct {
 	role       string
 	interfaces []string
 	states     stateSet
+	childCount int
 	children   []ref
 }
+
+// maxManagedChildren is the most children a table or list that manages its
+// descendants may have for the walk to enter it. GTK builds cell accessibles
+// on demand, so a large table is expensive to enumerate; a small one (a few
+// visible rows) holds controls worth offering.
+const maxManagedChildren = 200
 
 // Controls walks the application's accessible tree within default Limits
 // and returns its visible named controls that have an action, in tree order.
@@ -73,8 +80,10 @@ func (a App) Controls(ctx context.Context) ([]Control, error) {
 
 // ControlsWithin is Controls with explicit limits. A walk that reaches a
 // limit stops descending and returns what it found. Subtrees of defunct
-// accessibles, of accessibles that are not showing, and of accessibles that
-// manage their own descendants (large tables and lists) are not visited.
+// accessibles and of accessibles that are not showing are not visited, nor
+// are those of accessibles that manage their own descendants (tables and
+// lists) when they have more than maxManagedChildren children: asking for
+// them would make the toolkit build an accessible for every cell.
 //
 // The walk visits one level of the tree at a time and sends all of a level's
 // requests before reading any reply, so its cost is a few bus round trips
@@ -141,7 +150,10 @@ func (n node) isControl() bool {
 // descend says whether the walk visits n's children. The application node
 // (depth 0) carries no showing state, so it is always entered.
 func (n node) descend() bool {
-	if n.states.has(stateDefunct) || n.states.has(stateManagesDescendants) {
+	if n.childCount == 0 || n.states.has(stateDefunct) {
+		return false
+	}
+	if n.states.has(stateManagesDescendants) && n.childCount > maxManagedChildren {
 		return false
 	}
 	return n.depth == 0 || n.states.has(stateShowing)
@@ -149,7 +161,7 @@ func (n node) descend() bool {
 
 // pending holds the in-flight requests of one node's visit.
 type pending struct {
-	name, role, interfaces, state, children *dbus.Call
+	name, role, interfaces, state, childCount *dbus.Call
 }
 
 // visit reads names, roles, interfaces, states and children of refs,
@@ -164,20 +176,20 @@ func (b *Bus) visit(ctx context.Context, refs []ref, depth int) ([]node, error) 
 			role:       obj.GoWithContext(ctx, ifaceAccessible+".GetRoleName", 0, nil),
 			interfaces: obj.GoWithContext(ctx, ifaceAccessible+".GetInterfaces", 0, nil),
 			state:      obj.GoWithContext(ctx, ifaceAccessible+".GetState", 0, nil),
-			children:   obj.GoWithContext(ctx, ifaceAccessible+".GetChildren", 0, nil),
+			childCount: obj.GoWithContext(ctx, ifaceProperties+".Get", 0, nil, ifaceAccessible, "ChildCount"),
 		}
 	}
 	nodes := make([]node, 0, len(refs))
 	for i, p := range calls {
 		n := node{ref: refs[i], depth: depth}
-		var nameV dbus.Variant
+		var nameV, countV dbus.Variant
 		var states []uint32
 		errs := []error{
 			(<-p.name.Done).Store(&nameV),
 			(<-p.role.Done).Store(&n.role),
 			(<-p.interfaces.Done).Store(&n.interfaces),
 			(<-p.state.Done).Store(&states),
-			(<-p.children.Done).Store(&n.children),
+			(<-p.childCount.Done).Store(&countV),
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -187,7 +199,27 @@ func (b *Bus) visit(ctx context.Context, refs []ref, depth int) ([]node, error) 
 		}
 		n.name, _ = nameV.Value().(string)
 		n.states = newStateSet(states)
+		if c, ok := countV.Value().(int32); ok {
+			n.childCount = int(c)
+		}
 		nodes = append(nodes, n)
+	}
+	// Children are asked for in a second round, once the states say which
+	// subtrees the walk will enter.
+	kids := make([]*dbus.Call, len(nodes))
+	for i, n := range nodes {
+		if n.descend() {
+			kids[i] = b.object(n.ref).GoWithContext(ctx, ifaceAccessible+".GetChildren", 0, nil)
+		}
+	}
+	for i := range nodes {
+		if kids[i] != nil {
+			// A failure leaves the node without children: it vanished.
+			_ = (<-kids[i].Done).Store(&nodes[i].children)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return nodes, nil
 }

@@ -3,7 +3,7 @@ package atspi
 import (
 	"bufio"
 	"context"
-	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -44,11 +44,19 @@ func newDesktop(t testing.TB) desktop {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 
-	x, err := x11.StartSession(ctx, x11.SessionOptions{})
-	if err != nil {
-		t.Fatalf("start Xvfb: %v", err)
-	}
-	t.Cleanup(func() { x.Close() })
+	x := startX(t, ctx)
+	t.Cleanup(func() {
+		if t.Failed() {
+			select {
+			case <-x.Done():
+				t.Logf("Xvfb %s had exited", x.Display())
+			default:
+				_, serr := os.Stat("/tmp/.X11-unix/X" + strings.TrimPrefix(x.Display(), ":"))
+				t.Logf("Xvfb %s still runs; socket file: %v", x.Display(), serr)
+			}
+		}
+		x.Close()
+	})
 
 	runtimeDir := t.TempDir()
 	base := []string{
@@ -86,6 +94,27 @@ func newDesktop(t testing.TB) desktop {
 	}
 }
 
+// startX starts Xvfb and keeps a client connected for the test's life.
+// Xvfb resets itself whenever its last client disconnects, and a client that
+// connects during the reset fails with "cannot open display"; on this desktop
+// at-spi-bus-launcher connects briefly just as the application starts, so
+// without a standing client the launch fails now and then. (StartSession
+// could pass -noreset instead.)
+func startX(t testing.TB, ctx context.Context) *x11.Session {
+	t.Helper()
+	x, err := x11.StartSession(ctx, x11.SessionOptions{})
+	if err != nil {
+		t.Fatalf("start Xvfb: %v", err)
+	}
+	c, err := x11.Dial(x.Display())
+	if err != nil {
+		x.Close()
+		t.Fatalf("connect to Xvfb %s: %v", x.Display(), err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return x
+}
+
 // firstLine hands the first line written to it to a channel, as dbus-daemon
 // announces its address, and discards the rest.
 type firstLine struct {
@@ -107,12 +136,40 @@ func (f *firstLine) Write(p []byte) (int, error) {
 func (d desktop) launch(t testing.TB, argv ...string) *proc.Process {
 	t.Helper()
 	requireBinaries(t, argv[0])
-	p, err := proc.Start(context.Background(), proc.Spec{Argv: argv, Env: d.env, Output: io.Discard})
+	out := &tail{}
+	p, err := proc.Start(context.Background(), proc.Spec{Argv: argv, Env: d.env, Output: out})
 	if err != nil {
 		t.Fatalf("launch %s: %v", argv[0], err)
 	}
-	t.Cleanup(func() { p.Stop(time.Second) })
+	t.Cleanup(func() {
+		p.Stop(time.Second)
+		if t.Failed() {
+			t.Logf("%s %s; its output:\n%s", argv[0], p.ExitStatus(), out)
+		}
+	})
 	return p
+}
+
+// tail keeps the last lines an application printed, for failure reports.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, string(p))
+	if len(t.lines) > 20 {
+		t.lines = t.lines[1:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "")
 }
 
 // connect opens the desktop's accessibility bus.
