@@ -243,6 +243,7 @@ func (s *runState) runLoop(ctx context.Context) {
 			continue
 		}
 		if s.r.steer.inStepMode() {
+			s.r.steer.clearDecision()
 			s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: "model"})
 			d, err := s.r.steer.awaitDecision(ctx)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -934,4 +935,129 @@ func TestLoopMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoopSteering checks the operator's hold on the loop through
+// Runner.Steer: pause and resume, step mode with approval and rejection,
+// a note, and abort. Sinks must not block, so each steers from a goroutine
+// as a console would; the assertions read the order of the events.
+func TestLoopSteering(t *testing.T) {
+	t.Parallel()
+	t.Run("pause and resume", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{script: []mt.Exchange{loopObserve, loopObserve, loopGoalMet},
+			sink: func(run *Runner, e events.Event) {
+				if e.Kind == events.KindStepEnded && e.Step == 1 {
+					go func() {
+						run.Steer(events.Steer{Action: events.SteerPause})
+						time.Sleep(300 * time.Millisecond)
+						run.Steer(events.Steer{Action: events.SteerResume})
+					}()
+				}
+			}})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		if got := loopSteerActions(r); !slices.Equal(got, []string{"pause", "resume"}) {
+			t.Fatalf("steering = %v", got)
+		}
+		paused := false
+		for _, e := range r.events {
+			switch {
+			case e.Kind == events.KindSteer:
+				paused = e.Steer.Action == events.SteerPause
+			case e.Kind == events.KindModelRequest && paused:
+				t.Errorf("request %v was sent while the run was paused", e.Data["iteration"])
+			}
+		}
+	})
+	t.Run("step mode", func(t *testing.T) {
+		t.Parallel()
+		var mu sync.Mutex
+		proposals := 0
+		r := loopRun(t, loopCase{
+			script: []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "q"}`), loopGoalMet},
+			before: func(run *Runner) { run.Steer(events.Steer{Action: events.SteerStep, Value: "on"}) },
+			sink: func(run *Runner, e events.Event) {
+				if e.Kind != events.KindProposal {
+					return
+				}
+				mu.Lock()
+				proposals++
+				n := proposals
+				mu.Unlock()
+				// Answer at once, as an operator with a hotkey would.
+				go func() {
+					if n == 2 {
+						run.Steer(events.Steer{Action: events.SteerReject, Reason: "do not press q"})
+						return
+					}
+					run.Steer(events.Steer{Action: events.SteerApprove})
+				}()
+			}})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""},
+			loopStep{"press_key", "refused", "the operator rejected this call: do not press q"}, loopStep{"record_verdict", "ok", ""})
+		if got := loopLastText(r.reqs[2]); !strings.Contains(got, "the operator rejected this call: do not press q") {
+			t.Errorf("the refusal did not reach the model:\n%s", got)
+		}
+		if n := len(loopEvents(r, events.KindProposal)); n != 3 {
+			t.Errorf("%d proposals, want 3", n)
+		}
+		if got := loopSteerActions(r); !slices.Equal(got, []string{"approve", "reject", "approve"}) {
+			t.Errorf("steering = %v", got)
+		}
+	})
+	t.Run("note", func(t *testing.T) {
+		t.Parallel()
+		const note = "the prompt is at the top left"
+		r := loopRun(t, loopCase{script: []mt.Exchange{loopObserve, mt.Call("wait", `{"seconds": 0.3}`), loopGoalMet},
+			sink: func(run *Runner, e events.Event) {
+				if e.Kind == events.KindStepEnded && e.Step == 1 {
+					go run.Steer(events.Steer{Action: events.SteerNote, Value: note})
+				}
+			}})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		if len(r.rep.Steering) != 1 || r.rep.Steering[0].Value != note {
+			t.Fatalf("steering = %+v", r.rep.Steering)
+		}
+		// The note goes with one request, built after it was given.
+		given, carried := false, 0
+		for _, e := range r.events {
+			switch {
+			case e.Kind == events.KindSteer:
+				given = true
+			case e.Kind == events.KindModelRequest:
+				n := e.Data["iteration"].(int)
+				if strings.Contains(loopLastText(r.reqs[n-1]), "Operator note: "+note) {
+					carried++
+					if !given {
+						t.Errorf("request %d carries the note before it was given", n)
+					}
+				}
+			}
+		}
+		if carried != 1 {
+			t.Errorf("%d requests carry the note, want 1", carried)
+		}
+	})
+	t.Run("abort", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{script: []mt.Exchange{loopObserve, mt.Delay(10*time.Second, loopGoalMet)},
+			sink: func(run *Runner, e events.Event) {
+				if e.Kind == events.KindModelRequest && e.Data["iteration"] == 2 {
+					go run.Steer(events.Steer{Action: events.SteerAbort})
+				}
+			}})
+		loopWant(t, r, events.VerdictTestError, OutcomeAborted, 2, 0)
+		if r.rep.Timing.Ended == nil || r.rep.Checks.ProcessAlive == nil || r.rep.Loop.Ended == "" || len(r.rep.Steps) != 1 {
+			t.Errorf("the aborted run's report is incomplete: timing %+v checks %+v loop %+v", r.rep.Timing, r.rep.Checks, r.rep.Loop)
+		}
+	})
+}
+
+func loopSteerActions(r loopResult) []string {
+	var out []string
+	for _, s := range r.rep.Steering {
+		out = append(out, s.Action)
+	}
+	return out
 }

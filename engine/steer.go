@@ -109,14 +109,19 @@ func (s *steering) takeNotes() []string {
 	return n
 }
 
-// awaitDecision waits for the operator to approve or reject a proposed
-// call. Leaving step mode approves it.
-func (s *steering) awaitDecision(ctx context.Context) (decision, error) {
-	// Drop a stale decision made before this proposal existed.
+// clearDecision drops a stale decision made before the next proposal
+// exists. It is called before the proposal is announced, so an operator
+// who answers at once is not mistaken for a stale one.
+func (s *steering) clearDecision() {
 	select {
 	case <-s.decisions:
 	default:
 	}
+}
+
+// awaitDecision waits for the operator to approve or reject a proposed
+// call. Leaving step mode approves it.
+func (s *steering) awaitDecision(ctx context.Context) (decision, error) {
 	for {
 		s.mu.Lock()
 		stepMode, changed := s.stepMode, s.changed
