@@ -72,7 +72,11 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	// ExtraFiles[0] is fd 3 in the child.
 	cmd := exec.Command("Xvfb", "-displayfd", "3",
 		"-screen", "0", fmt.Sprintf("%dx%dx%d", w, h, d),
-		"-nolisten", "tcp")
+		"-nolisten", "tcp",
+		// Without -noreset the server resets whenever its last client
+		// leaves (the AT-SPI launcher connects briefly at start-up), and an
+		// app connecting during the reset fails with "cannot open display".
+		"-noreset")
 	cmd.ExtraFiles = []*os.File{wr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := &tailBuffer{max: 4 << 10}
