@@ -20,6 +20,7 @@ const (
 	KindAppLaunched    Kind = "app.launched"    // Data: pid, command
 	KindAppWindow      Kind = "app.window"      // Box: the window; Data: id, title, class
 	KindAppExited      Kind = "app.exited"      // Message: how it ended
+	KindTools          Kind = "tools"           // Data: tools (the list as decided at launch), offers
 	KindScreen         Kind = "screen"          // Screen: the capture's file; Data: width, height, settled
 	KindStepStarted    Kind = "step.started"    // Step, Tool, Args, Source
 	KindStepEnded      Kind = "step.ended"      // Step, Tool, Args, Status, Message, Screen, DurationMS, Point

@@ -140,6 +140,8 @@ func (b *Builder) Event(e events.Event) {
 		if d, ok := e.Data["deadline_s"].(float64); ok {
 			r.Timing.DeadlineS = d
 		}
+	case events.KindTools:
+		r.Tools = strs(e.Data, "tools", r.Tools)
 	case events.KindSessionStarted:
 		for k, v := range e.Data {
 			r.Session[k] = v
