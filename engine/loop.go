@@ -299,7 +299,11 @@ func (s *runState) runLoop(ctx context.Context) {
 			return
 		}
 		if !s.checkAfterStep() {
-			s.loop.ended = "a deterministic check failed: " + s.end.reason
+			if s.appFinished {
+				s.loop.ended = "the application exited successfully"
+			} else {
+				s.loop.ended = "a deterministic check failed: " + s.end.reason
+			}
 			return
 		}
 		if limit := op.Runner.MaxToolErrors; limit > 0 && s.toolErrors >= limit {

@@ -89,11 +89,16 @@ type runState struct {
 	win     x11.Window
 	hasWin  bool
 
-	catalog  map[string]scenarios.ToolSpec
-	tools    map[string]scenarios.ToolSpec
-	names    []string
-	observed bool
-	stepN    int
+	a11y *accessibility
+	// appFinished is set when the app exited with a success exit code: the
+	// run ends normally.
+	appFinished bool
+	offers      Offers
+	catalog     map[string]scenarios.ToolSpec
+	tools       map[string]scenarios.ToolSpec
+	names       []string
+	observed    bool
+	stepN       int
 
 	// fatalLine is set from the output pump's goroutine.
 	fatalMu   sync.Mutex
@@ -177,6 +182,7 @@ func (s *runState) setTools(offers Offers) {
 	if s.r.inbox != nil {
 		offers.Inbox = true
 	}
+	s.offers = offers
 	list := ToolList(s.files, offers)
 	s.tools = make(map[string]scenarios.ToolSpec, len(list))
 	s.names = s.names[:0]
@@ -253,6 +259,7 @@ func (s *runState) launch(ctx context.Context) error {
 		return errors.New("no app to launch")
 	}
 	env := []string{"DISPLAY=" + sess.Display()}
+	env = append(env, s.prepareAccessibility(ctx, sess.Display())...)
 	for _, k := range sortedKeys(a.Env) {
 		env = append(env, k+"="+a.Env[k])
 	}
@@ -303,6 +310,7 @@ func (s *runState) launch(ctx context.Context) error {
 	if err := s.desk.Focus(s.win); err != nil {
 		s.log("focus the application window: %v", err)
 	}
+	s.discoverControls(ctx)
 	return nil
 }
 
@@ -355,10 +363,14 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // checks runs the deterministic checks (seed 000 "The verdict").
 func (s *runState) checks() []events.Check {
 	var out []events.Check
+	exitedOK := s.exitedSuccessfully()
 	if s.app != nil {
-		c := events.Check{Name: "process_alive", OK: s.app.Alive()}
-		if !c.OK {
+		c := events.Check{Name: "process_alive", OK: s.app.Alive() || exitedOK}
+		if !s.app.Alive() {
 			c.Evidence = "the application " + s.app.ExitStatus().String()
+			if exitedOK {
+				c.Evidence += ", a success exit code (app.success_exit_codes)"
+			}
 		}
 		out = append(out, c)
 	}
@@ -366,6 +378,8 @@ func (s *runState) checks() []events.Check {
 		c := events.Check{Name: "window_present", OK: true}
 		w, err := s.desk.Window(s.win.ID)
 		switch {
+		case exitedOK:
+			c.Evidence = "the application exited successfully, so its window is gone"
 		case err != nil:
 			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)
 		case !w.Viewable:
@@ -385,8 +399,30 @@ func (s *runState) checks() []events.Check {
 	return append(out, c)
 }
 
+// exitedSuccessfully reports whether the app has exited with one of the
+// scenario's success exit codes (an app that exits when its job is done).
+func (s *runState) exitedSuccessfully() bool {
+	if s.app == nil || s.app.Alive() || s.files.Scenario.App == nil {
+		return false
+	}
+	st := s.app.ExitStatus()
+	if st.Signal != 0 {
+		return false
+	}
+	for _, code := range s.files.Scenario.App.SuccessExitCodes {
+		if st.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
 // checkAfterStep runs the checks and stops the run on the first failure.
 func (s *runState) checkAfterStep() bool {
+	if s.exitedSuccessfully() {
+		s.appFinished = true
+		return false
+	}
 	if s.session != nil {
 		select {
 		case <-s.session.Done():
@@ -399,8 +435,8 @@ func (s *runState) checkAfterStep() bool {
 		if c.OK {
 			continue
 		}
-		c := c
-		s.publish(events.Event{Kind: events.KindCheck, Check: &c})
+		// The final checks publish every result; here the first failure
+		// only ends the run.
 		outcome := map[string]string{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost, "fatal_pattern": OutcomeFatalLog}[c.Name]
 		s.stop(events.VerdictAppFailed, outcome, c.Evidence)
 		return false
@@ -478,6 +514,7 @@ func (s *runState) shutdown(ctx context.Context) {
 			_ = s.app.Stop(0)
 		}
 	}
+	s.a11y.close()
 	if s.desk != nil {
 		_ = s.desk.Close()
 	}

@@ -192,6 +192,8 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		return s.checkExpectation(ctx, n, c)
 	case "click_grounded":
 		return s.clickGrounded(ctx, n, c)
+	case "click_element":
+		return s.clickElement(ctx, c)
 	}
 	return failed(failResolution, "%s is not available in this build", c.Tool)
 }

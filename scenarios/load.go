@@ -330,6 +330,11 @@ func (v *validator) app(a *App) {
 	if a.StartupTimeout < 0 {
 		v.failAt("app.startup_timeout_s", "cannot be negative")
 	}
+	for i, code := range a.SuccessExitCodes {
+		if code < 0 || code > 255 {
+			v.failAt(index("app.success_exit_codes", i), "an exit code is between 0 and 255, got %d", code)
+		}
+	}
 	for i, p := range a.FatalPatterns {
 		if _, err := regexp.Compile(p); err != nil {
 			v.failAt(index("app.fatal_patterns", i), "not a valid regular expression: %v", err)

@@ -76,6 +76,10 @@ type SessionConfig struct {
 	Width   int    `yaml:"width"`
 	Height  int    `yaml:"height"`
 	Depth   int    `yaml:"depth"`
+	// Accessibility lets the run look for the app's named controls over
+	// AT-SPI (click_element), starting a private session bus when there is
+	// none. Default true.
+	Accessibility *bool `yaml:"accessibility"`
 }
 
 // ModelConfig is the vision-language model endpoint and how to call it.

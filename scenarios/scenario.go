@@ -87,6 +87,10 @@ type App struct {
 	Window         *WindowMatch      `yaml:"window"`
 	StartupTimeout float64           `yaml:"startup_timeout_s"`
 	FatalPatterns  []string          `yaml:"fatal_patterns"`
+	// SuccessExitCodes are exit codes that mean the app finished its job
+	// (a dialog that exits on OK): exiting with one ends the run normally
+	// instead of failing the process and window checks.
+	SuccessExitCodes []int `yaml:"success_exit_codes"`
 }
 
 // WindowMatch says how the application's window is found. With no fields
