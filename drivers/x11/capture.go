@@ -12,7 +12,7 @@ import (
 //
 // It uses core GetImage: measured here at 1280x800 it costs ~4 ms, and
 // MIT-SHM would save only the socket copy of a 4 MB reply while adding a
-// SysV segment to manage per connection (see docs/benchmarks-x11.md).
+// SysV segment to manage per connection (see docs/benchmarks.md).
 func (c *Conn) Capture(ctx context.Context) (*image.RGBA, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("capture screen: %w", err)
