@@ -84,6 +84,10 @@ type Runner struct {
 
 	mu  sync.Mutex
 	bus *events.Bus
+	// early holds operator actions taken before the run started, published
+	// once it has; over is set when the stream is complete.
+	early []events.Event
+	over  bool
 }
 
 // New resolves the files and options into a runner. Nothing is launched.
@@ -190,6 +194,13 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	st.life = lifeCtx
 	close(r.started)
 	st.start()
+	r.mu.Lock()
+	early := r.early
+	r.early = nil
+	r.mu.Unlock()
+	for _, e := range early {
+		bus.Publish(e)
+	}
 	endWhy := st.execute(workCtx)
 
 	// Finish within the reserve even when ctx (Ctrl-C) is done: diagnosis
@@ -203,7 +214,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	res.ReportDir = r.opts.ReportDir
 	// The stream is complete: later operator actions have nothing to act on.
 	r.mu.Lock()
-	r.bus = nil
+	r.bus, r.over = nil, true
 	r.mu.Unlock()
 	if err := rep.WriteReport(); err != nil {
 		return res, err
@@ -214,11 +225,15 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// Publish adds an event to the run's stream (used by the console's
-// operator actions); it is a no-op before the run starts.
+// publish adds an operator action to the run's stream. Before the run
+// starts it is kept and published right after run.started; after the run
+// is over it is dropped.
 func (r *Runner) publish(e events.Event) {
 	r.mu.Lock()
 	bus := r.bus
+	if bus == nil && !r.over {
+		r.early = append(r.early, e)
+	}
 	r.mu.Unlock()
 	if bus != nil {
 		bus.Publish(e)
