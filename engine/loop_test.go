@@ -1002,7 +1002,8 @@ func TestLoopSteering(t *testing.T) {
 		if n := len(loopEvents(r, events.KindProposal)); n != 3 {
 			t.Errorf("%d proposals, want 3", n)
 		}
-		if got := loopSteerActions(r); !slices.Equal(got, []string{"approve", "reject", "approve"}) {
+		// The step-mode switch was made before Run and is still recorded.
+		if got := loopSteerActions(r); !slices.Equal(got, []string{"step", "approve", "reject", "approve"}) {
 			t.Errorf("steering = %v", got)
 		}
 	})
