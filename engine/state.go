@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -90,6 +89,8 @@ type runState struct {
 	hasWin  bool
 
 	a11y *accessibility
+	// web is the browser over CDP, when the scenario has a browser: section.
+	web *browserRun
 	// appFinished is set when the app exited with a success exit code: the
 	// run ends normally.
 	appFinished bool
@@ -253,10 +254,8 @@ func (s *runState) launch(ctx context.Context) error {
 
 	a := s.files.Scenario.App
 	if a == nil {
-		// Browser-only scenarios need the CDP driver, which this build
-		// does not have yet.
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, "browser scenarios are not supported by this build yet")
-		return errors.New("no app to launch")
+		// The browser is the application under test.
+		return s.launchBrowser(ctx)
 	}
 	env := []string{"DISPLAY=" + sess.Display()}
 	env = append(env, s.prepareAccessibility(ctx, sess.Display())...)
@@ -311,6 +310,9 @@ func (s *runState) launch(ctx context.Context) error {
 		s.log("focus the application window: %v", err)
 	}
 	s.discoverControls(ctx)
+	if s.files.Scenario.Browser != nil {
+		return s.launchBrowser(ctx)
+	}
 	return nil
 }
 
@@ -507,6 +509,7 @@ func (s *runState) finish(ctx context.Context, _ string) Result {
 // shutdown stops the application and the session; nothing the run
 // started outlives it.
 func (s *runState) shutdown(ctx context.Context) {
+	s.web.close()
 	if s.app != nil {
 		if s.app.Alive() {
 			_ = s.app.Stop(2 * time.Second)

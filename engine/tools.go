@@ -194,6 +194,8 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		return s.clickGrounded(ctx, n, c)
 	case "click_element":
 		return s.clickElement(ctx, c)
+	case "cdp_url", "cdp_list_interactive", "cdp_click_described", "cdp_query", "cdp_click", "cdp_fill", "cdp_wait":
+		return s.cdpTool(ctx, c)
 	}
 	return failed(failResolution, "%s is not available in this build", c.Tool)
 }

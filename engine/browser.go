@@ -1,0 +1,498 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// browserTab is what the engine needs of the attached browser tab.
+type browserTab interface {
+	URL(ctx context.Context) (string, error)
+	Navigate(ctx context.Context, url string) error
+	ListInteractive(ctx context.Context, filter string) ([]cdp.Element, error)
+	ClickDescribed(ctx context.Context, handle, text string) (cdp.Element, error)
+	ViewportOrigin(ctx context.Context) (image.Point, error)
+	Query(ctx context.Context, selector string) (cdp.ElementState, error)
+	Click(ctx context.Context, selector string) error
+	Fill(ctx context.Context, selector, value string) error
+	Wait(ctx context.Context, spec cdp.WaitSpec) error
+}
+
+// Bounds of what the cdp_* tools tell the model, so one busy page cannot
+// flood its context.
+const (
+	maxListedElements   = 60
+	maxListChars        = 6000
+	maxQueryTextChars   = 500
+	defaultCDPWaitS     = 10
+	cdpCallTimeout      = 15 * time.Second
+	attachPingInterval  = 500 * time.Millisecond
+	attachPingTimeout   = 2 * time.Second
+	attachPingsToGiveUp = 2
+)
+
+// browserRun is the run's browser: launched by the run or attached to, with
+// its one tab. Launched, it ends with the run (process group killed,
+// profile removed); attached, the run only disconnects.
+type browserRun struct {
+	b        *cdp.Browser
+	tab      browserTab
+	attached bool
+	headless bool
+	// done is closed when a launched browser exits, or when an attached
+	// browser's DevTools endpoint stops answering.
+	done      <-chan struct{}
+	stopWatch context.CancelFunc
+	closeOnce sync.Once
+}
+
+// close disconnects from the browser and, for a launched one, stops it. It
+// is safe on a nil browserRun and to call more than once.
+func (w *browserRun) close() {
+	if w == nil {
+		return
+	}
+	w.closeOnce.Do(func() {
+		if w.stopWatch != nil {
+			w.stopWatch()
+		}
+		_ = w.b.Close()
+	})
+}
+
+func (w *browserRun) alive() bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// browserApp is the browser standing in as the application under test when
+// the scenario has no app: section, so the deterministic checks and the
+// waits follow the browser.
+type browserApp struct{ w *browserRun }
+
+func (a browserApp) PID() int              { return a.w.b.PID() }
+func (a browserApp) Alive() bool           { return a.w.alive() }
+func (a browserApp) Done() <-chan struct{} { return a.w.done }
+
+// ExitStatus cannot give the browser's exit code or signal: the CDP driver
+// does not expose its process's status, so a gone browser reads as an exit
+// with status -1.
+func (a browserApp) ExitStatus() proc.Status {
+	if a.w.alive() {
+		return proc.Status{Running: true, Code: -1}
+	}
+	return proc.Status{Code: -1}
+}
+
+func (a browserApp) Stop(time.Duration) error {
+	a.w.close()
+	return nil
+}
+
+// launchBrowser launches or attaches to the scenario's browser and offers
+// the cdp_* tools. Without an app: section the browser is the application
+// under test: process_alive follows it and window_present its window (none
+// when headless or attached). With an app: section, the app was launched
+// first and the checks keep covering it alone.
+func (s *runState) launchBrowser(ctx context.Context) error {
+	spec := s.files.Scenario.Browser
+	underTest := s.files.Scenario.App == nil
+	w := &browserRun{attached: spec.Mode == "attach", headless: spec.Headless}
+	var err error
+	if w.attached {
+		w.b, err = cdp.Attach(ctx, spec.Attach)
+	} else {
+		width, height := s.desk.ScreenSize()
+		// The start page is loaded by Navigate below, which waits for it,
+		// rather than from the command line, which does not.
+		w.b, err = cdp.Launch(ctx, cdp.LaunchOptions{
+			Display: s.session.Display(), Headless: spec.Headless,
+			Width: width, Height: height, Output: s.outputScanner(),
+		})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("start the browser: %v", err))
+		return err
+	}
+	w.tab = w.b.Tab()
+	s.web = w
+	if w.attached {
+		w.done = s.watchAttached(w)
+		s.log("attached to Chromium at %s; closing the run only disconnects", spec.Attach)
+	} else {
+		w.done = w.b.Done()
+		if underTest {
+			s.publish(events.Event{Kind: events.KindAppLaunched, Data: map[string]any{
+				"pid": w.b.PID(), "command": []string{cdp.DefaultExecPath}, "browser": "launch", "headless": spec.Headless,
+			}})
+		} else {
+			s.log("launched Chromium (pid %d) beside the application", w.b.PID())
+		}
+	}
+	if underTest {
+		s.app = browserApp{w}
+	}
+
+	if spec.StartURL != "" {
+		navCtx, cancel := context.WithTimeout(ctx, s.startupTimeout())
+		err := w.tab.Navigate(navCtx, spec.StartURL)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("open the start page: %v", err))
+			return err
+		}
+	}
+
+	if err := s.findBrowserWindow(ctx, w, underTest); err != nil {
+		return err
+	}
+
+	offers := s.offers
+	offers.CDPTab = true
+	s.setTools(offers)
+	s.publish(events.Event{Kind: events.KindTools, Message: "a browser tab is attached over CDP",
+		Data: map[string]any{"tools": s.names, "cdp_tab": true}})
+	return nil
+}
+
+// findBrowserWindow finds a launched, headful browser's window. When the
+// browser is the application under test, that window is the one
+// window_present checks and input focuses.
+func (s *runState) findBrowserWindow(ctx context.Context, w *browserRun, underTest bool) error {
+	switch {
+	case w.attached:
+		if underTest {
+			s.log("the attached browser's window is not the run's to check; window_present is skipped")
+		}
+		return nil
+	case w.headless:
+		if underTest {
+			s.log("the browser is headless: it has no window, so window_present is skipped")
+		}
+		return nil
+	}
+	timeout := s.startupTimeout()
+	findCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The PID match covers the wrapper script's children, which is where
+	// Chromium's windows come from.
+	m := x11.WindowMatch{PID: w.b.PID()}
+	win, err := s.desk.FindWindow(findCtx, m)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !w.alive() {
+			s.stop(events.VerdictAppFailed, OutcomeAppExited, "the browser exited before its window appeared")
+			return errors.New("browser exited")
+		}
+		if !underTest {
+			s.log("no browser window matching %s appeared within %s", m, timeout)
+			return nil
+		}
+		s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("no browser window matching %s appeared within %s", m, timeout))
+		return err
+	}
+	if !underTest {
+		return nil
+	}
+	s.win, s.hasWin = win, true
+	s.publish(events.Event{Kind: events.KindAppWindow,
+		Box:  &events.Rect{X: win.X, Y: win.Y, W: win.Width, H: win.Height},
+		Data: map[string]any{"id": fmt.Sprintf("0x%x", win.ID), "title": win.Title, "class": win.Class}})
+	if err := s.desk.Focus(win); err != nil {
+		s.log("focus the browser window: %v", err)
+	}
+	return nil
+}
+
+// startupTimeout is the app's startup timeout, or the default.
+func (s *runState) startupTimeout() time.Duration {
+	if a := s.files.Scenario.App; a != nil && a.StartupTimeout > 0 {
+		return time.Duration(a.StartupTimeout * float64(time.Second))
+	}
+	return scenarios.DefaultStartupTimeoutS * time.Second
+}
+
+// watchAttached returns a channel closed once an attached browser's
+// DevTools endpoint stops answering: the browser, or the way to it, is gone.
+// It asks the HTTP endpoint rather than the page, so a page that is busy or
+// shows a dialog does not pass for a lost browser.
+func (s *runState) watchAttached(w *browserRun) <-chan struct{} {
+	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(s.life)
+	w.stopWatch = cancel
+	version := versionURL(w.b.DebuggerURL())
+	go func() {
+		failures := 0
+		tick := time.NewTicker(attachPingInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if ping(ctx, version) == nil {
+				failures = 0
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if failures++; failures >= attachPingsToGiveUp {
+				close(done)
+				return
+			}
+		}
+	}()
+	return done
+}
+
+// versionURL is the /json/version address of a browser websocket address.
+func versionURL(ws string) string {
+	u, err := url.Parse(ws)
+	if err != nil {
+		return ""
+	}
+	scheme := "http"
+	if u.Scheme == "wss" || u.Scheme == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + u.Host + "/json/version"
+}
+
+func ping(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, attachPingTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", addr, resp.Status)
+	}
+	return nil
+}
+
+// cdpTool runs one of the cdp_* tools. The model names elements by handle,
+// by text or by a cdp_targets name, never by selector or script; values
+// come from provides: by ref, and only their length is ever reported.
+func (s *runState) cdpTool(ctx context.Context, c call) result {
+	if s.web == nil {
+		return failed(failResolution, "%s: no browser tab is attached", c.Tool)
+	}
+	tab := s.web.tab
+	callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
+	defer cancel()
+	switch c.Tool {
+	case "cdp_url":
+		u, err := tab.URL(callCtx)
+		if err != nil {
+			return s.cdpFailure(err)
+		}
+		return ok(u)
+	case "cdp_list_interactive":
+		filter, _ := c.Args["filter"].(string)
+		els, err := tab.ListInteractive(callCtx, filter)
+		if err != nil {
+			return s.cdpFailure(err)
+		}
+		return ok(listInteractive(els, filter))
+	case "cdp_click_described":
+		return s.cdpClickDescribed(ctx, callCtx, c)
+	case "cdp_query":
+		target, _ := c.Args["target"].(string)
+		sel, found := s.files.Scenario.CDPTargets[target]
+		if !found {
+			return failed(failResolution, "no cdp target %q", target)
+		}
+		st, err := tab.Query(callCtx, sel)
+		if err != nil {
+			return s.cdpFailure(err)
+		}
+		return ok(describeState(target, st))
+	case "cdp_click":
+		target, _ := c.Args["target"].(string)
+		sel, found := s.files.Scenario.CDPTargets[target]
+		if !found {
+			return failed(failResolution, "no cdp target %q", target)
+		}
+		return s.cdpInput(ctx, func() error { return tab.Click(callCtx, sel) }, "clicked "+target)
+	case "cdp_fill":
+		target, _ := c.Args["target"].(string)
+		ref, _ := c.Args["ref"].(string)
+		sel, found := s.files.Scenario.CDPTargets[target]
+		if !found {
+			return failed(failResolution, "no cdp target %q", target)
+		}
+		value, secret, found := s.files.Scenario.Value(ref)
+		if !found {
+			return failed(failResolution, "no provided value %q", ref)
+		}
+		what := "value"
+		if secret {
+			what = "secret value"
+		}
+		return s.cdpInput(ctx, func() error { return tab.Fill(callCtx, sel, value) },
+			fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))
+	case "cdp_wait":
+		return s.cdpWait(ctx, c)
+	}
+	return failed(failResolution, "%s is not available in this build", c.Tool)
+}
+
+// cdpClickDescribed clicks an element by handle or text; not found and
+// ambiguous go back to the model with the candidates.
+func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) result {
+	handle, _ := c.Args["handle"].(string)
+	text, _ := c.Args["text"].(string)
+	handle, text = strings.TrimSpace(handle), strings.TrimSpace(text)
+	if (handle == "") == (text == "") {
+		return failed(failMalformed, "cdp_click_described takes a handle or a text: exactly one of them")
+	}
+	var el cdp.Element
+	r := s.cdpInput(ctx, func() error {
+		var err error
+		el, err = s.web.tab.ClickDescribed(callCtx, handle, text)
+		return err
+	}, "")
+	if r.status != events.StatusOK {
+		return r
+	}
+	r.message = "clicked " + el.String()
+	if s.hasWin && !s.web.headless && !s.web.attached && !el.Box.Empty() {
+		if origin, err := s.web.tab.ViewportOrigin(callCtx); err == nil {
+			c := el.Box.Add(origin)
+			r.point = &events.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}
+		}
+	}
+	return r
+}
+
+// cdpInput runs a page-changing action: the observation record is cleared
+// and the settled screen captured, like the X11 input tools.
+func (s *runState) cdpInput(ctx context.Context, act func() error, done string) result {
+	err := act()
+	s.observed = false
+	if err != nil {
+		return s.cdpFailure(err)
+	}
+	return s.settled(ctx, ok(done))
+}
+
+// cdpWait waits for a condition the scenario named, counted against the
+// waiting budget.
+func (s *runState) cdpWait(ctx context.Context, c call) result {
+	name, _ := c.Args["name"].(string)
+	cw, found := s.files.Scenario.CDPWaits[name]
+	if !found {
+		return failed(failResolution, "no cdp wait %q", name)
+	}
+	spec := cdp.WaitSpec{State: cw.State, URLContains: cw.URL}
+	if cw.Target != "" {
+		spec.Selector = s.files.Scenario.CDPTargets[cw.Target]
+	}
+	timeout := time.Duration(cw.Timeout * float64(time.Second))
+	if timeout <= 0 {
+		timeout = defaultCDPWaitS * time.Second
+	}
+	return s.hold(ctx, timeout, func(ctx context.Context) result {
+		waitCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		start := time.Now()
+		err := s.web.tab.Wait(waitCtx, spec)
+		s.observed = false
+		if err != nil {
+			var te *cdp.WaitTimeoutError
+			if errors.As(err, &te) {
+				return failed(failResolution, "%s did not hold within %.1fs; last seen: %s", name, time.Since(start).Seconds(), te.Last)
+			}
+			return s.cdpFailure(err)
+		}
+		return s.settled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())))
+	})
+}
+
+// cdpFailure turns a driver error into a resolution failure the model can
+// act on; a browser that is gone is left to the checks after the step.
+func (s *runState) cdpFailure(err error) result {
+	if s.web != nil && !s.web.alive() {
+		return failed(failResolution, "the browser is gone: %v", err)
+	}
+	return failed(failResolution, "%v", err)
+}
+
+// listInteractive formats elements one a line, as the model uses them in
+// cdp_click_described ("e12 button \"Log in\""), capped.
+func listInteractive(els []cdp.Element, filter string) string {
+	if len(els) == 0 {
+		if filter != "" {
+			return fmt.Sprintf("no interactive elements match %q", filter)
+		}
+		return "the page has no interactive elements"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d interactive elements (click one with cdp_click_described by handle):", len(els))
+	shown := 0
+	for _, e := range els {
+		line := "\n" + e.String()
+		if shown == maxListedElements || b.Len()+len(line) > maxListChars {
+			break
+		}
+		b.WriteString(line)
+		shown++
+	}
+	if rest := len(els) - shown; rest > 0 {
+		fmt.Fprintf(&b, "\n… %d more not shown; narrow the list with a filter", rest)
+	}
+	return b.String()
+}
+
+// describeState says what cdp_query found. A password input's value is
+// never read (the driver leaves it empty), and the text is cut short.
+func describeState(target string, st cdp.ElementState) string {
+	if !st.Found {
+		return target + ": not found"
+	}
+	vis := "hidden"
+	if st.Visible {
+		vis = "visible"
+	}
+	msg := fmt.Sprintf("%s: found, %s", target, vis)
+	if st.Text != "" {
+		msg += fmt.Sprintf(", text %q", truncate(st.Text, maxQueryTextChars))
+	}
+	if st.Value != "" {
+		msg += fmt.Sprintf(", value %q", truncate(st.Value, maxQueryTextChars))
+	}
+	return msg
+}
