@@ -19,6 +19,7 @@ var exampleEnv = env(map[string]string{
 	EnvVisionEndpoint: "http://127.0.0.1:9/v1",
 	"KASM_DEMO_DIR":   "/tmp",
 	"APP_PASSWORD":    "hunter2-secret",
+	"LOGIN_URL":       "http://127.0.0.1:8089/login",
 	"MODEL_API_KEY":   "sk-test",
 })
 
