@@ -176,6 +176,12 @@ func (s *runState) runLoop(ctx context.Context) {
 		if err := s.r.steer.waitWhilePaused(ctx); err != nil {
 			continue
 		}
+		// The app can end between turns (a dialog closing after the last
+		// action settled): look before spending a model call.
+		if !s.checkAfterStep() {
+			s.endLoopOnChecks()
+			return
+		}
 		if notes := s.r.steer.takeNotes(); len(notes) > 0 {
 			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
 		}
@@ -299,11 +305,7 @@ func (s *runState) runLoop(ctx context.Context) {
 			return
 		}
 		if !s.checkAfterStep() {
-			if s.appFinished {
-				s.loop.ended = "the application exited successfully"
-			} else {
-				s.loop.ended = "a deterministic check failed: " + s.end.reason
-			}
+			s.endLoopOnChecks()
 			return
 		}
 		if limit := op.Runner.MaxToolErrors; limit > 0 && s.toolErrors >= limit {
@@ -314,6 +316,18 @@ func (s *runState) runLoop(ctx context.Context) {
 			s.degrade(fmt.Sprintf("the waiting tools used the %gs budget (runner.max_hold_s)", limit))
 			return
 		}
+	}
+}
+
+// endLoopOnChecks records why the loop ended when the checks stopped it.
+func (s *runState) endLoopOnChecks() {
+	switch {
+	case s.appFinished:
+		s.loop.ended = "the application exited successfully"
+	case s.end != nil:
+		s.loop.ended = "a deterministic check failed: " + s.end.reason
+	default:
+		s.loop.ended = "the run was stopped"
 	}
 }
 

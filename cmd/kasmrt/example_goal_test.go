@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/report"
+)
+
+// TestGoalExampleEndToEnd runs the bundled goal example, unchanged, with
+// its operator file against the model test server: the scripted model
+// observes the real zenity dialog, types the provided item and confirms;
+// zenity prints the entry and exits 0, which the scenario declares a
+// successful end.
+func TestGoalExampleEndToEnd(t *testing.T) {
+	for _, bin := range []string{"Xvfb", "zenity", "dbus-daemon"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (%v)", bin, err)
+		}
+	}
+	srv := modeltest.New(t,
+		modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("type_text", `{"ref": "item"}`),
+		modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("press_key", `{"key": "Return"}`),
+		// zenity exits a moment after Return; a turn that starts before
+		// it has gone waits, and the wait ends when it exits.
+		modeltest.Call("wait", `{"seconds": 5}`),
+	)
+	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", srv.URL())
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, stderr := kasmrt(t, "run", "../../scenarios/examples/goal-text-editor.yaml",
+		"-o", "../../scenarios/examples/operator-goal.yaml", "--headless", "--display", "-", "--report", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != "pass" || rep.Loop.Ended != "the application exited successfully" || rep.Loop.Iterations < 4 || rep.Loop.Iterations > 5 {
+		t.Errorf("verdict %s (%s), loop %+v", rep.Verdict, rep.Outcome, rep.Loop)
+	}
+	if rep.Goal == "" || len(rep.Plan) != 4 {
+		t.Errorf("the report lacks the goal or the plan: %q %v", rep.Goal, rep.Plan)
+	}
+	for _, tool := range []string{"click_element", "ask_human", "respond", "wait_while", "click_grounded"} {
+		if !slices.Contains(rep.Tools, tool) {
+			t.Errorf("tool list %v lacks %s", rep.Tools, tool)
+		}
+	}
+	if slices.Contains(rep.Tools, "escalate") {
+		t.Error("escalate is offered though the operator file disables it")
+	}
+	log, _ := os.ReadFile(filepath.Join(out, "app.log"))
+	if !strings.Contains(string(log), "oat milk") {
+		t.Errorf("zenity did not print the typed item; app.log:\n%s", log)
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 4 || len(reqs) > 5 || srv.Exhausted() > 0 {
+		t.Fatalf("%d model requests, want 4 or 5", len(reqs))
+	}
+	first := reqs[0].Text()
+	for _, want := range []string{"Type the provided shopping item", "Press Return to confirm", "input_image_1"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first request lacks %q:\n%s", want, first)
+		}
+	}
+	if n := len(reqs[0].ImageURLs()); n != 1 {
+		t.Errorf("the first request carries %d images, want the reference image", n)
+	}
+	if m := reqs[0].Model(); m != "Qwen/Qwen3-VL-8B-Instruct" {
+		t.Errorf("served model %q, want the operator file's model.name", m)
+	}
+}
