@@ -42,6 +42,7 @@ const (
 	attachPingInterval  = 500 * time.Millisecond
 	attachPingTimeout   = 2 * time.Second
 	attachPingsToGiveUp = 2
+	startPageRetry      = 200 * time.Millisecond
 )
 
 // browserRun is the run's browser: launched by the run or attached to, with
@@ -106,14 +107,26 @@ func (a browserApp) Stop(time.Duration) error {
 	return nil
 }
 
-// launchBrowser launches or attaches to the scenario's browser and offers
-// the cdp_* tools. Without an app: section the browser is the application
-// under test: process_alive follows it and window_present its window (none
-// when headless or attached). With an app: section, the app was launched
-// first and the checks keep covering it alone.
+// browserIsTheWindow reports whether the browser's window is the one the
+// run checks and focuses: a browser-only scenario, or an app with a
+// browser and no app.window (an app that serves the page, such as a web
+// server, shows its face in the browser and has no window of its own).
+func (s *runState) browserIsTheWindow() bool {
+	sc := s.files.Scenario
+	return sc.Browser != nil && (sc.App == nil || sc.App.Window == nil)
+}
+
+// launchBrowser launches or attaches to the scenario's browser, opens the
+// start page and offers the cdp_* tools. Without an app: section the
+// browser is the application under test: process_alive follows it and
+// window_present its window (none when headless or attached). With an app:
+// section, the app was launched first and process_alive keeps following
+// the app; window_present follows the app's window when app.window names
+// one, else the browser's. fatal_patterns see the browser's output too.
 func (s *runState) launchBrowser(ctx context.Context) error {
 	spec := s.files.Scenario.Browser
 	underTest := s.files.Scenario.App == nil
+	ownsWindow := s.browserIsTheWindow()
 	w := &browserRun{attached: spec.Mode == "attach", headless: spec.Headless}
 	var err error
 	if w.attached {
@@ -154,19 +167,12 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 	}
 
 	if spec.StartURL != "" {
-		navCtx, cancel := context.WithTimeout(ctx, s.startupTimeout())
-		err := w.tab.Navigate(navCtx, spec.StartURL)
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("open the start page: %v", err))
+		if err := s.openStartPage(ctx, w, spec.StartURL); err != nil {
 			return err
 		}
 	}
 
-	if err := s.findBrowserWindow(ctx, w, underTest); err != nil {
+	if err := s.findBrowserWindow(ctx, w, ownsWindow); err != nil {
 		return err
 	}
 
@@ -178,18 +184,51 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 	return nil
 }
 
+// openStartPage navigates to the start page. An app that serves the page
+// may not listen yet, so a failed load is retried until the startup
+// timeout, for as long as the app and the browser live.
+func (s *runState) openStartPage(ctx context.Context, w *browserRun, startURL string) error {
+	timeout := s.startupTimeout()
+	navCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		err := w.tab.Navigate(navCtx, startURL)
+		if err == nil {
+			return nil
+		}
+		var why string
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.appDone():
+			st := s.app.ExitStatus()
+			s.publish(events.Event{Kind: events.KindAppExited, Message: st.String()})
+			s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before the start page opened", st))
+			return err
+		case <-w.done:
+			why = "the browser went away"
+		case <-navCtx.Done():
+			why = fmt.Sprintf("it did not load within %s", timeout)
+		case <-time.After(startPageRetry):
+			continue
+		}
+		s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("open the start page: %s: %v", why, err))
+		return err
+	}
+}
+
 // findBrowserWindow finds a launched, headful browser's window. When the
 // browser is the application under test, that window is the one
 // window_present checks and input focuses.
-func (s *runState) findBrowserWindow(ctx context.Context, w *browserRun, underTest bool) error {
+func (s *runState) findBrowserWindow(ctx context.Context, w *browserRun, ownsWindow bool) error {
 	switch {
 	case w.attached:
-		if underTest {
+		if ownsWindow {
 			s.log("the attached browser's window is not the run's to check; window_present is skipped")
 		}
 		return nil
 	case w.headless:
-		if underTest {
+		if ownsWindow {
 			s.log("the browser is headless: it has no window, so window_present is skipped")
 		}
 		return nil
@@ -209,14 +248,14 @@ func (s *runState) findBrowserWindow(ctx context.Context, w *browserRun, underTe
 			s.stop(events.VerdictAppFailed, OutcomeAppExited, "the browser exited before its window appeared")
 			return errors.New("browser exited")
 		}
-		if !underTest {
+		if !ownsWindow {
 			s.log("no browser window matching %s appeared within %s", m, timeout)
 			return nil
 		}
 		s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("no browser window matching %s appeared within %s", m, timeout))
 		return err
 	}
-	if !underTest {
+	if !ownsWindow {
 		return nil
 	}
 	s.win, s.hasWin = win, true

@@ -393,3 +393,78 @@ func TestBrowserLoginExample(t *testing.T) {
 	}
 	browserNoSecret(t, dir)
 }
+
+// browserHelperPort, in the environment of this test binary, makes
+// TestBrowserHelperServe serve the login flow on that port: the app of
+// TestBrowserWithApp, a web server with no window of its own.
+const browserHelperPort = "KASM_BROWSER_HELPER_PORT"
+
+func TestBrowserHelperServe(t *testing.T) {
+	port := os.Getenv(browserHelperPort)
+	if port == "" {
+		t.Skip("not a test: the app TestBrowserWithApp runs (needs " + browserHelperPort + ")")
+	}
+	// Listening late, after Chromium is up (about half a second here), is
+	// what a real server does, and what the start page's retry is for.
+	time.Sleep(time.Second)
+	fmt.Println("helper: serving on port", port)
+	err := http.ListenAndServe("127.0.0.1:"+port, browserLoginMux())
+	t.Fatalf("serve: %v", err)
+}
+
+// TestBrowserWithApp runs an app that serves the page and a browser that
+// shows it: process_alive follows the app, window_present the browser's
+// window (the app has none), and the start page waits for the server.
+func TestBrowserWithApp(t *testing.T) {
+	browserNeed(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: app behind a browser
+app:
+  command: [` + os.Args[0] + `, -test.run=^TestBrowserHelperServe$]
+  env: {` + browserHelperPort + `: "` + port + `"}
+  fatal_patterns: ["panic:"]
+browser:
+  start_url: http://127.0.0.1:` + port + `/login
+provides:
+  user: demo
+  password: {secret: {env: LOGIN_PASSWORD}}
+cdp_targets:
+  username: "input[name=username]"
+  password: "input[name=password]"
+  submit: "button[type=submit]"
+cdp_waits:
+  dashboard: {url: /dashboard}
+steps:
+  - cdp_fill: {target: username, ref: user}
+  - cdp_fill: {target: password, ref: password}
+  - cdp_click: submit
+  - cdp_wait: dashboard
+`,
+		env: map[string]string{"LOGIN_PASSWORD": browserSecret},
+	})
+	if o.res.Verdict != events.VerdictPass {
+		t.Fatalf("verdict %s/%s, want pass; reasons %q; steps %+v", o.res.Verdict, o.res.Outcome, o.res.Reasons, o.rep.Steps)
+	}
+	if c := o.rep.Checks; c.ProcessAlive == nil || !*c.ProcessAlive || c.WindowPresent == nil || !*c.WindowPresent {
+		t.Errorf("checks %+v, want process_alive (the app) and window_present (the browser) true", c)
+	}
+	var class string
+	for _, e := range o.events {
+		if e.Kind == events.KindAppWindow {
+			class, _ = e.Data["class"].(string)
+		}
+	}
+	if !strings.EqualFold(class, "chromium") {
+		t.Errorf("the window checked has class %q, want the browser's", class)
+	}
+	if !strings.Contains(o.appLog, "helper: serving on port "+port) {
+		t.Errorf("app.log lacks the app's output:\n%s", o.appLog)
+	}
+	browserNoSecret(t, o.info.reportDir)
+}

@@ -269,6 +269,9 @@ func (s *runState) launch(ctx context.Context) error {
 	}
 	s.app = p
 	s.publish(events.Event{Kind: events.KindAppLaunched, Data: map[string]any{"pid": p.PID(), "command": a.Command}})
+	if s.browserIsTheWindow() {
+		return s.launchBrowser(ctx)
+	}
 
 	timeout := time.Duration(a.StartupTimeout * float64(time.Second))
 	if timeout <= 0 {
