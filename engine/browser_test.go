@@ -468,3 +468,98 @@ steps:
 	}
 	browserNoSecret(t, o.info.reportDir)
 }
+
+// BenchmarkBrowserGoalRun measures a whole goal run in a headful Chromium
+// on Xvfb with an instant model: launch, the login through cdp_fill,
+// cdp_click, cdp_wait and cdp_query, the verdict and the report. It reports
+// the median duration of each cdp tool's step (the settled capture
+// included for the page-changing ones).
+func BenchmarkBrowserGoalRun(b *testing.B) {
+	if _, err := os.Stat(cdp.DefaultExecPath); err != nil {
+		b.Skipf("Debian chromium is not installed at %s: %v", cdp.DefaultExecPath, err)
+	}
+	srv := browserLoginServer(b)
+	sc := strings.ReplaceAll(browserLoginScenario, "URL", srv.URL)
+	sc = sc[:strings.Index(sc, "steps:")] + "goal: Log in.\n"
+	byTool := map[string][]int64{}
+	for b.Loop() {
+		r := loopRun(b, loopCase{
+			scenario: sc,
+			env:      map[string]string{"LOGIN_PASSWORD": browserSecret},
+			script: []modeltest.Exchange{
+				modeltest.Call("cdp_fill", `{"target": "username", "ref": "user"}`),
+				modeltest.Call("cdp_fill", `{"target": "password", "ref": "password"}`),
+				modeltest.Call("cdp_click", `{"target": "submit"}`),
+				modeltest.Call("cdp_wait", `{"name": "banner_shown"}`),
+				modeltest.Call("cdp_query", `{"target": "banner"}`),
+				modeltest.Call("cdp_list_interactive", `{}`),
+				modeltest.Call("cdp_click_described", `{"text": "Add one"}`),
+				modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "logged in"}`),
+			},
+		})
+		if r.rep.Verdict != events.VerdictPass {
+			b.Fatalf("verdict %s/%s: %q %+v", r.rep.Verdict, r.rep.Outcome, r.rep.Reasons, r.rep.Steps)
+		}
+		for _, st := range r.rep.Steps {
+			byTool[st.Tool] = append(byTool[st.Tool], st.DurationMS)
+		}
+	}
+	for tool, ds := range byTool {
+		if !strings.HasPrefix(tool, "cdp_") {
+			continue
+		}
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2]), "ms/"+tool)
+	}
+}
+
+func TestListInteractiveIsCapped(t *testing.T) {
+	t.Parallel()
+	many := make([]cdp.Element, 100)
+	for i := range many {
+		many[i] = cdp.Element{Handle: fmt.Sprintf("e%d", i+1), Role: "button", Name: fmt.Sprintf("Button %d", i+1)}
+	}
+	tests := []struct {
+		name, filter string
+		els          []cdp.Element
+		want         []string
+		lines        int
+	}{
+		{"none", "", nil, []string{"the page has no interactive elements"}, 1},
+		{"none match", "zz", nil, []string{`no interactive elements match "zz"`}, 1},
+		{"two", "", many[:2], []string{"2 interactive elements", `e1 button "Button 1"`, `e2 button "Button 2"`}, 3},
+		{"capped", "", many, []string{"100 interactive elements", `e60 button "Button 60"`, "40 more not shown; narrow the list with a filter"}, 62},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := listInteractive(tt.els, tt.filter)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("list lacks %q:\n%s", w, got)
+				}
+			}
+			if n := strings.Count(got, "\n") + 1; n != tt.lines {
+				t.Errorf("%d lines, want %d:\n%s", n, tt.lines, got)
+			}
+		})
+	}
+}
+
+func TestDescribeState(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		st   cdp.ElementState
+		want string
+	}{
+		{cdp.ElementState{}, "banner: not found"},
+		{cdp.ElementState{Found: true}, "banner: found, hidden"},
+		{cdp.ElementState{Found: true, Visible: true, Text: " Welcome "}, `banner: found, visible, text "Welcome"`},
+		{cdp.ElementState{Found: true, Visible: true, Value: "demo"}, `banner: found, visible, value "demo"`},
+	}
+	for _, tt := range tests {
+		if got := describeState("banner", tt.st); got != tt.want {
+			t.Errorf("describeState(%+v) = %q, want %q", tt.st, got, tt.want)
+		}
+	}
+}
