@@ -1053,12 +1053,13 @@ func TestLoopSteering(t *testing.T) {
 	})
 	t.Run("abort", func(t *testing.T) {
 		t.Parallel()
-		r := loopRun(t, loopCase{script: []mt.Exchange{loopObserve, mt.Delay(10*time.Second, loopGoalMet)},
-			sink: func(run *Runner, e events.Event) {
-				if e.Kind == events.KindModelRequest && e.Data["iteration"] == 2 {
-					go run.Steer(events.Steer{Action: events.SteerAbort})
-				}
-			}})
+		// Abort once the second request has reached the model, while its
+		// reply is slow in coming.
+		var run *Runner
+		r := loopRun(t, loopCase{script: []mt.Exchange{loopObserve, mt.Func(func(mt.Request) mt.Exchange {
+			go run.Steer(events.Steer{Action: events.SteerAbort})
+			return mt.Delay(10*time.Second, loopGoalMet)
+		})}, before: func(r *Runner) { run = r }})
 		loopWant(t, r, events.VerdictTestError, OutcomeAborted, 2, 0)
 		if r.rep.Timing.Ended == nil || r.rep.Checks.ProcessAlive == nil || r.rep.Loop.Ended == "" || len(r.rep.Steps) != 1 {
 			t.Errorf("the aborted run's report is incomplete: timing %+v checks %+v loop %+v", r.rep.Timing, r.rep.Checks, r.rep.Loop)
