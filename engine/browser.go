@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/draw"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,6 +30,7 @@ type browserTab interface {
 	Click(ctx context.Context, selector string) error
 	Fill(ctx context.Context, selector, value string) error
 	Wait(ctx context.Context, spec cdp.WaitSpec) error
+	Screenshot(ctx context.Context) (image.Image, error)
 }
 
 // Bounds of what the cdp_* tools tell the model, so one busy page cannot
@@ -43,6 +45,8 @@ const (
 	attachPingTimeout   = 2 * time.Second
 	attachPingsToGiveUp = 2
 	startPageRetry      = 200 * time.Millisecond
+	screenshotAttempts  = 4
+	screenshotTimeout   = 2 * time.Second
 )
 
 // browserRun is the run's browser: launched by the run or attached to, with
@@ -53,6 +57,12 @@ type browserRun struct {
 	tab      browserTab
 	attached bool
 	headless bool
+	// pageScreen is set when the page is the screen: the browser's window
+	// is the one under test but the browser is headless, so captures come
+	// from the browser. An attached browser is left to the X screen: its
+	// screenshots were seen to stall (a background tab, or one in the
+	// middle of a navigation), and its window may be on any display.
+	pageScreen bool
 	// done is closed when a launched browser exits, or when an attached
 	// browser's DevTools endpoint stops answering.
 	done      <-chan struct{}
@@ -72,6 +82,36 @@ func (w *browserRun) close() {
 		}
 		_ = w.b.Close()
 	})
+}
+
+// pageIsTheScreen reports whether captures come from the page rather than
+// the X screen. It is false on a nil browserRun.
+func (w *browserRun) pageIsTheScreen() bool { return w != nil && w.pageScreen }
+
+// screenshot captures the page's viewport. A capture asked for while the
+// page navigates can wait for a frame that never comes (seen about once in
+// four right after a click that follows a link), so each attempt is short
+// and a stalled one is asked again.
+func (w *browserRun) screenshot(ctx context.Context) (*image.RGBA, error) {
+	var img image.Image
+	var err error
+	for range screenshotAttempts {
+		attemptCtx, cancel := context.WithTimeout(ctx, screenshotTimeout)
+		img, err = w.tab.Screenshot(attemptCtx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rgba, ok := img.(*image.RGBA); ok {
+		return rgba, nil
+	}
+	rgba := image.NewRGBA(img.Bounds())
+	draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
+	return rgba, nil
 }
 
 func (w *browserRun) alive() bool {
@@ -128,6 +168,7 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 	underTest := s.files.Scenario.App == nil
 	ownsWindow := s.browserIsTheWindow()
 	w := &browserRun{attached: spec.Mode == "attach", headless: spec.Headless}
+	w.pageScreen = ownsWindow && w.headless && !w.attached
 	var err error
 	if w.attached {
 		w.b, err = cdp.Attach(ctx, spec.Attach)
@@ -224,12 +265,12 @@ func (s *runState) findBrowserWindow(ctx context.Context, w *browserRun, ownsWin
 	switch {
 	case w.attached:
 		if ownsWindow {
-			s.log("the attached browser's window is not the run's to check; window_present is skipped")
+			s.log("the attached browser's window is not the run's to check; window_present is skipped and screens show the run's X display only")
 		}
 		return nil
 	case w.headless:
 		if ownsWindow {
-			s.log("the browser is headless: it has no window, so window_present is skipped")
+			s.log("the browser is headless: it has no window, so window_present is skipped and screens come from the page")
 		}
 		return nil
 	}

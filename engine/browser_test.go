@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"image/png"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -561,5 +562,65 @@ func TestDescribeState(t *testing.T) {
 		if got := describeState("banner", tt.st); got != tt.want {
 			t.Errorf("describeState(%+v) = %q, want %q", tt.st, got, tt.want)
 		}
+	}
+}
+
+// browserWantPageScreen checks that a saved screen is a page: as wide as
+// the window, no taller (the viewport is the window less Chromium's own
+// frame), and mostly white, where the empty X root would be black.
+func browserWantPageScreen(t *testing.T, path string, w, h int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("screen: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screen %s: %v", path, err)
+	}
+	b := img.Bounds()
+	if b.Dx() != w || b.Dy() > h || b.Dy() < h/2 {
+		t.Errorf("screen %s is %dx%d, want the viewport of a %dx%d window", path, b.Dx(), b.Dy(), w, h)
+	}
+	white := 0
+	for y := b.Min.Y; y < b.Max.Y; y += 10 {
+		for x := b.Min.X; x < b.Max.X; x += 10 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r > 0xf000 && g > 0xf000 && bl > 0xf000 {
+				white++
+			}
+		}
+	}
+	if total := (b.Dx() / 10) * (b.Dy() / 10); white < total/2 {
+		t.Errorf("screen %s is %d/%d white, want the page", path, white, total)
+	}
+}
+
+// TestBrowserHeadless runs the browser under test headless: there is no
+// window to check, and the screens come from the page at the session's
+// size, also right after a click that follows a link (where a capture can
+// stall and is asked again).
+func TestBrowserHeadless(t *testing.T) {
+	browserNeed(t)
+	srv := browserLoginServer(t)
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: headless browser
+browser:
+  start_url: ` + srv.URL + `/login
+  headless: true
+steps:
+  - observe_screen: {}
+  - cdp_click_described: {text: Help}
+`,
+	})
+	if o.res.Verdict != events.VerdictPass {
+		t.Fatalf("verdict %s/%s, want pass; reasons %q; steps %+v", o.res.Verdict, o.res.Outcome, o.res.Reasons, o.rep.Steps)
+	}
+	if o.rep.Checks.WindowPresent != nil {
+		t.Errorf("window_present = %v for a headless browser, want it skipped", *o.rep.Checks.WindowPresent)
+	}
+	for _, st := range o.rep.Steps {
+		browserWantPageScreen(t, filepath.Join(o.info.reportDir, st.Screen), 1280, 800)
 	}
 }

@@ -455,13 +455,16 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 	var img *image.RGBA
 	var err error
 	settled := true
-	if settle {
+	switch {
+	case s.web.pageIsTheScreen():
+		img, err = s.web.screenshot(ctx)
+	case settle:
 		op := s.files.Operator.Runner
 		img, settled, err = s.desk.WaitSettled(ctx, x11.SettleOptions{
 			Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
 			Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
 		})
-	} else {
+	default:
 		img, err = s.desk.Capture(ctx)
 	}
 	if err != nil {
