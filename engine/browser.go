@@ -132,12 +132,14 @@ func (a browserApp) PID() int              { return a.w.b.PID() }
 func (a browserApp) Alive() bool           { return a.w.alive() }
 func (a browserApp) Done() <-chan struct{} { return a.w.done }
 
-// ExitStatus cannot give the browser's exit code or signal: the CDP driver
-// does not expose its process's status, so a gone browser reads as an exit
-// with status -1.
+// ExitStatus is how the browser's process ended; an attached browser whose
+// connection was lost has no status of ours and reads as exit -1.
 func (a browserApp) ExitStatus() proc.Status {
 	if a.w.alive() {
 		return proc.Status{Running: true, Code: -1}
+	}
+	if st := a.w.b.ExitStatus(); !st.Running {
+		return st
 	}
 	return proc.Status{Code: -1}
 }
@@ -447,7 +449,7 @@ func (s *runState) cdpTool(ctx context.Context, c call) result {
 	case "cdp_wait":
 		return s.cdpWait(ctx, c)
 	}
-	return failed(failResolution, "%s is not available in this build", c.Tool)
+	return failed(failResolution, "internal error: no implementation of %s", c.Tool)
 }
 
 // cdpClickDescribed clicks an element by handle or text; not found and

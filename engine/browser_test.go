@@ -259,6 +259,9 @@ steps:
 	if o.rep.Checks.ProcessAlive == nil || *o.rep.Checks.ProcessAlive {
 		t.Errorf("process_alive = %v, want false", o.rep.Checks.ProcessAlive)
 	}
+	if ev := o.rep.Checks.Evidence["process_alive"]; !strings.Contains(ev, "killed by signal KILL") {
+		t.Errorf("process_alive evidence %q does not say how the browser ended", ev)
+	}
 }
 
 // TestBrowserAttach attaches to a Chromium the test started: the steps work

@@ -197,7 +197,7 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 	case "cdp_url", "cdp_list_interactive", "cdp_click_described", "cdp_query", "cdp_click", "cdp_fill", "cdp_wait":
 		return s.cdpTool(ctx, c)
 	}
-	return failed(failResolution, "%s is not available in this build", c.Tool)
+	return failed(failResolution, "internal error: no implementation of %s", c.Tool)
 }
 
 // driverFailure turns a driver error into a result, noticing when the X

@@ -72,6 +72,16 @@ type Browser struct {
 	closeErr  error
 }
 
+// ExitStatus reports how a launched browser's process ended, or Running
+// while it runs. An attached browser has no process of ours: it reports
+// Running, and its connection tells when it is gone.
+func (b *Browser) ExitStatus() proc.Status {
+	if b.proc == nil {
+		return proc.Status{Running: true, Code: -1}
+	}
+	return b.proc.ExitStatus()
+}
+
 // Launch starts Chromium in its own process group with remote debugging on
 // a free loopback port, attaches to its first tab and, when headful, brings
 // that tab to the front (a background tab gets no input or frames).
