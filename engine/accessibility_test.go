@@ -15,7 +15,7 @@ func TestClickElement(t *testing.T) {
 	scriptNeed(t, "zenity", "dbus-daemon")
 	const zenity = "name: a11y\napp:\n  command: [zenity, --question, \"--text=Proceed?\"]\n  success_exit_codes: [0]\n"
 	cases := []struct {
-		name, control   string
+		name, control    string
 		verdict, outcome string
 		message          string
 	}{
