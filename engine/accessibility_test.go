@@ -42,7 +42,7 @@ func TestClickElement(t *testing.T) {
 // click_element is not on the list and a scripted call cannot resolve.
 func TestClickElementWithoutControls(t *testing.T) {
 	t.Parallel()
-	o := scriptRun(t, scriptRunSpec{scenario: "name: no a11y\napp:\n  command: [xterm, -e, sleep, "3600"]\nsteps:\n  - click_element: {name: OK}\n"})
+	o := scriptRun(t, scriptRunSpec{scenario: "name: no a11y\napp:\n  command: [xterm, -e, sleep, 3600]\nsteps:\n  - click_element: {name: OK}\n"})
 	o.want(t, events.VerdictTestError, OutcomeStepError)
 	if s := o.step(t, 1); s.Status != events.StatusMalformed && s.Status != events.StatusError {
 		t.Errorf("step 1: %s %q", s.Status, s.Message)
