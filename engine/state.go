@@ -428,13 +428,8 @@ func (s *runState) checkAfterStep() bool {
 		s.appFinished = true
 		return false
 	}
-	if s.session != nil {
-		select {
-		case <-s.session.Done():
-			s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
-			return false
-		default:
-		}
+	if s.sessionLost() {
+		return false
 	}
 	for _, c := range s.checks() {
 		if c.OK {
@@ -486,13 +481,7 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 // run started and announces the end.
 func (s *runState) finish(ctx context.Context, _ string) Result {
 	var checks []events.Check
-	if s.session != nil {
-		select {
-		case <-s.session.Done():
-			s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
-		default:
-		}
-	}
+	s.sessionLost()
 	if s.app != nil {
 		checks = s.checks()
 		for i := range checks {

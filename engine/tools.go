@@ -154,10 +154,13 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 				return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
 			case <-s.appDone():
 				// Waiting on a dead app helps nobody; the checks after the
-				// step report it.
-				return ok(fmt.Sprintf("waited %.1fs; the application exited", time.Since(start).Seconds()))
+				// step report it, unless the X server took it down.
+				if !s.sessionLost() {
+					return ok(fmt.Sprintf("waited %.1fs; the application exited", time.Since(start).Seconds()))
+				}
 			case <-s.sessionDone():
-				s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+			}
+			if s.sessionLost() {
 				return failed(failResolution, "the X server went away %.1fs into the wait", time.Since(start).Seconds())
 			}
 			return s.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
@@ -439,4 +442,34 @@ func (s *runState) sessionDone() <-chan struct{} {
 		return nil
 	}
 	return s.session.Done()
+}
+
+// sessionLost reports whether the X server is gone, and if so records it
+// as the run's end. When the app has just died it gives the server a
+// moment to be noticed too: a killed server takes its clients with it, and
+// the cause, not the symptom, is what the report must name.
+func (s *runState) sessionLost() bool {
+	if s.session == nil {
+		return false
+	}
+	var grace <-chan time.Time // nil: do not wait
+	if s.app != nil && !s.app.Alive() {
+		grace = time.After(300 * time.Millisecond)
+	}
+	select {
+	case <-s.session.Done():
+	case <-grace:
+		return false
+	default:
+		if grace == nil {
+			return false
+		}
+		select {
+		case <-s.session.Done():
+		case <-grace:
+			return false
+		}
+	}
+	s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+	return true
 }
