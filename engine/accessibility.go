@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -183,7 +184,7 @@ func (a *accessibility) close() {
 // D-Bus accessibility). Apps without one never register, so the run does
 // not wait for them.
 func loadsAccessibilityBridge(pid int) bool {
-	for _, p := range processTree(pid) {
+	for _, p := range proc.Descendants(pid) {
 		maps, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "maps"))
 		if err != nil {
 			continue
@@ -194,33 +195,4 @@ func loadsAccessibilityBridge(pid int) bool {
 		}
 	}
 	return false
-}
-
-// processTree returns pid and its descendants.
-func processTree(pid int) []int {
-	children := map[int][]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		children[ppid] = append(children[ppid], child)
-	}
-	out := []int{pid}
-	for i := 0; i < len(out) && len(out) < 256; i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
 }

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -523,14 +524,7 @@ func (s *runState) shutdown(ctx context.Context) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // fileExists reports whether path exists (for wait_while file_missing).
 func fileExists(path string) bool {

@@ -2,12 +2,11 @@ package main
 
 import (
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
 // becomeSubreaper makes orphaned descendants (a process that left its
@@ -17,39 +16,21 @@ func becomeSubreaper() {
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
-// killOrphans kills and reaps every child process still left when a run is
-// over: by then the runtime has stopped the app and the X server, so what
-// remains escaped their process groups. No process of the run outlives it.
+// killOrphans kills and reaps every process still left below kasmrt when a
+// run is over: by then the runtime has stopped the app and the X server,
+// so what remains escaped their process groups. No process of the run
+// outlives it.
 func killOrphans() int {
 	self := os.Getpid()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	killed := 0
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		// The fields after the command name (which may hold spaces) start
-		// with the state, then the parent PID.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+1:])
-		if len(fields) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fields[1])
-		if ppid != self {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+	for _, pid := range proc.Descendants(self)[1:] {
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			killed++
 		}
-		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		if proc.ParentPID(pid) == self {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		}
 	}
 	return killed
 }

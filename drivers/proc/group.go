@@ -92,6 +92,27 @@ func ParentPID(pid int) int {
 	return ppid
 }
 
+// Descendants returns pid and every process below it, parents before
+// children, from one pass over /proc.
+func Descendants(pid int) []int {
+	children := map[int][]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		child, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if ppid := ParentPID(child); ppid > 0 {
+			children[ppid] = append(children[ppid], child)
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
 // killGroup ends process group pgid: SIGTERM first, then SIGKILL to whatever
 // is left once grace has passed, then waits (bounded by ctx) until no member
 // runs. A grace of zero sends SIGKILL at once.
