@@ -73,14 +73,13 @@ func (r Result) ExitCode(strict bool) int {
 // Runner runs one scenario. Create it with New, start it with Run; while
 // it runs, Answer and Steer act on it from other goroutines (the console).
 type Runner struct {
-	files   *scenarios.Files
-	opts    Options
-	redact  *redact.Redactor
-	fatal   []*regexp.Regexp
-	inbox   *inbox.Inbox
-	steer   *steering
-	getenv  func(string) string
-	started chan struct{}
+	files  *scenarios.Files
+	opts   Options
+	redact *redact.Redactor
+	fatal  []*regexp.Regexp
+	inbox  *inbox.Inbox
+	steer  *steering
+	getenv func(string) string
 
 	mu  sync.Mutex
 	bus *events.Bus
@@ -105,12 +104,11 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		getenv = os.Getenv
 	}
 	r := &Runner{
-		files:   files,
-		opts:    opts,
-		redact:  RedactorFor(files),
-		getenv:  getenv,
-		steer:   newSteering(),
-		started: make(chan struct{}),
+		files:  files,
+		opts:   opts,
+		redact: RedactorFor(files),
+		getenv: getenv,
+		steer:  newSteering(),
 	}
 	if files.Scenario.App != nil {
 		for _, p := range files.Scenario.App.FatalPatterns {
@@ -192,7 +190,6 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	defer cancelLife()
 	st := newRunState(r, bus, rep)
 	st.life = lifeCtx
-	close(r.started)
 	st.start()
 	r.mu.Lock()
 	early := r.early
@@ -201,16 +198,14 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	for _, e := range early {
 		bus.Publish(e)
 	}
-	endWhy := st.execute(workCtx)
+	st.execute(workCtx)
 
 	// Finish within the reserve even when ctx (Ctrl-C) is done: diagnosis
 	// and the report are not cancelled with the work.
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), reserve)
 	defer cancelFinish()
-	if endWhy == "" {
-		endWhy = st.interruption(ctx, workCtx)
-	}
-	res := st.finish(finishCtx, endWhy)
+	st.interruption(ctx, workCtx)
+	res := st.finish(finishCtx)
 	res.ReportDir = r.opts.ReportDir
 	// The stream is complete: later operator actions have nothing to act on.
 	r.mu.Lock()

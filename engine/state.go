@@ -194,29 +194,28 @@ func (s *runState) setTools(offers Offers) {
 	}
 }
 
-// execute launches the app and runs the steps or the loop. It returns a
-// non-empty reason only when the run was cut short by the context.
-func (s *runState) execute(ctx context.Context) string {
+// execute launches the app and runs the steps or the loop.
+func (s *runState) execute(ctx context.Context) {
 	if err := s.launch(ctx); err != nil {
 		// A launch cut short by the deadline or Ctrl-C is named by
 		// interruption, not reported as a fault.
 		if s.end == nil && ctx.Err() == nil {
 			s.stop(events.VerdictTestError, OutcomeRuntimeFault, err.Error())
 		}
-		return ""
+		return
 	}
 	if s.files.Scenario.Goal != "" {
 		s.runLoop(ctx)
 	} else {
 		s.runScript(ctx)
 	}
-	return ""
 }
 
-// interruption names why the work context ended, if it did.
-func (s *runState) interruption(parent, work context.Context) string {
+// interruption records why the work context ended, if it did: an abort,
+// a signal or the deadline.
+func (s *runState) interruption(parent, work context.Context) {
 	if work.Err() == nil {
-		return ""
+		return
 	}
 	switch {
 	case s.r.steer.isAborted():
@@ -228,7 +227,6 @@ func (s *runState) interruption(parent, work context.Context) string {
 		s.stop(events.VerdictTestError, OutcomeDeadline,
 			fmt.Sprintf("the %gs deadline was reached (the last %gs are kept for the report)", total.Seconds(), reserve.Seconds()))
 	}
-	return s.end.outcome
 }
 
 // launch starts the session, the application and finds its window.
@@ -480,7 +478,7 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 
 // finish runs the final checks, decides the verdict, stops everything the
 // run started and announces the end.
-func (s *runState) finish(ctx context.Context, _ string) Result {
+func (s *runState) finish(ctx context.Context) Result {
 	var checks []events.Check
 	s.sessionLost()
 	if s.app != nil {
