@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/kasmrt/kasmrt/engine/model"
@@ -24,6 +25,9 @@ type Image struct {
 	PNG         []byte
 	Description string
 	Input       bool // an input image: always kept in context
+	// used orders screens by their latest registration, so a screen seen
+	// again counts as new and stays in context.
+	used int
 }
 
 // Memory holds one run's registered images. It is used from the loop's
@@ -38,6 +42,7 @@ type Memory struct {
 	generated int
 	lastCount int // image count at the last emitted update
 	emitted   bool
+	clock     int // counts registrations, for Image.used
 }
 
 // New returns a memory with the given emit policy (always | on_change) that
@@ -65,7 +70,9 @@ func (m *Memory) AddScreen(png []byte, description string) string {
 
 func (m *Memory) add(png []byte, description string, input bool) string {
 	sum := sha256.Sum256(png)
+	m.clock++
 	if i, ok := m.byHash[sum]; ok {
+		m.images[i].used = m.clock
 		return m.images[i].Handle
 	}
 	var handle string
@@ -76,7 +83,7 @@ func (m *Memory) add(png []byte, description string, input bool) string {
 		m.generated++
 		handle = fmt.Sprintf("tool_generated_image_%d", m.generated)
 	}
-	m.images = append(m.images, Image{Handle: handle, PNG: png, Description: description, Input: input})
+	m.images = append(m.images, Image{Handle: handle, PNG: png, Description: description, Input: input, used: m.clock})
 	m.byHandle[strings.ToLower(handle)] = len(m.images) - 1
 	m.byHash[sum] = len(m.images) - 1
 	return handle
@@ -149,15 +156,17 @@ func (m *Memory) EnvironmentUpdate() string {
 // and the newest keep screens.
 func (m *Memory) visible() map[string]bool {
 	out := map[string]bool{}
-	screens := 0
-	for i := len(m.images) - 1; i >= 0; i-- {
-		img := m.images[i]
-		if img.Input || screens < m.keep {
+	var screens []Image
+	for _, img := range m.images {
+		if img.Input {
 			out[img.Handle] = true
+		} else {
+			screens = append(screens, img)
 		}
-		if !img.Input {
-			screens++
-		}
+	}
+	sort.Slice(screens, func(i, j int) bool { return screens[i].used > screens[j].used })
+	for i := 0; i < len(screens) && i < m.keep; i++ {
+		out[screens[i].Handle] = true
 	}
 	return out
 }

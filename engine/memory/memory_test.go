@@ -129,3 +129,20 @@ func TestContextBoundsTurnsUpdatesAndRepeats(t *testing.T) {
 		t.Error("Context modified the history it was given")
 	}
 }
+
+// TestRepeatedScreenStaysInContext: a screen seen again (the app went back
+// to its first state) is the newest screen, so it is sent, not dropped.
+func TestRepeatedScreenStaysInContext(t *testing.T) {
+	t.Parallel()
+	m := New(EmitAlways, 2)
+	var history []model.Message
+	for _, data := range []string{"start", "b", "c", "start"} {
+		h := m.AddScreen([]byte(data), "screen")
+		history = append(history, model.Message{Role: model.RoleTool, Text: "The screen is " + h + ".", Images: []model.Image{{Handle: h}}})
+	}
+	ctx := m.Context(history)
+	last := ctx[len(ctx)-1]
+	if len(last.Images) != 1 || last.Images[0].Handle != "tool_generated_image_1" {
+		t.Fatalf("the newest message carries %v, want tool_generated_image_1", last.Images)
+	}
+}
