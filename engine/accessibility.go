@@ -166,7 +166,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	return r
 }
 
-// closeAccessibility releases the connection and the bus the run started.
+// close releases the connection and the bus the run started.
 func (a *accessibility) close() {
 	if a == nil {
 		return

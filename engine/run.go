@@ -170,15 +170,18 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	defer cancelWork()
 	r.steer.bind(cancelWork)
 
+	// The inbox and its HTTP surface stop before the stream is closed, so
+	// no late event reaches a finished report.
+	stopInbox := func() {}
 	if r.inbox != nil {
-		stop := r.inbox.Observe(func(u inbox.Update) { publishInboxUpdate(bus, u) })
-		defer stop()
+		stopObserving := r.inbox.Observe(func(u inbox.Update) { publishInboxUpdate(r.publish, u) })
+		stopInbox = stopObserving
 		if addr := r.files.Operator.Inbox.Listen; addr != "" {
 			shutdown, err := r.serveInbox(addr)
 			if err != nil {
 				bus.Publish(events.Event{Kind: events.KindLog, Message: err.Error()})
 			} else {
-				defer shutdown()
+				stopInbox = func() { stopObserving(); shutdown() }
 			}
 		}
 	}
@@ -207,31 +210,30 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	st.interruption(ctx, workCtx)
 	res := st.finish(finishCtx)
 	res.ReportDir = r.opts.ReportDir
+	stopInbox()
 	// The stream is complete: later operator actions have nothing to act on.
 	r.mu.Lock()
 	r.bus, r.over = nil, true
 	r.mu.Unlock()
-	if err := rep.WriteReport(); err != nil {
-		return res, err
+	werr := rep.WriteReport()
+	if err := rep.Close(); err != nil && werr == nil {
+		werr = fmt.Errorf("write report: %w", err)
 	}
-	if err := rep.Close(); err != nil {
-		return res, fmt.Errorf("write report: %w", err)
-	}
-	return res, nil
+	return res, werr
 }
 
-// publish adds an operator action to the run's stream. Before the run
-// starts it is kept and published right after run.started; after the run
-// is over it is dropped.
+// publish adds an event from outside the run's goroutine (an operator
+// action, an inbox change) to the run's stream. Before the run starts it
+// is kept and published right after run.started; after the run is over it
+// is dropped. It publishes under r.mu so nothing slips in after the end.
 func (r *Runner) publish(e events.Event) {
 	r.mu.Lock()
-	bus := r.bus
-	if bus == nil && !r.over {
+	defer r.mu.Unlock()
+	switch {
+	case r.bus != nil:
+		r.bus.Publish(e)
+	case !r.over:
 		r.early = append(r.early, e)
-	}
-	r.mu.Unlock()
-	if bus != nil {
-		bus.Publish(e)
 	}
 }
 
@@ -276,7 +278,7 @@ func (r *Runner) appDir() string {
 	return r.scenarioDir()
 }
 
-// displayFor picks the X display: the flag, the operator file, $DISPLAY,
+// display picks the X display: the flag, the operator file, $DISPLAY,
 // or "" for an embedded Xvfb.
 func (r *Runner) display() string {
 	switch d := r.opts.Display; d {
@@ -299,22 +301,22 @@ var (
 )
 
 // publishInboxUpdate turns inbox changes into question and answer events.
-func publishInboxUpdate(bus *events.Bus, u inbox.Update) {
+func publishInboxUpdate(publish func(events.Event), u inbox.Update) {
 	switch u.Kind {
 	case inbox.KindAsked:
-		bus.Publish(events.Event{Kind: events.KindQuestion, Question: &events.Question{ID: u.QuestionID, Text: u.Text}})
+		publish(events.Event{Kind: events.KindQuestion, Question: &events.Question{ID: u.QuestionID, Text: u.Text}})
 	case inbox.KindAnswered:
 		q := &events.Question{ID: u.QuestionID, Answer: u.Text, By: u.By}
 		if u.Question != nil {
 			q.Text = u.Question.Text
 		}
-		bus.Publish(events.Event{Kind: events.KindAnswer, Question: q})
+		publish(events.Event{Kind: events.KindAnswer, Question: q})
 	case inbox.KindUnanswered:
 		q := &events.Question{ID: u.QuestionID, Unanswered: u.Text}
 		if u.Question != nil {
 			q.Text = u.Question.Text
 		}
-		bus.Publish(events.Event{Kind: events.KindAnswer, Question: q})
+		publish(events.Event{Kind: events.KindAnswer, Question: q})
 	}
 }
 
@@ -335,6 +337,10 @@ func (r *Runner) serveInbox(addr string) (func(), error) {
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		// An open event stream never ends on its own: close what Shutdown
+		// could not drain.
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close()
+		}
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -194,8 +195,15 @@ func (s *runState) setTools(offers Offers) {
 	}
 }
 
-// execute launches the app and runs the steps or the loop.
+// execute launches the app and runs the steps or the loop. A panic in
+// either is recorded as a runtime fault, so the report still completes.
 func (s *runState) execute(ctx context.Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("internal error: %v", p))
+			s.log("internal error: %v\n%s", p, debug.Stack())
+		}
+	}()
 	if err := s.launch(ctx); err != nil {
 		// A launch cut short by the deadline or Ctrl-C is named by
 		// interruption, not reported as a fault.
@@ -257,7 +265,7 @@ func (s *runState) launch(ctx context.Context) error {
 		return s.launchBrowser(ctx)
 	}
 	env := []string{"DISPLAY=" + sess.Display()}
-	env = append(env, s.prepareAccessibility(ctx, sess.Display())...)
+	env = append(env, s.prepareAccessibility(s.life, sess.Display())...)
 	for _, k := range sortedKeys(a.Env) {
 		env = append(env, k+"="+a.Env[k])
 	}
