@@ -408,7 +408,7 @@ func (s *runState) cdpTool(ctx context.Context, c call) result {
 		if err != nil {
 			return s.cdpFailure(err)
 		}
-		return ok(listInteractive(els, filter))
+		return ok(listInteractive(els, filter, s.r.Redact))
 	case "cdp_click_described":
 		return s.cdpClickDescribed(ctx, callCtx, c)
 	case "cdp_query":
@@ -421,7 +421,7 @@ func (s *runState) cdpTool(ctx context.Context, c call) result {
 		if err != nil {
 			return s.cdpFailure(err)
 		}
-		return ok(describeState(target, st))
+		return ok(describeState(target, st, s.r.Redact))
 	case "cdp_click":
 		target, _ := c.Args["target"].(string)
 		sel, found := s.files.Scenario.CDPTargets[target]
@@ -535,7 +535,7 @@ func (s *runState) cdpFailure(err error) result {
 
 // listInteractive formats elements one a line, as the model uses them in
 // cdp_click_described ("e12 button \"Log in\""), capped.
-func listInteractive(els []cdp.Element, filter string) string {
+func listInteractive(els []cdp.Element, filter string, redact func(string) string) string {
 	if len(els) == 0 {
 		if filter != "" {
 			return fmt.Sprintf("no interactive elements match %q", filter)
@@ -546,6 +546,9 @@ func listInteractive(els []cdp.Element, filter string) string {
 	fmt.Fprintf(&b, "%d interactive elements (click one with cdp_click_described by handle):", len(els))
 	shown := 0
 	for _, e := range els {
+		// Redact page text before it is quoted, or an escaped secret
+		// would slip past the redactor.
+		e.Name, e.Text = redact(e.Name), redact(e.Text)
 		line := "\n" + e.String()
 		if shown == maxListedElements || b.Len()+len(line) > maxListChars {
 			break
@@ -561,7 +564,7 @@ func listInteractive(els []cdp.Element, filter string) string {
 
 // describeState says what cdp_query found. A password input's value is
 // never read (the driver leaves it empty), and the text is cut short.
-func describeState(target string, st cdp.ElementState) string {
+func describeState(target string, st cdp.ElementState, redact func(string) string) string {
 	if !st.Found {
 		return target + ": not found"
 	}
@@ -571,10 +574,10 @@ func describeState(target string, st cdp.ElementState) string {
 	}
 	msg := fmt.Sprintf("%s: found, %s", target, vis)
 	if st.Text != "" {
-		msg += fmt.Sprintf(", text %q", truncate(st.Text, maxQueryTextChars))
+		msg += fmt.Sprintf(", text %q", truncate(redact(st.Text), maxQueryTextChars))
 	}
 	if st.Value != "" {
-		msg += fmt.Sprintf(", value %q", truncate(st.Value, maxQueryTextChars))
+		msg += fmt.Sprintf(", value %q", truncate(redact(st.Value), maxQueryTextChars))
 	}
 	return msg
 }

@@ -537,7 +537,7 @@ func TestListInteractiveIsCapped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := listInteractive(tt.els, tt.filter)
+			got := listInteractive(tt.els, tt.filter, func(s string) string { return s })
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("list lacks %q:\n%s", w, got)
@@ -562,7 +562,7 @@ func TestDescribeState(t *testing.T) {
 		{cdp.ElementState{Found: true, Visible: true, Value: "demo"}, `banner: found, visible, value "demo"`},
 	}
 	for _, tt := range tests {
-		if got := describeState("banner", tt.st); got != tt.want {
+		if got := describeState("banner", tt.st, func(s string) string { return s }); got != tt.want {
 			t.Errorf("describeState(%+v) = %q, want %q", tt.st, got, tt.want)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -134,7 +133,7 @@ func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response,
 	}
 	m.failures = 0
 	s.publish(events.Event{Kind: events.KindModelReply, Usage: resp.Usage, DurationMS: time.Since(start).Milliseconds(),
-		Message: truncate(resp.Text, 500), Data: map[string]any{"calls": len(resp.ToolCalls), "attempts": resp.Attempts}})
+		Message: truncate(s.r.Redact(resp.Text), 500), Data: map[string]any{"calls": len(resp.ToolCalls), "attempts": resp.Attempts}})
 	return resp, nil
 }
 
@@ -180,6 +179,11 @@ func (s *runState) runLoop(ctx context.Context) {
 		// action settled): look before spending a model call.
 		if !s.checkAfterStep() {
 			s.endLoopOnChecks()
+			return
+		}
+		if m.disabled {
+			// The vision judge may have used up the model's failures.
+			s.degrade("the model is off after repeated failures")
 			return
 		}
 		if notes := s.r.steer.takeNotes(); len(notes) > 0 {
@@ -587,11 +591,6 @@ func canonicalJSON(raw string) string {
 	if json.Unmarshal([]byte(raw), &v) != nil {
 		return raw
 	}
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b, _ := json.Marshal(v)
+	b, _ := json.Marshal(v) // map keys are marshalled in sorted order
 	return string(b)
 }

@@ -795,7 +795,7 @@ func TestLoopCheckExpectation(t *testing.T) {
 			name:     "a failed judgement turns the model off",
 			operator: loopOp("", "  disable_after: 1\n"),
 			script:   []mt.Exchange{check, mt.Status(401)},
-			verdict:  events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 2,
+			verdict:  events.VerdictPassConcerns, outcome: OutcomeDegraded, iterations: 1, // no call is spent once the judge turned the model off
 			steps: []loopStep{{"check_expectation", "ok", "unavailable: judge expectation: model turn (1 attempts): model endpoint replied HTTP 401"}},
 			check: func(t *testing.T, r loopResult) {
 				if !strings.Contains(r.rep.Loop.Ended, "the model is off") {

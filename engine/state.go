@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
@@ -97,7 +98,6 @@ type runState struct {
 	// run ends normally.
 	appFinished bool
 	offers      Offers
-	catalog     map[string]scenarios.ToolSpec
 	tools       map[string]scenarios.ToolSpec
 	names       []string
 	observed    bool
@@ -121,7 +121,6 @@ type runState struct {
 	memory        *memory.Memory
 	startedAt     time.Time
 	lastScreen    *image.RGBA
-	lastScreenRel string
 }
 
 type loopStats struct {
@@ -134,7 +133,6 @@ type loopStats struct {
 func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 	return &runState{
 		r: r, bus: bus, rep: rep, files: r.files,
-		catalog:       scenarios.Catalog(r.files.Scenario, r.files.Operator),
 		startedAt:     time.Now(),
 		declaredCalls: map[string]int{},
 	}
@@ -477,7 +475,7 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 		return "", nil, err
 	}
 	b := img.Bounds()
-	s.lastScreen, s.lastScreenRel = img, rel
+	s.lastScreen = img
 	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Data: map[string]any{
 		"width": b.Dx(), "height": b.Dy(), "settled": settled,
 	}})
@@ -538,10 +536,15 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
+// truncate shortens s to at most n bytes on a character boundary. Redact
+// before truncating: a secret cut in half no longer matches.
 func truncate(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -7,6 +7,7 @@ import (
 	"image"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
@@ -30,7 +31,6 @@ const (
 	failRefused    = "refused"    // a prerequisite is missing
 	failResolution = "resolution" // the target could not be resolved (not found, budget, window gone)
 	failAssertion  = "assertion"  // a declared check ran and failed
-	failModel      = "model"      // the vision model could not answer
 )
 
 // result is what a tool call produced.
@@ -168,6 +168,9 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 	case "wait_while":
 		return s.waitWhile(ctx, c)
 	case "record_verdict":
+		if ctx.Err() != nil {
+			return failed(failResolution, "record_verdict was interrupted: %v", context.Cause(ctx))
+		}
 		verdict, _ := c.Args["verdict"].(string)
 		reason, _ := c.Args["reason"].(string)
 		s.modelVerdict, s.modelReason = verdict, reason
@@ -297,11 +300,13 @@ func (s *runState) hold(ctx context.Context, want time.Duration, fn func(context
 // author wrote for the chosen values, in a disposable process group.
 func (s *runState) declared(ctx context.Context, c call) result {
 	dt := s.files.Scenario.Tools[c.Tool]
-	s.declaredCalls[c.Tool]++
 	cmds, err := dt.Commands(c.Args)
 	if err != nil {
 		return failed(failMalformed, "%s: %v", c.Tool, err)
 	}
+	s.declaredCalls[c.Tool]++
+	// The command may change the screen whether or not it succeeds.
+	s.observed = false
 	timeout := time.Duration(dt.Timeout * float64(time.Second))
 	if timeout <= 0 {
 		timeout = scenarios.DefaultToolTimeoutS * time.Second
@@ -322,7 +327,8 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			s.toolErrors++
 			return failed(failResolution, "%s: %v", c.Tool, err)
 		}
-		fmt.Fprintf(&out, "%s", tail(res.Stdout, 2000))
+		// Redact before cutting, so no half of a secret survives the cut.
+		fmt.Fprintf(&out, "%s", tail(s.r.Redact(string(res.Stdout)), 2000))
 		if res.StdoutTruncated {
 			// Only the first bytes are kept; say so, or the message would
 			// pass off the middle of a flood as the command's last words.
@@ -335,7 +341,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 		if res.ExitCode != 0 {
 			s.toolErrors++
 			msg := fmt.Sprintf("%s %s", c.Tool, res.Status)
-			if e := strings.TrimSpace(tail(res.Stderr, 500)); e != "" {
+			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += ": " + e
 			}
 			return failed(failAssertion, "%s", msg)
@@ -349,11 +355,16 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	return s.settled(ctx, ok(msg))
 }
 
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
+// tail keeps the last n bytes of s, starting on a character boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return string(b)
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }
 
 // waitWhile waits out a condition the scenario named.

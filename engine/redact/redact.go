@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -21,8 +22,8 @@ type Redactor struct {
 
 // New returns a redactor for the given secret values. Empty values are
 // ignored. Each value is also matched URL-encoded (query and path forms),
-// JSON-escaped and base64-encoded, since those are the forms it takes in
-// URLs, request bodies and headers.
+// JSON- and Go-quoted and base64-encoded, since those are the forms it
+// takes in URLs, request bodies, error messages and headers.
 func New(secrets ...string) *Redactor {
 	seen := map[string]bool{}
 	var forms []string
@@ -42,6 +43,8 @@ func New(secrets ...string) *Redactor {
 		if b, err := json.Marshal(s); err == nil {
 			add(string(b[1 : len(b)-1]))
 		}
+		q := strconv.Quote(s) // Go's %q, as in error messages
+		add(q[1 : len(q)-1])
 		add(base64.StdEncoding.EncodeToString([]byte(s)))
 		add(base64.RawURLEncoding.EncodeToString([]byte(s)))
 	}

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 
 func TestRedact(t *testing.T) {
 	t.Parallel()
-	r := New("hunter2", "hunter2-extended", "p@ss word/&", "")
+	r := New("hunter2", "hunter2-extended", "p@ss word/&", "tab\there", "")
 	cases := []struct{ in, want string }{
 		{"pw=hunter2.", "pw=" + Mask + "."},
 		{"long hunter2-extended here", "long " + Mask + " here"},
@@ -18,6 +19,7 @@ func TestRedact(t *testing.T) {
 		{"auth " + base64.StdEncoding.EncodeToString([]byte("hunter2")), "auth " + Mask},
 		{`{"v":"p@ss word/&"}`, `{"v":"` + Mask + `"}`},
 		{"nothing secret", "nothing secret"},
+		{fmt.Sprintf("quoted %q", "tab\there"), "quoted \"" + Mask + "\""},
 	}
 	for _, c := range cases {
 		if got := r.String(c.in); got != c.want {
