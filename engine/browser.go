@@ -68,20 +68,22 @@ type browserRun struct {
 	done      <-chan struct{}
 	stopWatch context.CancelFunc
 	closeOnce sync.Once
+	closeErr  error
 }
 
 // close disconnects from the browser and, for a launched one, stops it. It
 // is safe on a nil browserRun and to call more than once.
-func (w *browserRun) close() {
+func (w *browserRun) close() error {
 	if w == nil {
-		return
+		return nil
 	}
 	w.closeOnce.Do(func() {
 		if w.stopWatch != nil {
 			w.stopWatch()
 		}
-		_ = w.b.Close()
+		w.closeErr = w.b.Close()
 	})
+	return w.closeErr
 }
 
 // pageIsTheScreen reports whether captures come from the page rather than

@@ -274,14 +274,16 @@ func (s *runState) runLoop(ctx context.Context) {
 		// Calls the guards stopped did nothing, so they say nothing about
 		// whether the loop is making progress.
 		if res.fail != failMalformed && res.fail != failRefused {
-			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastScreen); hint != "" {
+			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastScreen, s.isAction(c.Name)); hint != "" {
 				msg += "\n" + hint
 				s.concern("the loop looked stuck: " + kind)
 			}
 		}
 		toolMsg := model.Message{Role: model.RoleTool, CallID: c.ID, Text: s.r.Redact(msg)}
 		if res.image != nil {
-			if data, err := encodePNG(res.image); err == nil {
+			if data, err := encodePNG(res.image); err != nil {
+				s.log("encode the screen for the model: %v", err)
+			} else {
 				handle := s.memory.AddScreen(data, "screen "+res.screen)
 				toolMsg.Text += "\nThe screen is " + handle + "."
 				toolMsg.Images = []model.Image{{Handle: handle, PNG: s.downscaledPNG(res.image, data)}}
@@ -545,7 +547,7 @@ func newStuckDetector() *stuckDetector { return &stuckDetector{} }
 
 // observe returns a hint for the model when the loop looks stuck, and a
 // stable description of how for the report's concern.
-func (d *stuckDetector) observe(tool, args string, screen *image.RGBA) (hint, kind string) {
+func (d *stuckDetector) observe(tool, args string, screen *image.RGBA, action bool) (hint, kind string) {
 	var sum [32]byte
 	if screen != nil {
 		sum = sha256.Sum256(screen.Pix)
@@ -560,7 +562,7 @@ func (d *stuckDetector) observe(tool, args string, screen *image.RGBA) (hint, ki
 	switch {
 	case !sameScreen:
 		d.sameScreen = 0
-	case changesScreen(tool):
+	case action:
 		d.sameScreen++
 	}
 	d.lastCall, d.lastScreen = callKey, sum
@@ -575,15 +577,11 @@ func (d *stuckDetector) observe(tool, args string, screen *image.RGBA) (hint, ki
 	return "", ""
 }
 
-// changesScreen reports whether a tool is an action meant to change the
-// screen; looking, waiting and reporting are not.
-func changesScreen(tool string) bool {
-	switch tool {
-	case "observe_screen", "check_expectation", "wait", "wait_while", "record_verdict", "escalate", "respond", "ask_human",
-		"cdp_url", "cdp_list_interactive", "cdp_query", "cdp_wait":
-		return false
-	}
-	return true
+// isAction reports whether a tool is an action meant to change the screen
+// (input, a declared command); looking, waiting and reporting are not.
+func (s *runState) isAction(tool string) bool {
+	spec := s.tools[tool]
+	return spec.ChangesScreen && !spec.Holds
 }
 
 func canonicalJSON(raw string) string {

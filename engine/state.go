@@ -501,20 +501,24 @@ func (s *runState) finish(ctx context.Context) Result {
 	}
 	v := s.verdict(checks)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
-	s.shutdown(ctx)
+	s.shutdown()
 	s.publish(events.Event{Kind: events.KindRunEnded, Data: map[string]any{"report": s.rep.Dir()}})
 	return Result{Verdict: v.Verdict, Outcome: v.Outcome, Reasons: v.Reasons}
 }
 
 // shutdown stops the application and the session; nothing the run
 // started outlives it.
-func (s *runState) shutdown(ctx context.Context) {
-	s.web.close()
+func (s *runState) shutdown() {
+	if err := s.web.close(); err != nil {
+		s.log("close the browser: %v", err)
+	}
 	if s.app != nil {
+		grace := time.Duration(0)
 		if s.app.Alive() {
-			_ = s.app.Stop(2 * time.Second)
-		} else {
-			_ = s.app.Stop(0)
+			grace = 2 * time.Second
+		}
+		if err := s.app.Stop(grace); err != nil {
+			s.log("stop the application: %v", err)
 		}
 	}
 	s.a11y.close()

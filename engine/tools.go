@@ -405,6 +405,9 @@ func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition
 		}
 		return !settled, err
 	case c.WindowTitle != "":
+		if !s.hasWin {
+			return false, errors.New("no application window to read the title of")
+		}
 		w, err := s.desk.Window(s.win.ID)
 		if err != nil {
 			return false, err

@@ -120,7 +120,11 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		if err != nil {
 			return badInput(fmt.Errorf("--record-model: %w", err))
 		}
-		defer rec.Close()
+		defer func() {
+			if err := rec.Close(); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: --record-model: %v\n", err)
+			}
+		}()
 		opts.ModelTransport = rec
 	case f.replayModel != "":
 		rep, err := model.NewReplayer(f.replayModel)
