@@ -16,16 +16,9 @@ import (
 // engine's events reach the live console, and the operator's abort reaches
 // the engine, which still writes a complete report.
 func TestLiveConsoleInTmux(t *testing.T) {
-	for _, bin := range []string{"tmux", "Xvfb", "xterm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (%v)", bin, err)
-		}
-	}
+	need(t, "tmux", "Xvfb", "xterm")
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "kasmrt")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := kasmrtBinary(t)
 	scenario := filepath.Join(dir, "live.yaml")
 	if err := os.WriteFile(scenario, []byte("name: live console\napp:\n  command: [xterm, -e, sleep, 3600]\nsteps:\n  - observe_screen: {}\n  - wait: 25\n  - observe_screen: {}\n"), 0o600); err != nil {
 		t.Fatal(err)

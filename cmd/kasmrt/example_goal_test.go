@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,11 +18,7 @@ import (
 // zenity prints the entry and exits 0, which the scenario declares a
 // successful end.
 func TestGoalExampleEndToEnd(t *testing.T) {
-	for _, bin := range []string{"Xvfb", "zenity", "dbus-daemon"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (%v)", bin, err)
-		}
-	}
+	need(t, "Xvfb", "zenity", "dbus-daemon")
 	srv := modeltest.New(t,
 		modeltest.Call("observe_screen", `{}`),
 		modeltest.Call("type_text", `{"ref": "item"}`),

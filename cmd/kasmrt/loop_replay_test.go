@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,11 +16,7 @@ import (
 // with --replay-model and no endpoint at all: the replay takes the same
 // steps to the same verdict, and the recording holds no secret.
 func TestLoopRecordReplay(t *testing.T) {
-	for _, bin := range []string{"Xvfb", "xterm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (%v)", bin, err)
-		}
-	}
+	need(t, "Xvfb", "xterm")
 	const key = "sk-loop-record-key-4711"
 	const secret = "hunter2-loop-secret"
 	t.Setenv("LOOP_REPLAY_SECRET", secret)

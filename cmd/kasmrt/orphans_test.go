@@ -14,11 +14,9 @@ import (
 // process outside its group (setsid): kasmrt adopts it as subreaper and
 // kills it when the run is over.
 func TestNoOrphanOutlivesTheRun(t *testing.T) {
+	need(t, "Xvfb", "xterm")
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "kasmrt")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := kasmrtBinary(t)
 	marker := strconv.Itoa(1000 + os.Getpid()%9000)
 	scenario := filepath.Join(dir, "s.yaml")
 	src := "name: orphan\napp:\n  command: [xterm, -e, sh, -c, 'setsid sleep 4" + marker + " & sleep 3600']\nsteps:\n  - wait: 0.5\n"

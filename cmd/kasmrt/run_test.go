@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,11 +35,7 @@ app:
 // and the report directory for each verdict. It sets the environment, so
 // its cases run one after another.
 func TestRunExitCodes(t *testing.T) {
-	for _, bin := range []string{"Xvfb", "xterm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (needed to run scenarios)", bin)
-		}
-	}
+	need(t, "Xvfb", "xterm")
 	const secret = "hunter2-Secret!"
 	t.Setenv("KASM_CMD_TEST_SECRET", secret)
 	t.Setenv("KASM_RUNTIME_DEADLINE_S", "60")
@@ -107,11 +102,7 @@ steps: [{observe_screen: {}}]
 // order, from run.started to run.ended, and nothing else.
 func TestRunJSON(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{"Xvfb", "xterm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (needed to run scenarios)", bin)
-		}
-	}
+	need(t, "Xvfb", "xterm")
 	path, dir := runScenarioFile(t, `name: cmd json`+runTestXterm+`steps:
   - observe_screen: {}
   - press_key: ctrl+c
