@@ -249,13 +249,16 @@ func budgetsView(st themes.Styles, s *State, w int) string {
 	var lines []string
 	if s.Deadline > 0 {
 		left := s.Remaining()
-		line := fmt.Sprintf("deadline %s/%s · %s reserve", formatClock(left), formatClock(s.Deadline), formatClock(ReserveDuration))
+		line := fmt.Sprintf("deadline %s/%s · %s reserve", formatClock(left), formatClock(s.Deadline), formatClock(s.Reserve))
 		style := st.Base
-		if left <= ReserveDuration {
-			line = fmt.Sprintf("deadline %s · IN RESERVE (last %s)", formatClock(left), formatClock(ReserveDuration))
+		if left <= s.Reserve {
+			line = fmt.Sprintf("deadline %s · IN RESERVE (last %s)", formatClock(left), formatClock(s.Reserve))
 			style = st.BudgetWarn
 		}
 		lines = append(lines, style.Render(line))
+	}
+	if t := tokens(s.Usage); t > 0 {
+		lines = append(lines, st.Base.Render(fmt.Sprintf("tokens %s (%d model calls)", formatAmount(t, ""), s.ModelCalls)))
 	}
 	if len(s.Budgets) == 0 && len(lines) == 0 {
 		return st.Muted.Render("no budgets yet")
@@ -378,4 +381,13 @@ func isPending(s *State, id string) bool {
 		}
 	}
 	return false
+}
+
+// tokens is the run's token use so far: the providers' total_tokens, or
+// prompt plus completion tokens where they report no total.
+func tokens(usage map[string]float64) float64 {
+	if t := usage["total_tokens"]; t > 0 {
+		return t
+	}
+	return usage["prompt_tokens"] + usage["completion_tokens"] + usage["input_tokens"] + usage["output_tokens"]
 }

@@ -80,6 +80,9 @@ type State struct {
 	Scenario, Goal, Mode string
 	Started, Now         time.Time
 	Deadline             time.Duration
+	// Reserve is the end of the deadline kept for diagnosis and the
+	// report, as the run announced it (ReserveDuration when it did not).
+	Reserve time.Duration
 
 	Rows      []Row
 	stepRows  map[int]int // step number -> index of its latest row
@@ -112,12 +115,13 @@ type State struct {
 	ModelIteration int
 	ModelText      string
 	Usage          map[string]float64
+	ModelCalls     int // model replies so far
 	Seen           int // events applied
 }
 
 // NewState returns an empty state.
 func NewState() *State {
-	return &State{stepRows: map[int]int{}, Usage: map[string]float64{}}
+	return &State{stepRows: map[int]int{}, Usage: map[string]float64{}, Reserve: ReserveDuration}
 }
 
 // FoldState applies evs in order to a new state.
@@ -164,6 +168,10 @@ func (s *State) Apply(index int, e events.Event) {
 		if d := num(e.Data, "deadline_s"); d > 0 {
 			s.Deadline = time.Duration(d * float64(time.Second))
 		}
+		s.Reserve = ReserveDuration
+		if r := num(e.Data, "reserve_s"); r > 0 {
+			s.Reserve = time.Duration(r * float64(time.Second))
+		}
 	case events.KindAppLaunched, events.KindAppExited:
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 	case events.KindScreen:
@@ -202,6 +210,7 @@ func (s *State) Apply(index int, e events.Event) {
 		s.ModelIteration = int(num(e.Data, "iteration"))
 	case events.KindModelReply:
 		s.ModelText = e.Message
+		s.ModelCalls++
 		for k, v := range e.Usage {
 			s.Usage[k] += v
 		}

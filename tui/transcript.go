@@ -48,7 +48,11 @@ func transcriptLine(e events.Event) string {
 			s += fmt.Sprintf(" goal %q", g)
 		}
 		if d := num(e.Data, "deadline_s"); d > 0 {
-			s += fmt.Sprintf(" deadline %gs (last %s reserved)", d, ReserveDuration)
+			reserve := ReserveDuration
+			if r := num(e.Data, "reserve_s"); r > 0 {
+				reserve = time.Duration(r * float64(time.Second))
+			}
+			s += fmt.Sprintf(" deadline %gs (last %s reserved)", d, reserve)
 		}
 		return s
 	case events.KindSessionStarted:
@@ -173,7 +177,7 @@ func writeSummary(w io.Writer, st *State) {
 		}
 	}
 	if st.Deadline > 0 {
-		fmt.Fprintf(w, "deadline: %s, %s left at the last event (last %s reserved)\n", formatClock(st.Deadline), formatClock(st.Remaining()), formatClock(ReserveDuration))
+		fmt.Fprintf(w, "deadline: %s, %s left at the last event (last %s reserved)\n", formatClock(st.Deadline), formatClock(st.Remaining()), formatClock(st.Reserve))
 	}
 	if len(st.Concerns) > 0 {
 		fmt.Fprintln(w, "concerns:")
