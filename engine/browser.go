@@ -482,11 +482,10 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 	return r
 }
 
-// cdpInput runs a page-changing action: the observation record is cleared
-// and the settled screen captured, like the X11 input tools.
+// cdpInput runs a page-changing action and captures the settled screen,
+// like the X11 input tools (step clears the observation record).
 func (s *runState) cdpInput(ctx context.Context, act func() error, done string) result {
 	err := act()
-	s.observed = false
 	if err != nil {
 		return s.cdpFailure(err)
 	}
@@ -514,7 +513,6 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 		defer cancel()
 		start := time.Now()
 		err := s.web.tab.Wait(waitCtx, spec)
-		s.observed = false
 		if err != nil {
 			var te *cdp.WaitTimeoutError
 			if errors.As(err, &te) {

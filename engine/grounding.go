@@ -39,7 +39,6 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	if err != nil {
 		return s.driverFailure(err)
 	}
-	s.observed = true
 	if err := s.visionReady(); err != nil {
 		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
@@ -108,7 +107,6 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			pt, before, beforeRel, located = p, img, rel, true
 		}
 		if !located {
-			s.observed = false
 			return failed(failResolution, "could not locate %q on the screen after %d attempts", description, attempt)
 		}
 		if lastPoint != nil && *lastPoint == pt {

@@ -68,6 +68,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 	res := s.guard(c)
 	if res.status == "" {
 		res = s.run(ctx, n, c)
+		s.recordObservation(s.tools[c.Tool], res)
 	}
 	if ctx.Err() != nil && res.status == events.StatusOK {
 		res = failed(failResolution, "%s was interrupted: %v", c.Tool, context.Cause(ctx))
@@ -117,7 +118,6 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		if err != nil {
 			return s.driverFailure(err)
 		}
-		s.observed = true
 		b := img.Bounds()
 		r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
 		r.screen, r.image = rel, img
@@ -206,6 +206,19 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 	return failed(failResolution, "internal error: no implementation of %s", c.Tool)
 }
 
+// recordObservation keeps the observation record (seed 000) from the
+// tool's spec once it has run: a tool that observes completes it when it
+// succeeds; one that can change the screen clears it, whether or not it
+// succeeded, since a failed action may still have changed something.
+func (s *runState) recordObservation(spec scenarios.ToolSpec, res result) {
+	switch {
+	case spec.Observes && res.status == events.StatusOK:
+		s.observed = true
+	case spec.ChangesScreen:
+		s.observed = false
+	}
+}
+
 // driverFailure turns a driver error into a result, noticing when the X
 // server itself is gone.
 func (s *runState) driverFailure(err error) result {
@@ -219,8 +232,8 @@ func (s *runState) driverFailure(err error) result {
 	return failed(failResolution, "%v", err)
 }
 
-// input runs a screen-changing input action on the focused app window,
-// clears the observation record and captures the settled screen.
+// input runs a screen-changing input action on the focused app window and
+// captures the settled screen (step clears the observation record).
 func (s *runState) input(ctx context.Context, act func() error, done string, p *events.Point) result {
 	if s.hasWin {
 		if err := s.desk.Focus(s.win); err != nil && !errors.Is(err, x11.ErrWindowGone) {
@@ -228,7 +241,6 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 		}
 	}
 	err := act()
-	s.observed = false
 	if err != nil {
 		if errors.Is(err, x11.ErrUnknownKey) {
 			return failed(failResolution, "%v", err)
@@ -242,7 +254,6 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 
 // settled captures the screen once it settles and attaches it to r.
 func (s *runState) settled(ctx context.Context, r result) result {
-	s.observed = false
 	rel, _, err := s.capture(ctx, true)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -305,8 +316,6 @@ func (s *runState) declared(ctx context.Context, c call) result {
 		return failed(failMalformed, "%s: %v", c.Tool, err)
 	}
 	s.declaredCalls[c.Tool]++
-	// The command may change the screen whether or not it succeeds.
-	s.observed = false
 	timeout := time.Duration(dt.Timeout * float64(time.Second))
 	if timeout <= 0 {
 		timeout = scenarios.DefaultToolTimeoutS * time.Second
