@@ -42,7 +42,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	if err := s.visionReady(); err != nil {
 		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
-		r.screen, r.image = rel, img
+		r.screen, r.image, r.png = rel, img, s.lastPNG
 		return r
 	}
 	j, err := vision.Check(ctx, s, s.model.profile, img, expectation)
@@ -66,7 +66,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	}
 	// The check completes the observation record, so the model sees the
 	// screen it stands for, as after observe_screen.
-	r.screen, r.image = rel, img
+	r.screen, r.image, r.png = rel, img, s.lastPNG
 	return r
 }
 

@@ -280,14 +280,10 @@ func (s *runState) runLoop(ctx context.Context) {
 			}
 		}
 		toolMsg := model.Message{Role: model.RoleTool, CallID: c.ID, Text: s.r.Redact(msg)}
-		if res.image != nil {
-			if data, err := encodePNG(res.image); err != nil {
-				s.log("encode the screen for the model: %v", err)
-			} else {
-				handle := s.memory.AddScreen(data, "screen "+res.screen)
-				toolMsg.Text += "\nThe screen is " + handle + "."
-				toolMsg.Images = []model.Image{{Handle: handle, PNG: s.downscaledPNG(res.image, data)}}
-			}
+		if res.image != nil && res.png != nil {
+			handle := s.memory.AddScreen(res.png, "screen "+res.screen)
+			toolMsg.Text += "\nThe screen is " + handle + "."
+			toolMsg.Images = []model.Image{{Handle: handle, PNG: s.downscaledPNG(res.image, res.png)}}
 		}
 		history = append(history, toolMsg)
 		if res.status == events.StatusOK {

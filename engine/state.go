@@ -121,6 +121,7 @@ type runState struct {
 	memory        *memory.Memory
 	startedAt     time.Time
 	lastScreen    *image.RGBA
+	lastPNG       []byte // lastScreen as written to the report
 }
 
 type loopStats struct {
@@ -470,12 +471,12 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	rel, err := s.rep.SaveScreen(img)
+	rel, data, err := s.rep.SaveScreen(img)
 	if err != nil {
 		return "", nil, err
 	}
 	b := img.Bounds()
-	s.lastScreen = img
+	s.lastScreen, s.lastPNG = img, data
 	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Data: map[string]any{
 		"width": b.Dx(), "height": b.Dy(), "settled": settled,
 	}})

@@ -41,6 +41,7 @@ type result struct {
 	screen  string
 	point   *events.Point
 	image   *image.RGBA // a capture for the model to see
+	png     []byte      // image, PNG-encoded (as written to the report)
 	// endLoop is set by tools that end the agentic loop.
 	endLoop string
 }
@@ -120,7 +121,7 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		}
 		b := img.Bounds()
 		r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
-		r.screen, r.image = rel, img
+		r.screen, r.image, r.png = rel, img, s.lastPNG
 		return r
 	case "press_key":
 		key, _ := c.Args["key"].(string)

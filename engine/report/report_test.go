@@ -108,7 +108,7 @@ func TestWriterRedactsAndWritesAtomically(t *testing.T) {
 	if _, err := w.AppLog().Write([]byte("login with hunter2\n")); err != nil {
 		t.Fatal(err)
 	}
-	rel, err := w.SaveScreen(image.NewRGBA(image.Rect(0, 0, 4, 3)))
+	rel, _, err := w.SaveScreen(image.NewRGBA(image.Rect(0, 0, 4, 3)))
 	if err != nil || rel != "screens/0001.png" {
 		t.Fatalf("SaveScreen = %q, %v", rel, err)
 	}

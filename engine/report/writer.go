@@ -78,21 +78,22 @@ func (w *Writer) fail(err error) {
 }
 
 // SaveScreen writes img as the next screens/NNNN.png and returns its path
-// relative to the report directory.
-func (w *Writer) SaveScreen(img image.Image) (string, error) {
+// relative to the report directory, and the PNG bytes (so a caller that
+// needs them too does not encode the image again).
+func (w *Writer) SaveScreen(img image.Image) (string, []byte, error) {
 	var buf bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	if err := enc.Encode(&buf, img); err != nil {
-		return "", fmt.Errorf("encode screen: %w", err)
+		return "", nil, fmt.Errorf("encode screen: %w", err)
 	}
 	w.mu.Lock()
 	w.screens++
 	rel := fmt.Sprintf("screens/%04d.png", w.screens)
 	w.mu.Unlock()
 	if err := os.WriteFile(filepath.Join(w.dir, rel), buf.Bytes(), 0o644); err != nil {
-		return "", fmt.Errorf("write %s: %w", rel, err)
+		return "", nil, fmt.Errorf("write %s: %w", rel, err)
 	}
-	return rel, nil
+	return rel, buf.Bytes(), nil
 }
 
 // AppLog is where the application's stdout and stderr go, redacted.
