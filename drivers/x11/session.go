@@ -49,6 +49,28 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	if opts.Display != "" {
 		return borrowSession(opts.Display)
 	}
+	// An announced display that refuses its first connection is started
+	// again: under heavy load a server can lose its socket to a display
+	// number being reused, and a run should not fail for that.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		s, err := startXvfb(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		c, err := xgb.NewConnDisplay(s.display)
+		if err == nil {
+			c.Close()
+			return s, nil
+		}
+		lastErr = fmt.Errorf("start Xvfb: display %s refused a connection: %w", s.display, err)
+		s.Close()
+	}
+	return nil, lastErr
+}
+
+// startXvfb starts one Xvfb and waits for it to announce its display.
+func startXvfb(ctx context.Context, opts SessionOptions) (*Session, error) {
 	w, h, d := opts.Width, opts.Height, opts.Depth
 	if w == 0 {
 		w = 1280
