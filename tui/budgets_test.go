@@ -28,3 +28,22 @@ func TestBudgetsShowTokensAndTheRunsReserve(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveQueueKeepsEveryModelReply: screens and gauges are lossy, but
+// model replies are summed into the token count, so a burst of them all
+// reaches the console.
+func TestLiveQueueKeepsEveryModelReply(t *testing.T) {
+	t.Parallel()
+	m, sink := NewLive(Options{})
+	for i := 0; i < 3; i++ {
+		sink(events.Event{Seq: int64(2 * i), Kind: events.KindModelReply, Usage: map[string]float64{"total_tokens": 100}})
+		sink(events.Event{Seq: int64(2*i + 1), Kind: events.KindBudget, Budgets: []events.Budget{{Name: "iterations", Used: float64(i + 1), Limit: 5}}})
+	}
+	m.Update(m.queue.listen()())
+	if got := m.st.Usage["total_tokens"]; got != 300 {
+		t.Errorf("tokens = %v, want 300 from three replies", got)
+	}
+	if len(m.st.Budgets) != 1 || m.st.Budgets[0].Used != 3 {
+		t.Errorf("budgets = %+v, want the newest", m.st.Budgets)
+	}
+}

@@ -19,11 +19,12 @@ type Controls interface {
 }
 
 // lossy reports whether only the newest pending event of e's kind matters:
-// frames and gauges, which the next one replaces. Everything else (steps,
+// frames and gauges, which the next one replaces. Model replies are not
+// lossy: their usage is summed into the token count. Everything else (steps,
 // refusals, questions, verdicts) must reach the console.
 func lossy(e events.Event) bool {
 	switch e.Kind {
-	case events.KindScreen, events.KindBudget, events.KindModelRequest, events.KindModelReply:
+	case events.KindScreen, events.KindBudget, events.KindModelRequest:
 		return true
 	}
 	return false

@@ -79,3 +79,25 @@ func TestGoalExampleEndToEnd(t *testing.T) {
 		t.Errorf("served model %q, want the operator file's model.name", m)
 	}
 }
+
+// TestGoalDemoReplay runs the goal example as `make demo` does: the model's
+// turns come from the bundled recording, with no endpoint, and the real
+// zenity dialog decides the verdict.
+func TestGoalDemoReplay(t *testing.T) {
+	need(t, "Xvfb", "zenity", "dbus-daemon")
+	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", "")
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, stderr := kasmrt(t, "run", "../../scenarios/examples/goal-text-editor.yaml",
+		"-o", "../../scenarios/examples/operator-goal.yaml",
+		"--replay-model", "../../scenarios/examples/goal-text-editor.model.jsonl",
+		"--headless", "--display", "-", "--report", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"check_expectation", "true: the entry field reads oat milk", "loop ended: the application exited successfully", "verdict: pass"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
