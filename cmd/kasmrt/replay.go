@@ -48,6 +48,10 @@ means the report directory is missing or unreadable.`,
 				}
 				return tui.Transcript(cmd.OutOrStdout(), report.Events)
 			}
+			if _, ok := themes.Builtin(themeFile); ok && themeName == "" {
+				// --theme also takes a built-in palette's name, as in run.
+				themeName, themeFile = themeFile, ""
+			}
 			theme, err := themes.Load(themeName, themeFile, os.Getenv)
 			if err != nil {
 				return badInput(err)
@@ -69,7 +73,7 @@ means the report directory is missing or unreadable.`,
 	f := cmd.Flags()
 	f.BoolVar(&print, "print", false, "write a plain-text transcript to stdout instead of opening the console")
 	f.StringVar(&mode, "graphics", "auto", "how to draw screens: auto, kitty, sixel, blocks or none")
-	f.StringVar(&themeFile, "theme", "", "theme file (YAML); default $XDG_CONFIG_HOME/kasmrt/theme.yaml if present")
+	f.StringVar(&themeFile, "theme", "", "dark, light, high-contrast or a theme file (YAML); default $XDG_CONFIG_HOME/kasmrt/theme.yaml if present")
 	f.StringVar(&themeName, "palette", "", "built-in palette: dark, light or high-contrast")
 	return cmd
 }
