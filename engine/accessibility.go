@@ -112,9 +112,9 @@ func (s *runState) discoverControls(ctx context.Context) {
 	offers.ATSPIControls = true
 	offers.CDPTab = s.offers.CDPTab
 	s.setTools(offers)
-	s.publish(events.Event{Kind: events.KindTools, Message: fmt.Sprintf("the application published %d named controls: %s",
+	s.publish(events.Event{Message: fmt.Sprintf("the application published %d named controls: %s",
 		len(controls), truncate(strings.Join(atspi.Names(controls), ", "), 300)),
-		Data: map[string]any{"tools": s.names, "atspi_controls": len(controls)}})
+		Data: events.ToolList{Tools: s.names, ATSPIControls: len(controls)}})
 }
 
 // clickElement clicks a named control through its accessibility action,

@@ -200,8 +200,8 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 	} else {
 		w.done = w.b.Done()
 		if underTest {
-			s.publish(events.Event{Kind: events.KindAppLaunched, Data: map[string]any{
-				"pid": w.b.PID(), "command": []string{cdp.DefaultExecPath}, "browser": "launch", "headless": spec.Headless,
+			s.publish(events.Event{Data: events.AppLaunched{
+				PID: w.b.PID(), Command: []string{cdp.DefaultExecPath}, Browser: "launch", Headless: spec.Headless,
 			}})
 		} else {
 			s.log("launched Chromium (pid %d) beside the application", w.b.PID())
@@ -224,8 +224,8 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 	offers := s.offers
 	offers.CDPTab = true
 	s.setTools(offers)
-	s.publish(events.Event{Kind: events.KindTools, Message: "a browser tab is attached over CDP",
-		Data: map[string]any{"tools": s.names, "cdp_tab": true}})
+	s.publish(events.Event{Message: "a browser tab is attached over CDP",
+		Data: events.ToolList{Tools: s.names, CDPTab: true}})
 	return nil
 }
 
@@ -304,9 +304,9 @@ func (s *runState) findBrowserWindow(ctx context.Context, w *browserRun, ownsWin
 		return nil
 	}
 	s.win, s.hasWin = win, true
-	s.publish(events.Event{Kind: events.KindAppWindow,
+	s.publish(events.Event{
 		Box:  &events.Rect{X: win.X, Y: win.Y, W: win.Width, H: win.Height},
-		Data: map[string]any{"id": fmt.Sprintf("0x%x", win.ID), "title": win.Title, "class": win.Class}})
+		Data: events.AppWindow{ID: fmt.Sprintf("0x%x", win.ID), Title: win.Title, Class: win.Class}})
 	if err := s.desk.Focus(win); err != nil {
 		s.log("focus the browser window: %v", err)
 	}

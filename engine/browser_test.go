@@ -461,7 +461,8 @@ steps:
 	var class string
 	for _, e := range o.events {
 		if e.Kind == events.KindAppWindow {
-			class, _ = e.Data["class"].(string)
+			d, _ := e.Data.(events.AppWindow)
+			class = d.Class
 		}
 	}
 	if !strings.EqualFold(class, "chromium") {

@@ -88,15 +88,12 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 		mu.Lock()
 		switch e.Kind {
 		case events.KindSessionStarted:
-			out.info.display, _ = e.Data["display"].(string)
+			d, _ := e.Data.(events.SessionStarted)
+			out.info.display = d.Display
 			out.info.xvfbPID = scriptXvfbPID(out.info.display)
 		case events.KindAppLaunched:
-			switch pid := e.Data["pid"].(type) {
-			case int:
-				out.info.appPID = pid
-			case float64:
-				out.info.appPID = int(pid)
-			}
+			d, _ := e.Data.(events.AppLaunched)
+			out.info.appPID = d.PID
 		}
 		out.sunk = append(out.sunk, e)
 		info := out.info

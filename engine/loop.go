@@ -93,8 +93,8 @@ func (s *runState) newModel() (*modelState, error) {
 		if a.Err == nil || a.Delay == 0 {
 			return
 		}
-		s.publish(events.Event{Kind: events.KindModelRetry, Message: a.Err.Error(), Data: map[string]any{
-			"attempt": a.N, "status": a.Status, "delay_ms": a.Delay.Milliseconds(),
+		s.publish(events.Event{Message: a.Err.Error(), Data: events.ModelRetry{
+			Attempt: a.N, Status: a.Status, DelayMS: a.Delay.Milliseconds(),
 		}})
 	}
 	c, err := model.New(cfg)
@@ -122,7 +122,7 @@ func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response,
 			return resp, err
 		}
 		m.failures++
-		s.publish(events.Event{Kind: events.KindModelFailed, Message: err.Error(), Data: map[string]any{"consecutive": m.failures}})
+		s.publish(events.Event{Message: err.Error(), Data: events.ModelFailed{Consecutive: m.failures}})
 		if limit := s.files.Operator.Model.DisableAfter; limit > 0 && m.failures >= limit {
 			m.disabled = true
 			msg := fmt.Sprintf("the model failed %d calls in a row (model.disable_after = %d); it is off for the rest of the run and judgements are recorded as not judged", m.failures, limit)
@@ -132,8 +132,8 @@ func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response,
 		return resp, err
 	}
 	m.failures = 0
-	s.publish(events.Event{Kind: events.KindModelReply, Usage: resp.Usage, DurationMS: time.Since(start).Milliseconds(),
-		Message: truncate(s.r.Redact(resp.Text), 500), Data: map[string]any{"calls": len(resp.ToolCalls), "attempts": resp.Attempts}})
+	s.publish(events.Event{Usage: resp.Usage, DurationMS: time.Since(start).Milliseconds(),
+		Message: truncate(s.r.Redact(resp.Text), 500), Data: events.ModelReply{Calls: len(resp.ToolCalls), Attempts: resp.Attempts}})
 	return resp, nil
 }
 
@@ -190,8 +190,8 @@ func (s *runState) runLoop(ctx context.Context) {
 			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
 		}
 		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: tools, Seed: s.seed(s.loop.iterations)}
-		s.publish(events.Event{Kind: events.KindModelRequest, Data: map[string]any{
-			"iteration": s.loop.iterations + 1, "messages": len(req.Messages), "images": countImages(req.Messages), "image_bytes": imageBytes(req.Messages),
+		s.publish(events.Event{Data: events.ModelRequest{
+			Iteration: s.loop.iterations + 1, Messages: len(req.Messages), Images: countImages(req.Messages), ImageBytes: imageBytes(req.Messages),
 		}})
 		s.loop.iterations++
 		resp, err := s.Turn(ctx, req)

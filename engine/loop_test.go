@@ -276,9 +276,9 @@ func TestLoopModelFailures(t *testing.T) {
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				retries := loopEvents(r, events.KindModelRetry)
-				if len(retries) != 1 || retries[0].Data["status"] != float64(429) && retries[0].Data["status"] != 429 {
+				if len(retries) != 1 || retries[0].Data.(events.ModelRetry).Status != 429 {
 					t.Errorf("model.retry events = %+v, want one for the 429", retries)
-				} else if d := retries[0].Data["delay_ms"]; d != int64(2000) {
+				} else if d := retries[0].Data.(events.ModelRetry).DelayMS; d != 2000 {
 					t.Errorf("retry delay = %v, want Retry-After's 2000 ms", d)
 				}
 				if n := len(loopEvents(r, events.KindModelFailed)); n != 0 {
@@ -976,7 +976,7 @@ func TestLoopSteering(t *testing.T) {
 			case e.Kind == events.KindSteer:
 				paused = e.Steer.Action == events.SteerPause
 			case e.Kind == events.KindModelRequest && paused:
-				t.Errorf("request %v was sent while the run was paused", e.Data["iteration"])
+				t.Errorf("request %d was sent while the run was paused", e.Data.(events.ModelRequest).Iteration)
 			}
 		}
 	})
@@ -1038,7 +1038,7 @@ func TestLoopSteering(t *testing.T) {
 			case e.Kind == events.KindSteer:
 				given = true
 			case e.Kind == events.KindModelRequest:
-				n := e.Data["iteration"].(int)
+				n := e.Data.(events.ModelRequest).Iteration
 				if strings.Contains(loopLastText(r.reqs[n-1]), "Operator note: "+note) {
 					carried++
 					if !given {

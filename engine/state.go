@@ -172,10 +172,10 @@ func (s *runState) start() {
 	if plan == nil {
 		plan = []string{}
 	}
-	s.publish(events.Event{Kind: events.KindRunStarted, Data: map[string]any{
-		"scenario": sc.Name, "file": sc.File, "sha256": sc.SHA256, "mode": sc.Mode(),
-		"goal": sc.Goal, "plan": plan, "deadline_s": total.Seconds(), "reserve_s": reserve.Seconds(),
-		"tools": s.names, "steps": len(sc.Steps),
+	s.publish(events.Event{Data: events.RunStarted{
+		Scenario: sc.Name, File: sc.File, SHA256: sc.SHA256, Mode: sc.Mode(),
+		Goal: sc.Goal, Plan: plan, DeadlineS: total.Seconds(), ReserveS: reserve.Seconds(),
+		Tools: s.names, Steps: len(sc.Steps),
 	}})
 }
 
@@ -254,8 +254,8 @@ func (s *runState) launch(ctx context.Context) error {
 	}
 	s.desk = conn
 	w, h := conn.ScreenSize()
-	s.publish(events.Event{Kind: events.KindSessionStarted, Data: map[string]any{
-		"display": sess.Display(), "owned": sess.Owned(), "width": w, "height": h,
+	s.publish(events.Event{Data: events.SessionStarted{
+		Display: sess.Display(), Owned: sess.Owned(), Width: w, Height: h,
 	}})
 
 	a := s.files.Scenario.App
@@ -274,7 +274,7 @@ func (s *runState) launch(ctx context.Context) error {
 		return err
 	}
 	s.app = p
-	s.publish(events.Event{Kind: events.KindAppLaunched, Data: map[string]any{"pid": p.PID(), "command": a.Command}})
+	s.publish(events.Event{Data: events.AppLaunched{PID: p.PID(), Command: a.Command}})
 	if s.browserIsTheWindow() {
 		return s.launchBrowser(ctx)
 	}
@@ -312,9 +312,9 @@ func (s *runState) launch(ctx context.Context) error {
 		}
 		s.win, s.hasWin = f.w, true
 	}
-	s.publish(events.Event{Kind: events.KindAppWindow,
+	s.publish(events.Event{
 		Box:  &events.Rect{X: s.win.X, Y: s.win.Y, W: s.win.Width, H: s.win.Height},
-		Data: map[string]any{"id": fmt.Sprintf("0x%x", s.win.ID), "title": s.win.Title, "class": s.win.Class}})
+		Data: events.AppWindow{ID: fmt.Sprintf("0x%x", s.win.ID), Title: s.win.Title, Class: s.win.Class}})
 	if err := s.desk.Focus(s.win); err != nil {
 		s.log("focus the application window: %v", err)
 	}
@@ -477,8 +477,8 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 	}
 	b := img.Bounds()
 	s.lastScreen, s.lastPNG = img, data
-	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Data: map[string]any{
-		"width": b.Dx(), "height": b.Dy(), "settled": settled,
+	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
+		Width: b.Dx(), Height: b.Dy(), Settled: settled,
 	}})
 	return rel, img, nil
 }
@@ -495,15 +495,15 @@ func (s *runState) finish(ctx context.Context) Result {
 		}
 	}
 	if s.loop.ran {
-		s.publish(events.Event{Kind: events.KindLoopEnded, Message: s.loop.ended, Data: map[string]any{
-			"iterations": s.loop.iterations, "malformed": s.loop.malformed,
-			"tool_errors": s.loop.toolErrors, "rescued": s.loop.rescued,
+		s.publish(events.Event{Message: s.loop.ended, Data: events.LoopEnded{
+			Iterations: s.loop.iterations, Malformed: s.loop.malformed,
+			ToolErrors: s.loop.toolErrors, Rescued: s.loop.rescued,
 		}})
 	}
 	v := s.verdict(checks)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.shutdown()
-	s.publish(events.Event{Kind: events.KindRunEnded, Data: map[string]any{"report": s.rep.Dir()}})
+	s.publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})
 	return Result{Verdict: v.Verdict, Outcome: v.Outcome, Reasons: v.Reasons}
 }
 

@@ -27,7 +27,7 @@ func startLive(b *testing.B) (*Model, func(events.Event), *tea.Program) {
 	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithWindowSize(140, 45),
 		tea.WithColorProfile(colorprofile.ANSI256), tea.WithoutSignals())
 	go func() { _, _ = p.Run() }()
-	sink(events.Event{Kind: events.KindRunStarted, T: time.Now(), Data: map[string]any{"scenario": "bench", "deadline_s": 600.0}})
+	sink(events.Event{Kind: events.KindRunStarted, T: time.Now(), Data: events.RunStarted{Scenario: "bench", DeadlineS: 600}})
 	b.Cleanup(func() { p.Quit(); p.Wait() })
 	return m, sink, p
 }

@@ -79,7 +79,7 @@ func newLiveTest(t *testing.T) (*liveTest, func(events.Event), *fakeControls) {
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	t.Cleanup(func() { _ = tm.Quit() })
 	lt := &liveTest{TestModel: tm, m: m}
-	sink(events.Event{Seq: 1, T: time.Now(), Kind: events.KindRunStarted, Data: map[string]any{"scenario": "flow", "mode": "agentic", "deadline_s": 600.0}})
+	sink(events.Event{Seq: 1, T: time.Now(), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "flow", Mode: "agentic", DeadlineS: 600}})
 	waitView(t, m, "flow")
 	return lt, sink, fc
 }

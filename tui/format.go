@@ -155,11 +155,16 @@ func rowText(r Row) (text, status string) {
 		return text, ""
 	case RowApp:
 		if e.Kind == events.KindAppLaunched {
-			return fmt.Sprintf("  app launched: %v (pid %v)", e.Data["command"], e.Data["pid"]), ""
+			return "  " + formatAppLaunched(e), ""
 		}
 		return "  app exited: " + e.Message, ""
 	case RowLoop:
 		return "  loop ended: " + e.Message, ""
 	}
 	return string(e.Kind), ""
+}
+
+func formatAppLaunched(e events.Event) string {
+	d, _ := e.Data.(events.AppLaunched)
+	return fmt.Sprintf("app launched: %s (pid %d)", strings.Join(d.Command, " "), d.PID)
 }

@@ -31,11 +31,11 @@ func sampleEvents() []events.Event {
 		}
 	}
 	evs := []events.Event{
-		{Kind: events.KindRunStarted, Data: map[string]any{"scenario": "save-dialog", "mode": "agentic", "goal": "save the file", "deadline_s": 600.0}},
-		{Kind: events.KindSessionStarted, Data: map[string]any{"display": ":99", "owned": true, "width": 320.0, "height": 200.0}},
-		{Kind: events.KindAppLaunched, Data: map[string]any{"pid": 4242.0, "command": "zenity --question"}},
-		{Kind: events.KindScreen, Screen: "screens/0001.png", Data: map[string]any{"width": 320.0, "height": 200.0}},
-		{Kind: events.KindModelRequest, Data: map[string]any{"iteration": 1.0, "bytes": 2048.0, "images": 1.0}},
+		{Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "save-dialog", Mode: "agentic", Goal: "save the file", DeadlineS: 600}},
+		{Kind: events.KindSessionStarted, Data: events.SessionStarted{Display: ":99", Owned: true, Width: 320, Height: 200}},
+		{Kind: events.KindAppLaunched, Data: events.AppLaunched{PID: 4242, Command: []string{"zenity", "--question"}}},
+		{Kind: events.KindScreen, Screen: "screens/0001.png", Data: events.ScreenCaptured{Width: 320, Height: 200}},
+		{Kind: events.KindModelRequest, Data: events.ModelRequest{Iteration: 1, Messages: 1, Images: 1, ImageBytes: 2048}},
 		{Kind: events.KindModelReply, DurationMS: 900, Message: "clicking save"},
 		{Kind: events.KindStepEnded, Step: 1, Tool: "click", Args: map[string]any{"target": "center"}, Status: events.StatusRefused, Message: "observe_screen must come before click: no observation since the last action"},
 		{Kind: events.KindBudget, Budgets: budgets(1, 0)},
@@ -55,7 +55,7 @@ func sampleEvents() []events.Event {
 		{Kind: events.KindCheck, Check: &events.Check{Name: "process_alive", OK: true}},
 		{Kind: events.KindLoopEnded, Message: "record_verdict goal-met"},
 		{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictPassConcerns, Outcome: "completed", Reasons: []string{"all checks passed", "concern: the dialog took 2.3 s to close"}}},
-		{Kind: events.KindRunEnded, Data: map[string]any{"report": "report.json"}},
+		{Kind: events.KindRunEnded, Data: events.RunEnded{Report: "report.json"}},
 	}
 	for i := range evs {
 		evs[i].Seq = int64(i + 1)

@@ -162,22 +162,18 @@ func (s *State) Apply(index int, e events.Event) {
 	switch e.Kind {
 	case events.KindRunStarted:
 		s.Started = e.T
-		s.Scenario = str(e.Data, "scenario")
-		s.Goal = str(e.Data, "goal")
-		s.Mode = str(e.Data, "mode")
-		if d := num(e.Data, "deadline_s"); d > 0 {
-			s.Deadline = time.Duration(d * float64(time.Second))
+		d, _ := e.Data.(events.RunStarted)
+		s.Scenario, s.Goal, s.Mode = d.Scenario, d.Goal, d.Mode
+		if d.DeadlineS > 0 {
+			s.Deadline = time.Duration(d.DeadlineS * float64(time.Second))
 		}
-		s.Reserve = ReserveDuration
-		if r := num(e.Data, "reserve_s"); r > 0 {
-			s.Reserve = time.Duration(r * float64(time.Second))
-		}
+		s.Reserve = reserveOf(d)
 	case events.KindAppLaunched, events.KindAppExited:
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 	case events.KindScreen:
 		s.setScreen(e.Screen)
-		if w, h := num(e.Data, "width"), num(e.Data, "height"); w > 0 && h > 0 {
-			s.ScreenW, s.ScreenH = int(w), int(h)
+		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {
+			s.ScreenW, s.ScreenH = d.Width, d.Height
 		}
 	case events.KindStepStarted:
 		if s.Proposal != nil && s.Proposal.Step == e.Step {
@@ -207,7 +203,8 @@ func (s *State) Apply(index int, e events.Event) {
 		p := e
 		s.Proposal = &p
 	case events.KindModelRequest:
-		s.ModelIteration = int(num(e.Data, "iteration"))
+		d, _ := e.Data.(events.ModelRequest)
+		s.ModelIteration = d.Iteration
 	case events.KindModelReply:
 		s.ModelText = e.Message
 		s.ModelCalls++
@@ -298,19 +295,11 @@ func (s *State) setScreen(path string) {
 	}
 }
 
-func str(m map[string]any, key string) string {
-	v, _ := m[key].(string)
-	return v
-}
-
-func num(m map[string]any, key string) float64 {
-	switch v := m[key].(type) {
-	case float64:
-		return v
-	case int:
-		return float64(v)
-	case int64:
-		return float64(v)
+// reserveOf is the part of the deadline the run announced it keeps for
+// the final checks, or the default for runs that announced none.
+func reserveOf(d events.RunStarted) time.Duration {
+	if d.ReserveS > 0 {
+		return time.Duration(d.ReserveS * float64(time.Second))
 	}
-	return 0
+	return ReserveDuration
 }

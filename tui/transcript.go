@@ -43,28 +43,28 @@ func Transcript(w io.Writer, evs []events.Event) error {
 func transcriptLine(e events.Event) string {
 	switch e.Kind {
 	case events.KindRunStarted:
-		s := fmt.Sprintf("run started: %s (%s)", str(e.Data, "scenario"), str(e.Data, "mode"))
-		if g := str(e.Data, "goal"); g != "" {
-			s += fmt.Sprintf(" goal %q", g)
+		d, _ := e.Data.(events.RunStarted)
+		s := fmt.Sprintf("run started: %s (%s)", d.Scenario, d.Mode)
+		if d.Goal != "" {
+			s += fmt.Sprintf(" goal %q", d.Goal)
 		}
-		if d := num(e.Data, "deadline_s"); d > 0 {
-			reserve := ReserveDuration
-			if r := num(e.Data, "reserve_s"); r > 0 {
-				reserve = time.Duration(r * float64(time.Second))
-			}
-			s += fmt.Sprintf(" deadline %gs (last %s reserved)", d, reserve)
+		if d.DeadlineS > 0 {
+			s += fmt.Sprintf(" deadline %gs (last %s reserved)", d.DeadlineS, reserveOf(d))
 		}
 		return s
 	case events.KindSessionStarted:
-		return fmt.Sprintf("session %v %vx%v owned=%v", e.Data["display"], e.Data["width"], e.Data["height"], e.Data["owned"])
+		d, _ := e.Data.(events.SessionStarted)
+		return fmt.Sprintf("session %s %dx%d owned=%v", d.Display, d.Width, d.Height, d.Owned)
 	case events.KindAppLaunched:
-		return fmt.Sprintf("app launched: %v (pid %v)", e.Data["command"], e.Data["pid"])
+		return formatAppLaunched(e)
 	case events.KindAppWindow:
-		return fmt.Sprintf("app window %v %q at %s", e.Data["id"], str(e.Data, "title"), formatRect(e.Box))
+		d, _ := e.Data.(events.AppWindow)
+		return fmt.Sprintf("app window %s %q at %s", d.ID, d.Title, formatRect(e.Box))
 	case events.KindAppExited:
 		return "app exited: " + e.Message
 	case events.KindScreen:
-		return fmt.Sprintf("screen %s %vx%v", e.Screen, e.Data["width"], e.Data["height"])
+		d, _ := e.Data.(events.ScreenCaptured)
+		return fmt.Sprintf("screen %s %dx%d", e.Screen, d.Width, d.Height)
 	case events.KindStepStarted:
 		s := fmt.Sprintf("step %d started: %s %s", e.Step, e.Tool, formatArgs(e.Args))
 		if e.Source != "" {
@@ -86,7 +86,8 @@ func transcriptLine(e events.Event) string {
 	case events.KindProposal:
 		return fmt.Sprintf("proposal step %d: %s %s (waiting for approval)", e.Step, e.Tool, formatArgs(e.Args))
 	case events.KindModelRequest:
-		return fmt.Sprintf("model request: turn %v, %v bytes, %v images", e.Data["iteration"], e.Data["bytes"], e.Data["images"])
+		d, _ := e.Data.(events.ModelRequest)
+		return fmt.Sprintf("model request: turn %d, %d messages, %d images (%d bytes)", d.Iteration, d.Messages, d.Images, d.ImageBytes)
 	case events.KindModelReply:
 		s := fmt.Sprintf("model reply in %s", formatDuration(e.DurationMS))
 		if e.Message != "" {
@@ -94,9 +95,11 @@ func transcriptLine(e events.Event) string {
 		}
 		return s
 	case events.KindModelRetry:
-		return fmt.Sprintf("model retry %v (status %v, after %vms): %s", e.Data["attempt"], e.Data["status"], e.Data["delay_ms"], e.Message)
+		d, _ := e.Data.(events.ModelRetry)
+		return fmt.Sprintf("model retry %d (status %d, after %dms): %s", d.Attempt, d.Status, d.DelayMS, e.Message)
 	case events.KindModelFailed:
-		return fmt.Sprintf("model failed (%v in a row): %s", e.Data["consecutive"], e.Message)
+		d, _ := e.Data.(events.ModelFailed)
+		return fmt.Sprintf("model failed (%d in a row): %s", d.Consecutive, e.Message)
 	case events.KindModelDisabled:
 		return "model disabled: " + e.Message
 	case events.KindGrounding:

@@ -202,11 +202,14 @@ func (p *progressPrinter) event(e events.Event) {
 	defer p.mu.Unlock()
 	switch e.Kind {
 	case events.KindRunStarted:
-		fmt.Fprintf(p.w, "scenario %q (%v)\n", e.Data["scenario"], e.Data["mode"])
+		d, _ := e.Data.(events.RunStarted)
+		fmt.Fprintf(p.w, "scenario %q (%s)\n", d.Scenario, d.Mode)
 	case events.KindSessionStarted:
-		fmt.Fprintf(p.w, "session %v (%vx%v)\n", e.Data["display"], e.Data["width"], e.Data["height"])
+		d, _ := e.Data.(events.SessionStarted)
+		fmt.Fprintf(p.w, "session %s (%dx%d)\n", d.Display, d.Width, d.Height)
 	case events.KindAppWindow:
-		fmt.Fprintf(p.w, "window %q at %d,%d %dx%d\n", e.Data["title"], e.Box.X, e.Box.Y, e.Box.W, e.Box.H)
+		d, _ := e.Data.(events.AppWindow)
+		fmt.Fprintf(p.w, "window %q at %d,%d %dx%d\n", d.Title, e.Box.X, e.Box.Y, e.Box.W, e.Box.H)
 	case events.KindStepEnded:
 		mark := map[string]string{events.StatusOK: "ok", events.StatusRefused: "REFUSED", events.StatusMalformed: "MALFORMED", events.StatusError: "ERROR"}[e.Status]
 		args, _ := json.Marshal(e.Args)
@@ -234,6 +237,7 @@ func (p *progressPrinter) event(e events.Event) {
 			fmt.Fprintf(p.w, "  - %s\n", r)
 		}
 	case events.KindRunEnded:
-		fmt.Fprintf(p.w, "report: %v\n", e.Data["report"])
+		d, _ := e.Data.(events.RunEnded)
+		fmt.Fprintf(p.w, "report: %s\n", d.Report)
 	}
 }

@@ -13,22 +13,24 @@ import (
 // all made from it.
 type Kind string
 
-// Event kinds, in roughly the order a run emits them.
+// Event kinds, in roughly the order a run emits them. A kind whose
+// comment names a type carries that Payload in Event.Data; the other
+// fields it uses are listed after it.
 const (
-	KindRunStarted     Kind = "run.started"     // Data: scenario, file, mode, goal, plan, deadline_s, tools
-	KindSessionStarted Kind = "session.started" // Data: display, owned, width, height
-	KindAppLaunched    Kind = "app.launched"    // Data: pid, command
-	KindAppWindow      Kind = "app.window"      // Box: the window; Data: id, title, class
+	KindRunStarted     Kind = "run.started"     // RunStarted
+	KindSessionStarted Kind = "session.started" // SessionStarted
+	KindAppLaunched    Kind = "app.launched"    // AppLaunched
+	KindAppWindow      Kind = "app.window"      // AppWindow; Box: the window
 	KindAppExited      Kind = "app.exited"      // Message: how it ended
-	KindTools          Kind = "tools"           // Data: tools (the list as decided at launch), offers
-	KindScreen         Kind = "screen"          // Screen: the capture's file; Data: width, height, settled
+	KindTools          Kind = "tools"           // ToolList; Message: what widened it
+	KindScreen         Kind = "screen"          // ScreenCaptured; Screen: the capture's file
 	KindStepStarted    Kind = "step.started"    // Step, Tool, Args, Source
-	KindStepEnded      Kind = "step.ended"      // Step, Tool, Args, Status, Message, Screen, DurationMS, Point
+	KindStepEnded      Kind = "step.ended"      // Step, Tool, Args, Source, Status, Message, Screen, DurationMS, Point
 	KindProposal       Kind = "proposal"        // step mode: a call waiting for approval (Step, Tool, Args)
-	KindModelRequest   Kind = "model.request"   // Data: iteration, bytes, images
-	KindModelReply     Kind = "model.reply"     // Usage, DurationMS, Message (text excerpt), Data: calls
-	KindModelRetry     Kind = "model.retry"     // Message: why; Data: attempt, status, delay_ms
-	KindModelFailed    Kind = "model.failed"    // Message: the error; Data: consecutive
+	KindModelRequest   Kind = "model.request"   // ModelRequest
+	KindModelReply     Kind = "model.reply"     // ModelReply; Usage, DurationMS, Message (text excerpt)
+	KindModelRetry     Kind = "model.retry"     // ModelRetry; Message: why
+	KindModelFailed    Kind = "model.failed"    // ModelFailed; Message: the error
 	KindModelDisabled  Kind = "model.disabled"  // Message: why
 	KindGrounding      Kind = "grounding"       // Grounding, Point, Box, Screen
 	KindBudget         Kind = "budget"          // Budgets: every bound with its use and limit
@@ -38,9 +40,9 @@ const (
 	KindAnswer         Kind = "answer"          // Question (with answer or the reason there is none)
 	KindRespond        Kind = "respond"         // Message: the model's message to the operator
 	KindSteer          Kind = "steer"           // Steer: an operator action
-	KindLoopEnded      Kind = "loop.ended"      // Message: why the loop ended
+	KindLoopEnded      Kind = "loop.ended"      // LoopEnded; Message: why the loop ended
 	KindVerdict        Kind = "verdict"         // Verdict
-	KindRunEnded       Kind = "run.ended"       // Data: report
+	KindRunEnded       Kind = "run.ended"       // RunEnded
 	KindLog            Kind = "log"             // Message: a diagnostic line
 )
 
@@ -77,7 +79,9 @@ type Event struct {
 	Steer     *Steer             `json:"steer,omitempty"`
 	Verdict   *Verdict           `json:"verdict,omitempty"`
 	Usage     map[string]float64 `json:"usage,omitempty"`
-	Data      map[string]any     `json:"data,omitempty"`
+	// Data is the kind's own payload (see Payload); nil for kinds without
+	// one.
+	Data Payload `json:"data,omitempty"`
 }
 
 // Point is a position on the screen in pixels.
@@ -94,7 +98,7 @@ type Rect struct {
 	H int `json:"h"`
 }
 
-// Grounding outcomes (seed 000: only confirmed counts as verified).
+// Grounding outcomes; only confirmed counts as verified.
 const (
 	GroundingConfirmed    = "confirmed"
 	GroundingContradicted = "contradicted"
@@ -158,7 +162,7 @@ type Steer struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Verdicts (DESIGN.md).
+// Verdicts, and the outcomes the model may record.
 const (
 	VerdictPass         = "pass"
 	VerdictPassConcerns = "pass-with-concerns"
@@ -202,10 +206,14 @@ func (b *Bus) Subscribe(sink func(Event)) {
 }
 
 // Publish stamps e with the next sequence number and the time, redacts it
-// and delivers it. It returns the stamped event.
+// and delivers it. It returns the stamped event. An event with a payload
+// takes its kind from the payload, so the two cannot disagree.
 func (b *Bus) Publish(e Event) Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if e.Data != nil {
+		e.Kind = e.Data.Kind()
+	}
 	b.seq++
 	e.Seq = b.seq
 	e.T = b.now().UTC()
@@ -216,11 +224,18 @@ func (b *Bus) Publish(e Event) Event {
 	return e
 }
 
-// redactEvent removes secret values from every string an event carries.
+// redactEvent passes every string value an event carries through r: the
+// texts, the tool name, argument values and the payload. Structural fields
+// the runtime writes itself (kind, status, source, screen paths, check and
+// budget names, verdicts, map keys, numbers and times) are never touched,
+// so a secret that happens to equal one of them cannot damage the stream.
 func redactEvent(e Event, r func(string) string) Event {
+	e.Tool = r(e.Tool)
 	e.Message = r(e.Message)
 	e.Args = redactMap(e.Args, r)
-	e.Data = redactMap(e.Data, r)
+	if e.Data != nil {
+		e.Data = e.Data.redacted(r)
+	}
 	if e.Grounding != nil {
 		g := *e.Grounding
 		g.Description, g.Expect, g.Reason = r(g.Description), r(g.Expect), r(g.Reason)
@@ -233,7 +248,7 @@ func redactEvent(e Event, r func(string) string) Event {
 	}
 	if e.Question != nil {
 		q := *e.Question
-		q.Text, q.Answer, q.Unanswered = r(q.Text), r(q.Answer), r(q.Unanswered)
+		q.Text, q.Answer, q.By, q.Unanswered = r(q.Text), r(q.Answer), r(q.By), r(q.Unanswered)
 		e.Question = &q
 	}
 	if e.Steer != nil {
@@ -243,13 +258,31 @@ func redactEvent(e Event, r func(string) string) Event {
 	}
 	if e.Verdict != nil {
 		v := *e.Verdict
-		v.Reasons = make([]string, len(e.Verdict.Reasons))
-		for i, s := range e.Verdict.Reasons {
-			v.Reasons[i] = r(s)
-		}
+		v.Reasons = redactStrings(e.Verdict.Reasons, r)
 		e.Verdict = &v
 	}
 	return e
+}
+
+// RedactValue passes every string in v — a value as JSON decodes it, or
+// built of maps, slices and strings — through r, leaving keys, numbers and
+// booleans alone. It returns a copy; v is not changed.
+func RedactValue(v any, r func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return r(x)
+	case []string:
+		return redactStrings(x, r)
+	case []any:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = RedactValue(s, r)
+		}
+		return out
+	case map[string]any:
+		return redactMap(x, r)
+	}
+	return v
 }
 
 func redactMap(m map[string]any, r func(string) string) map[string]any {
@@ -258,29 +291,7 @@ func redactMap(m map[string]any, r func(string) string) map[string]any {
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = redactAny(v, r)
+		out[k] = RedactValue(v, r)
 	}
 	return out
-}
-
-func redactAny(v any, r func(string) string) any {
-	switch x := v.(type) {
-	case string:
-		return r(x)
-	case []string:
-		out := make([]string, len(x))
-		for i, s := range x {
-			out[i] = r(s)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, s := range x {
-			out[i] = redactAny(s, r)
-		}
-		return out
-	case map[string]any:
-		return redactMap(x, r)
-	}
-	return v
 }

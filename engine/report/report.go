@@ -14,28 +14,28 @@ const Schema = "kasmrt.report/v1"
 
 // Report is report.json.
 type Report struct {
-	Schema       string            `json:"schema"`
-	Scenario     ScenarioInfo      `json:"scenario"`
-	Mode         string            `json:"mode"`
-	Goal         string            `json:"goal,omitempty"`
-	Plan         []string          `json:"plan"`
-	Verdict      string            `json:"verdict"`
-	Outcome      string            `json:"outcome"`
-	Reasons      []string          `json:"reasons"`
-	ModelVerdict *ModelVerdict     `json:"model_verdict"`
-	Concerns     []string          `json:"concerns"`
-	Checks       Checks            `json:"checks"`
-	Loop         Loop              `json:"loop"`
-	Tools        []string          `json:"tools"`
-	Steps        []Step            `json:"steps"`
-	Grounding    []Grounding       `json:"grounding"`
-	Questions    []events.Question `json:"questions"`
-	Steering     []events.Steer    `json:"steering"`
-	Budgets      []events.Budget   `json:"budgets"`
-	Usage        Usage             `json:"usage"`
-	Session      map[string]any    `json:"session"`
-	Timing       Timing            `json:"timing"`
-	Screens      int               `json:"screens"`
+	Schema       string                `json:"schema"`
+	Scenario     ScenarioInfo          `json:"scenario"`
+	Mode         string                `json:"mode"`
+	Goal         string                `json:"goal,omitempty"`
+	Plan         []string              `json:"plan"`
+	Verdict      string                `json:"verdict"`
+	Outcome      string                `json:"outcome"`
+	Reasons      []string              `json:"reasons"`
+	ModelVerdict *ModelVerdict         `json:"model_verdict"`
+	Concerns     []string              `json:"concerns"`
+	Checks       Checks                `json:"checks"`
+	Loop         Loop                  `json:"loop"`
+	Tools        []string              `json:"tools"`
+	Steps        []Step                `json:"steps"`
+	Grounding    []Grounding           `json:"grounding"`
+	Questions    []events.Question     `json:"questions"`
+	Steering     []events.Steer        `json:"steering"`
+	Budgets      []events.Budget       `json:"budgets"`
+	Usage        Usage                 `json:"usage"`
+	Session      events.SessionStarted `json:"session"`
+	Timing       Timing                `json:"timing"`
+	Screens      int                   `json:"screens"`
 }
 
 // ScenarioInfo identifies the scenario that ran.
@@ -120,7 +120,7 @@ func NewBuilder() *Builder {
 			Schema: Schema, Plan: []string{}, Reasons: []string{}, Concerns: []string{},
 			Tools: []string{}, Steps: []Step{}, Grounding: []Grounding{},
 			Questions: []events.Question{}, Steering: []events.Steer{}, Budgets: []events.Budget{},
-			Usage: Usage{Total: map[string]float64{}}, Session: map[string]any{},
+			Usage:  Usage{Total: map[string]float64{}},
 			Checks: Checks{Evidence: map[string]string{}},
 		},
 		started: map[int]time.Time{},
@@ -133,19 +133,17 @@ func (b *Builder) Event(e events.Event) {
 	switch e.Kind {
 	case events.KindRunStarted:
 		r.Timing.Started = e.T
-		r.Scenario = ScenarioInfo{Name: str(e.Data, "scenario"), File: str(e.Data, "file"), SHA256: str(e.Data, "sha256")}
-		r.Mode, r.Goal = str(e.Data, "mode"), str(e.Data, "goal")
-		r.Plan = strs(e.Data, "plan", r.Plan)
-		r.Tools = strs(e.Data, "tools", r.Tools)
-		if d, ok := e.Data["deadline_s"].(float64); ok {
-			r.Timing.DeadlineS = d
-		}
+		d, _ := e.Data.(events.RunStarted)
+		r.Scenario = ScenarioInfo{Name: d.Scenario, File: d.File, SHA256: d.SHA256}
+		r.Mode, r.Goal = d.Mode, d.Goal
+		r.Plan = orList(d.Plan, r.Plan)
+		r.Tools = orList(d.Tools, r.Tools)
+		r.Timing.DeadlineS = d.DeadlineS
 	case events.KindTools:
-		r.Tools = strs(e.Data, "tools", r.Tools)
+		d, _ := e.Data.(events.ToolList)
+		r.Tools = orList(d.Tools, r.Tools)
 	case events.KindSessionStarted:
-		for k, v := range e.Data {
-			r.Session[k] = v
-		}
+		r.Session, _ = e.Data.(events.SessionStarted)
 	case events.KindScreen:
 		r.Screens++
 	case events.KindStepStarted:
@@ -215,11 +213,8 @@ func (b *Builder) Event(e events.Event) {
 			r.Usage.Total[k] += v
 		}
 	case events.KindLoopEnded:
-		r.Loop.Ended = e.Message
-		r.Loop.Iterations = intOf(e.Data, "iterations")
-		r.Loop.Malformed = intOf(e.Data, "malformed")
-		r.Loop.ToolErrors = intOf(e.Data, "tool_errors")
-		r.Loop.Rescued = intOf(e.Data, "rescued")
+		d, _ := e.Data.(events.LoopEnded)
+		r.Loop = Loop{Ended: e.Message, Iterations: d.Iterations, Malformed: d.Malformed, ToolErrors: d.ToolErrors, Rescued: d.Rescued}
 	case events.KindVerdict:
 		if v := e.Verdict; v != nil {
 			r.Verdict, r.Outcome = v.Verdict, v.Outcome
@@ -244,34 +239,10 @@ func Fold(evs []events.Event) Report {
 	return b.Report()
 }
 
-func str(m map[string]any, k string) string {
-	s, _ := m[k].(string)
-	return s
-}
-
-func intOf(m map[string]any, k string) int {
-	switch v := m[k].(type) {
-	case int:
-		return v
-	case float64:
-		return int(v)
+// orList is list, or def when the event carried none.
+func orList(list, def []string) []string {
+	if list == nil {
+		return def
 	}
-	return 0
-}
-
-// strs reads a list of strings that may have been decoded from JSON.
-func strs(m map[string]any, k string, def []string) []string {
-	switch v := m[k].(type) {
-	case []string:
-		return v
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return def
+	return list
 }

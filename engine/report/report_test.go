@@ -17,9 +17,9 @@ func TestFoldFillsEveryField(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	evs := []events.Event{
-		{Seq: 1, T: at(0), Kind: events.KindRunStarted, Data: map[string]any{"scenario": "s", "file": "s.yaml", "sha256": "ab", "mode": "goal",
-			"goal": "g", "plan": []any{"p1"}, "tools": []any{"observe_screen", "wait"}, "deadline_s": 600.0}},
-		{Seq: 2, T: at(1), Kind: events.KindTools, Data: map[string]any{"tools": []string{"click_element", "observe_screen", "wait"}}},
+		{Seq: 1, T: at(0), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "s", File: "s.yaml", SHA256: "ab", Mode: "goal",
+			Goal: "g", Plan: []string{"p1"}, Tools: []string{"observe_screen", "wait"}, DeadlineS: 600}},
+		{Seq: 2, T: at(1), Kind: events.KindTools, Data: events.ToolList{Tools: []string{"click_element", "observe_screen", "wait"}}},
 		{Seq: 3, T: at(1), Kind: events.KindScreen, Screen: "screens/0001.png"},
 		{Seq: 4, T: at(1), Kind: events.KindStepStarted, Step: 1, Tool: "observe_screen"},
 		{Seq: 5, T: at(2), Kind: events.KindStepEnded, Step: 1, Tool: "observe_screen", Status: "ok", DurationMS: 1000, Screen: "screens/0001.png"},
@@ -34,7 +34,7 @@ func TestFoldFillsEveryField(t *testing.T) {
 		{Seq: 14, T: at(4), Kind: events.KindCheck, Check: &events.Check{Name: "process_alive", OK: true}},
 		{Seq: 15, T: at(4), Kind: events.KindCheck, Check: &events.Check{Name: "window_present", OK: false, Evidence: "gone"}},
 		{Seq: 16, T: at(4), Kind: events.KindCheck, Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "Segmentation fault"}},
-		{Seq: 17, T: at(4), Kind: events.KindLoopEnded, Message: "verdict", Data: map[string]any{"iterations": 2.0, "malformed": 1.0, "tool_errors": 0.0, "rescued": 1.0}},
+		{Seq: 17, T: at(4), Kind: events.KindLoopEnded, Message: "verdict", Data: events.LoopEnded{Iterations: 2, Malformed: 1, ToolErrors: 0, Rescued: 1}},
 		{Seq: 18, T: at(4), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "app-failed", Outcome: "completed", Reasons: []string{"r"}}},
 		{Seq: 19, T: at(5), Kind: events.KindRunEnded},
 	}
@@ -104,7 +104,7 @@ func TestWriterRedactsAndWritesAtomically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Event(events.Event{Seq: 1, Kind: events.KindRunStarted, Data: map[string]any{"scenario": "pw hunter2"}})
+	w.Event(events.Event{Seq: 1, Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "pw hunter2"}})
 	if _, err := w.AppLog().Write([]byte("login with hunter2\n")); err != nil {
 		t.Fatal(err)
 	}
