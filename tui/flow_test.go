@@ -214,24 +214,28 @@ func TestReplayNavigation(t *testing.T) {
 		t.Fatal("no such event")
 		return -1
 	}
+	at := func(i int) string { return fmt.Sprintf("event %d/%d", i+1, len(evs)) }
+	question := index(isKind(events.KindQuestion), 0)
+	concern := index(isKind(events.KindConcern), 0)
+	askEnded := index(func(e events.Event) bool { return e.Kind == events.KindStepEnded && e.Tool == "ask_human" }, 0)
 	steps := []struct {
 		keys []string
-		want int
 		show string
 	}{
-		{[]string{"<"}, 0, "event 1/25"},
-		{[]string{"r"}, index(isRefusal, 0), "event 7/25"},
-		{[]string{"r"}, index(isRefusal, 1), "event 11/25"},
-		{[]string{"R"}, index(isRefusal, 0), "event 7/25"},
-		{[]string{"g"}, index(isKind(events.KindGrounding), 0), "grounding step 4"},
-		{[]string{"b"}, index(isKind(events.KindGrounding), 0), "before | after"},
-		{[]string{"a"}, index(isKind(events.KindQuestion), 0), "event 15/25"},
-		{[]string{"c"}, index(isKind(events.KindConcern), 0), "event 19/25"},
-		{[]string{"C"}, index(isKind(events.KindConcern), 0), "no earlier concern"},
-		{[]string{"l", "l"}, index(isKind(events.KindConcern), 0) + 2, "event 21/25"},
-		{[]string{"h"}, index(isKind(events.KindConcern), 0) + 1, "event 20/25"},
-		{[]string{"k"}, index(isKind(events.KindSteer), 1), "event 18/25"},
-		{[]string{">"}, len(evs) - 1, "event 25/25"},
+		{[]string{"<"}, at(0)},
+		{[]string{"r"}, at(index(isRefusal, 0))},
+		{[]string{"r"}, at(index(isRefusal, 1))},
+		{[]string{"R"}, at(index(isRefusal, 0))},
+		{[]string{"g"}, "grounding step 4"},
+		{[]string{"b"}, "before | after"},
+		{[]string{"a"}, at(question)},
+		{[]string{"c"}, "no later concern"},
+		{[]string{"C"}, at(concern)},
+		{[]string{"l", "l"}, at(concern + 2)},
+		{[]string{"h"}, at(concern + 1)},
+		{[]string{"a", "j"}, at(askEnded)},
+		{[]string{"k"}, at(lastSteerBefore(evs, askEnded))},
+		{[]string{">"}, at(len(evs) - 1)},
 	}
 	for _, s := range steps {
 		press(tm, s.keys...)
@@ -245,4 +249,15 @@ func TestReplayNavigation(t *testing.T) {
 	if fm.State().Verdict == nil {
 		t.Fatal("at the last event the verdict is not shown")
 	}
+}
+
+// lastSteerBefore is the index of the last steering event before event i:
+// the row the replay's "previous row" key reaches from i.
+func lastSteerBefore(evs []events.Event, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if evs[j].Kind == events.KindSteer {
+			return j
+		}
+	}
+	return -1
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
@@ -43,8 +45,11 @@ func testTheme(t *testing.T, noColor bool) themes.Theme {
 // the dark theme on a 256-colour terminal and in NO_COLOR form.
 func TestPaneGolden(t *testing.T) {
 	t.Parallel()
-	st := FoldState(sampleEvents())
-	mid := FoldState(sampleEvents()[:16]) // a question waiting, paused
+	evs := sampleEvents()
+	st := FoldState(evs)
+	// Right after the operator paused: a question waiting, paused.
+	paused := slices.IndexFunc(evs, func(e events.Event) bool { return e.Kind == events.KindSteer })
+	mid := FoldState(evs[:paused+1])
 	panes := []struct {
 		name string
 		view func(themes.Styles) string

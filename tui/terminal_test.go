@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/events"
 )
 
 // kasmrtBinary builds cmd/kasmrt once for the real-terminal tests.
@@ -52,7 +54,8 @@ func TestReplayInTmux(t *testing.T) {
 	needBinary(t, "tmux")
 	bin := buildKasmrt(t)
 	dir := t.TempDir()
-	writeReport(t, dir, sampleEvents(), true)
+	evs := sampleEvents()
+	writeReport(t, dir, evs, true)
 	socket := filepath.Join(t.TempDir(), "tmux.sock")
 	tmux := func(args ...string) (string, error) {
 		out, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
@@ -77,18 +80,26 @@ func TestReplayInTmux(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	screen("event 25/25")
+	at := func(i int) string { return fmt.Sprintf("event %d/%d", i+1, len(evs)) }
+	var refusals []int
+	for i, e := range evs {
+		if isRefusal(e) {
+			refusals = append(refusals, i)
+		}
+	}
+	last := at(len(evs) - 1)
+	screen(last)
 	screen("pass-with-concerns (completed)")
 	steps := []struct{ keys, want string }{
-		{"<", "event 1/25"},
-		{"r", "event 7/25"},
-		{"r", "event 11/25"},
+		{"<", at(0)},
+		{"r", at(refusals[0])},
+		{"r", at(refusals[1])},
 		{"g", "grounding step 4 attempt 1"},
 		{"b", "before | after"},
 		{"f", "timeline · refusals only"},
 		{"?", "previous grounding"},
 		{"Escape", "timeline · refusals only"},
-		{"End", "event 25/25"},
+		{"End", last},
 	}
 	for _, s := range steps {
 		if out, err := tmux("send-keys", "-t", "replay", s.keys); err != nil {
@@ -134,14 +145,19 @@ func TestReplayCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		`step 1 click {"target":"center"} → REFUSED`,
-		"observe_screen must come before click",
-		`grounding step 4 attempt 1: "the Save button"`,
-		"QUESTION q1: Which folder",
-		"answer q1 by operator: ~/Documents",
+		"call observe_screen (or check_expectation) first",
+		`step 2 clik {"target":"center"} → MALFORMED`,
+		`grounding step 4 attempt 1: "the terminal window"`,
+		"QUESTION q1: Which greeting should I type?",
+		"answer q1 by console: the provided one",
 		"operator pause",
-		"CONCERN: the dialog took 2.3 s to close",
+		`CONCERN: the grounded click on "the terminal window" is unverified`,
+		"model says: The greeting is printed.",
 		"verdict pass-with-concerns (completed)",
-		"iterations           4/8",
+		"iterations           11/25",
+		// model.request's size, which the transcript once read under a
+		// key no producer wrote.
+		requestLine(t, evs, 4),
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("transcript lacks %q:\n%s", want, out)
@@ -229,4 +245,20 @@ func distinctColours(img *image.RGBA, r image.Rectangle) int {
 		}
 	}
 	return len(seen)
+}
+
+// requestLine is the transcript's line for the model request of turn n,
+// with the size the recorded event carries (which must be there).
+func requestLine(t *testing.T, evs []events.Event, turn int) string {
+	t.Helper()
+	for _, e := range evs {
+		if d, ok := e.Data.(events.ModelRequest); ok && d.Iteration == turn {
+			if d.ImageBytes == 0 || d.Messages == 0 {
+				t.Fatalf("turn %d's request carries no size: %+v", turn, d)
+			}
+			return fmt.Sprintf("model request: turn %d, %d messages, %d images (%d bytes)", turn, d.Messages, d.Images, d.ImageBytes)
+		}
+	}
+	t.Fatalf("no model.request for turn %d", turn)
+	return ""
 }
