@@ -361,7 +361,9 @@ func (s *runState) recordUnrun(c model.ToolCall, status, msg string) {
 	if err != nil {
 		args = map[string]any{"raw": truncate(c.Arguments, 200)}
 	}
-	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: "model", Status: status, Message: msg})
+	res := s.withFailureScreen(s.life, s.stepN, result{status: status, message: msg})
+	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: "model",
+		Status: status, Message: res.message, Screen: res.screen})
 }
 
 // budgets publishes every bound with its use.

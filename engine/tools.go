@@ -74,6 +74,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 	if ctx.Err() != nil && res.status == events.StatusOK {
 		res = failed(failResolution, "%s was interrupted: %v", c.Tool, context.Cause(ctx))
 	}
+	res = s.withFailureScreen(ctx, n, res)
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source,
 		Status: res.status, Message: res.message, Screen: res.screen, Point: res.point,
 		DurationMS: time.Since(start).Milliseconds()})
