@@ -297,7 +297,7 @@ func (s *runState) findBrowserWindow(ctx context.Context, w *browserRun, ownsWin
 			s.log("no browser window matching %s appeared within %s", m, timeout)
 			return nil
 		}
-		s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("no browser window matching %s appeared within %s", m, timeout))
+		s.startupTimedOut(ctx, m, timeout, "browser window")
 		return err
 	}
 	if !ownsWindow {

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -71,4 +76,179 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 		"width": b.Dx(), "height": b.Dy(), "settled": false, "diagnostic": true,
 	}})
 	return rel, ""
+}
+
+// OutcomeWindowUnmatched ends a run whose application showed a window that
+// the scenario's app.window does not describe: the test is wrong, not the
+// application.
+const OutcomeWindowUnmatched = "window-unmatched"
+
+// windowLister lists the top-level windows on the display.
+type windowLister interface {
+	Windows() ([]x11.Window, error)
+}
+
+// startupTimedOut ends a run whose window did not appear in time, with what
+// an author needs to fix it: the screen, every window on the display, and
+// a suggested app.window for the application's own window. When the
+// application did show a window and only the scenario's matcher missed it,
+// the run is a test-error; when it showed none, the application failed.
+func (s *runState) startupTimedOut(ctx context.Context, m x11.WindowMatch, timeout time.Duration, what string) {
+	rel, why := s.failureScreen(ctx, 0)
+	var all []x11.Window
+	if l, ok := s.desk.(windowLister); ok {
+		ws, err := l.Windows()
+		if err != nil {
+			s.log("list the windows after the startup timeout: %v", err)
+		}
+		all = ws
+	}
+	appPID := 0
+	if s.app != nil {
+		appPID = s.app.PID()
+	}
+	owned := s.session != nil && s.session.Owned()
+	var shown, hidden []x11.Window
+	listed := make([]map[string]any, 0, len(all))
+	for _, w := range all {
+		mine := ownedBy(w, appPID, owned)
+		if mine && w.Viewable {
+			shown = append(shown, w)
+		} else if mine {
+			hidden = append(hidden, w)
+		}
+		listed = append(listed, map[string]any{
+			"id": fmt.Sprintf("0x%x", w.ID), "title": w.Title, "class": w.Class, "instance": w.Instance,
+			"pid": w.PID, "x": w.X, "y": w.Y, "width": w.Width, "height": w.Height,
+			"viewable": w.Viewable, "application": mine,
+		})
+	}
+	reason := fmt.Sprintf("no %s matching %s appeared within %s", what, m, timeout)
+	verdict, outcome := events.VerdictAppFailed, OutcomeStartup
+	suggestion := ""
+	switch {
+	case len(shown) > 0:
+		verdict, outcome = events.VerdictTestError, OutcomeWindowUnmatched
+		suggestion = suggestWindow(shown)
+		why := "the scenario's app.window does not match it"
+		if m.PID != 0 && noPID(shown) {
+			why = "it sets no _NET_WM_PID, so matching by process cannot find it"
+		}
+		reason += fmt.Sprintf(", but the application showed %s: %s; %s (try %s)",
+			plural(len(shown), "window"), describeWindows(shown), why, suggestion)
+	case len(hidden) > 0:
+		reason += fmt.Sprintf("; the application created %s but mapped none: %s", plural(len(hidden), "window"), describeWindows(hidden))
+	case len(all) > 0:
+		reason += fmt.Sprintf("; the application showed no window (on the display: %s)", describeWindows(all))
+	default:
+		reason += "; no window appeared on the display at all"
+	}
+	data := map[string]any{"match": m.String(), "timeout_s": timeout.Seconds(), "windows": listed}
+	if suggestion != "" {
+		data["suggestion"] = suggestion
+	}
+	if rel == "" {
+		data["no_screen"] = why
+	}
+	s.publish(events.Event{Kind: events.KindAppWindows, Message: reason, Screen: rel, Data: data})
+	s.stop(verdict, outcome, reason)
+}
+
+// ownedBy reports whether w belongs to the application: its _NET_WM_PID is
+// the app or a descendant, or it sets no PID on a display the run owns, where
+// nothing but the run's own processes draws windows.
+func ownedBy(w x11.Window, appPID int, displayOwned bool) bool {
+	if w.PID == 0 {
+		return displayOwned
+	}
+	return appPID != 0 && x11.WindowMatch{PID: appPID, IncludeHidden: true}.Matches(w)
+}
+
+// suggestWindow proposes an app.window for the largest of the application's
+// windows: its class, with the title when the class alone would also pick
+// another of them.
+func suggestWindow(ws []x11.Window) string {
+	best := ws[0]
+	for _, w := range ws[1:] {
+		if w.Width*w.Height > best.Width*best.Height {
+			best = w
+		}
+	}
+	class := best.Class
+	if class == "" {
+		class = best.Instance
+	}
+	if class == "" {
+		return fmt.Sprintf("app.window: {title: %s}", yamlScalar(best.Title))
+	}
+	m := x11.WindowMatch{Class: class, IncludeHidden: true}
+	same := 0
+	for _, w := range ws {
+		if m.Matches(w) {
+			same++
+		}
+	}
+	if same > 1 && best.Title != "" {
+		return fmt.Sprintf("app.window: {class: %s, title: %s}", yamlScalar(class), yamlScalar(best.Title))
+	}
+	return fmt.Sprintf("app.window: {class: %s}", yamlScalar(class))
+}
+
+// plainScalar is what YAML reads back unchanged without quotes.
+var plainScalar = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._ -]*[A-Za-z0-9._-]$|^[A-Za-z]$`)
+
+// yamlScalar writes s as a YAML flow scalar, quoted when it must be.
+func yamlScalar(s string) string {
+	if plainScalar.MatchString(s) && !slices.Contains([]string{"true", "false", "null", "yes", "no", "on", "off"}, strings.ToLower(s)) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// describeWindows lists windows for a reason line, at most five.
+func describeWindows(ws []x11.Window) string {
+	const most = 5
+	parts := make([]string, 0, most+1)
+	for i, w := range ws {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ws)-most))
+			break
+		}
+		parts = append(parts, describeWindow(w))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// describeWindow says what identifies a window, as app.window can match it.
+func describeWindow(w x11.Window) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q (class %q, instance %q, ", w.Title, w.Class, w.Instance)
+	if w.PID == 0 {
+		b.WriteString("no pid")
+	} else {
+		fmt.Fprintf(&b, "pid %d", w.PID)
+	}
+	fmt.Fprintf(&b, ", %dx%d at %d,%d", w.Width, w.Height, w.X, w.Y)
+	if !w.Viewable {
+		b.WriteString(", not mapped")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// noPID reports whether none of ws carries _NET_WM_PID.
+func noPID(ws []x11.Window) bool {
+	for _, w := range ws {
+		if w.PID != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

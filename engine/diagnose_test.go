@@ -105,3 +105,100 @@ func TestRefusedModelCallHasScreen(t *testing.T) {
 		t.Errorf("step 1 says %q", r.rep.Steps[0].Message)
 	}
 }
+
+// TestStartupTimeoutDiagnostics checks what a run whose window never
+// matched leaves: a screen, every window on the display with the
+// application's marked, a suggested app.window, and the classification: a
+// window the scenario's matcher missed is the test's mistake (test-error),
+// no window at all is the application's failure (app-failed).
+func TestStartupTimeoutDiagnostics(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm", "xmessage")
+	tests := []struct {
+		name, app        string
+		verdict, outcome string
+		reasons          []string
+		suggestion       string
+		appWindows       int
+	}{
+		{
+			name: "wrong window class",
+			app: `  command: [xterm, -class, KasmReal, -title, real window, -geometry, 40x8+10+10, -e, sleep, "3600"]
+  window: {class: KasmWrong}
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeWindowUnmatched,
+			reasons:    []string{`class "KasmWrong"`, `"real window" (class "KasmReal"`, "try app.window: {class: KasmReal}"},
+			suggestion: "app.window: {class: KasmReal}", appWindows: 1,
+		},
+		{
+			name: "wrong title",
+			app: `  command: [xterm, -class, KasmTitled, -title, Quarterly report, -e, sleep, "3600"]
+  window: {title: Annual report}
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeWindowUnmatched,
+			reasons:    []string{`title containing "Annual report"`, "try app.window: {class: KasmTitled}"},
+			suggestion: "app.window: {class: KasmTitled}", appWindows: 1,
+		},
+		{
+			// xmessage (Athena) sets no _NET_WM_PID, so the default match
+			// by process cannot find it: the scenario must name its class.
+			name:    "window without a pid",
+			app:     "  command: [xmessage, -geometry, +40+40, hello from athena]\n",
+			verdict: events.VerdictTestError, outcome: OutcomeWindowUnmatched,
+			reasons:    []string{"no pid", "try app.window: {class: Xmessage}"},
+			suggestion: "app.window: {class: Xmessage}", appWindows: 1,
+		},
+		{
+			name:    "no window at all",
+			app:     "  command: [sleep, \"30\"]\n",
+			verdict: events.VerdictAppFailed, outcome: OutcomeStartup,
+			reasons: []string{"appeared within 1.5s", "no window appeared on the display at all"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := scriptRun(t, scriptRunSpec{scenario: "name: startup\napp:\n" + tc.app + "  startup_timeout_s: 1.5\nsteps: [{observe_screen: {}}]\n"})
+			if o.res.Verdict != tc.verdict || o.res.Outcome != tc.outcome {
+				t.Fatalf("verdict %s (%s), want %s (%s): %v", o.res.Verdict, o.res.Outcome, tc.verdict, tc.outcome, o.res.Reasons)
+			}
+			reason := strings.Join(o.res.Reasons, "\n")
+			for _, w := range tc.reasons {
+				if !strings.Contains(reason, w) {
+					t.Errorf("reasons lack %q:\n%s", w, reason)
+				}
+			}
+			if len(o.rep.Steps) != 0 {
+				t.Errorf("%d steps ran", len(o.rep.Steps))
+			}
+			st := o.rep.Startup
+			if st == nil {
+				t.Fatal("report.json has no startup section")
+			}
+			if st.Suggestion != tc.suggestion || st.TimeoutS != 1.5 || st.Match == "" || st.Reason == "" {
+				t.Errorf("startup = %+v, want suggestion %q", st, tc.suggestion)
+			}
+			if o.rep.Screens == 0 || st.Screen == "" {
+				t.Errorf("no screen at the startup timeout (screens %d, startup.screen %q)", o.rep.Screens, st.Screen)
+			} else if _, err := os.Stat(filepath.Join(o.info.reportDir, st.Screen)); err != nil {
+				t.Error(err)
+			}
+			mine := 0
+			for _, w := range st.Windows {
+				if w.Application {
+					mine++
+					if w.Width == 0 || w.Height == 0 || w.Class == "" || w.ID == "" {
+						t.Errorf("window listed without its identity: %+v", w)
+					}
+				}
+			}
+			if mine != tc.appWindows {
+				t.Errorf("%d of the application's windows listed, want %d: %+v", mine, tc.appWindows, st.Windows)
+			}
+			// The same section comes back from events.jsonl alone.
+			if again := report.Fold(o.events).Startup; again == nil || again.Suggestion != st.Suggestion || len(again.Windows) != len(st.Windows) {
+				t.Errorf("folded from events.jsonl: %+v", again)
+			}
+		})
+	}
+}

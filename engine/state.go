@@ -307,7 +307,7 @@ func (s *runState) launch(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("no window matching %s appeared within %s", s.windowMatch(), timeout))
+			s.startupTimedOut(ctx, s.windowMatch(), timeout, "window")
 			return f.err
 		}
 		s.win, s.hasWin = f.w, true

@@ -207,6 +207,9 @@ func (m WindowMatch) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// Matches reports whether w is a window m selects.
+func (m WindowMatch) Matches(w Window) bool { return m.matches(w) }
+
 func (m WindowMatch) matches(w Window) bool {
 	if !m.IncludeHidden && !w.Viewable {
 		return false

@@ -22,6 +22,7 @@ const (
 	KindAppLaunched    Kind = "app.launched"    // AppLaunched
 	KindAppWindow      Kind = "app.window"      // AppWindow; Box: the window
 	KindAppExited      Kind = "app.exited"      // Message: how it ended
+	KindAppWindows     Kind = "app.windows"     // AppWindows; Message: what was seen; Screen: the capture at the timeout
 	KindTools          Kind = "tools"           // ToolList; Message: what widened it
 	KindScreen         Kind = "screen"          // ScreenCaptured; Screen: the capture's file
 	KindStepStarted    Kind = "step.started"    // Step, Tool, Args, Source

@@ -36,6 +36,9 @@ type Report struct {
 	Session      events.SessionStarted `json:"session"`
 	Timing       Timing                `json:"timing"`
 	Screens      int                   `json:"screens"`
+	// Startup is set when the application's window did not appear in time:
+	// what was on the display then.
+	Startup *Startup `json:"startup,omitempty"`
 }
 
 // ScenarioInfo identifies the scenario that ran.
@@ -146,6 +149,8 @@ func (b *Builder) Event(e events.Event) {
 		r.Session, _ = e.Data.(events.SessionStarted)
 	case events.KindScreen:
 		r.Screens++
+	case events.KindAppWindows:
+		r.Startup = startupFrom(e)
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
 	case events.KindStepEnded:

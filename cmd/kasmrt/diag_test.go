@@ -1,0 +1,32 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunWrongWindowClass checks that a scenario whose app.window names a
+// class the application does not have ends as test-error (exit 2), and that
+// the headless output lists the window that did appear with a matcher to
+// use instead.
+func TestRunWrongWindowClass(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm")
+	path, dir := runScenarioFile(t, `name: cmd wrong class
+app:
+  command: [xterm, -class, KasmRight, -title, the right one, -e, sleep, "3600"]
+  window: {class: KasmWrong}
+  startup_timeout_s: 1
+steps: [{observe_screen: {}}]
+`)
+	code, out, errs := kasmrt(t, "run", path, "--headless", "--display", "-", "--report", filepath.Join(dir, "report"))
+	if code != 2 {
+		t.Errorf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, w := range []string{"verdict: test-error (window-unmatched)", `"the right one" (class "KasmRight"`, "try app.window: {class: KasmRight}"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out)
+		}
+	}
+}
