@@ -67,6 +67,9 @@ type browserRun struct {
 	// browser's DevTools endpoint stops answering.
 	done      <-chan struct{}
 	stopWatch context.CancelFunc
+	// stopConsole ends the watch of the page's console.
+	stopConsole func()
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -80,6 +83,9 @@ func (w *browserRun) close() error {
 	w.closeOnce.Do(func() {
 		if w.stopWatch != nil {
 			w.stopWatch()
+		}
+		if w.stopConsole != nil {
+			w.stopConsole()
 		}
 		w.closeErr = w.b.Close()
 	})
@@ -194,6 +200,7 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 	}
 	w.tab = w.b.Tab()
 	s.web = w
+	w.stopConsole = s.watchConsole(w)
 	if w.attached {
 		w.done = s.watchAttached(w)
 		s.log("attached to Chromium at %s; closing the run only disconnects", spec.Attach)

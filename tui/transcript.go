@@ -62,6 +62,20 @@ func transcriptLine(e events.Event) string {
 		return fmt.Sprintf("app window %s %q at %s", d.ID, d.Title, formatRect(e.Box))
 	case events.KindAppExited:
 		return "app exited: " + e.Message
+	case events.KindAppWindows:
+		return "startup: " + e.Message
+	case events.KindConsole:
+		if summary, _ := e.Data["summary"].(bool); summary {
+			return fmt.Sprintf("browser console: %v messages (%v recorded)", e.Data["total"], e.Data["recorded"])
+		}
+		s := fmt.Sprintf("browser %v: %v", e.Data["level"], e.Data["text"])
+		if u := str(e.Data, "url"); u != "" {
+			if line := num(e.Data, "line"); line > 0 {
+				u += fmt.Sprintf(":%g", line)
+			}
+			s += " (" + u + ")"
+		}
+		return s
 	case events.KindScreen:
 		d, _ := e.Data.(events.ScreenCaptured)
 		return fmt.Sprintf("screen %s %dx%d", e.Screen, d.Width, d.Height)

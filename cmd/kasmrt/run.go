@@ -219,6 +219,14 @@ func (p *progressPrinter) event(e events.Event) {
 		fmt.Fprintf(p.w, "    grounding attempt %d: %s — %s\n", g.Attempt, g.Outcome, g.Reason)
 	case events.KindConcern:
 		fmt.Fprintf(p.w, "    concern: %s\n", e.Message)
+	case events.KindConsole:
+		// Only what a tester acts on: the page's warnings, errors and
+		// uncaught exceptions; every message is in the report.
+		switch level := e.Data["level"]; level {
+		case "warning", "error", "exception":
+			fmt.Fprintf(p.w, "    browser %v: %v\n", level, e.Data["text"])
+		}
+
 	case events.KindQuestion:
 		fmt.Fprintf(p.w, "    question %s: %s\n", e.Question.ID, e.Question.Text)
 	case events.KindModelRetry:

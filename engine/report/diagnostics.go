@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
 )
@@ -60,4 +61,55 @@ func decodeInto(v any, out any) {
 		return
 	}
 	_ = json.Unmarshal(b, out)
+}
+
+// MaxConsoleEntries is how many console messages report.json lists; the
+// rest are in events.jsonl (up to the run's own cap) and in the counts.
+const MaxConsoleEntries = 50
+
+// Browser is what the page's console said during the run.
+type Browser struct {
+	// Console lists the first messages, in order.
+	Console []ConsoleEntry `json:"console"`
+	// Counts are the messages per level ("log", "warning", "error",
+	// "exception"…), all of them, including those not listed.
+	Counts map[string]int `json:"counts"`
+	// Total is every message; Recorded those that became events.
+	Total    int `json:"total"`
+	Recorded int `json:"recorded"`
+}
+
+// ConsoleEntry is one console message, uncaught exception or browser log
+// entry.
+type ConsoleEntry struct {
+	T      time.Time `json:"t"`
+	Level  string    `json:"level"`
+	Source string    `json:"source"`
+	Text   string    `json:"text"`
+	URL    string    `json:"url,omitempty"`
+	Line   int       `json:"line,omitempty"`
+}
+
+// consoleInto folds a browser.console event into b: a message, or the
+// closing summary whose counts include the messages not recorded.
+func consoleInto(b *Browser, e events.Event) *Browser {
+	if b == nil {
+		b = &Browser{Console: []ConsoleEntry{}, Counts: map[string]int{}}
+	}
+	if summary, _ := e.Data["summary"].(bool); summary {
+		counts := map[string]int{}
+		decodeInto(e.Data["counts"], &counts)
+		b.Counts = counts
+		b.Total, b.Recorded = intOf(e.Data, "total"), intOf(e.Data, "recorded")
+		return b
+	}
+	level := str(e.Data, "level")
+	b.Counts[level]++
+	b.Total++
+	b.Recorded++
+	if len(b.Console) < MaxConsoleEntries {
+		b.Console = append(b.Console, ConsoleEntry{T: e.T, Level: level, Source: str(e.Data, "source"),
+			Text: str(e.Data, "text"), URL: str(e.Data, "url"), Line: intOf(e.Data, "line")})
+	}
+	return b
 }

@@ -39,6 +39,8 @@ type Report struct {
 	// Startup is set when the application's window did not appear in time:
 	// what was on the display then.
 	Startup *Startup `json:"startup,omitempty"`
+	// Browser is set when the page's console said anything.
+	Browser *Browser `json:"browser,omitempty"`
 }
 
 // ScenarioInfo identifies the scenario that ran.
@@ -151,6 +153,8 @@ func (b *Builder) Event(e events.Event) {
 		r.Screens++
 	case events.KindAppWindows:
 		r.Startup = startupFrom(e)
+	case events.KindConsole:
+		r.Browser = consoleInto(r.Browser, e)
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
 	case events.KindStepEnded:

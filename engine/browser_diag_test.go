@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// TestBrowserConsoleInReport serves a page that logs, leaks a secret to its
+// console, fails a request and throws, and checks that each message is an
+// event and in report.json with its counts, with the secret redacted.
+func TestBrowserConsoleInReport(t *testing.T) {
+	browserNeed(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, `<!doctype html><html><head><title>Noisy</title></head><body>
+<button id="go" onclick="console.error('clicked, token %s'); null.property">Go</button>
+<img src="/missing.png">
+<script>console.log("page loaded"); console.warn("deprecated call")</script>
+</body></html>`, browserSecret)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: noisy page
+browser:
+  start_url: ` + srv.URL + `/
+  headless: true
+provides:
+  token: {secret: {env: TOKEN}}
+cdp_targets:
+  go: "#go"
+steps:
+  - cdp_click: go
+  - wait: 0.3
+`,
+		env: map[string]string{"TOKEN": browserSecret},
+	})
+	if o.res.Verdict != events.VerdictPass {
+		t.Fatalf("verdict %s/%s, want pass: %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	var texts []string
+	for _, e := range o.events {
+		if e.Kind == events.KindConsole && e.Data["summary"] == nil {
+			texts = append(texts, fmt.Sprintf("%v %v: %v", e.Data["level"], e.Data["source"], e.Data["text"]))
+		}
+	}
+	joined := strings.Join(texts, "\n")
+	for _, w := range []string{"log console: page loaded", "warning console: deprecated call",
+		"error console: clicked, token [REDACTED]", "exception exception: Uncaught TypeError: Cannot read properties of null",
+		"error network: Failed to load resource"} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("browser.console events lack %q:\n%s", w, joined)
+		}
+	}
+	b := o.rep.Browser
+	if b == nil {
+		t.Fatal("report.json has no browser section")
+	}
+	if b.Total != len(texts) || b.Recorded != len(texts) || len(b.Console) != len(texts) {
+		t.Errorf("browser total %d, recorded %d, listed %d; want %d each", b.Total, b.Recorded, len(b.Console), len(texts))
+	}
+	// Two errors at least: the console.error and the missing image (the
+	// browser may also ask for a favicon the server lacks).
+	if b.Counts["exception"] != 1 || b.Counts["error"] < 2 || b.Counts["warning"] != 1 || b.Counts["log"] != 1 {
+		t.Errorf("browser.counts = %v", b.Counts)
+	}
+	for _, c := range b.Console {
+		if c.Level == "exception" && (c.URL != srv.URL+"/" || c.Line != 2) {
+			t.Errorf("the exception is placed at %s:%d, want the page's line 2", c.URL, c.Line)
+		}
+	}
+	browserNoSecret(t, o.info.reportDir)
+}
