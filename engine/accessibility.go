@@ -147,7 +147,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 		break
 	}
 	if err != nil {
-		return failed(failResolution, "%v", err)
+		return failed(failResolution, "%s", explainDriverError(err))
 	}
 	centre := ctl.Centre()
 	p := &events.Point{X: centre.X, Y: centre.Y}

@@ -537,7 +537,7 @@ func (s *runState) cdpFailure(err error) result {
 	if s.web != nil && !s.web.alive() {
 		return failed(failResolution, "the browser is gone: %v", err)
 	}
-	return failed(failResolution, "%v", err)
+	return failed(failResolution, "%s", explainDriverError(err))
 }
 
 // listInteractive formats elements one a line, as the model uses them in

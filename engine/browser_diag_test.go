@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
 
 // TestBrowserConsoleInReport serves a page that logs, leaks a secret to its
@@ -79,4 +80,52 @@ steps:
 		}
 	}
 	browserNoSecret(t, o.info.reportDir)
+}
+
+// TestBrowserErrorsWordedForTheAuthor drives real Chromium into the
+// failures an author meets (an element that is not rendered, a selector
+// that matches nothing) and checks each step says what was attempted, why
+// it failed and what to try, with the protocol's own words in parentheses.
+func TestBrowserErrorsWordedForTheAuthor(t *testing.T) {
+	browserNeed(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><html><head><title>Hidden</title></head><body>
+<button id="later" style="display:none">Appears later</button><p>nothing to click</p></body></html>`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	r := loopRun(t, loopCase{
+		scenario: `name: browser errors
+browser:
+  start_url: ` + srv.URL + `/
+  headless: true
+goal: Click the button.
+cdp_targets:
+  later: "#later"
+  missing: "#no-such-element"
+`,
+		script: []mt.Exchange{
+			mt.Call("cdp_click", `{"target": "later"}`),
+			mt.Call("cdp_click", `{"target": "missing"}`),
+			mt.Call("record_verdict", `{"verdict": "goal-not-met", "reason": "nothing to click"}`),
+		},
+	})
+	loopWantSteps(t, r.rep,
+		loopStep{"cdp_click", events.StatusError, "click #later failed: the element is not rendered"},
+		loopStep{"cdp_click", events.StatusError, "click #no-such-element failed: no element on the page matches the cdp target's selector"},
+		loopStep{"record_verdict", events.StatusOK, "goal-not-met"},
+	)
+	for _, c := range []struct {
+		step     int
+		try, raw string
+	}{
+		{0, "try waiting until it is visible with a cdp_wait (state: visible)", "(click #later: "},
+		{1, "try checking the selector in cdp_targets", "(click #no-such-element: no element matches #no-such-element)"},
+	} {
+		msg := r.rep.Steps[c.step].Message
+		if !strings.Contains(msg, c.try) || !strings.Contains(msg, c.raw) {
+			t.Errorf("step %d says %q, want %q and the raw error %q", c.step+1, msg, c.try, c.raw)
+		}
+	}
 }

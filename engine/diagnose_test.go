@@ -1,11 +1,18 @@
 package engine
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/godbus/dbus/v5"
+
+	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/engine/report"
@@ -198,6 +205,71 @@ func TestStartupTimeoutDiagnostics(t *testing.T) {
 			// The same section comes back from events.jsonl alone.
 			if again := report.Fold(o.events).Startup; again == nil || again.Suggestion != st.Suggestion || len(again.Windows) != len(st.Windows) {
 				t.Errorf("folded from events.jsonl: %+v", again)
+			}
+		})
+	}
+}
+
+// TestClickOffScreenWordedForTheAuthor clicks a target that lands past the
+// screen's edge on a real xterm: the step says why and what to check, keeps
+// the driver's words, and the run is the test's error, not the app's.
+func TestClickOffScreenWordedForTheAuthor(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	o := scriptRun(t, scriptRunSpec{scenario: `name: off screen
+app:
+  command: [xterm, -class, KasmEdge, -geometry, 40x8+100+0, -e, sleep, "3600"]
+  window: {class: KasmEdge}
+click_targets:
+  far: {x: 1250, y: 10, description: past the right edge once the window's offset is added}
+steps:
+  - click: far
+`})
+	if o.res.Verdict != events.VerdictTestError || o.res.Outcome != OutcomeStepError {
+		t.Fatalf("verdict %s (%s), want test-error (step-error): %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	msg := o.step(t, 1).Message
+	for _, w := range []string{"failed: the point is outside the screen", "try checking the click target's x and y", "(click at "} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("step 1 says %q, want %q", msg, w)
+		}
+	}
+}
+
+// TestExplainDriverError checks the wording of driver failures that a run
+// cannot easily provoke, and that errors already written for the author
+// pass unchanged.
+func TestExplainDriverError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"stale node", fmt.Errorf("click #go: locate: %w", errors.New("Could not find node with given id (-32000)")),
+			[]string{"click #go failed: the page changed", "try waiting for the page to settle", "(click #go: locate: Could not find node with given id (-32000))"}},
+		{"accessibility bus", fmt.Errorf("click Save: %w", dbus.Error{Name: "org.freedesktop.DBus.Error.NoReply", Body: []any{"Did not receive a reply"}}),
+			[]string{"click Save failed: the application did not answer over the accessibility bus", "(click Save: Did not receive a reply)"}},
+		{"window gone", fmt.Errorf("focus window 0x2a: %w", x11.ErrWindowGone),
+			[]string{"focus window 0x2a failed: the application's window no longer exists", "app.window"}},
+		{"timeout", fmt.Errorf("query #x: %w", context.DeadlineExceeded),
+			[]string{"query #x failed: it did not finish in time", "modal dialog"}},
+		{"unknown", errors.New("frobnicate: the X server said BadValue"),
+			[]string{"frobnicate failed: the driver refused the request (frobnicate: the X server said BadValue)"}},
+		{"already worded", &atspi.NotFoundError{Name: "Save", Available: []string{"Open"}},
+			[]string{`no control named "Save"; available: "Open"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := explainDriverError(tc.err)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("explainDriverError = %q, want %q", got, w)
+				}
+			}
+			if tc.name == "already worded" && got != tc.err.Error() {
+				t.Errorf("an author-facing error was rewritten: %q", got)
 			}
 		})
 	}

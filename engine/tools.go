@@ -131,7 +131,7 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		target, _ := c.Args["target"].(string)
 		p, err := s.clickPoint(target)
 		if err != nil {
-			return failed(failResolution, "%v", err)
+			return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
 		}
 		return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, fmt.Sprintf("clicked %s at (%d, %d)", target, p.X, p.Y), &p)
 	case "type_text":
@@ -231,7 +231,7 @@ func (s *runState) driverFailure(err error) result {
 		default:
 		}
 	}
-	return failed(failResolution, "%v", err)
+	return failed(failResolution, "%s", explainDriverError(err))
 }
 
 // input runs a screen-changing input action on the focused app window and
@@ -245,7 +245,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 	err := act()
 	if err != nil {
 		if errors.Is(err, x11.ErrUnknownKey) {
-			return failed(failResolution, "%v", err)
+			return failed(failResolution, "%s", explainDriverError(err))
 		}
 		return s.driverFailure(err)
 	}
