@@ -252,3 +252,23 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// Exit codes a POSIX shell uses for a command it could not run: the
+// author's command is wrong (or not installed), whatever the application
+// does.
+const (
+	exitCannotExecute = 126
+	exitNotFound      = 127
+)
+
+// shellCouldNotRun says, for a shell's exit code, why it could not run a
+// command, or "" when the code is the command's own.
+func shellCouldNotRun(code int) string {
+	switch code {
+	case exitNotFound:
+		return "the shell did not find the command (exit 127)"
+	case exitCannotExecute:
+		return "the shell found the command but could not execute it (exit 126)"
+	}
+	return ""
+}

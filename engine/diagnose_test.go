@@ -274,3 +274,69 @@ func TestExplainDriverError(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthorMistakesAreTestErrors checks the classification of commands the
+// scenario names but a shell cannot run: they checked nothing about the
+// application, so the run is test-error, while the same command failing on
+// its own terms stays app-failed.
+func TestAuthorMistakesAreTestErrors(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	tests := []struct {
+		name, scenario   string
+		verdict, outcome string
+		reason           string
+	}{
+		{
+			name: "declared check's program missing",
+			scenario: "name: missing program" + scriptXtermPlain + `steps:
+  - verify: {}
+tools:
+  verify: {run: shell, command: kasm-no-such-checker --all}
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeStepError,
+			reason: "verify could not run its command: the shell did not find the command (exit 127); check the command in tools.verify",
+		},
+		{
+			name: "declared check's script not executable",
+			scenario: "name: not executable" + scriptXtermPlain + `steps:
+  - verify: {}
+tools:
+  verify: {run: shell, command: ./check.sh}
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeStepError,
+			reason: "could not execute it (exit 126)",
+		},
+		{
+			name: "declared check fails on its own terms",
+			scenario: "name: check fails" + scriptXtermPlain + `steps:
+  - verify: {}
+tools:
+  verify: {run: shell, command: 'test -e never-written.txt'}
+`,
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			reason: "verify exited with status 1",
+		},
+		{
+			name: "app's program missing behind a shell",
+			scenario: `name: app missing
+app: {command: [sh, -c, 'exec kasm-no-such-app --flag']}
+steps: [{observe_screen: {}}]
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeLaunchFailed,
+			reason: "the application could not start: the shell did not find the command (exit 127); check app.command",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := scriptRun(t, scriptRunSpec{scenario: tc.scenario, files: map[string]string{"check.sh": "#!/bin/sh\nexit 0\n"}})
+			if o.res.Verdict != tc.verdict || o.res.Outcome != tc.outcome {
+				t.Fatalf("verdict %s (%s), want %s (%s): %v", o.res.Verdict, o.res.Outcome, tc.verdict, tc.outcome, o.res.Reasons)
+			}
+			if r := strings.Join(o.res.Reasons, "\n"); !strings.Contains(r, tc.reason) {
+				t.Errorf("reasons lack %q:\n%s", tc.reason, r)
+			}
+		})
+	}
+}

@@ -300,6 +300,11 @@ func (s *runState) launch(ctx context.Context) error {
 		<-ch
 		st := p.ExitStatus()
 		s.publish(events.Event{Kind: events.KindAppExited, Message: st.String()})
+		if why := shellCouldNotRun(st.Code); why != "" && st.Signal == 0 {
+			s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf(
+				"the application could not start: %s; check app.command and that its program is installed (app.log has the shell's words)", why))
+			return fmt.Errorf("app %s", st)
+		}
 		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared", st))
 		return fmt.Errorf("app %s", st)
 	case f := <-ch:

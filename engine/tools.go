@@ -349,6 +349,16 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			s.toolErrors++
 			return failed(failAssertion, "%s timed out after %s and was killed", c.Tool, timeout)
 		}
+		if why := shellCouldNotRun(res.ExitCode); why != "" {
+			// A command that never ran checked nothing about the
+			// application: the test is wrong, not the app.
+			s.toolErrors++
+			msg := fmt.Sprintf("%s could not run its command: %s; check the command in tools.%s and that its program is installed", c.Tool, why, c.Tool)
+			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
+				msg += " (" + e + ")"
+			}
+			return failed(failResolution, "%s", msg)
+		}
 		if res.ExitCode != 0 {
 			s.toolErrors++
 			msg := fmt.Sprintf("%s %s", c.Tool, res.Status)
