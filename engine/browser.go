@@ -264,7 +264,8 @@ func (s *runState) openStartPage(ctx context.Context, w *browserRun, startURL st
 		case <-time.After(startPageRetry):
 			continue
 		}
-		s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf("open the start page: %s: %v", why, err))
+		s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf(
+			"open the start page: %s; check browser.start_url and that the server behind it is up (%v)", why, err))
 		return err
 	}
 }

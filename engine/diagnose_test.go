@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 
@@ -338,5 +341,34 @@ steps: [{observe_screen: {}}]
 				t.Errorf("reasons lack %q:\n%s", tc.reason, r)
 			}
 		})
+	}
+}
+
+// TestFailedStepWithoutSessionSaysWhy kills the X server during a step: the
+// failed step can have no screen, and its message says why.
+func TestFailedStepWithoutSessionSaysWhy(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	var killed atomic.Bool
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: x killed` + scriptXtermPlain + `steps:
+  - wait: 2
+`,
+		onEvent: func(info scriptRunInfo, e events.Event) {
+			if e.Kind == events.KindStepStarted && e.Step == 1 && info.xvfbPID != 0 {
+				time.AfterFunc(300*time.Millisecond, func() {
+					if syscall.Kill(info.xvfbPID, syscall.SIGKILL) == nil {
+						killed.Store(true)
+					}
+				})
+			}
+		},
+	})
+	if !killed.Load() {
+		t.Fatal("the test never killed the X server")
+	}
+	s := o.step(t, 1)
+	if s.Status != events.StatusError || s.Screen != "" || !strings.Contains(s.Message, "no screen was captured: the X server went away") {
+		t.Errorf("step 1: %s, screen %q, %q", s.Status, s.Screen, s.Message)
 	}
 }
