@@ -9,6 +9,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // TestBrowserConsoleInReport serves a page that logs, leaks a secret to its
@@ -127,5 +128,42 @@ cdp_targets:
 		if !strings.Contains(msg, c.try) || !strings.Contains(msg, c.raw) {
 			t.Errorf("step %d says %q, want %q and the raw error %q", c.step+1, msg, c.try, c.raw)
 		}
+	}
+}
+
+// TestBrowserConsoleIsCapped serves a page that logs in a loop: the first
+// messages become events, the rest are counted, and report.json lists
+// fewer still with the true totals.
+func TestBrowserConsoleIsCapped(t *testing.T) {
+	browserNeed(t)
+	const logged = maxConsoleEvents + 100
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><html><head><link rel="icon" href="data:,"></head><body>
+<script>for (let i = 0; i < %d; i++) console.log("line " + i)</script></body></html>`, logged)
+	}))
+	t.Cleanup(srv.Close)
+	o := scriptRun(t, scriptRunSpec{scenario: `name: chatty page
+browser:
+  start_url: ` + srv.URL + `/
+  headless: true
+steps:
+  - wait: 0.5
+`})
+	if o.res.Verdict != events.VerdictPass {
+		t.Fatalf("verdict %s/%s, want pass: %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	n := 0
+	for _, e := range o.events {
+		if e.Kind == events.KindConsole && e.Data["summary"] == nil {
+			n++
+		}
+	}
+	b := o.rep.Browser
+	if n != maxConsoleEvents || b == nil || b.Total != logged || b.Recorded != maxConsoleEvents ||
+		b.Counts["log"] != logged || len(b.Console) != report.MaxConsoleEntries {
+		t.Fatalf("%d console events; browser section %+v", n, b)
+	}
+	if b.Console[0].Text != "line 0" {
+		t.Errorf("the first listed message is %q, want the page's first", b.Console[0].Text)
 	}
 }
