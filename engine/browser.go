@@ -264,6 +264,11 @@ func (s *runState) openStartPage(ctx context.Context, w *browserRun, startURL st
 		case <-time.After(startPageRetry):
 			continue
 		}
+		// The screen shows what the browser made of it (an error page, a
+		// dialog, a blank tab).
+		if _, noScreen := s.failureScreen(ctx, 0); noScreen != "" {
+			s.log("no screen at the start page's failure: %s", noScreen)
+		}
 		s.stop(events.VerdictAppFailed, OutcomeStartup, fmt.Sprintf(
 			"open the start page: %s; check browser.start_url and that the server behind it is up (%v)", why, err))
 		return err

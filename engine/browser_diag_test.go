@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -165,5 +166,37 @@ steps:
 	}
 	if b.Console[0].Text != "line 0" {
 		t.Errorf("the first listed message is %q, want the page's first", b.Console[0].Text)
+	}
+}
+
+// TestBrowserStartPageFailureHasScreen: a start page that never loads (no
+// server listens) ends the run at startup with a screen of what the browser
+// showed and a reason that says what to check.
+func TestBrowserStartPageFailureHasScreen(t *testing.T) {
+	browserNeed(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	o := scriptRun(t, scriptRunSpec{scenario: `name: no server
+app:
+  command: [sleep, "30"]
+  startup_timeout_s: 1
+browser:
+  start_url: http://` + addr + `/
+  headless: true
+steps:
+  - observe_screen: {}
+`})
+	if o.res.Verdict != events.VerdictAppFailed || o.res.Outcome != OutcomeStartup {
+		t.Fatalf("verdict %s/%s, want app-failed/startup-timeout: %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	if r := strings.Join(o.res.Reasons, "\n"); !strings.Contains(r, "check browser.start_url") {
+		t.Errorf("reasons %q do not say what to check", r)
+	}
+	if o.rep.Screens == 0 {
+		t.Error("no screen at the start page's failure")
 	}
 }
