@@ -154,8 +154,14 @@ func rowText(r Row) (text, status string) {
 		}
 		return text, ""
 	case RowApp:
-		if e.Kind == events.KindAppLaunched {
+		switch e.Kind {
+		case events.KindAppLaunched:
 			return "  " + formatAppLaunched(e), ""
+		case events.KindAppWindows:
+			return "  startup: " + e.Message, ""
+		case events.KindConsole:
+			d, _ := e.Data.(events.ConsoleMessage)
+			return fmt.Sprintf("  browser %s: %s", d.Level, d.Text), ""
 		}
 		return "  app exited: " + e.Message, ""
 	case RowLoop:

@@ -168,8 +168,14 @@ func (s *State) Apply(index int, e events.Event) {
 			s.Deadline = time.Duration(d.DeadlineS * float64(time.Second))
 		}
 		s.Reserve = reserveOf(d)
-	case events.KindAppLaunched, events.KindAppExited:
+	case events.KindAppLaunched, events.KindAppExited, events.KindAppWindows:
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
+	case events.KindConsole:
+		// The page's errors and uncaught exceptions are worth a row; its
+		// ordinary logging stays in the report.
+		if d, _ := e.Data.(events.ConsoleMessage); d.Level == "error" || d.Level == "exception" {
+			s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
+		}
 	case events.KindScreen:
 		s.setScreen(e.Screen)
 		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {

@@ -1,0 +1,40 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// TestTimelineDiagnosticsGolden renders the rows a failing run's
+// diagnostics add to the timeline: the page's errors and uncaught
+// exceptions (not its ordinary logging) and the windows seen at a startup
+// timeout.
+func TestTimelineDiagnosticsGolden(t *testing.T) {
+	t.Parallel()
+	at := func(ms int) time.Time { return sampleStart.Add(time.Duration(ms) * time.Millisecond) }
+	evs := []events.Event{
+		{Kind: events.KindRunStarted, Data: map[string]any{"scenario": "diag", "mode": "scripted"}},
+		{Kind: events.KindAppLaunched, Data: map[string]any{"command": []string{"chromium"}, "pid": 42.0}},
+		{Kind: events.KindConsole, Data: map[string]any{"level": "log", "source": "console", "text": "page loaded"}},
+		{Kind: events.KindConsole, Data: map[string]any{"level": "error", "source": "network", "text": "Failed to load resource: 404"}},
+		{Kind: events.KindConsole, Data: map[string]any{"level": "exception", "source": "exception", "text": "Uncaught TypeError: x is null"}},
+		{Kind: events.KindAppWindows, Message: `no window matching class "Wrong" appeared within 2s, but the application showed 1 window`},
+	}
+	for i := range evs {
+		evs[i].Seq, evs[i].T = int64(i+1), at(i*100)
+	}
+	st := FoldState(evs)
+	if len(st.Rows) != 4 {
+		t.Fatalf("%d rows, want the launch, the error, the exception and the startup", len(st.Rows))
+	}
+	th := testTheme(t, true)
+	tp := timelinePane{selected: -1}
+	out := box(th.Styles, "timeline", tp.View(th.Styles, st.Rows, 78, 6), 80, 8, false)
+	checkRect(t, out)
+	golden.RequireEqual(t, pinned(t, out, colorprofile.Ascii))
+}
