@@ -94,64 +94,95 @@ type windowLister interface {
 // application did show a window and only the scenario's matcher missed it,
 // the run is a test-error; when it showed none, the application failed.
 func (s *runState) startupTimedOut(ctx context.Context, m x11.WindowMatch, timeout time.Duration, what string) {
-	rel, why := s.failureScreen(ctx, 0)
-	var all []x11.Window
+	rel, noScreen := s.failureScreen(ctx, 0)
+	seen := s.seeWindows()
+	why, suggestion, authorsMistake := seen.explain(m)
+	reason := fmt.Sprintf("no %s matching %s appeared within %s%s", what, m, timeout, why)
+	verdict, outcome := events.VerdictAppFailed, OutcomeStartup
+	if authorsMistake {
+		verdict, outcome = events.VerdictTestError, OutcomeWindowUnmatched
+	}
+	data := map[string]any{"match": m.String(), "timeout_s": timeout.Seconds(), "windows": seen.listed()}
+	if suggestion != "" {
+		data["suggestion"] = suggestion
+	}
+	if rel == "" {
+		data["no_screen"] = noScreen
+	}
+	s.publish(events.Event{Kind: events.KindAppWindows, Message: reason, Screen: rel, Data: data})
+	s.stop(verdict, outcome, reason)
+}
+
+// windowsSeen are the display's top-level windows, with the application's
+// own sorted into those it shows and those it keeps unmapped.
+type windowsSeen struct {
+	all, shown, hidden []x11.Window
+	mine               map[uint32]bool
+}
+
+// seeWindows lists the display's windows now.
+func (s *runState) seeWindows() windowsSeen {
+	seen := windowsSeen{mine: map[uint32]bool{}}
 	if l, ok := s.desk.(windowLister); ok {
 		ws, err := l.Windows()
 		if err != nil {
-			s.log("list the windows after the startup timeout: %v", err)
+			s.log("list the windows: %v", err)
 		}
-		all = ws
+		seen.all = ws
 	}
 	appPID := 0
 	if s.app != nil {
 		appPID = s.app.PID()
 	}
 	owned := s.session != nil && s.session.Owned()
-	var shown, hidden []x11.Window
-	listed := make([]map[string]any, 0, len(all))
-	for _, w := range all {
-		mine := ownedBy(w, appPID, owned)
-		if mine && w.Viewable {
-			shown = append(shown, w)
-		} else if mine {
-			hidden = append(hidden, w)
+	for _, w := range seen.all {
+		if !ownedBy(w, appPID, owned) {
+			continue
 		}
-		listed = append(listed, map[string]any{
+		seen.mine[w.ID] = true
+		if w.Viewable {
+			seen.shown = append(seen.shown, w)
+		} else {
+			seen.hidden = append(seen.hidden, w)
+		}
+	}
+	return seen
+}
+
+// explain says, as the tail of a sentence, what was on the display when m
+// found nothing, suggests an app.window for the application's window, and
+// reports whether the scenario is to blame: the application showed a window
+// that m does not describe.
+func (seen windowsSeen) explain(m x11.WindowMatch) (why, suggestion string, authorsMistake bool) {
+	switch {
+	case len(seen.shown) > 0:
+		suggestion = suggestWindow(seen.shown)
+		cause := "the scenario's app.window does not match it"
+		if m.PID != 0 && noPID(seen.shown) {
+			cause = "it sets no _NET_WM_PID, so matching by process cannot find it"
+		}
+		return fmt.Sprintf(", but the application showed %s: %s; %s (try %s)",
+			plural(len(seen.shown), "window"), describeWindows(seen.shown), cause, suggestion), suggestion, true
+	case len(seen.hidden) > 0:
+		return fmt.Sprintf("; the application created %s but mapped none: %s",
+			plural(len(seen.hidden), "window"), describeWindows(seen.hidden)), "", false
+	case len(seen.all) > 0:
+		return fmt.Sprintf("; the application showed no window (on the display: %s)", describeWindows(seen.all)), "", false
+	}
+	return "; no window appeared on the display at all", "", false
+}
+
+// listed is every window as report.json's startup.windows lists it.
+func (seen windowsSeen) listed() []map[string]any {
+	out := make([]map[string]any, 0, len(seen.all))
+	for _, w := range seen.all {
+		out = append(out, map[string]any{
 			"id": fmt.Sprintf("0x%x", w.ID), "title": w.Title, "class": w.Class, "instance": w.Instance,
 			"pid": w.PID, "x": w.X, "y": w.Y, "width": w.Width, "height": w.Height,
-			"viewable": w.Viewable, "application": mine,
+			"viewable": w.Viewable, "application": seen.mine[w.ID],
 		})
 	}
-	reason := fmt.Sprintf("no %s matching %s appeared within %s", what, m, timeout)
-	verdict, outcome := events.VerdictAppFailed, OutcomeStartup
-	suggestion := ""
-	switch {
-	case len(shown) > 0:
-		verdict, outcome = events.VerdictTestError, OutcomeWindowUnmatched
-		suggestion = suggestWindow(shown)
-		why := "the scenario's app.window does not match it"
-		if m.PID != 0 && noPID(shown) {
-			why = "it sets no _NET_WM_PID, so matching by process cannot find it"
-		}
-		reason += fmt.Sprintf(", but the application showed %s: %s; %s (try %s)",
-			plural(len(shown), "window"), describeWindows(shown), why, suggestion)
-	case len(hidden) > 0:
-		reason += fmt.Sprintf("; the application created %s but mapped none: %s", plural(len(hidden), "window"), describeWindows(hidden))
-	case len(all) > 0:
-		reason += fmt.Sprintf("; the application showed no window (on the display: %s)", describeWindows(all))
-	default:
-		reason += "; no window appeared on the display at all"
-	}
-	data := map[string]any{"match": m.String(), "timeout_s": timeout.Seconds(), "windows": listed}
-	if suggestion != "" {
-		data["suggestion"] = suggestion
-	}
-	if rel == "" {
-		data["no_screen"] = why
-	}
-	s.publish(events.Event{Kind: events.KindAppWindows, Message: reason, Screen: rel, Data: data})
-	s.stop(verdict, outcome, reason)
+	return out
 }
 
 // ownedBy reports whether w belongs to the application: its _NET_WM_PID is
