@@ -52,8 +52,8 @@ steps:
 	}
 	var texts []string
 	for _, e := range o.events {
-		if e.Kind == events.KindConsole && e.Data["summary"] == nil {
-			texts = append(texts, fmt.Sprintf("%v %v: %v", e.Data["level"], e.Data["source"], e.Data["text"]))
+		if d, ok := e.Data.(events.ConsoleMessage); ok {
+			texts = append(texts, fmt.Sprintf("%s %s: %s", d.Level, d.Source, d.Text))
 		}
 	}
 	joined := strings.Join(texts, "\n")
@@ -155,7 +155,7 @@ steps:
 	}
 	n := 0
 	for _, e := range o.events {
-		if e.Kind == events.KindConsole && e.Data["summary"] == nil {
+		if e.Kind == events.KindConsole {
 			n++
 		}
 	}

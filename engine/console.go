@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
@@ -52,12 +53,10 @@ func (s *runState) watchConsole(w *browserRun) (stop func()) {
 			return
 		}
 		// Redact before cutting, so no half of a secret survives the cut.
-		data := map[string]any{"level": m.Level, "source": m.Source,
-			"text": truncate(s.r.Redact(m.Text), maxConsoleTextChars), "url": s.r.Redact(m.URL)}
-		if m.Line > 0 {
-			data["line"] = m.Line
-		}
-		s.publish(events.Event{Kind: events.KindConsole, Data: data})
+		s.publish(events.Event{Kind: events.KindConsole, Data: events.ConsoleMessage{
+			Level: m.Level, Source: m.Source, Text: truncate(s.r.Redact(m.Text), maxConsoleTextChars),
+			URL: s.r.Redact(m.URL), Line: m.Line,
+		}})
 	})
 	return func() {
 		stopWatch()
@@ -66,12 +65,8 @@ func (s *runState) watchConsole(w *browserRun) (stop func()) {
 		if log.total == 0 {
 			return
 		}
-		counts := make(map[string]any, len(log.counts))
-		for k, v := range log.counts {
-			counts[k] = v
-		}
-		s.publish(events.Event{Kind: events.KindConsole, Data: map[string]any{
-			"summary": true, "total": log.total, "recorded": log.recorded, "counts": counts,
+		s.publish(events.Event{Kind: events.KindConsoleSummary, Data: events.ConsoleSummary{
+			Total: log.total, Recorded: log.recorded, Counts: maps.Clone(log.counts),
 		}})
 	}
 }

@@ -18,6 +18,10 @@ import (
 // runs even when the step was cut short, so it cannot wait for long.
 const failureScreenTimeout = 3 * time.Second
 
+// failureScreenRetry is the pause between attempts at a page that refuses
+// to be captured.
+const failureScreenRetry = 100 * time.Millisecond
+
 // withFailureScreen attaches a capture of the screen as it is now to a step
 // that did not succeed and has no screen of its own, so every failed or
 // refused step shows what the application looked like. The capture is
@@ -60,7 +64,18 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 		if !s.web.alive() {
 			return "", "the browser is gone"
 		}
-		img, err = s.web.screenshot(ctx)
+		// A page between documents (a failed navigation that is committing
+		// its error page) refuses captures for a moment: ask again.
+		for {
+			img, err = s.web.screenshot(ctx)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(failureScreenRetry):
+			}
+		}
 	} else {
 		img, err = s.desk.Capture(ctx)
 	}
@@ -72,9 +87,8 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 		return "", err.Error()
 	}
 	b := img.Bounds()
-	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Step: n, Data: map[string]any{
-		"width": b.Dx(), "height": b.Dy(), "settled": false, "diagnostic": true,
-	}})
+	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Step: n,
+		Data: events.ScreenCaptured{Width: b.Dx(), Height: b.Dy(), Diagnostic: true}})
 	return rel, ""
 }
 
@@ -102,14 +116,9 @@ func (s *runState) startupTimedOut(ctx context.Context, m x11.WindowMatch, timeo
 	if authorsMistake {
 		verdict, outcome = events.VerdictTestError, OutcomeWindowUnmatched
 	}
-	data := map[string]any{"match": m.String(), "timeout_s": timeout.Seconds(), "windows": seen.listed()}
-	if suggestion != "" {
-		data["suggestion"] = suggestion
-	}
-	if rel == "" {
-		data["no_screen"] = noScreen
-	}
-	s.publish(events.Event{Kind: events.KindAppWindows, Message: reason, Screen: rel, Data: data})
+	s.publish(events.Event{Kind: events.KindAppWindows, Message: reason, Screen: rel, Data: events.AppWindows{
+		Match: m.String(), TimeoutS: timeout.Seconds(), Windows: seen.listed(), Suggestion: suggestion, NoScreen: noScreen,
+	}})
 	s.stop(verdict, outcome, reason)
 }
 
@@ -173,13 +182,13 @@ func (seen windowsSeen) explain(m x11.WindowMatch) (why, suggestion string, auth
 }
 
 // listed is every window as report.json's startup.windows lists it.
-func (seen windowsSeen) listed() []map[string]any {
-	out := make([]map[string]any, 0, len(seen.all))
+func (seen windowsSeen) listed() []events.WindowSeen {
+	out := make([]events.WindowSeen, 0, len(seen.all))
 	for _, w := range seen.all {
-		out = append(out, map[string]any{
-			"id": fmt.Sprintf("0x%x", w.ID), "title": w.Title, "class": w.Class, "instance": w.Instance,
-			"pid": w.PID, "x": w.X, "y": w.Y, "width": w.Width, "height": w.Height,
-			"viewable": w.Viewable, "application": seen.mine[w.ID],
+		out = append(out, events.WindowSeen{
+			ID: fmt.Sprintf("0x%x", w.ID), Title: w.Title, Class: w.Class, Instance: w.Instance,
+			PID: w.PID, X: w.X, Y: w.Y, Width: w.Width, Height: w.Height,
+			Viewable: w.Viewable, Application: seen.mine[w.ID],
 		})
 	}
 	return out

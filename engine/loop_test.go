@@ -231,7 +231,7 @@ func loopScreens(r loopResult) []string {
 	var out []string
 	for _, e := range r.events {
 		// A diagnostic screen documents a failed call; it is not one that ran.
-		if e.Kind == events.KindScreen && e.Data["diagnostic"] != true {
+		if d, _ := e.Data.(events.ScreenCaptured); e.Kind == events.KindScreen && !d.Diagnostic {
 			out = append(out, e.Screen)
 		}
 	}

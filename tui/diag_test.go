@@ -16,13 +16,14 @@ import (
 // timeout.
 func TestTimelineDiagnosticsGolden(t *testing.T) {
 	t.Parallel()
-	at := func(ms int) time.Time { return sampleStart.Add(time.Duration(ms) * time.Millisecond) }
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	evs := []events.Event{
-		{Kind: events.KindRunStarted, Data: map[string]any{"scenario": "diag", "mode": "scripted"}},
-		{Kind: events.KindAppLaunched, Data: map[string]any{"command": []string{"chromium"}, "pid": 42.0}},
-		{Kind: events.KindConsole, Data: map[string]any{"level": "log", "source": "console", "text": "page loaded"}},
-		{Kind: events.KindConsole, Data: map[string]any{"level": "error", "source": "network", "text": "Failed to load resource: 404"}},
-		{Kind: events.KindConsole, Data: map[string]any{"level": "exception", "source": "exception", "text": "Uncaught TypeError: x is null"}},
+		{Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "diag", Mode: "scripted"}},
+		{Kind: events.KindAppLaunched, Data: events.AppLaunched{Command: []string{"chromium"}, PID: 42}},
+		{Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "log", Source: "console", Text: "page loaded"}},
+		{Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "error", Source: "network", Text: "Failed to load resource: 404"}},
+		{Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "exception", Source: "exception", Text: "Uncaught TypeError: x is null"}},
 		{Kind: events.KindAppWindows, Message: `no window matching class "Wrong" appeared within 2s, but the application showed 1 window`},
 	}
 	for i := range evs {

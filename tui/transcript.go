@@ -64,14 +64,16 @@ func transcriptLine(e events.Event) string {
 		return "app exited: " + e.Message
 	case events.KindAppWindows:
 		return "startup: " + e.Message
+	case events.KindConsoleSummary:
+		d, _ := e.Data.(events.ConsoleSummary)
+		return fmt.Sprintf("browser console: %d messages (%d recorded)", d.Total, d.Recorded)
 	case events.KindConsole:
-		if summary, _ := e.Data["summary"].(bool); summary {
-			return fmt.Sprintf("browser console: %v messages (%v recorded)", e.Data["total"], e.Data["recorded"])
-		}
-		s := fmt.Sprintf("browser %v: %v", e.Data["level"], e.Data["text"])
-		if u := str(e.Data, "url"); u != "" {
-			if line := num(e.Data, "line"); line > 0 {
-				u += fmt.Sprintf(":%g", line)
+		d, _ := e.Data.(events.ConsoleMessage)
+		s := fmt.Sprintf("browser %s: %s", d.Level, d.Text)
+		if d.URL != "" {
+			u := d.URL
+			if d.Line > 0 {
+				u += fmt.Sprintf(":%d", d.Line)
 			}
 			s += " (" + u + ")"
 		}

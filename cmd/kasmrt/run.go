@@ -222,9 +222,9 @@ func (p *progressPrinter) event(e events.Event) {
 	case events.KindConsole:
 		// Only what a tester acts on: the page's warnings, errors and
 		// uncaught exceptions; every message is in the report.
-		switch level := e.Data["level"]; level {
+		switch d, _ := e.Data.(events.ConsoleMessage); d.Level {
 		case "warning", "error", "exception":
-			fmt.Fprintf(p.w, "    browser %v: %v\n", level, e.Data["text"])
+			fmt.Fprintf(p.w, "    browser %s: %s\n", d.Level, d.Text)
 		}
 
 	case events.KindQuestion:

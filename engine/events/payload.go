@@ -70,6 +70,9 @@ type ScreenCaptured struct {
 	Width   int  `json:"width"`
 	Height  int  `json:"height"`
 	Settled bool `json:"settled"`
+	// Diagnostic marks a capture that documents a failure (a failed or
+	// refused step, a startup timeout) rather than one a tool made.
+	Diagnostic bool `json:"diagnostic,omitempty"`
 }
 
 // ModelRequest is model.request's payload: the size of one request.
@@ -237,6 +240,12 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[LoopEnded](raw)
 	case KindRunEnded:
 		return decodeAs[RunEnded](raw)
+	case KindAppWindows:
+		return decodeAs[AppWindows](raw)
+	case KindConsole:
+		return decodeAs[ConsoleMessage](raw)
+	case KindConsoleSummary:
+		return decodeAs[ConsoleSummary](raw)
 	}
 	return RawData{kind: kind, JSON: append(json.RawMessage(nil), raw...)}, nil
 }

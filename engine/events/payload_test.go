@@ -24,6 +24,10 @@ func payloadSamples() []Payload {
 		ModelFailed{Consecutive: 2},
 		LoopEnded{Iterations: 5, Malformed: 1, ToolErrors: 2, Rescued: 1},
 		RunEnded{Report: "reports/x"},
+		AppWindows{Match: `class "Wrong"`, TimeoutS: 1.5, Suggestion: "app.window: {class: XTerm}", NoScreen: "gone",
+			Windows: []WindowSeen{{ID: "0x1", Title: "t", Class: "XTerm", Instance: "xterm", PID: 7, X: 1, Y: 2, Width: 3, Height: 4, Viewable: true, Application: true}}},
+		ConsoleMessage{Level: "error", Source: "network", Text: "Failed to load resource", URL: "http://x/", Line: 3},
+		ConsoleSummary{Total: 300, Recorded: 200, Counts: map[string]int{"log": 299, "exception": 1}},
 	}
 }
 

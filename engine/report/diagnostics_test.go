@@ -19,7 +19,8 @@ func TestFoldConsole(t *testing.T) {
 		if i%10 == 0 {
 			level = "error"
 		}
-		evs = append(evs, events.Event{Kind: events.KindConsole, Data: map[string]any{"level": level, "source": "console", "text": "m", "url": "http://x/", "line": i + 1}})
+		evs = append(evs, events.Event{Kind: events.KindConsole,
+			Data: events.ConsoleMessage{Level: level, Source: "console", Text: "m", URL: "http://x/", Line: i + 1}})
 	}
 	tests := []struct {
 		name                     string
@@ -27,8 +28,8 @@ func TestFoldConsole(t *testing.T) {
 		total, recorded, errorsN int
 	}{
 		{"killed before the summary", nil, MaxConsoleEntries + 10, MaxConsoleEntries + 10, 6},
-		{"with the summary", &events.Event{Kind: events.KindConsole, Data: map[string]any{
-			"summary": true, "total": 500, "recorded": MaxConsoleEntries + 10, "counts": map[string]any{"log": 400, "error": 100},
+		{"with the summary", &events.Event{Kind: events.KindConsoleSummary, Data: events.ConsoleSummary{
+			Total: 500, Recorded: MaxConsoleEntries + 10, Counts: map[string]int{"log": 400, "error": 100},
 		}}, 500, MaxConsoleEntries + 10, 100},
 	}
 	for _, tc := range tests {

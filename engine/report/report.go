@@ -153,7 +153,7 @@ func (b *Builder) Event(e events.Event) {
 		r.Screens++
 	case events.KindAppWindows:
 		r.Startup = startupFrom(e)
-	case events.KindConsole:
+	case events.KindConsole, events.KindConsoleSummary:
 		r.Browser = consoleInto(r.Browser, e)
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
