@@ -29,8 +29,9 @@ type Options struct {
 	// Sinks receive every event, redacted, in order (console, --json).
 	// They are called synchronously and must not block.
 	Sinks []func(events.Event)
-	// Display overrides the operator file's session.display and $DISPLAY;
-	// "-" forces an embedded Xvfb.
+	// Display overrides the operator file's session.display; "-" forces an
+	// embedded Xvfb. $DISPLAY is never used on its own, so a run started
+	// from a desktop terminal does not drive the operator's own screen.
 	Display string
 	// Interactive marks a run with an operator at a console: it gets an
 	// inbox of its own, so ask_human is offered.
@@ -278,8 +279,10 @@ func (r *Runner) appDir() string {
 	return r.scenarioDir()
 }
 
-// display picks the X display: the flag, the operator file, $DISPLAY,
-// or "" for an embedded Xvfb.
+// display picks the X display: the flag, the operator file, or "" for an
+// embedded Xvfb. $DISPLAY is deliberately not consulted: every desktop
+// terminal sets it, and using it would put the app on the operator's
+// screen, move their pointer and send their desktop to the model.
 func (r *Runner) display() string {
 	switch d := r.opts.Display; d {
 	case "-":
@@ -288,10 +291,7 @@ func (r *Runner) display() string {
 	default:
 		return d
 	}
-	if d := r.files.Operator.Session.Display; d != "" {
-		return d
-	}
-	return r.getenv("DISPLAY")
+	return r.files.Operator.Session.Display
 }
 
 // Ensure the drivers' types satisfy what the engine needs of them.

@@ -42,8 +42,9 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario and write its report",
-		Long: `run launches the scenario's application in an X11 session ($DISPLAY, or its
-own Xvfb when there is none), runs its steps or its goal, and writes the report
+		Long: `run launches the scenario's application in an X11 session (its own Xvfb,
+unless --display or session.display names an existing display; $DISPLAY is
+never used on its own), runs its steps or its goal, and writes the report
 directory. The console shows the run live when stdout is a terminal; otherwise,
 or with --headless, a line per step is printed (--json prints every event).
 
@@ -63,7 +64,7 @@ Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 	fl.BoolVar(&f.headless, "headless", false, "print progress lines instead of the console")
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line (implies --headless)")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
-	fl.StringVar(&f.display, "display", "", `X display to use ("-" forces an embedded Xvfb)`)
+	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
 	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
 	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file")
