@@ -325,6 +325,9 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	if s.session != nil {
 		env = append(env, "DISPLAY="+s.session.Display())
 	}
+	for _, k := range sortedKeys(dt.Env) {
+		env = append(env, k+"="+dt.Env[k])
+	}
 	var out strings.Builder
 	for _, cmd := range cmds {
 		res, err := proc.RunCommand(ctx, proc.CommandSpec{Shell: cmd, Env: env, Dir: s.r.appDir(), Timeout: timeout})

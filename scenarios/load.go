@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Lookup reads an environment variable; os.LookupEnv in production.
@@ -52,10 +52,12 @@ func Load(scenarioPath, operatorPath string, lookup Lookup) (*Files, error) {
 	return &Files{Scenario: sc, Operator: op}, nil
 }
 
+// readInput reads a scenario or operator file: a regular file of at most
+// maxFileBytes.
 func readInput(path string) ([]byte, Problems) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, maxFileBytes)
 	if err != nil {
-		return nil, Problems{{Pos: Pos{File: path}, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}}
+		return nil, Problems{{Pos: Pos{File: path}, Msg: fmt.Sprintf("cannot read: %v", err)}}
 	}
 	return data, nil
 }
@@ -155,6 +157,7 @@ func ParseOperator(path string, data []byte, lookup Lookup) (*Operator, Problems
 	if len(all) > 0 {
 		return nil, all
 	}
+	o.Warnings = v.warnings
 	return &o, nil
 }
 
@@ -175,6 +178,7 @@ type validator struct {
 	file     string
 	keys     map[string]Pos
 	problems Problems
+	warnings Problems
 }
 
 // at returns where key path was written, falling back to its parent's
@@ -199,6 +203,12 @@ func (v *validator) fail(pos Pos, format string, args ...any) {
 
 func (v *validator) failAt(path, format string, args ...any) {
 	v.fail(v.at(path), format, args...)
+}
+
+// warnAt records something legal but risky, printed without refusing the
+// file.
+func (v *validator) warnAt(path, format string, args ...any) {
+	v.warnings = append(v.warnings, Problem{Pos: v.at(path), Msg: fmt.Sprintf(format, args...)})
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -343,9 +353,14 @@ func (v *validator) app(a *App) {
 	if a.Window != nil && a.Window.Class == "" && a.Window.Title == "" && a.Window.PID != nil && !*a.Window.PID {
 		v.failAt("app.window", "with pid: false, give a class or a title to find the window by")
 	}
-	for k := range a.Env {
+	v.envNames("app.env", a.Env)
+}
+
+// envNames refuses environment variable names that cannot be set.
+func (v *validator) envNames(path string, env map[string]string) {
+	for _, k := range sortedKeys(env) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			v.failAt("app.env."+k, "not a valid environment variable name")
+			v.failAt(path+"."+k, "not a valid environment variable name")
 		}
 	}
 }
@@ -389,6 +404,7 @@ func (v *validator) declaredTool(name string, t DeclaredTool) {
 	if t.Timeout < 0 {
 		v.failAt(path+".timeout_s", "cannot be negative")
 	}
+	v.envNames(path+".env", t.Env)
 	if len(t.Parameters) == 0 {
 		if strings.TrimSpace(t.Command) == "" {
 			v.failAt(path, "a declared tool without parameters needs command: the literal command it runs")
@@ -494,14 +510,27 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 		v.failAt("model.top_k", "must be positive")
 	}
 	if raw, ok := lookup(EnvDeadline); ok && raw != "" {
-		d, err := strconv.ParseFloat(raw, 64)
+		if d, err := parseDeadline(raw); err != nil {
+			v.fail(Pos{File: "environment", Path: EnvDeadline}, "%v", err)
+		} else {
+			o.DeadlineS = d
+		}
+	}
+	if s.Display != "" {
+		if err := CheckDisplay(s.Display); err != nil {
+			v.failAt("session.display", "%v", err)
+		}
+	}
+	if addr := o.Inbox.Listen; addr != "" {
+		exposed, err := checkListen(addr)
 		switch {
 		case err != nil:
-			v.fail(Pos{File: "environment", Path: EnvDeadline}, "want a number of seconds, got %q", raw)
-		case d <= 0:
-			v.fail(Pos{File: "environment", Path: EnvDeadline}, "must be positive, got %q", raw)
-		default:
-			o.DeadlineS = d
+			v.failAt("inbox.listen", "%v", err)
+		case exposed:
+			v.warnAt("inbox.listen", "%s is reachable from other machines; anyone there with the token can answer questions (use 127.0.0.1:PORT to keep it local)", addr)
+		}
+		if !o.HasInbox() {
+			v.failAt("inbox.listen", "an inbox needs inbox.session_token or inbox.messaging_token to authenticate its HTTP surface")
 		}
 	}
 	seen := map[string]bool{}
@@ -700,6 +729,11 @@ func checkURL(raw string) error {
 	if u.User != nil {
 		return fmt.Errorf("the URL embeds credentials; put the key in model.key (e.g. key: ${MODEL_API_KEY})")
 	}
+	if u.RawQuery != "" || u.ForceQuery {
+		// Keys hide in queries (?api_key=…); treat one like user:password
+		// and never repeat it.
+		return fmt.Errorf("the URL has a query string, which may carry credentials; drop it and put the key in model.key (e.g. key: ${MODEL_API_KEY})")
+	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return fmt.Errorf("want an http or https URL with a host")
 	}
@@ -732,9 +766,9 @@ func (s *SecretSource) resolve(dir string, lookup Lookup) (string, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, maxSecretBytes)
 	if err != nil {
-		return "", fmt.Errorf("read secret file: %v", unwrapPathError(err))
+		return "", fmt.Errorf("read secret file: %v", err)
 	}
 	val := strings.TrimRight(string(b), "\r\n")
 	if val == "" {
@@ -745,11 +779,14 @@ func (s *SecretSource) resolve(dir string, lookup Lookup) (string, error) {
 
 // checkPNG reports whether path is a readable PNG file.
 func checkPNG(path string) error {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %v", path, unwrapPathError(err))
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
 	head := make([]byte, 8)
 	if _, err := f.Read(head); err != nil || string(head) != "\x89PNG\r\n\x1a\n" {
 		return fmt.Errorf("%s is not a PNG file", path)

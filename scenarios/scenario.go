@@ -209,8 +209,11 @@ type DeclaredTool struct {
 	Run         string                   `yaml:"run"`
 	Command     string                   `yaml:"command"`
 	Parameters  map[string]DeclaredParam `yaml:"parameters"`
-	Budget      int                      `yaml:"budget"`
-	Timeout     float64                  `yaml:"timeout_s"`
+	// Env is added to the commands' environment. It is where ${NAME}
+	// placeholders belong: the shell reads "$NAME" as data, never as code.
+	Env     map[string]string `yaml:"env"`
+	Budget  int               `yaml:"budget"`
+	Timeout float64           `yaml:"timeout_s"`
 }
 
 // DeclaredParam is one enum parameter of a declared tool: each allowed value

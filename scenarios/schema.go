@@ -124,6 +124,7 @@ func declaredToolSchema() map[string]any {
 			"command":     map[string]any{"type": "string"},
 			"budget":      map[string]any{"type": "integer", "minimum": 0},
 			"timeout_s":   map[string]any{"type": "number", "minimum": 0},
+			"env":         map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 			"parameters": map[string]any{"type": "object", "additionalProperties": map[string]any{
 				"type": "object", "additionalProperties": false, "required": []string{"values"},
 				"properties": map[string]any{
