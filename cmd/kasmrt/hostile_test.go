@@ -89,3 +89,56 @@ func readEventsFile(t *testing.T, reportDir string) []events.Event {
 	}
 	return evs
 }
+
+// TestShellPlaceholderIsNotCode runs the injection from the hostile-input
+// report: WHO='x; touch pwned' must never run touch. Written as ${WHO} in
+// the command it is refused before anything launches; passed through the
+// tool's env: a real declared tool prints it as data.
+func TestShellPlaceholderIsNotCode(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	t.Setenv("WHO", "x; touch pwned")
+	t.Setenv("KASM_RUNTIME_DEADLINE_S", "60")
+	const app = `app:
+  command: [xterm, -class, KasmInject, -e, sh, -c, 'exec sleep 3600']
+  window: {class: KasmInject}
+  startup_timeout_s: 10
+steps:
+  - observe_screen: {}
+  - greet: {}
+`
+	t.Run("placeholder in the command", func(t *testing.T) {
+		path, dir := runScenarioFile(t, "name: inject refused\n"+app+`tools:
+  greet:
+    run: shell
+    command: echo hello ${WHO}
+`)
+		code, out, errs := kasmrt(t, "run", path, "--headless", "--report", filepath.Join(dir, "report"))
+		if code != 3 {
+			t.Errorf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+		}
+		if !strings.Contains(errs, "scenario.yaml:12:14: tools.greet.command: ${WHO} in a run: shell command") {
+			t.Errorf("stderr does not point at the placeholder:\n%s", errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+			t.Error("the value ran as a command")
+		}
+	})
+	t.Run("placeholder in env", func(t *testing.T) {
+		path, dir := runScenarioFile(t, "name: inject as data\n"+app+`tools:
+  greet:
+    run: shell
+    env: {WHO: "${WHO}"}
+    command: echo hello "$WHO"
+`)
+		code, out, errs := kasmrt(t, "run", path, "--headless", "--report", filepath.Join(dir, "report"))
+		if code != 0 {
+			t.Errorf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+		}
+		if !strings.Contains(out, "greet succeeded: hello x; touch pwned") {
+			t.Errorf("the tool did not print the value as data:\n%s", out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+			t.Error("the value ran as a command")
+		}
+	})
+}

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 type runFlags struct {
 	operator    string
 	reportDir   string
+	overwrite   bool
 	tui         bool
 	headless    bool
 	json        bool
@@ -59,10 +57,11 @@ Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.operator, "operator", "o", "", "operator file (budgets, model, session, inbox)")
-	fl.StringVar(&f.reportDir, "report", "", "report directory (default reports/<scenario>-<time>)")
+	fl.StringVar(&f.reportDir, "report", "", "report directory, new or empty (default: a fresh reports/<scenario>-<time>)")
 	fl.BoolVar(&f.tui, "tui", false, "show the live console (default when stdout is a terminal)")
 	fl.BoolVar(&f.headless, "headless", false, "print progress lines instead of the console")
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line (implies --headless)")
+	fl.BoolVar(&f.overwrite, "overwrite", false, "empty an existing --report directory that holds an earlier report, instead of refusing it")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
 	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
@@ -82,6 +81,11 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	if f.recordModel != "" && f.replayModel != "" {
 		return badInput(errors.New("--record-model and --replay-model cannot be combined"))
+	}
+	if f.display != "" && f.display != "-" {
+		if err := scenarios.CheckDisplay(f.display); err != nil {
+			return badInput(fmt.Errorf("--display: %w", err))
+		}
 	}
 	cs, err := loadConsoleSettings(f)
 	if err != nil {
@@ -109,11 +113,21 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		printProblems(cmd.ErrOrStderr(), err)
 		return &exitError{code: exitBadInput}
 	}
-	dir := f.reportDir
-	if dir == "" {
-		dir = filepath.Join("reports", slug(files.Scenario.Name)+"-"+time.Now().Format("20060102-150405"))
+	printWarnings(cmd.ErrOrStderr(), files)
+	var dir reportDir
+	if f.reportDir == "" {
+		dir, err = newDefaultReportDir(defaultReportsDir, files.Scenario.Name, time.Now())
+	} else {
+		dir, err = prepareReportDir(f.reportDir, f.overwrite)
 	}
-	opts := engine.Options{ReportDir: dir, Display: f.display}
+	if err != nil {
+		return badInput(err)
+	}
+	// A run refused before it began wrote nothing: it leaves no empty
+	// directory behind either. (A directory with a report in it is not
+	// empty, and stays.)
+	defer dir.discard()
+	opts := engine.Options{ReportDir: dir.path, Display: f.display}
 	switch {
 	case f.recordModel != "":
 		red := engine.RedactorFor(files)
@@ -154,22 +168,15 @@ func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options
 	if err != nil {
 		return err
 	}
+	if err := runner.Listen(); err != nil {
+		return notStarted(cmd, err)
+	}
 	res, err := runner.Run(cmd.Context())
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: %v\n", runner.Redact(err.Error()))
 		return &exitError{code: exitTestError}
 	}
 	return &exitError{code: res.ExitCode(f.strict)}
-}
-
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
-
-func slug(s string) string {
-	s = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	if s == "" {
-		return "run"
-	}
-	return s
 }
 
 func isTerminal(w io.Writer) bool {
@@ -240,5 +247,19 @@ func (p *progressPrinter) event(e events.Event) {
 	case events.KindRunEnded:
 		d, _ := e.Data.(events.RunEnded)
 		fmt.Fprintf(p.w, "report: %s\n", d.Report)
+	}
+}
+
+// notStarted reports a run that could not begin (the inbox's address is
+// taken): nothing was launched, so it is exit 3 like any bad input.
+func notStarted(cmd *cobra.Command, err error) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: %v; nothing was launched\n", err)
+	return &exitError{code: exitBadInput}
+}
+
+// printWarnings prints what the files allow but should not go unnoticed.
+func printWarnings(w io.Writer, files *scenarios.Files) {
+	for _, p := range files.Operator.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", p.Error())
 	}
 }
