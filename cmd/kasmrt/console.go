@@ -63,7 +63,7 @@ func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Opti
 		return err
 	}
 	if err := runner.Listen(); err != nil {
-		return notStarted(cmd, err)
+		return refuse(cmd, err)
 	}
 	model, live := tui.NewLive(tui.Options{
 		Dir:      opts.ReportDir,

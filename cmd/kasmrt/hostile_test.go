@@ -6,11 +6,16 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -141,4 +146,216 @@ steps:
 			t.Error("the value ran as a command")
 		}
 	})
+}
+
+// TestDefaultReportDirsAreNeverShared creates default report directories
+// for the same scenario in the same second, and one for a name far longer
+// than a file name may be: each is new, exclusive and usable.
+func TestDefaultReportDirsAreNeverShared(t *testing.T) {
+	t.Parallel()
+	base := filepath.Join(t.TempDir(), "reports")
+	now := time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	for range 3 {
+		d, err := newDefaultReportDir(base, "same second", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[d.path] {
+			t.Fatalf("%s handed out twice", d.path)
+		}
+		seen[d.path] = true
+		if st, err := os.Stat(d.path); err != nil || !st.IsDir() || !d.created {
+			t.Errorf("%s was not created: %v", d.path, err)
+		}
+	}
+	long, err := newDefaultReportDir(base, strings.Repeat("a very long scenario name ", 40), now)
+	if err != nil {
+		t.Fatalf("a long scenario name gives no directory: %v", err)
+	}
+	if n := len(filepath.Base(long.path)); n > 100 {
+		t.Errorf("default directory name is %d bytes: %s", n, filepath.Base(long.path))
+	}
+}
+
+// TestTwoRunsInTheSameSecond starts two runs of one scenario at once with
+// the default report directory, as two CI jobs in one workspace would:
+// each gets its own directory and its own complete event stream.
+func TestTwoRunsInTheSameSecond(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm")
+	bin := kasmrtBinary(t)
+	path, dir := runScenarioFile(t, `name: same second`+runTestXterm+`steps:
+  - observe_screen: {}
+`)
+	cmds := make([]*exec.Cmd, 2)
+	for i := range cmds {
+		cmds[i] = exec.Command(bin, "run", path, "--headless")
+		cmds[i].Dir = dir
+		cmds[i].Env = append(os.Environ(), "KASM_RUNTIME_DEADLINE_S=60")
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(dir, "reports", "same-second-*"))
+	if len(dirs) != 2 {
+		t.Fatalf("report directories %v, want two", dirs)
+	}
+	for _, d := range dirs {
+		evs := readEventsFile(t, d)
+		runs := 0
+		for _, e := range evs {
+			if e.Kind == events.KindRunStarted {
+				runs++
+			}
+		}
+		if runs != 1 || evs[len(evs)-1].Kind != events.KindRunEnded {
+			t.Errorf("%s holds %d runs' events, ending with %s", d, runs, evs[len(evs)-1].Kind)
+		}
+	}
+}
+
+// TestReportFlagRefusals names report directories that are used or
+// unusable: each is exit 3 before anything launches, and an existing
+// directory is left as it was.
+func TestReportFlagRefusals(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	used := filepath.Join(root, "used")
+	notReport := filepath.Join(root, "notes")
+	file := filepath.Join(root, "file")
+	for p, content := range map[string]string{filepath.Join(used, "events.jsonl"): "{}\n", filepath.Join(notReport, "todo.txt"): "keep me\n", file: "x"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		flags []string
+		errs  string
+	}{
+		{"non-empty directory", []string{"--report", used}, "the directory is not empty; give --overwrite"},
+		{"overwrite a directory without a report", []string{"--report", notReport, "--overwrite"}, "holds no kasmrt report"},
+		{"a file", []string{"--report", file}, "it exists and is not a directory"},
+		{"below a file", []string{"--report", filepath.Join(file, "sub")}, "sub: not a directory"},
+		{"display with shell syntax", []string{"--report", filepath.Join(root, "fresh"), "--display", ":98; touch pwned"}, "--display: not an X display name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path, dir := runScenarioFile(t, "name: refused\napp: {command: [sh, -c, 'touch $DIR/launched']}\nsteps: [{observe_screen: {}}]\n")
+			for _, sub := range []string{"run", "validate"} {
+				args := append([]string{sub, path}, tt.flags...)
+				if sub == "run" {
+					args = append(args, "--headless")
+				}
+				code, out, errs := kasmrt(t, args...)
+				if code != 3 || !strings.Contains(errs, tt.errs) {
+					t.Errorf("%s: exit %d, want 3 and %q\nstdout:\n%s\nstderr:\n%s", sub, code, tt.errs, out, errs)
+				}
+				if strings.Contains(errs, "panic") {
+					t.Errorf("%s panicked:\n%s", sub, errs)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "launched")); err == nil {
+				t.Error("the app was launched")
+			}
+			if _, err := os.Stat(filepath.Join(root, "fresh")); err == nil {
+				t.Error("a report directory was made")
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(notReport, "todo.txt")); err != nil || string(b) != "keep me\n" {
+		t.Errorf("a refused directory was changed: %q, %v", b, err)
+	}
+}
+
+// TestOverwriteReplacesAReport runs into a directory holding an earlier
+// report with --overwrite: the old files are gone, the new report is whole.
+func TestOverwriteReplacesAReport(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm")
+	path, dir := runScenarioFile(t, `name: overwrite`+runTestXterm+`steps:
+  - observe_screen: {}
+`)
+	reportDir := filepath.Join(dir, "report")
+	if err := os.MkdirAll(filepath.Join(reportDir, "screens"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"events.jsonl", "screens/0099.png"} {
+		if err := os.WriteFile(filepath.Join(reportDir, name), []byte("stale\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := kasmrt(t, "run", path, "--headless", "--report", reportDir, "--overwrite")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(reportDir, "screens", "0099.png")); err == nil {
+		t.Error("a stale screen survived --overwrite")
+	}
+	if evs := readEventsFile(t, reportDir); evs[0].Kind != events.KindRunStarted {
+		t.Errorf("events.jsonl starts with %s", evs[0].Kind)
+	}
+}
+
+// TestBusyInboxPortRefused gives inbox.listen an address another process
+// holds: the run says so and exits 3 before anything launches, instead of
+// logging it while ask_human waits out the deadline.
+func TestBusyInboxPortRefused(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	path, dir := runScenarioFile(t, "name: busy port\napp: {command: [sh, -c, 'touch $DIR/launched']}\nsteps: [{observe_screen: {}}]\n")
+	op := filepath.Join(dir, "operator.yaml")
+	if err := os.WriteFile(op, []byte("inbox: {session_token: t0ken-abc, listen: '"+ln.Addr().String()+"'}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reportDir := filepath.Join(dir, "report")
+	code, out, errs := kasmrt(t, "run", path, "-o", op, "--headless", "--report", reportDir)
+	if code != 3 || !strings.Contains(errs, "serve the inbox on "+ln.Addr().String()+" (inbox.listen)") || !strings.Contains(errs, "address already in use") {
+		t.Errorf("exit %d, want 3 naming the busy address\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "launched")); err == nil {
+		t.Error("the app was launched")
+	}
+	if _, err := os.Stat(reportDir); err == nil {
+		t.Error("a report directory was left behind")
+	}
+}
+
+// TestFIFOScenarioDoesNotBlock names a FIFO as the scenario: validate and
+// run refuse it at once rather than waiting for a writer.
+func TestFIFOScenarioDoesNotBlock(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "scenario.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"validate", "run"} {
+		done := make(chan string, 1)
+		go func() {
+			code, _, errs := kasmrt(t, sub, fifo, "--display", "-")
+			done <- fmt.Sprintf("exit %d: %s", code, errs)
+		}()
+		select {
+		case got := <-done:
+			if !strings.HasPrefix(got, "exit 3: ") || !strings.Contains(got, "not a regular file (a FIFO)") {
+				t.Errorf("%s: %s", sub, got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s blocked on a FIFO", sub)
+		}
+	}
 }

@@ -84,7 +84,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	if f.display != "" && f.display != "-" {
 		if err := scenarios.CheckDisplay(f.display); err != nil {
-			return badInput(fmt.Errorf("--display: %w", err))
+			return refuse(cmd, fmt.Errorf("--display: %w", err))
 		}
 	}
 	cs, err := loadConsoleSettings(f)
@@ -121,7 +121,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		dir, err = prepareReportDir(f.reportDir, f.overwrite)
 	}
 	if err != nil {
-		return badInput(err)
+		return refuse(cmd, err)
 	}
 	// A run refused before it began wrote nothing: it leaves no empty
 	// directory behind either. (A directory with a report in it is not
@@ -169,7 +169,7 @@ func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options
 		return err
 	}
 	if err := runner.Listen(); err != nil {
-		return notStarted(cmd, err)
+		return refuse(cmd, err)
 	}
 	res, err := runner.Run(cmd.Context())
 	if err != nil {
@@ -250,10 +250,10 @@ func (p *progressPrinter) event(e events.Event) {
 	}
 }
 
-// notStarted reports a run that could not begin (the inbox's address is
-// taken): nothing was launched, so it is exit 3 like any bad input.
-func notStarted(cmd *cobra.Command, err error) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: %v; nothing was launched\n", err)
+// refuse reports bad input that is not a file's problem (a flag, the
+// inbox's address taken) as written, and exits 3: nothing was launched.
+func refuse(cmd *cobra.Command, err error) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "error: %v; nothing was launched\n", err)
 	return &exitError{code: exitBadInput}
 }
 

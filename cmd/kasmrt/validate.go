@@ -34,12 +34,12 @@ run would. It launches and creates nothing. Exit code 3 means the input is bad.`
 			}
 			if display != "" && display != "-" {
 				if err := scenarios.CheckDisplay(display); err != nil {
-					return badInput(fmt.Errorf("--display: %w", err))
+					return refuse(cmd, fmt.Errorf("--display: %w", err))
 				}
 			}
 			if report != "" {
 				if err := checkReportDir(report, overwrite); err != nil {
-					return badInput(err)
+					return refuse(cmd, err)
 				}
 			}
 			printWarnings(cmd.ErrOrStderr(), files)
