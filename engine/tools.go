@@ -139,6 +139,9 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		if !found {
 			return failed(failResolution, "no provided value %q", ref)
 		}
+		if r := s.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
+			return r
+		}
 		what := "value"
 		if secret {
 			what = "secret value"

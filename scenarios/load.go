@@ -272,6 +272,11 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 		}
 		s.secrets.values[key] = val
 	}
+	for _, key := range sortedKeys(s.Provides) {
+		if sec := s.Provides[key].Secret; sec != nil && sec.Into != nil {
+			v.secretPlaces(s, "provides."+key+".secret.into", sec.Into)
+		}
+	}
 	for _, name := range sortedKeys(s.ClickTargets) {
 		t := s.ClickTargets[name]
 		if t.X < 0 || t.Y < 0 {
@@ -322,6 +327,51 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 	for _, name := range sortedKeys(s.Tools) {
 		v.declaredTool(name, s.Tools[name])
 	}
+}
+
+// secretPlaces checks a secret's into: list and writes each origin in the
+// form destinations are compared in (scheme://host[:port], lower case).
+func (v *validator) secretPlaces(s *Scenario, path string, places []SecretPlace) {
+	if len(places) == 0 {
+		v.failAt(path, "an empty into: lets the secret go nowhere; list the places it may go, or drop into: to allow any")
+	}
+	for i := range places {
+		p := &places[i]
+		at := index(path, i)
+		if p.CDPTarget == "" && p.Origin == "" && p.Role == "" && p.Name == "" {
+			v.failAt(at, "a place names at least one of cdp_target, origin, role, name")
+		}
+		if p.CDPTarget != "" {
+			if _, ok := s.CDPTargets[p.CDPTarget]; !ok {
+				v.failAt(at+".cdp_target", "%q is not a cdp_targets name", p.CDPTarget)
+			}
+		}
+		if p.Origin != "" {
+			origin, err := parseOrigin(p.Origin)
+			if err != nil {
+				v.failAt(at+".origin", "%v", err)
+			}
+			p.Origin = origin
+		}
+		if p.Role != "" && strings.TrimSpace(p.Role) == "" || p.Name != "" && strings.TrimSpace(p.Name) == "" {
+			v.failAt(at, "role and name cannot be blank")
+		}
+	}
+}
+
+// parseOrigin reads a browser origin, scheme://host[:port] with nothing
+// after it, and returns it in lower case.
+func parseOrigin(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("not an origin: %v", redactURLError(err))
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return "", fmt.Errorf("an origin is http(s)://host[:port], e.g. https://login.example.com")
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
+		return "", fmt.Errorf("an origin is only scheme://host[:port]: no path, query or credentials")
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }
 
 func oneOf(s string, options ...string) bool {
