@@ -246,6 +246,7 @@ func TestReportFlagRefusals(t *testing.T) {
 		{"overwrite a directory without a report", []string{"--report", notReport, "--overwrite"}, "holds no kasmrt report"},
 		{"a file", []string{"--report", file}, "it exists and is not a directory"},
 		{"below a file", []string{"--report", filepath.Join(file, "sub")}, "sub: not a directory"},
+		{"not creatable", []string{"--report", "/proc/kasmrt-report"}, "--report /proc/kasmrt-report: cannot create it"},
 		{"display with shell syntax", []string{"--report", filepath.Join(root, "fresh"), "--display", ":98; touch pwned"}, "--display: not an X display name"},
 	}
 	for _, tt := range tests {
@@ -357,5 +358,20 @@ func TestFIFOScenarioDoesNotBlock(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s blocked on a FIFO", sub)
 		}
+	}
+}
+
+// TestValidateWarnsOfAnExposedInbox gives inbox.listen an address other
+// machines can reach: validate accepts it and says so, with its position.
+func TestValidateWarnsOfAnExposedInbox(t *testing.T) {
+	t.Parallel()
+	path, dir := runScenarioFile(t, "name: exposed\napp: {command: [xterm]}\nsteps: [{observe_screen: {}}]\n")
+	op := filepath.Join(dir, "operator.yaml")
+	if err := os.WriteFile(op, []byte("inbox:\n  session_token: t0ken-abc\n  listen: ':8765'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := kasmrt(t, "validate", path, "-o", op)
+	if code != 0 || !strings.Contains(errs, "warning: "+op+":3:3: inbox.listen: :8765 is reachable from other machines") {
+		t.Errorf("exit %d, want 0 and a positioned warning\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

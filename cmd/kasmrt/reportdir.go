@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // maxSlugBytes keeps a default report directory's name (slug, time and a
@@ -111,7 +109,8 @@ func prepareReportDir(path string, overwrite bool) (reportDir, error) {
 
 // checkReportDir refuses a --report that is not a writable directory (or
 // cannot be created as one), or that holds anything but a report to
-// overwrite. It creates and empties nothing, so validate can use it.
+// overwrite. It leaves nothing behind (its probes are removed), so
+// validate can use it.
 func checkReportDir(path string, overwrite bool) error {
 	st, err := os.Stat(path)
 	switch {
@@ -123,10 +122,13 @@ func checkReportDir(path string, overwrite bool) error {
 				if !pst.IsDir() {
 					return fmt.Errorf("--report %s: %s is not a directory", path, parent)
 				}
-				if unix.Access(parent, unix.W_OK) != nil {
-					return fmt.Errorf("--report %s: cannot create it: %s is not writable", path, parent)
+				// Permission bits do not tell the whole story (root, /proc,
+				// read-only mounts): try, and take the probe back.
+				probe, err := os.MkdirTemp(parent, ".kasmrt-probe-")
+				if err != nil {
+					return fmt.Errorf("--report %s: cannot create it: %w", path, unwrapPath(err))
 				}
-				return nil
+				return os.Remove(probe)
 			}
 			if !errors.Is(err, fs.ErrNotExist) || parent == filepath.Dir(parent) {
 				return fmt.Errorf("--report %s: %w", path, unwrapPath(err))
@@ -138,8 +140,8 @@ func checkReportDir(path string, overwrite bool) error {
 	case !st.IsDir():
 		return fmt.Errorf("--report %s: it exists and is not a directory", path)
 	}
-	if unix.Access(path, unix.W_OK) != nil {
-		return fmt.Errorf("--report %s: the directory is not writable", path)
+	if err := probeWritable(path); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
