@@ -375,3 +375,30 @@ func TestValidateWarnsOfAnExposedInbox(t *testing.T) {
 		t.Errorf("exit %d, want 0 and a positioned warning\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }
+
+// TestFlagFilesOnlyRegular names a FIFO for the files run reads or writes
+// besides the scenario: each is refused at once, exit 3, instead of the
+// run hanging on the FIFO where Ctrl-C cannot reach it.
+func TestFlagFilesOnlyRegular(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := runScenarioFile(t, "name: flags\napp: {command: [xterm]}\nsteps: [{observe_screen: {}}]\n")
+	for _, flag := range []string{"--replay-model", "--record-model", "--theme"} {
+		done := make(chan string, 1)
+		go func() {
+			code, _, errs := kasmrt(t, "run", path, "--headless", "--display", "-", flag, fifo)
+			done <- fmt.Sprintf("exit %d: %s", code, errs)
+		}()
+		select {
+		case got := <-done:
+			if !strings.HasPrefix(got, "exit 3: ") || !strings.Contains(got, flag+" "+fifo+": not a") {
+				t.Errorf("%s FIFO: %s", flag, got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s FIFO: the run blocked", flag)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/themes"
 )
 
 type runFlags struct {
@@ -85,6 +86,21 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	if f.display != "" && f.display != "-" {
 		if err := scenarios.CheckDisplay(f.display); err != nil {
 			return refuse(cmd, fmt.Errorf("--display: %w", err))
+		}
+	}
+	if f.replayModel != "" {
+		if err := requireRegularFile("--replay-model", f.replayModel); err != nil {
+			return refuse(cmd, err)
+		}
+	}
+	if f.recordModel != "" {
+		if err := refuseBlockingOutput("--record-model", f.recordModel); err != nil {
+			return refuse(cmd, err)
+		}
+	}
+	if _, builtin := themes.Builtin(f.theme); f.theme != "" && !builtin {
+		if err := requireRegularFile("--theme", f.theme); err != nil {
+			return refuse(cmd, err)
 		}
 	}
 	cs, err := loadConsoleSettings(f)
