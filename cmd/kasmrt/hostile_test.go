@@ -5,7 +5,9 @@ package main
 // the fix that stops it.
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -400,5 +402,88 @@ func TestFlagFilesOnlyRegular(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s FIFO: the run blocked", flag)
 		}
+	}
+}
+
+// TestCtrlCAtEveryStage sends SIGINT to a real kasmrt process at each stage
+// a run can be waiting in — the app's window that never comes, a wait
+// step, a declared tool that hangs — and checks that it ends promptly as a
+// test-error with a complete report and nothing left running.
+func TestCtrlCAtEveryStage(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm")
+	bin := kasmrtBinary(t)
+	stages := []struct {
+		name     string
+		scenario string
+		after    events.Kind // SIGINT once this event is printed
+		tool     string      // ... for this tool, when a step
+	}{
+		{"waiting for the window", `name: no window
+app:
+  command: [sleep, "3600"]
+  startup_timeout_s: 120
+steps: [{observe_screen: {}}]
+`, events.KindAppLaunched, ""},
+		{"in a wait step", `name: long wait` + runTestXterm + `steps:
+  - observe_screen: {}
+  - wait: 30
+`, events.KindStepStarted, "wait"},
+		{"in a declared tool", `name: hanging tool` + runTestXterm + `steps:
+  - observe_screen: {}
+  - hang: {}
+tools:
+  hang:
+    run: shell
+    command: sleep 3600
+    timeout_s: 600
+`, events.KindStepStarted, "hang"},
+	}
+	for _, st := range stages {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			path, dir := runScenarioFile(t, st.scenario)
+			reportDir := filepath.Join(dir, "report")
+			cmd := exec.Command(bin, "run", path, "--json", "--report", reportDir)
+			cmd.Env = append(os.Environ(), "KASM_RUNTIME_DEADLINE_S=600")
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(stdout)
+			sc.Buffer(nil, 1<<20)
+			signalled := false
+			for sc.Scan() {
+				var e events.Event
+				if json.Unmarshal(sc.Bytes(), &e) == nil && !signalled && e.Kind == st.after && (st.tool == "" || e.Tool == st.tool) {
+					signalled = true
+					if err := cmd.Process.Signal(os.Interrupt); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("kasmrt did not end after Ctrl-C")
+			}
+			if !signalled {
+				t.Fatalf("the run never reached the stage (%v)", err)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != exitTestError {
+				t.Errorf("exit %d, want %d", code, exitTestError)
+			}
+			var rep struct{ Verdict, Outcome string }
+			b, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
+			if err != nil || json.Unmarshal(b, &rep) != nil || rep.Verdict != events.VerdictTestError {
+				t.Errorf("report.json %s (%v), want a test-error verdict", b, err)
+			}
+		})
 	}
 }
