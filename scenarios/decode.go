@@ -97,6 +97,9 @@ type decoder struct {
 	aborted  bool
 	// keys records where every mapping key was written, by key path.
 	keys map[string]Pos
+	// substituted records the ${NAME} placeholders replaced in each value,
+	// by key path, so validation can refuse those that became shell code.
+	substituted map[string][]string
 }
 
 var posType = reflect.TypeOf(Pos{})
@@ -248,6 +251,10 @@ func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
 			d.fail(n, path, "${%s} in a run: shell command would paste the value into shell code, where ';' or '$(…)' in it would run; pass it through the tool's env: (env: {%s: \"${%s}\"}) and write \"$%s\" in the command", name, name, name, name)
 			return m
 		}
+		if d.substituted == nil {
+			d.substituted = map[string][]string{}
+		}
+		d.substituted[path] = append(d.substituted[path], name)
 		v, found := d.getenv(name)
 		if !found {
 			d.fail(n, path, "environment variable %s is not set (placeholder ${%s})", name, name)

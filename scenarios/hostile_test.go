@@ -53,6 +53,9 @@ func TestHostileRefusals(t *testing.T) {
 		{"placeholder in a parameter's command", hostileApp + "tools:\n  greet:\n    run: shell\n    parameters:\n      who: {values: {a: 'echo ${WHO}'}}\n", "",
 			map[string]string{"WHO": "x; touch pwned"},
 			[]string{"t.yaml:8:25: tools.greet.parameters.who.values.a: ${WHO} in a run: shell command"}, "touch pwned"},
+		{"placeholder in an app's shell script", "name: x\napp:\n  command: [xterm, -e, sh, -c, 'echo ${WHO}; sleep 9']\nsteps: [observe_screen: {}]\n", "",
+			map[string]string{"WHO": "x; touch pwned"},
+			[]string{"t.yaml:3:32: app.command[4]: ${WHO} in the script of a shell's -c would paste the value into shell code"}, "touch pwned"},
 		{"endpoint query in the operator file", hostileApp, "model: {endpoint: 'https://host/v1?api_key=sk-live-123'}\n", nil,
 			[]string{"op.yaml:1:9: model.endpoint: the URL has a query string, which may carry credentials"}, "sk-live-123"},
 		{"endpoint query in the environment", hostileApp, "", map[string]string{EnvVisionEndpoint: "https://host/v1?key=sk-live-123"},
@@ -138,6 +141,10 @@ func TestHostileAccepted(t *testing.T) {
 		warning  string
 	}{
 		{"placeholder in a tool's env", hostileApp + "tools:\n  greet:\n    run: shell\n    env: {WHO: '${WHO}'}\n    command: echo hello \"$WHO\" $${HOME}\n", "",
+			map[string]string{"WHO": "x; touch pwned"}, ""},
+		{"placeholder as a shell script's argument", "name: x\napp:\n  command: [bash, -ec, 'echo \"$1\"', sh, '${WHO}']\nsteps: [observe_screen: {}]\n", "",
+			map[string]string{"WHO": "x; touch pwned"}, ""},
+		{"placeholder in an app's plain argv", "name: x\napp:\n  command: [xterm, -T, '${WHO}']\nsteps: [observe_screen: {}]\n", "",
 			map[string]string{"WHO": "x; touch pwned"}, ""},
 		{"loopback listen", hostileApp, "inbox: {session_token: t0ken-abc, listen: '127.0.0.1:0'}\n", nil, ""},
 		{"localhost listen", hostileApp, "inbox: {session_token: t0ken-abc, listen: 'localhost:8765'}\n", nil, ""},
