@@ -55,13 +55,13 @@ steps:
 	if got := strings.TrimSpace(string(shown)); got == operatorDesktop.Display() || got == "" {
 		t.Errorf("the app ran on DISPLAY=%q; the operator's display is %s", got, operatorDesktop.Display())
 	}
-	var started *events.Event
+	var started *events.SessionStarted
 	for _, e := range readEventsFile(t, reportDir) {
-		if e.Kind == events.KindSessionStarted {
-			started = &e
+		if d, ok := e.Data.(events.SessionStarted); ok {
+			started = &d
 		}
 	}
-	if started == nil || started.Data["owned"] != true {
+	if started == nil || !started.Owned {
 		t.Errorf("session.started %+v: want an owned (embedded) session", started)
 	}
 }
