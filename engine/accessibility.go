@@ -38,7 +38,7 @@ func (s *runState) wantsAccessibility() bool {
 			return false
 		}
 	}
-	if sc.Goal != "" {
+	if sc.Goal != "" || sc.BindsAccessibles() {
 		return true
 	}
 	for _, st := range sc.Steps {

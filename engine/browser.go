@@ -455,6 +455,9 @@ func (s *runState) cdpTool(ctx context.Context, c call) result {
 		if !found {
 			return failed(failResolution, "no provided value %q", ref)
 		}
+		if r := s.secretPlaceRefusal(ctx, c.Tool, ref, target); r.status != "" {
+			return r
+		}
 		what := "value"
 		if secret {
 			what = "secret value"

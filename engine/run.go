@@ -29,8 +29,9 @@ type Options struct {
 	// Sinks receive every event, redacted, in order (console, --json).
 	// They are called synchronously and must not block.
 	Sinks []func(events.Event)
-	// Display overrides the operator file's session.display and $DISPLAY;
-	// "-" forces an embedded Xvfb.
+	// Display overrides the operator file's session.display; "-" forces an
+	// embedded Xvfb. $DISPLAY is never used on its own, so a run started
+	// from a desktop terminal does not drive the operator's own screen.
 	Display string
 	// Interactive marks a run with an operator at a console: it gets an
 	// inbox of its own, so ask_human is offered.
@@ -80,6 +81,10 @@ type Runner struct {
 	inbox  *inbox.Inbox
 	steer  *steering
 	getenv func(string) string
+
+	// inboxListener is the inbox's bound address (inbox.listen), bound by
+	// Listen before anything launches.
+	inboxListener net.Listener
 
 	mu  sync.Mutex
 	bus *events.Bus
@@ -149,11 +154,42 @@ func (r *Runner) deadlines() (total, reserve time.Duration) {
 	return total, reserve
 }
 
+// NotStartedError is a run that could not begin: nothing was launched and
+// no report was written. The command line treats it as bad input.
+type NotStartedError struct{ Err error }
+
+func (e *NotStartedError) Error() string { return e.Err.Error() }
+func (e *NotStartedError) Unwrap() error { return e.Err }
+
+// Listen binds the inbox's HTTP address (inbox.listen) so a busy or
+// forbidden port is an error before anything launches, not a log line
+// while ask_human waits out the deadline. Run calls it when the caller has
+// not.
+func (r *Runner) Listen() error {
+	addr := r.files.Operator.Inbox.Listen
+	if r.inbox == nil || addr == "" || r.inboxListener != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &NotStartedError{Err: fmt.Errorf("serve the inbox on %s (inbox.listen): %w", addr, err)}
+	}
+	r.inboxListener = ln
+	return nil
+}
+
 // Run runs the scenario and always writes a complete report, whatever ends
-// the run: the verdict, the deadline, a fault or ctx (Ctrl-C).
+// the run: the verdict, the deadline, a fault or ctx (Ctrl-C). Only a run
+// that cannot begin (a NotStartedError) writes none.
 func (r *Runner) Run(ctx context.Context) (Result, error) {
+	if err := r.Listen(); err != nil {
+		return Result{}, err
+	}
 	rep, err := report.Create(r.opts.ReportDir, r.redact.String)
 	if err != nil {
+		if r.inboxListener != nil {
+			r.inboxListener.Close()
+		}
 		return Result{}, err
 	}
 	sinks := append([]func(events.Event){rep.Event}, r.opts.Sinks...)
@@ -176,13 +212,9 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	if r.inbox != nil {
 		stopObserving := r.inbox.Observe(func(u inbox.Update) { publishInboxUpdate(r.publish, u) })
 		stopInbox = stopObserving
-		if addr := r.files.Operator.Inbox.Listen; addr != "" {
-			shutdown, err := r.serveInbox(addr)
-			if err != nil {
-				bus.Publish(events.Event{Kind: events.KindLog, Message: err.Error()})
-			} else {
-				stopInbox = func() { stopObserving(); shutdown() }
-			}
+		if r.inboxListener != nil {
+			shutdown := r.serveInbox(r.inboxListener)
+			stopInbox = func() { stopObserving(); shutdown() }
 		}
 	}
 	// The app lives until finish has run the final checks and stopped it,
@@ -278,8 +310,10 @@ func (r *Runner) appDir() string {
 	return r.scenarioDir()
 }
 
-// display picks the X display: the flag, the operator file, $DISPLAY,
-// or "" for an embedded Xvfb.
+// display picks the X display: the flag, the operator file, or "" for an
+// embedded Xvfb. $DISPLAY is deliberately not consulted: every desktop
+// terminal sets it, and using it would put the app on the operator's
+// screen, move their pointer and send their desktop to the model.
 func (r *Runner) display() string {
 	switch d := r.opts.Display; d {
 	case "-":
@@ -288,10 +322,7 @@ func (r *Runner) display() string {
 	default:
 		return d
 	}
-	if d := r.files.Operator.Session.Display; d != "" {
-		return d
-	}
-	return r.getenv("DISPLAY")
+	return r.files.Operator.Session.Display
 }
 
 // Ensure the drivers' types satisfy what the engine needs of them.
@@ -322,14 +353,10 @@ func publishInboxUpdate(publish func(events.Event), u inbox.Update) {
 
 // serveInbox exposes the inbox over HTTP for remote operators and
 // messaging bridges, authenticated with the operator file's token.
-func (r *Runner) serveInbox(addr string) (func(), error) {
+func (r *Runner) serveInbox(ln net.Listener) func() {
 	token := r.files.Operator.Inbox.SessionToken
 	if token == "" {
 		token = r.files.Operator.Inbox.MessagingToken
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("serve the inbox on %s: %w", addr, err)
 	}
 	srv := &http.Server{Handler: r.inbox.Handler(token), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
@@ -342,5 +369,5 @@ func (r *Runner) serveInbox(addr string) (func(), error) {
 		if srv.Shutdown(ctx) != nil {
 			_ = srv.Close()
 		}
-	}, nil
+	}
 }

@@ -140,6 +140,9 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		if !found {
 			return failed(failResolution, "no provided value %q", ref)
 		}
+		if r := s.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
+			return r
+		}
 		what := "value"
 		if secret {
 			what = "secret value"
@@ -325,6 +328,9 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	env := []string{}
 	if s.session != nil {
 		env = append(env, "DISPLAY="+s.session.Display())
+	}
+	for _, k := range sortedKeys(dt.Env) {
+		env = append(env, k+"="+dt.Env[k])
 	}
 	var out strings.Builder
 	for _, cmd := range cmds {

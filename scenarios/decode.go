@@ -97,6 +97,9 @@ type decoder struct {
 	aborted  bool
 	// keys records where every mapping key was written, by key path.
 	keys map[string]Pos
+	// substituted records the ${NAME} placeholders replaced in each value,
+	// by key path, so validation can refuse those that became shell code.
+	substituted map[string][]string
 }
 
 var posType = reflect.TypeOf(Pos{})
@@ -222,6 +225,10 @@ func (d *decoder) resolve(n *yaml.Node, path string, depth int) *yaml.Node {
 	return n
 }
 
+// shellCodePathRE matches the key paths whose values are shell code: a
+// declared tool's command and the commands of its parameters' values.
+var shellCodePathRE = regexp.MustCompile(`^tools\.[^.]+\.(command$|parameters\.[^.]+\.values\.)`)
+
 var placeholderRE = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // scalar returns the node's value with ${NAME} placeholders replaced from
@@ -229,11 +236,25 @@ var placeholderRE = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // shell's $HOME or $$) is left alone.
 func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
 	ok := true
+	shell := shellCodePathRE.MatchString(path)
 	out := placeholderRE.ReplaceAllStringFunc(n.Value, func(m string) string {
 		if m == "$${" {
 			return "${"
 		}
 		name := m[2 : len(m)-1]
+		if shell {
+			// Pasting a value into shell code makes it code: WHO='x; touch
+			// pwned' would run touch. The value travels as data instead,
+			// through the tool's environment.
+			// The text is kept as written so no second, misleading
+			// problem ("has no command") follows this one.
+			d.fail(n, path, "${%s} in a run: shell command would paste the value into shell code, where ';' or '$(…)' in it would run; pass it through the tool's env: (env: {%s: \"${%s}\"}) and write \"$%s\" in the command", name, name, name, name)
+			return m
+		}
+		if d.substituted == nil {
+			d.substituted = map[string][]string{}
+		}
+		d.substituted[path] = append(d.substituted[path], name)
 		v, found := d.getenv(name)
 		if !found {
 			d.fail(n, path, "environment variable %s is not set (placeholder ${%s})", name, name)

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Lookup reads an environment variable; os.LookupEnv in production.
@@ -52,10 +52,12 @@ func Load(scenarioPath, operatorPath string, lookup Lookup) (*Files, error) {
 	return &Files{Scenario: sc, Operator: op}, nil
 }
 
+// readInput reads a scenario or operator file: a regular file of at most
+// maxFileBytes.
 func readInput(path string) ([]byte, Problems) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, maxFileBytes)
 	if err != nil {
-		return nil, Problems{{Pos: Pos{File: path}, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}}
+		return nil, Problems{{Pos: Pos{File: path}, Msg: fmt.Sprintf("cannot read: %v", err)}}
 	}
 	return data, nil
 }
@@ -106,7 +108,7 @@ func parseScenario(path string, data []byte, lookup Lookup) (*Scenario, Problems
 	}
 	sum := sha256.Sum256(data)
 	s.File, s.SHA256, s.keyPos = path, hex.EncodeToString(sum[:]), d.keys
-	v := &validator{file: path, keys: d.keys}
+	v := &validator{file: path, keys: d.keys, substituted: d.substituted}
 	v.scenario(&s, lookup)
 	all := append(d.problems, v.problems...)
 	sortProblems(all)
@@ -155,6 +157,7 @@ func ParseOperator(path string, data []byte, lookup Lookup) (*Operator, Problems
 	if len(all) > 0 {
 		return nil, all
 	}
+	o.Warnings = v.warnings
 	return &o, nil
 }
 
@@ -175,6 +178,9 @@ type validator struct {
 	file     string
 	keys     map[string]Pos
 	problems Problems
+	warnings Problems
+	// substituted is the decoder's record of placeholders, by key path.
+	substituted map[string][]string
 }
 
 // at returns where key path was written, falling back to its parent's
@@ -199,6 +205,12 @@ func (v *validator) fail(pos Pos, format string, args ...any) {
 
 func (v *validator) failAt(path, format string, args ...any) {
 	v.fail(v.at(path), format, args...)
+}
+
+// warnAt records something legal but risky, printed without refusing the
+// file.
+func (v *validator) warnAt(path, format string, args ...any) {
+	v.warnings = append(v.warnings, Problem{Pos: v.at(path), Msg: fmt.Sprintf(format, args...)})
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -262,6 +274,11 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 		}
 		s.secrets.values[key] = val
 	}
+	for _, key := range sortedKeys(s.Provides) {
+		if sec := s.Provides[key].Secret; sec != nil && sec.Into != nil {
+			v.secretPlaces(s, "provides."+key+".secret.into", sec.Into)
+		}
+	}
 	for _, name := range sortedKeys(s.ClickTargets) {
 		t := s.ClickTargets[name]
 		if t.X < 0 || t.Y < 0 {
@@ -314,6 +331,51 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 	}
 }
 
+// secretPlaces checks a secret's into: list and writes each origin in the
+// form destinations are compared in (scheme://host[:port], lower case).
+func (v *validator) secretPlaces(s *Scenario, path string, places []SecretPlace) {
+	if len(places) == 0 {
+		v.failAt(path, "an empty into: lets the secret go nowhere; list the places it may go, or drop into: to allow any")
+	}
+	for i := range places {
+		p := &places[i]
+		at := index(path, i)
+		if p.CDPTarget == "" && p.Origin == "" && p.Role == "" && p.Name == "" {
+			v.failAt(at, "a place names at least one of cdp_target, origin, role, name")
+		}
+		if p.CDPTarget != "" {
+			if _, ok := s.CDPTargets[p.CDPTarget]; !ok {
+				v.failAt(at+".cdp_target", "%q is not a cdp_targets name", p.CDPTarget)
+			}
+		}
+		if p.Origin != "" {
+			origin, err := parseOrigin(p.Origin)
+			if err != nil {
+				v.failAt(at+".origin", "%v", err)
+			}
+			p.Origin = origin
+		}
+		if p.Role != "" && strings.TrimSpace(p.Role) == "" || p.Name != "" && strings.TrimSpace(p.Name) == "" {
+			v.failAt(at, "role and name cannot be blank")
+		}
+	}
+}
+
+// parseOrigin reads a browser origin, scheme://host[:port] with nothing
+// after it, and returns it in lower case.
+func parseOrigin(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("not an origin: %v", redactURLError(err))
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return "", fmt.Errorf("an origin is http(s)://host[:port], e.g. https://login.example.com")
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
+		return "", fmt.Errorf("an origin is only scheme://host[:port]: no path, query or credentials")
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
 func oneOf(s string, options ...string) bool {
 	for _, o := range options {
 		if s == o {
@@ -343,9 +405,41 @@ func (v *validator) app(a *App) {
 	if a.Window != nil && a.Window.Class == "" && a.Window.Title == "" && a.Window.PID != nil && !*a.Window.PID {
 		v.failAt("app.window", "with pid: false, give a class or a title to find the window by")
 	}
-	for k := range a.Env {
+	v.envNames("app.env", a.Env)
+	if i := shellScriptArg(a.Command); i >= 0 {
+		path := index("app.command", i)
+		for _, name := range v.substituted[path] {
+			v.failAt(path, "${%s} in the script of a shell's -c would paste the value into shell code, where ';' or '$(…)' in it would run; pass it as an argument after the script (sh -c '… \"$1\"' sh \"${%s}\") or through app.env", name, name)
+		}
+	}
+}
+
+// shells are the programs whose -c argument is a script.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
+
+// shellScriptArg returns the index of the argument a shell in argv runs as
+// its -c script (as in [xterm, -e, sh, -c, SCRIPT]), or -1. The arguments
+// after the script are the script's $0, $1, … and stay data.
+func shellScriptArg(argv []string) int {
+	for i, a := range argv {
+		if !shells[filepath.Base(a)] {
+			continue
+		}
+		for j := i + 1; j < len(argv) && strings.HasPrefix(argv[j], "-"); j++ {
+			if !strings.HasPrefix(argv[j], "--") && strings.Contains(argv[j], "c") && j+1 < len(argv) {
+				return j + 1
+			}
+		}
+		return -1
+	}
+	return -1
+}
+
+// envNames refuses environment variable names that cannot be set.
+func (v *validator) envNames(path string, env map[string]string) {
+	for _, k := range sortedKeys(env) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			v.failAt("app.env."+k, "not a valid environment variable name")
+			v.failAt(path+"."+k, "not a valid environment variable name")
 		}
 	}
 }
@@ -389,6 +483,7 @@ func (v *validator) declaredTool(name string, t DeclaredTool) {
 	if t.Timeout < 0 {
 		v.failAt(path+".timeout_s", "cannot be negative")
 	}
+	v.envNames(path+".env", t.Env)
 	if len(t.Parameters) == 0 {
 		if strings.TrimSpace(t.Command) == "" {
 			v.failAt(path, "a declared tool without parameters needs command: the literal command it runs")
@@ -494,14 +589,27 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 		v.failAt("model.top_k", "must be positive")
 	}
 	if raw, ok := lookup(EnvDeadline); ok && raw != "" {
-		d, err := strconv.ParseFloat(raw, 64)
+		if d, err := parseDeadline(raw); err != nil {
+			v.fail(Pos{File: "environment", Path: EnvDeadline}, "%v", err)
+		} else {
+			o.DeadlineS = d
+		}
+	}
+	if s.Display != "" {
+		if err := CheckDisplay(s.Display); err != nil {
+			v.failAt("session.display", "%v", err)
+		}
+	}
+	if addr := o.Inbox.Listen; addr != "" {
+		exposed, err := checkListen(addr)
 		switch {
 		case err != nil:
-			v.fail(Pos{File: "environment", Path: EnvDeadline}, "want a number of seconds, got %q", raw)
-		case d <= 0:
-			v.fail(Pos{File: "environment", Path: EnvDeadline}, "must be positive, got %q", raw)
-		default:
-			o.DeadlineS = d
+			v.failAt("inbox.listen", "%v", err)
+		case exposed:
+			v.warnAt("inbox.listen", "%s is reachable from other machines; anyone there with the token can answer questions (use 127.0.0.1:PORT to keep it local)", addr)
+		}
+		if !o.HasInbox() {
+			v.failAt("inbox.listen", "an inbox needs inbox.session_token or inbox.messaging_token to authenticate its HTTP surface")
 		}
 	}
 	seen := map[string]bool{}
@@ -700,6 +808,11 @@ func checkURL(raw string) error {
 	if u.User != nil {
 		return fmt.Errorf("the URL embeds credentials; put the key in model.key (e.g. key: ${MODEL_API_KEY})")
 	}
+	if u.RawQuery != "" || u.ForceQuery {
+		// Keys hide in queries (?api_key=…); treat one like user:password
+		// and never repeat it.
+		return fmt.Errorf("the URL has a query string, which may carry credentials; drop it and put the key in model.key (e.g. key: ${MODEL_API_KEY})")
+	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return fmt.Errorf("want an http or https URL with a host")
 	}
@@ -732,9 +845,9 @@ func (s *SecretSource) resolve(dir string, lookup Lookup) (string, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, maxSecretBytes)
 	if err != nil {
-		return "", fmt.Errorf("read secret file: %v", unwrapPathError(err))
+		return "", fmt.Errorf("read secret file: %v", err)
 	}
 	val := strings.TrimRight(string(b), "\r\n")
 	if val == "" {
@@ -745,11 +858,14 @@ func (s *SecretSource) resolve(dir string, lookup Lookup) (string, error) {
 
 // checkPNG reports whether path is a readable PNG file.
 func checkPNG(path string) error {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %v", path, unwrapPathError(err))
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
 	head := make([]byte, 8)
 	if _, err := f.Read(head); err != nil || string(head) != "\x89PNG\r\n\x1a\n" {
 		return fmt.Errorf("%s is not a PNG file", path)

@@ -40,6 +40,9 @@ type Operator struct {
 	// EndpointFromEnv records that the model endpoint came from
 	// KASM_RUNTIME_VISION_ENDPOINT rather than the file.
 	EndpointFromEnv bool `yaml:"-"`
+	// Warnings are settings that are legal but risky (an inbox reachable
+	// from other machines); validate and run print them.
+	Warnings Problems `yaml:"-"`
 	// keyPos remembers where each key was written, by key path.
 	keyPos map[string]Pos
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -129,17 +130,104 @@ type SecretSource struct {
 	Pos  Pos    `yaml:"-"`
 	Env  string `yaml:"env"`
 	File string `yaml:"file"`
+	// Into, when given, lists the only places the secret may be typed or
+	// filled; type_text and cdp_fill of it anywhere else are refused, so a
+	// prompt-injected page cannot have it typed into a search box.
+	Into []SecretPlace `yaml:"into"`
+}
+
+// SecretPlace is one place a secret may go. Every field that is set must
+// hold for the destination: a cdp_targets name (the field cdp_fill fills
+// or the page's focused element matches), a browser origin, or the
+// focused accessible's role and name (over AT-SPI, for type_text).
+type SecretPlace struct {
+	Pos       Pos    `yaml:"-"`
+	CDPTarget string `yaml:"cdp_target"`
+	Origin    string `yaml:"origin"`
+	Role      string `yaml:"role"`
+	Name      string `yaml:"name"`
+}
+
+// Destination is where a type_text or cdp_fill would put a value, as far
+// as the runtime can tell. Empty fields are unknown.
+type Destination struct {
+	CDPTargets []string // the cdp_targets names the field matches
+	Origin     string   // the page's origin, scheme://host[:port]
+	Role, Name string   // the focused accessible's role and name
+}
+
+// Allows reports whether the place admits the destination: each field the
+// place sets is known for the destination and equal (roles and names
+// compare case-insensitively, as toolkits vary in capitals).
+func (p SecretPlace) Allows(d Destination) bool {
+	if p.CDPTarget != "" && !slices.Contains(d.CDPTargets, p.CDPTarget) {
+		return false
+	}
+	if p.Origin != "" && (d.Origin == "" || !strings.EqualFold(p.Origin, d.Origin)) {
+		return false
+	}
+	if p.Role != "" && (d.Role == "" || !strings.EqualFold(p.Role, d.Role)) {
+		return false
+	}
+	if p.Name != "" && (d.Name == "" || !strings.EqualFold(p.Name, d.Name)) {
+		return false
+	}
+	return true
+}
+
+// String describes the place in the words of the scenario file.
+func (p SecretPlace) String() string {
+	var parts []string
+	for _, f := range []struct{ key, val string }{{"cdp_target", p.CDPTarget}, {"origin", p.Origin}, {"role", p.Role}, {"name", p.Name}} {
+		if f.val != "" {
+			parts = append(parts, fmt.Sprintf("%s %q", f.key, f.val))
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// BindsAccessibles reports whether a secret may go only to accessibles
+// of some role or name, which the runtime then reads over AT-SPI.
+func (s *Scenario) BindsAccessibles() bool {
+	for _, p := range s.Provides {
+		if p.Secret == nil {
+			continue
+		}
+		for _, pl := range p.Secret.Into {
+			if pl.Role != "" || pl.Name != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Bound returns where the secret behind ref may go, or nil when it may go
+// anywhere (a plain value, or a secret without into:).
+func (s *Scenario) Bound(ref string) []SecretPlace {
+	p, ok := s.Provides[ref]
+	if !ok || p.Secret == nil {
+		return nil
+	}
+	return p.Secret.Into
 }
 
 // MarshalJSON prints a provided value; a secret shows only its source.
 func (p Provided) MarshalJSON() ([]byte, error) {
 	if p.Secret != nil {
-		src := map[string]string{}
+		src := map[string]any{}
 		if p.Secret.Env != "" {
 			src["env"] = p.Secret.Env
 		}
 		if p.Secret.File != "" {
 			src["file"] = p.Secret.File
+		}
+		if len(p.Secret.Into) > 0 {
+			places := make([]string, len(p.Secret.Into))
+			for i, pl := range p.Secret.Into {
+				places[i] = pl.String()
+			}
+			src["into"] = places
 		}
 		return json.Marshal(map[string]any{"secret": src})
 	}
@@ -209,8 +297,11 @@ type DeclaredTool struct {
 	Run         string                   `yaml:"run"`
 	Command     string                   `yaml:"command"`
 	Parameters  map[string]DeclaredParam `yaml:"parameters"`
-	Budget      int                      `yaml:"budget"`
-	Timeout     float64                  `yaml:"timeout_s"`
+	// Env is added to the commands' environment. It is where ${NAME}
+	// placeholders belong: the shell reads "$NAME" as data, never as code.
+	Env     map[string]string `yaml:"env"`
+	Budget  int               `yaml:"budget"`
+	Timeout float64           `yaml:"timeout_s"`
 }
 
 // DeclaredParam is one enum parameter of a declared tool: each allowed value

@@ -80,9 +80,24 @@ func schemaFor(t reflect.Type) map[string]any {
 }
 
 func providedSchema() map[string]any {
+	place := map[string]any{
+		"type": "object", "additionalProperties": false, "minProperties": 1,
+		"properties": map[string]any{
+			"cdp_target": map[string]any{"type": "string", "description": "a cdp_targets name"},
+			"origin":     map[string]any{"type": "string", "description": "a browser origin, scheme://host[:port]"},
+			"role":       map[string]any{"type": "string", "description": "the focused accessible's role, e.g. password text"},
+			"name":       map[string]any{"type": "string", "description": "the focused accessible's name"},
+		},
+	}
 	source := map[string]any{
-		"type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
-		"properties": map[string]any{"env": map[string]any{"type": "string"}, "file": map[string]any{"type": "string"}},
+		"type": "object", "additionalProperties": false,
+		"oneOf": []any{map[string]any{"required": []string{"env"}}, map[string]any{"required": []string{"file"}}},
+		"properties": map[string]any{
+			"env":  map[string]any{"type": "string"},
+			"file": map[string]any{"type": "string"},
+			"into": map[string]any{"type": "array", "minItems": 1, "items": place,
+				"description": "the only places the secret may be typed or filled"},
+		},
 	}
 	return map[string]any{"oneOf": []any{
 		map[string]any{"type": []string{"string", "number", "boolean"}},
@@ -124,6 +139,7 @@ func declaredToolSchema() map[string]any {
 			"command":     map[string]any{"type": "string"},
 			"budget":      map[string]any{"type": "integer", "minimum": 0},
 			"timeout_s":   map[string]any{"type": "number", "minimum": 0},
+			"env":         map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 			"parameters": map[string]any{"type": "object", "additionalProperties": map[string]any{
 				"type": "object", "additionalProperties": false, "required": []string{"values"},
 				"properties": map[string]any{

@@ -62,6 +62,9 @@ func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Opti
 	if err != nil {
 		return err
 	}
+	if err := runner.Listen(); err != nil {
+		return refuse(cmd, err)
+	}
 	model, live := tui.NewLive(tui.Options{
 		Dir:      opts.ReportDir,
 		Controls: runner,

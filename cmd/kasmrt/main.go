@@ -85,12 +85,15 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "kasmrt",
 		Short: "Agentic GUI testing with an operator console",
 		Long: `kasmrt runs GUI tests described in YAML scenarios. A scenario launches an
-application in an X11 session (its own Xvfb when no display is given) and runs
-either scripted steps or a goal, for which a vision-language model picks one
-tool call at a time while the runtime enforces every rule and decides the
-verdict itself.`,
-		Example: `  kasmrt validate scenarios/examples/xterm-echo.yaml
-  kasmrt run scenarios/examples/xterm-echo.yaml --headless --report out/
+application in an X11 session and runs either scripted steps or a goal, for
+which a vision-language model picks one tool call at a time while the runtime
+enforces every rule and decides the verdict itself.
+
+The session is an embedded Xvfb of the run's own. An existing display is used
+only when --display or the operator file's session.display names it: $DISPLAY
+alone never makes kasmrt drive the desktop it was started from.`,
+		Example: `  kasmrt validate scenarios/examples/xterm-greeting.yaml
+  kasmrt run scenarios/examples/xterm-greeting.yaml --headless --report out/
   kasmrt replay out/ --print`,
 	}
 	root.SetIn(stdin)

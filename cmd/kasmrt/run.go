@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,11 +15,13 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/themes"
 )
 
 type runFlags struct {
 	operator    string
 	reportDir   string
+	overwrite   bool
 	tui         bool
 	headless    bool
 	json        bool
@@ -42,8 +41,9 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario and write its report",
-		Long: `run launches the scenario's application in an X11 session ($DISPLAY, or its
-own Xvfb when there is none), runs its steps or its goal, and writes the report
+		Long: `run launches the scenario's application in an X11 session (its own Xvfb,
+unless --display or session.display names an existing display; $DISPLAY is
+never used on its own), runs its steps or its goal, and writes the report
 directory. The console shows the run live when stdout is a terminal; otherwise,
 or with --headless, a line per step is printed (--json prints every event).
 
@@ -58,12 +58,13 @@ Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.operator, "operator", "o", "", "operator file (budgets, model, session, inbox)")
-	fl.StringVar(&f.reportDir, "report", "", "report directory (default reports/<scenario>-<time>)")
+	fl.StringVar(&f.reportDir, "report", "", "report directory, new or empty (default: a fresh reports/<scenario>-<time>)")
 	fl.BoolVar(&f.tui, "tui", false, "show the live console (default when stdout is a terminal)")
 	fl.BoolVar(&f.headless, "headless", false, "print progress lines instead of the console")
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line (implies --headless)")
+	fl.BoolVar(&f.overwrite, "overwrite", false, "empty an existing --report directory that holds an earlier report, instead of refusing it")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
-	fl.StringVar(&f.display, "display", "", `X display to use ("-" forces an embedded Xvfb)`)
+	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
 	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
 	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file")
@@ -81,6 +82,26 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	if f.recordModel != "" && f.replayModel != "" {
 		return badInput(errors.New("--record-model and --replay-model cannot be combined"))
+	}
+	if f.display != "" && f.display != "-" {
+		if err := scenarios.CheckDisplay(f.display); err != nil {
+			return refuse(cmd, fmt.Errorf("--display: %w", err))
+		}
+	}
+	if f.replayModel != "" {
+		if err := requireRegularFile("--replay-model", f.replayModel); err != nil {
+			return refuse(cmd, err)
+		}
+	}
+	if f.recordModel != "" {
+		if err := refuseBlockingOutput("--record-model", f.recordModel); err != nil {
+			return refuse(cmd, err)
+		}
+	}
+	if _, builtin := themes.Builtin(f.theme); f.theme != "" && !builtin {
+		if err := requireRegularFile("--theme", f.theme); err != nil {
+			return refuse(cmd, err)
+		}
 	}
 	cs, err := loadConsoleSettings(f)
 	if err != nil {
@@ -108,11 +129,21 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		printProblems(cmd.ErrOrStderr(), err)
 		return &exitError{code: exitBadInput}
 	}
-	dir := f.reportDir
-	if dir == "" {
-		dir = filepath.Join("reports", slug(files.Scenario.Name)+"-"+time.Now().Format("20060102-150405"))
+	printWarnings(cmd.ErrOrStderr(), files)
+	var dir reportDir
+	if f.reportDir == "" {
+		dir, err = newDefaultReportDir(defaultReportsDir, files.Scenario.Name, time.Now())
+	} else {
+		dir, err = prepareReportDir(f.reportDir, f.overwrite)
 	}
-	opts := engine.Options{ReportDir: dir, Display: f.display}
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	// A run refused before it began wrote nothing: it leaves no empty
+	// directory behind either. (A directory with a report in it is not
+	// empty, and stays.)
+	defer dir.discard()
+	opts := engine.Options{ReportDir: dir.path, Display: f.display}
 	switch {
 	case f.recordModel != "":
 		red := engine.RedactorFor(files)
@@ -153,22 +184,15 @@ func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options
 	if err != nil {
 		return err
 	}
+	if err := runner.Listen(); err != nil {
+		return refuse(cmd, err)
+	}
 	res, err := runner.Run(cmd.Context())
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: %v\n", runner.Redact(err.Error()))
 		return &exitError{code: exitTestError}
 	}
 	return &exitError{code: res.ExitCode(f.strict)}
-}
-
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
-
-func slug(s string) string {
-	s = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	if s == "" {
-		return "run"
-	}
-	return s
 }
 
 func isTerminal(w io.Writer) bool {
@@ -247,5 +271,19 @@ func (p *progressPrinter) event(e events.Event) {
 	case events.KindRunEnded:
 		d, _ := e.Data.(events.RunEnded)
 		fmt.Fprintf(p.w, "report: %s\n", d.Report)
+	}
+}
+
+// refuse reports bad input that is not a file's problem (a flag, the
+// inbox's address taken) as written, and exits 3: nothing was launched.
+func refuse(cmd *cobra.Command, err error) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "error: %v; nothing was launched\n", err)
+	return &exitError{code: exitBadInput}
+}
+
+// printWarnings prints what the files allow but should not go unnoticed.
+func printWarnings(w io.Writer, files *scenarios.Files) {
+	for _, p := range files.Operator.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", p.Error())
 	}
 }

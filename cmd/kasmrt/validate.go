@@ -13,13 +13,15 @@ import (
 )
 
 func newValidateCommand() *cobra.Command {
-	var operator string
+	var operator, report, display string
+	var overwrite bool
 	cmd := &cobra.Command{
 		Use:   "validate SCENARIO",
 		Short: "Check a scenario and operator file and print the run's tool list",
 		Long: `validate loads a scenario (and an operator file) exactly as run would, prints
 every problem with its file:line:column and key, or the tool list the run
-would have. It launches nothing. Exit code 3 means the input is bad.`,
+would have. Given run's --report, --overwrite or --display, it checks them as
+run would. It launches and creates nothing. Exit code 3 means the input is bad.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := scenarios.Load(args[0], operator, nil)
@@ -30,11 +32,26 @@ would have. It launches nothing. Exit code 3 means the input is bad.`,
 				printProblems(cmd.ErrOrStderr(), err)
 				return &exitError{code: exitBadInput}
 			}
+			if display != "" && display != "-" {
+				if err := scenarios.CheckDisplay(display); err != nil {
+					return refuse(cmd, fmt.Errorf("--display: %w", err))
+				}
+			}
+			if report != "" {
+				if err := checkReportDir(report, overwrite); err != nil {
+					return refuse(cmd, err)
+				}
+			}
+			printWarnings(cmd.ErrOrStderr(), files)
 			printToolList(cmd.OutOrStdout(), files)
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&operator, "operator", "o", "", "operator file (budgets, model, session, inbox)")
+	fl := cmd.Flags()
+	fl.StringVarP(&operator, "operator", "o", "", "operator file (budgets, model, session, inbox)")
+	fl.StringVar(&report, "report", "", "check this report directory as run would")
+	fl.BoolVar(&overwrite, "overwrite", false, "with --report: accept a directory holding an earlier report")
+	fl.StringVar(&display, "display", "", "check this X display name as run would")
 	return cmd
 }
 

@@ -89,7 +89,7 @@ func (a App) Controls(ctx context.Context) ([]Control, error) {
 // requests before reading any reply, so its cost is a few bus round trips
 // per level rather than one per request.
 func (a App) ControlsWithin(ctx context.Context, limits Limits) ([]Control, error) {
-	candidates, _, err := a.walk(ctx, limits.withDefaults(), 0)
+	candidates, _, err := a.walk(ctx, limits.withDefaults(), 0, node.isControl)
 	if err != nil {
 		return nil, fmt.Errorf("walk accessible tree of %s: %w", a.Name, err)
 	}
@@ -100,10 +100,11 @@ func (a App) ControlsWithin(ctx context.Context, limits Limits) ([]Control, erro
 	return controls, nil
 }
 
-// walk visits the tree breadth first and returns the control candidates and
-// the number of accessibles visited. batch bounds how many accessibles share
-// one round of pipelined requests; zero means a whole level.
-func (a App) walk(ctx context.Context, limits Limits, batch int) ([]node, int, error) {
+// walk visits the tree breadth first and returns the accessibles keep
+// accepts (control candidates for Controls) and the number visited. batch
+// bounds how many accessibles share one round of pipelined requests; zero
+// means a whole level.
+func (a App) walk(ctx context.Context, limits Limits, batch int, keep func(node) bool) ([]node, int, error) {
 	level := []ref{a.node}
 	visited := map[ref]bool{a.node: true}
 	var candidates []node
@@ -120,7 +121,7 @@ func (a App) walk(ctx context.Context, limits Limits, batch int) ([]node, int, e
 			}
 			start = end
 			for _, n := range nodes {
-				if n.isControl() {
+				if keep(n) {
 					candidates = append(candidates, n)
 				}
 				if !n.descend() {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -201,7 +202,24 @@ func (c *Client) transportError(actx context.Context, err error) error {
 	if errors.As(err, &ne) && ne.Timeout() {
 		timeout = true
 	}
-	return &TransportError{Timeout: timeout, Err: errors.New(c.scrub(err.Error()))}
+	return &TransportError{Timeout: timeout, Err: errors.New(c.scrub(withoutURLQuery(err)))}
+}
+
+// withoutURLQuery words a transport error without the query of the URL it
+// names: a redirect can lead to a URL whose query carries a credential.
+func withoutURLQuery(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err.Error()
+	}
+	where := ue.URL
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		u.RawQuery, u.ForceQuery, u.Fragment, u.User = "", false, "", nil
+		where = u.String()
+	} else if i := strings.IndexAny(where, "?#"); i >= 0 {
+		where = where[:i]
+	}
+	return fmt.Sprintf("%s %q: %v", ue.Op, where, ue.Err)
 }
 
 // scrub removes the API key from text that may have echoed it.

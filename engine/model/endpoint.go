@@ -33,6 +33,11 @@ func ResolveEndpoint(raw string, p Protocol) (string, error) {
 	if u.Host == "" {
 		return "", fmt.Errorf("model endpoint has no host")
 	}
+	if u.RawQuery != "" || u.ForceQuery {
+		// A query is where keys hide (?api_key=…): refuse it like
+		// user:password rather than send it and echo it in errors.
+		return "", fmt.Errorf("model endpoint must not have a query string (it may carry credentials); pass the key separately")
+	}
 	if u.Fragment != "" {
 		return "", fmt.Errorf("model endpoint must not have a fragment")
 	}
