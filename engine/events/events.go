@@ -224,6 +224,10 @@ func (b *Bus) Publish(e Event) Event {
 	return e
 }
 
+// Redact returns e with every string value it carries passed through r,
+// as the bus delivers it; for sinks that take events from elsewhere.
+func Redact(e Event, r func(string) string) Event { return redactEvent(e, r) }
+
 // redactEvent passes every string value an event carries through r: the
 // texts, the tool name, argument values and the payload. Structural fields
 // the runtime writes itself (kind, status, source, screen paths, check and
