@@ -10,6 +10,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 func newValidateCommand() *cobra.Command {
@@ -27,10 +28,11 @@ would have. It launches nothing. Exit code 3 means the input is bad.`,
 				err = engine.Check(files)
 			}
 			if err != nil {
-				printProblems(cmd.ErrOrStderr(), err)
+				printProblems(errOut(cmd), err)
 				return &exitError{code: exitBadInput}
 			}
-			printToolList(cmd.OutOrStdout(), files)
+			// The tool list quotes the scenario's own text.
+			printToolList(sanitize.NewWriter(cmd.OutOrStdout()), files)
 			return nil
 		},
 	}
