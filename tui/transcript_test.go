@@ -117,3 +117,39 @@ func TestPrintReportReadsPastDamage(t *testing.T) {
 		t.Errorf("the replay's last state has verdict %+v, want report.json's", v)
 	}
 }
+
+// TestPrintVersion1Report: a report directory written by an earlier
+// version (a real goal run, checked in as it was) still prints, request
+// sizes included.
+func TestPrintVersion1Report(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	raw, err := os.ReadFile("../engine/events/testdata/v1-goal-run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadReport(dir)
+	if err != nil || r.Warning != "" {
+		t.Fatalf("LoadReport: %v (warning %q)", err, r.Warning)
+	}
+	var out bytes.Buffer
+	if err := PrintReport(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"run started: fill the entry dialog (goal)",
+		"session :0 1280x800 owned=true",
+		"app launched: zenity --entry --title=Groceries --text=What should we buy? (pid 19547)",
+		`app window 0x200003 "Groceries" at 194x119+543+340`,
+		"model request: turn 2, 4 messages, 2 images (20995 bytes)",
+		"screen screens/0001.png 1280x800",
+		"verdict: pass (completed)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("transcript lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -18,7 +18,7 @@ const hostileSeq = "\x1b]0;pwned\x07\x1b[2J\u009b31m\u202eliaf"
 // rawControls fails the test if out holds a control sequence raw.
 func rawControls(t *testing.T, where, out string) {
 	t.Helper()
-	for _, raw := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+	for _, raw := range []string{"\x1b", "\x07", "\x7f", "\u009b", "\u202e"} {
 		if strings.Contains(out, raw) {
 			t.Errorf("%s: %q reached the terminal raw:\n%q", where, raw, out)
 		}
@@ -136,4 +136,34 @@ tools:
 		t.Errorf("exit %d, want 2 naming the directory\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	rawControls(t, "run error", stdout+stderr)
+}
+
+// TestJSONSinkNeutralisesHostileText: --json lines stay the same JSON and
+// carry no control character raw, including the ones encoding/json leaves
+// alone (DEL, C1, bidi overrides).
+func TestJSONSinkNeutralisesHostileText(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	sink := jsonSink(&out)
+	in := []events.Event{
+		{Seq: 1, Kind: events.KindStepEnded, Tool: hostileSeq + "\x7f", Message: hostileSeq, Args: map[string]any{"text": hostileSeq}},
+		{Seq: 2, Kind: events.KindAppWindow, Data: events.AppWindow{Title: hostileSeq}},
+	}
+	for _, e := range in {
+		sink(e)
+	}
+	rawControls(t, "--json", out.String())
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(in) {
+		t.Fatalf("%d lines for %d events:\n%s", len(lines), len(in), out.String())
+	}
+	for i, l := range lines {
+		var e events.Event
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, l)
+		}
+		if e.Message != in[i].Message || e.Tool != in[i].Tool {
+			t.Errorf("line %d decodes to %+v, want %+v", i+1, e, in[i])
+		}
+	}
 }

@@ -41,7 +41,11 @@ func neutralise(s string, oneLine bool) string {
 		case r == '\n' && oneLine:
 			b.WriteString(`\n`)
 		case unsafe(r):
-			if r < 0x80 {
+			// C0 controls as \xNN; DEL and above as \uNNNN, which is also
+			// JSON's escape for them, so JSON text stays the same JSON
+			// (its encoder escapes C0 itself but leaves DEL, C1 and bidi
+			// controls raw).
+			if r < 0x20 {
 				fmt.Fprintf(&b, `\x%02x`, r)
 			} else {
 				fmt.Fprintf(&b, `\u%04x`, r)

@@ -16,7 +16,7 @@ func TestText(t *testing.T) {
 		{"title and clear screen", "\x1b]0;pwned\x07\x1b[2J", `\x1b]0;pwned\x07\x1b[2J`, `\x1b]0;pwned\x07\x1b[2J`},
 		{"hyperlink", "\x1b]8;;http://evil\x1b\\x\x1b]8;;\x1b\\", `\x1b]8;;http://evil\x1b\x\x1b]8;;\x1b\`, `\x1b]8;;http://evil\x1b\x\x1b]8;;\x1b\`},
 		{"carriage return overwrites", "ok\rFAILED", `ok\x0dFAILED`, `ok\x0dFAILED`},
-		{"backspace and del", "a\bb\x7f", `a\x08b\x7f`, `a\x08b\x7f`},
+		{"backspace and del", "a\bb\x7f", `a\x08b\u007f`, `a\x08b\u007f`},
 		{"C1 CSI", "x\u009b2Jy", `x\u009b2Jy`, `x\u009b2Jy`},
 		{"raw C1 byte", "x\x9b2J", `x\x9b2J`, `x\x9b2J`},
 		{"bidi override", "pass\u202eliaf", `pass\u202eliaf`, `pass\u202eliaf`},
