@@ -237,6 +237,10 @@ func redactEvent(e Event, r func(string) string) Event {
 	e.Tool = r(e.Tool)
 	e.Message = r(e.Message)
 	e.Args = redactMap(e.Args, r)
+	if len(e.Args) == 0 {
+		// events.jsonl leaves empty arguments out; live events match.
+		e.Args = nil
+	}
 	if e.Data != nil {
 		e.Data = e.Data.redacted(r)
 	}
