@@ -80,11 +80,6 @@ func (p *Printer) printf(format string, args ...any) {
 
 type printfFunc func(format string, args ...any)
 
-// Transcript writes evs and their end state, as replay --print does.
-func Transcript(w io.Writer, evs []events.Event) error {
-	return PrintReport(w, &Report{Events: evs})
-}
-
 // PrintReport writes a report's transcript: its events and end state,
 // with report.json's verdict when the stream lost its own.
 func PrintReport(w io.Writer, r *Report) error {
