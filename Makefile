@@ -36,6 +36,7 @@ bench: deps build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoadScenario -fuzztime 30s ./scenarios
 	$(GO) test -run '^$$' -fuzz FuzzLoadOperator -fuzztime 30s ./scenarios
+	$(GO) test -run '^$$' -fuzz FuzzSecretValue -fuzztime 30s ./engine/report
 
 clean:
 	rm -rf bin $(REPORTS)

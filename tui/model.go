@@ -75,6 +75,9 @@ type Model struct {
 	evs     []events.Event
 	cursor  int
 	allRows []Row
+	// fallbackVerdict is report.json's verdict, shown at the end of a
+	// stream that lost its own verdict line.
+	fallbackVerdict *events.Verdict
 
 	width, height int
 	focus         focusArea

@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // Report is what a report directory holds for the replay: the event stream
@@ -18,14 +20,29 @@ import (
 type Report struct {
 	Dir    string
 	Events []events.Event
-	// Summary is report.json decoded loosely (nil for a killed run).
-	Summary map[string]any
+	// Summary is report.json (nil for a killed run, or when it could not
+	// be read).
+	Summary *report.Report
 	// Warning says what was tolerated, e.g. a damaged events.jsonl line.
 	Warning string
 }
 
-// LoadReport reads a report directory: events.jsonl (required, tolerant of
-// a torn last line) and report.json (optional).
+// Verdict is the run's verdict: the stream's, or report.json's when the
+// stream has none (its verdict line was lost), or nil.
+func (r *Report) Verdict() *events.Verdict {
+	for i := len(r.Events) - 1; i >= 0; i-- {
+		if v := r.Events[i].Verdict; r.Events[i].Kind == events.KindVerdict && v != nil {
+			return v
+		}
+	}
+	if r.Summary != nil && r.Summary.Verdict != "" {
+		return &events.Verdict{Verdict: r.Summary.Verdict, Outcome: r.Summary.Outcome, Reasons: r.Summary.Reasons}
+	}
+	return nil
+}
+
+// LoadReport reads a report directory: events.jsonl (required; damaged
+// lines are skipped with a warning) and report.json (optional).
 func LoadReport(dir string) (*Report, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -35,25 +52,34 @@ func LoadReport(dir string) (*Report, error) {
 		return nil, fmt.Errorf("open report %s: not a directory", dir)
 	}
 	r := &Report{Dir: dir}
+	var warnings []string
 	evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
+	var skipped *events.SkippedLines
+	switch {
+	case errors.As(err, &skipped):
+		warnings = append(warnings, err.Error())
+	case err != nil:
 		if len(evs) == 0 {
 			return nil, fmt.Errorf("open report: %w", err)
 		}
-		r.Warning = err.Error()
+		warnings = append(warnings, err.Error())
 	}
 	r.Events = evs
 	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	switch {
 	case err == nil:
-		if err := json.Unmarshal(data, &r.Summary); err != nil {
-			r.Warning = fmt.Sprintf("report.json: %v", err)
+		var sum report.Report
+		if err := json.Unmarshal(data, &sum); err != nil {
+			warnings = append(warnings, fmt.Sprintf("report.json: %v", err))
+		} else {
+			r.Summary = &sum
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		// A killed run: events.jsonl is all there is.
 	default:
 		return nil, fmt.Errorf("open report: %w", err)
 	}
+	r.Warning = strings.Join(warnings, "; ")
 	return r, nil
 }
 
@@ -65,6 +91,7 @@ func NewReplay(r *Report, opts Options) *Model {
 	m := newModel(opts)
 	m.evs = r.Events
 	m.allRows = FoldState(r.Events).Rows
+	m.fallbackVerdict = r.Verdict()
 	m.status = r.Warning
 	if len(m.evs) == 0 {
 		m.status = "the report has no events"
@@ -84,6 +111,10 @@ func (m *Model) seek(i int) {
 	}
 	m.cursor = min(max(0, i), len(m.evs)-1)
 	m.st = FoldState(m.evs[:m.cursor+1])
+	if m.st.Verdict == nil && m.cursor == len(m.evs)-1 {
+		// The stream lost its verdict line; report.json still has it.
+		m.st.Verdict = m.fallbackVerdict
+	}
 	m.timeline.selected = -1
 }
 

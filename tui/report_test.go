@@ -71,7 +71,7 @@ func TestWriteSampleReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Events) != len(sampleEvents()) || r.Summary["verdict"] != "pass-with-concerns" {
+	if len(r.Events) != len(sampleEvents()) || r.Summary == nil || r.Summary.Verdict != "pass-with-concerns" {
 		t.Fatalf("loaded %d events, summary %v", len(r.Events), r.Summary)
 	}
 }

@@ -5,39 +5,94 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
-// Transcript writes a run's events as plain text: every event the console
-// shows, one line each in order, then the end state (budgets, concerns,
-// questions and answers, verdict). It is replay --print and the headless
-// console's output, so CI logs carry what an operator would have seen.
-func Transcript(w io.Writer, evs []events.Event) error {
-	bw := bufio.NewWriter(w)
-	st := NewState()
-	var start time.Time
-	for i, e := range evs {
-		st.Apply(i, e)
-		if start.IsZero() && !e.T.IsZero() {
-			start = e.T
-		}
-		line := transcriptLine(e)
-		if line == "" {
-			continue
-		}
-		at := "        "
-		if !e.T.IsZero() && !start.IsZero() {
-			at = fmt.Sprintf("%7.3fs", e.T.Sub(start).Seconds())
-		}
-		fmt.Fprintf(bw, "%s %s\n", at, line)
+// Printer renders a run's events as plain text: every event the console
+// shows, one line each as it comes, then, when asked, the end state
+// (budgets, concerns, questions and answers, verdict). It is the one
+// renderer of `run --headless` (live, as a bus sink) and `replay --print`
+// (from a report), so CI logs carry what an operator would have seen.
+// Every untrusted value passes through the sanitizer first, so nothing
+// the model, the application or a tool wrote can act on the terminal.
+type Printer struct {
+	mu    sync.Mutex
+	w     io.Writer
+	st    *State
+	n     int
+	start time.Time
+	err   error
+}
+
+// NewPrinter returns a printer writing to w.
+func NewPrinter(w io.Writer) *Printer { return &Printer{w: w, st: NewState()} }
+
+// Event prints e's line. It is safe for concurrent use, as a bus sink.
+func (p *Printer) Event(e events.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.st.Apply(p.n, e)
+	p.n++
+	if p.start.IsZero() && !e.T.IsZero() {
+		p.start = e.T
 	}
-	writeSummary(bw, st)
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write transcript: %w", err)
+	line := transcriptLine(e)
+	if line == "" {
+		return
+	}
+	at := "        "
+	if !e.T.IsZero() && !p.start.IsZero() {
+		at = fmt.Sprintf("%7.3fs", e.T.Sub(p.start).Seconds())
+	}
+	p.printf("%s %s\n", at, sanitize.Line(line))
+}
+
+// Printed is how many events the printer has been given.
+func (p *Printer) Printed() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
+// Summary prints the end state. fallback is the verdict to show when the
+// stream has none (report.json's, for a stream that lost its verdict
+// line); nil says the run did not finish. It returns the first write
+// error of the printer's life.
+func (p *Printer) Summary(fallback *events.Verdict) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	writeSummary(printfFunc(p.printf), p.st, fallback)
+	if p.err != nil {
+		return fmt.Errorf("write transcript: %w", p.err)
 	}
 	return nil
+}
+
+func (p *Printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+type printfFunc func(format string, args ...any)
+
+// PrintReport writes a report's transcript: its events and end state,
+// with report.json's verdict when the stream lost its own.
+func PrintReport(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	p := NewPrinter(bw)
+	for _, e := range r.Events {
+		p.Event(e)
+	}
+	err := p.Summary(r.Verdict())
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("write transcript: %w", ferr)
+	}
+	return err
 }
 
 func transcriptLine(e events.Event) string {
@@ -169,6 +224,9 @@ func transcriptLine(e events.Event) string {
 		}
 		return fmt.Sprintf("verdict %s (%s)", e.Verdict.Verdict, e.Verdict.Outcome)
 	case events.KindRunEnded:
+		if d, _ := e.Data.(events.RunEnded); d.Report != "" {
+			return "run ended; report: " + d.Report
+		}
 		return "run ended"
 	case events.KindLog:
 		return "log: " + e.Message
@@ -176,9 +234,11 @@ func transcriptLine(e events.Event) string {
 	return string(e.Kind)
 }
 
-func writeSummary(w io.Writer, st *State) {
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "== summary ==")
+// writeSummary prints the end state; every value from the run is
+// sanitized on the way.
+func writeSummary(printf printfFunc, st *State, fallback *events.Verdict) {
+	line := sanitize.Line
+	printf("\n== summary ==\n")
 	steps, refused := 0, 0
 	for _, r := range st.Rows {
 		if r.Kind == RowStep {
@@ -188,24 +248,24 @@ func writeSummary(w io.Writer, st *State) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "steps: %d (%d refused or malformed)\n", steps, refused)
+	printf("steps: %d (%d refused or malformed)\n", steps, refused)
 	if len(st.Budgets) > 0 {
-		fmt.Fprintln(w, "budgets at end:")
+		printf("budgets at end:\n")
 		for _, b := range st.Budgets {
-			fmt.Fprintf(w, "  %-20s %s\n", b.Name, formatBudget(b))
+			printf("  %-20s %s\n", line(b.Name), line(formatBudget(b)))
 		}
 	}
 	if st.Deadline > 0 {
-		fmt.Fprintf(w, "deadline: %s, %s left at the last event (last %s reserved)\n", formatClock(st.Deadline), formatClock(st.Remaining()), formatClock(st.Reserve))
+		printf("deadline: %s, %s left at the last event (last %s reserved)\n", formatClock(st.Deadline), formatClock(st.Remaining()), formatClock(st.Reserve))
 	}
 	if len(st.Concerns) > 0 {
-		fmt.Fprintln(w, "concerns:")
+		printf("concerns:\n")
 		for _, c := range st.Concerns {
-			fmt.Fprintf(w, "  - %s\n", c)
+			printf("  - %s\n", line(c))
 		}
 	}
 	if len(st.Questions) > 0 {
-		fmt.Fprintln(w, "questions:")
+		printf("questions:\n")
 		for _, q := range st.Questions {
 			ans := q.Answer
 			switch {
@@ -216,15 +276,19 @@ func writeSummary(w io.Writer, st *State) {
 			default:
 				ans = "still waiting"
 			}
-			fmt.Fprintf(w, "  %s: %s → %s\n", q.ID, q.Text, ans)
+			printf("  %s: %s → %s\n", line(q.ID), line(q.Text), line(ans))
 		}
 	}
-	if st.Verdict != nil {
-		fmt.Fprintf(w, "verdict: %s (%s)\n", st.Verdict.Verdict, st.Verdict.Outcome)
-		for _, r := range st.Verdict.Reasons {
-			fmt.Fprintf(w, "  - %s\n", r)
-		}
-	} else {
-		fmt.Fprintln(w, "verdict: none recorded (the run did not finish)")
+	v, from := st.Verdict, ""
+	if v == nil && fallback != nil {
+		v, from = fallback, " (from report.json; the event stream has no verdict)"
+	}
+	if v == nil {
+		printf("verdict: none recorded (the run did not finish)\n")
+		return
+	}
+	printf("verdict: %s (%s)%s\n", line(v.Verdict), line(v.Outcome), from)
+	for _, r := range v.Reasons {
+		printf("  - %s\n", line(r))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui"
 	"github.com/kasmrt/kasmrt/tui/graphics"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // consoleSettings are the console flags, checked before anything launches.
@@ -95,12 +96,12 @@ func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Opti
 	_ = runner.Steer(events.Steer{Action: events.SteerAbort, Reason: "the console was closed"})
 	out := <-done
 	if perr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: console: %v\n", perr)
+		fmt.Fprintf(errOut(cmd), "kasmrt: console: %v\n", perr)
 	}
 	if out.err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: %v\n", runner.Redact(out.err.Error()))
+		fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", runner.Redact(out.err.Error()))
 		return &exitError{code: exitTestError}
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "verdict: %s (%s)\nreport: %s\n", out.res.Verdict, out.res.Outcome, out.res.ReportDir)
+	fmt.Fprintf(sanitize.NewWriter(cmd.OutOrStdout()), "verdict: %s (%s)\nreport: %s\n", out.res.Verdict, out.res.Outcome, out.res.ReportDir)
 	return &exitError{code: out.res.ExitCode(f.strict)}
 }

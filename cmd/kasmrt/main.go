@@ -12,6 +12,8 @@ import (
 
 	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
+
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // Exit codes of `kasmrt run` (DESIGN.md); other subcommands use 0, 2 and 3.
@@ -65,7 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if errors.As(err, &ee) && ee.err == nil {
 				return // the subcommand has already said what happened
 			}
-			fang.DefaultErrorHandler(w, styles, err)
+			// The message may quote untrusted text; the styling is fang's.
+			fang.DefaultErrorHandler(w, styles, errors.New(sanitize.Text(err.Error())))
 		}),
 	)
 	if err == nil {

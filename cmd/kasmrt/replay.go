@@ -44,9 +44,9 @@ means the report directory is missing or unreadable.`,
 			}
 			if print {
 				if report.Warning != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", report.Warning)
+					fmt.Fprintf(errOut(cmd), "warning: %s\n", report.Warning)
 				}
-				return tui.Transcript(cmd.OutOrStdout(), report.Events)
+				return tui.PrintReport(cmd.OutOrStdout(), report)
 			}
 			if _, ok := themes.Builtin(themeFile); ok && themeName == "" {
 				// --theme also takes a built-in palette's name, as in run.

@@ -16,6 +16,8 @@ import (
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/scenarios"
 	"github.com/kasmrt/kasmrt/themes"
+	"github.com/kasmrt/kasmrt/tui"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 type runFlags struct {
@@ -126,10 +128,10 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		err = engine.Check(files)
 	}
 	if err != nil {
-		printProblems(cmd.ErrOrStderr(), err)
+		printProblems(errOut(cmd), err)
 		return &exitError{code: exitBadInput}
 	}
-	printWarnings(cmd.ErrOrStderr(), files)
+	printWarnings(errOut(cmd), files)
 	var dir reportDir
 	if f.reportDir == "" {
 		dir, err = newDefaultReportDir(defaultReportsDir, files.Scenario.Name, time.Now())
@@ -153,7 +155,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		}
 		defer func() {
 			if err := rec.Close(); err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: --record-model: %v\n", err)
+				fmt.Fprintf(errOut(cmd), "kasmrt: --record-model: %v\n", err)
 			}
 		}()
 		opts.ModelTransport = rec
@@ -174,11 +176,12 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 // runHeadless runs with progress lines or JSON events on stdout.
 func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options, f runFlags) error {
 	out := cmd.OutOrStdout()
+	var printer *tui.Printer
 	if f.json {
 		opts.Sinks = append(opts.Sinks, jsonSink(out))
 	} else {
-		printer := &progressPrinter{w: out}
-		opts.Sinks = append(opts.Sinks, printer.event)
+		printer = tui.NewPrinter(out)
+		opts.Sinks = append(opts.Sinks, printer.Event)
 	}
 	runner, err := engine.New(files, opts)
 	if err != nil {
@@ -188,8 +191,13 @@ func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options
 		return refuse(cmd, err)
 	}
 	res, err := runner.Run(cmd.Context())
+	if printer != nil && printer.Printed() > 0 {
+		if perr := printer.Summary(nil); perr != nil {
+			fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", perr)
+		}
+	}
 	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "kasmrt: %v\n", runner.Redact(err.Error()))
+		fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", runner.Redact(err.Error()))
 		return &exitError{code: exitTestError}
 	}
 	return &exitError{code: res.ExitCode(f.strict)}
@@ -204,10 +212,12 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// jsonSink prints every event as one JSON line.
+// jsonSink prints every event as one JSON line. The encoder escapes C0
+// controls itself; the sanitizer escapes the C1 controls and bidi
+// overrides it leaves raw, as \u escapes that keep each line the same JSON.
 func jsonSink(w io.Writer) func(events.Event) {
 	var mu sync.Mutex
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(sanitize.NewWriter(w))
 	return func(e events.Event) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -215,69 +225,10 @@ func jsonSink(w io.Writer) func(events.Event) {
 	}
 }
 
-// progressPrinter writes a concise line per step and the verdict.
-type progressPrinter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (p *progressPrinter) event(e events.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch e.Kind {
-	case events.KindRunStarted:
-		d, _ := e.Data.(events.RunStarted)
-		fmt.Fprintf(p.w, "scenario %q (%s)\n", d.Scenario, d.Mode)
-	case events.KindSessionStarted:
-		d, _ := e.Data.(events.SessionStarted)
-		fmt.Fprintf(p.w, "session %s (%dx%d)\n", d.Display, d.Width, d.Height)
-	case events.KindAppWindow:
-		d, _ := e.Data.(events.AppWindow)
-		fmt.Fprintf(p.w, "window %q at %d,%d %dx%d\n", d.Title, e.Box.X, e.Box.Y, e.Box.W, e.Box.H)
-	case events.KindStepEnded:
-		mark := map[string]string{events.StatusOK: "ok", events.StatusRefused: "REFUSED", events.StatusMalformed: "MALFORMED", events.StatusError: "ERROR"}[e.Status]
-		args, _ := json.Marshal(e.Args)
-		fmt.Fprintf(p.w, "%3d %-9s %s %s (%dms) %s\n", e.Step, mark, e.Tool, args, e.DurationMS, e.Message)
-	case events.KindGrounding:
-		g := e.Grounding
-		fmt.Fprintf(p.w, "    grounding attempt %d: %s — %s\n", g.Attempt, g.Outcome, g.Reason)
-	case events.KindConcern:
-		fmt.Fprintf(p.w, "    concern: %s\n", e.Message)
-	case events.KindConsole:
-		// Only what a tester acts on: the page's warnings, errors and
-		// uncaught exceptions; every message is in the report.
-		switch d, _ := e.Data.(events.ConsoleMessage); d.Level {
-		case "warning", "error", "exception":
-			fmt.Fprintf(p.w, "    browser %s: %s\n", d.Level, d.Text)
-		}
-
-	case events.KindQuestion:
-		fmt.Fprintf(p.w, "    question %s: %s\n", e.Question.ID, e.Question.Text)
-	case events.KindModelRetry:
-		fmt.Fprintf(p.w, "    model retry: %s\n", e.Message)
-	case events.KindModelDisabled:
-		fmt.Fprintf(p.w, "    model off: %s\n", e.Message)
-	case events.KindCheck:
-		if !e.Check.OK {
-			fmt.Fprintf(p.w, "    check %s FAILED: %s\n", e.Check.Name, e.Check.Evidence)
-		}
-	case events.KindLoopEnded:
-		fmt.Fprintf(p.w, "loop ended: %s\n", e.Message)
-	case events.KindVerdict:
-		fmt.Fprintf(p.w, "verdict: %s (%s)\n", e.Verdict.Verdict, e.Verdict.Outcome)
-		for _, r := range e.Verdict.Reasons {
-			fmt.Fprintf(p.w, "  - %s\n", r)
-		}
-	case events.KindRunEnded:
-		d, _ := e.Data.(events.RunEnded)
-		fmt.Fprintf(p.w, "report: %s\n", d.Report)
-	}
-}
-
 // refuse reports bad input that is not a file's problem (a flag, the
 // inbox's address taken) as written, and exits 3: nothing was launched.
 func refuse(cmd *cobra.Command, err error) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "error: %v; nothing was launched\n", err)
+	fmt.Fprintf(errOut(cmd), "error: %v; nothing was launched\n", err)
 	return &exitError{code: exitBadInput}
 }
 
@@ -287,3 +238,8 @@ func printWarnings(w io.Writer, files *scenarios.Files) {
 		fmt.Fprintf(w, "warning: %s\n", p.Error())
 	}
 }
+
+// errOut is the command's standard error through the sanitizer: error
+// messages quote scenario text, server replies and application output,
+// none of which may act on the terminal.
+func errOut(cmd *cobra.Command) io.Writer { return sanitize.NewWriter(cmd.ErrOrStderr()) }

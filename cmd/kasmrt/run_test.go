@@ -58,7 +58,7 @@ tools:
     description: print what the app read
     run: shell
     command: cat typed.txt
-`, 0, []string{`  1 ok        observe_screen {} (`, `type_text {"ref":"pw"}`, `typed the secret value "pw" (15 characters)`, "show succeeded: [REDACTED]", "verdict: pass (completed)", "report: "}},
+`, 0, []string{`step 1 observe_screen {} → OK in `, `type_text {"ref":"pw"}`, `typed the secret value "pw" (15 characters)`, "show succeeded: [REDACTED]", "verdict: pass (completed)", "report: "}},
 		{"app failed", `name: cmd app failed
 app: {command: [sh, -c, 'echo "$KASM_CMD_TEST_SECRET"; exit 5']}
 provides:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 func newValidateCommand() *cobra.Command {
@@ -29,7 +30,7 @@ run would. It launches and creates nothing. Exit code 3 means the input is bad.`
 				err = engine.Check(files)
 			}
 			if err != nil {
-				printProblems(cmd.ErrOrStderr(), err)
+				printProblems(errOut(cmd), err)
 				return &exitError{code: exitBadInput}
 			}
 			if display != "" && display != "-" {
@@ -42,8 +43,9 @@ run would. It launches and creates nothing. Exit code 3 means the input is bad.`
 					return refuse(cmd, err)
 				}
 			}
-			printWarnings(cmd.ErrOrStderr(), files)
-			printToolList(cmd.OutOrStdout(), files)
+			printWarnings(errOut(cmd), files)
+			// The tool list quotes the scenario's own text.
+			printToolList(sanitize.NewWriter(cmd.OutOrStdout()), files)
 			return nil
 		},
 	}

@@ -225,6 +225,10 @@ func (b *Bus) Publish(e Event) Event {
 	return e
 }
 
+// Redact returns e with every string value it carries passed through r,
+// as the bus delivers it; for sinks that take events from elsewhere.
+func Redact(e Event, r func(string) string) Event { return redactEvent(e, r) }
+
 // redactEvent passes every string value an event carries through r: the
 // texts, the tool name, argument values and the payload. Structural fields
 // the runtime writes itself (kind, status, source, screen paths, check and
@@ -234,6 +238,10 @@ func redactEvent(e Event, r func(string) string) Event {
 	e.Tool = r(e.Tool)
 	e.Message = r(e.Message)
 	e.Args = redactMap(e.Args, r)
+	if len(e.Args) == 0 {
+		// events.jsonl leaves empty arguments out; live events match.
+		e.Args = nil
+	}
 	if e.Data != nil {
 		e.Data = e.Data.redacted(r)
 	}

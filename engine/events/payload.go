@@ -146,7 +146,8 @@ func (d RawData) MarshalJSON() ([]byte, error) {
 }
 
 func (p RunStarted) redacted(r func(string) string) Payload {
-	p.Scenario, p.File, p.SHA256, p.Mode, p.Goal = r(p.Scenario), r(p.File), r(p.SHA256), r(p.Mode), r(p.Goal)
+	// The digest and the mode are the runtime's own words, not values.
+	p.Scenario, p.File, p.Goal = r(p.Scenario), r(p.File), r(p.Goal)
 	p.Plan, p.Tools = redactStrings(p.Plan, r), redactStrings(p.Tools, r)
 	return p
 }

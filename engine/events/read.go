@@ -8,13 +8,39 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
-// ReadFile reads a report's events.jsonl. It is tolerant of runs that were
-// killed while writing: a last line that does not parse (torn, or with no
-// newline yet) is dropped, and blank lines are skipped. A line in the middle
-// that does not parse is damage rather than an interrupted write, so it is
-// an error naming the line; the events before it are returned with it.
+// SkippedLines is the error Read returns with the events when it had to
+// skip lines that are not events: damage in the middle of the stream, or
+// a last line torn by a run killed while writing it.
+type SkippedLines struct {
+	Lines []SkippedLine
+}
+
+// SkippedLine is one line Read skipped, and why.
+type SkippedLine struct {
+	N    int // 1-based line number
+	Torn bool
+	Err  error
+}
+
+func (s *SkippedLines) Error() string {
+	parts := make([]string, len(s.Lines))
+	for i, l := range s.Lines {
+		if l.Torn {
+			parts[i] = fmt.Sprintf("line %d is torn (the run was stopped while writing it)", l.N)
+		} else {
+			parts[i] = fmt.Sprintf("line %d is not an event (%v)", l.N, l.Err)
+		}
+	}
+	return "skipped " + strings.Join(parts, "; ")
+}
+
+// ReadFile reads a report's events.jsonl. It reads past damage: a line
+// that does not parse — torn by a killed run, or corrupted later — is
+// skipped, and the events are returned with a *SkippedLines error naming
+// each skipped line. Blank lines are ignored.
 func ReadFile(path string) ([]Event, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -29,11 +55,13 @@ func ReadFile(path string) ([]Event, error) {
 }
 
 // Read reads events in JSON Lines form from r with ReadFile's tolerance.
+// An error that is not a *SkippedLines means r itself failed; the events
+// read until then are returned with it.
 func Read(r io.Reader) ([]Event, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		evs     []Event
-		pending error // a bad line, fatal only if another line follows
+		skipped []SkippedLine
 		lineNo  int
 	)
 	for {
@@ -41,22 +69,25 @@ func Read(r io.Reader) ([]Event, error) {
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
 			return evs, fmt.Errorf("line %d: %w", lineNo+1, readErr)
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
+		if len(line) > 0 {
 			lineNo++
-			if pending != nil {
-				return evs, pending
-			}
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
 			var e Event
 			if err := json.Unmarshal(line, &e); err != nil {
-				pending = fmt.Errorf("line %d: %w", lineNo, err)
+				// A last line without its newline was still being written.
+				torn := readErr != nil && !bytes.HasSuffix(line, []byte("\n"))
+				skipped = append(skipped, SkippedLine{N: lineNo, Torn: torn, Err: err})
 			} else {
 				evs = append(evs, e)
 			}
-		} else if len(line) > 0 {
-			lineNo++
 		}
 		if readErr != nil {
-			return evs, nil
+			break
 		}
 	}
+	if len(skipped) > 0 {
+		return evs, &SkippedLines{Lines: skipped}
+	}
+	return evs, nil
 }

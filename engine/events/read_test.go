@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,15 +25,17 @@ func TestReadFile(t *testing.T) {
 		name    string
 		content string
 		seqs    []int64
-		wantErr string
+		skipped string // the *SkippedLines error's text, "" for none
 	}{
 		{"complete", a + b + c, []int64{1, 2, 3}, ""},
 		{"no trailing newline", a + b + strings.TrimSuffix(c, "\n"), []int64{1, 2, 3}, ""},
-		{"torn last line", a + b + c[:len(c)/2], []int64{1, 2}, ""},
-		{"torn last line with newline", a + b + c[:len(c)/2] + "\n", []int64{1, 2}, ""},
+		{"torn last line", a + b + c[:len(c)/2], []int64{1, 2}, "skipped line 3 is torn"},
+		{"damaged last line with newline", a + b + c[:len(c)/2] + "\n", []int64{1, 2}, "skipped line 3 is not an event"},
 		{"blank lines", a + "\n\n" + b + "  \n", []int64{1, 2}, ""},
 		{"empty", "", nil, ""},
-		{"damaged middle line", a + "{nope\n" + c, []int64{1}, "line 2"},
+		{"damaged middle line", a + "{nope\n" + c, []int64{1, 3}, "skipped line 2 is not an event"},
+		{"two damaged lines", "\x00\x1b[2J\n" + a + "[1,2]\n" + b, []int64{1, 2}, "skipped line 1 is not an event (invalid character '\\x00' looking for beginning of value); line 3 is not an event"},
+		{"a payload of the wrong type", a + `{"seq":2,"kind":"app.launched","data":{"pid":"x"}}` + "\n" + c, []int64{1, 3}, "skipped line 2 is not an event"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,11 +45,12 @@ func TestReadFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			evs, err := ReadFile(path)
-			if tt.wantErr == "" && err != nil {
+			var sk *SkippedLines
+			switch {
+			case tt.skipped == "" && err != nil:
 				t.Fatalf("ReadFile: %v", err)
-			}
-			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-				t.Fatalf("ReadFile error = %v, want one containing %q", err, tt.wantErr)
+			case tt.skipped != "" && (!errors.As(err, &sk) || !strings.Contains(err.Error(), tt.skipped)):
+				t.Fatalf("ReadFile error = %v, want skipped lines %q", err, tt.skipped)
 			}
 			var seqs []int64
 			for _, e := range evs {

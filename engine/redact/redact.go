@@ -51,6 +51,12 @@ func New(secrets ...string) *Redactor {
 	if len(forms) == 0 {
 		return &Redactor{}
 	}
+	// The mask itself maps to itself, so redacting twice (the bus, then
+	// the report writer) changes nothing even when a secret is a piece of
+	// the mask, such as one letter.
+	if !seen[Mask] {
+		forms = append(forms, Mask)
+	}
 	// Longest first: strings.Replacer tries the old strings in argument
 	// order at each position, so a secret that contains another is masked
 	// whole, in one pass.

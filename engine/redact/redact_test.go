@@ -34,3 +34,19 @@ func TestRedact(t *testing.T) {
 		t.Error("an empty redactor changed its input")
 	}
 }
+
+// TestRedactTwice: a second pass leaves a redacted text alone, even for a
+// secret that is part of the mask.
+func TestRedactTwice(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []string{"E", "RED", "[", "]", "ACT", "1280"} {
+		r := New(secret)
+		once := r.String("pin " + secret + " at 1280x800")
+		if twice := r.String(once); twice != once {
+			t.Errorf("secret %q: redacted again %q, want %q", secret, twice, once)
+		}
+		if strings.Contains(strings.ReplaceAll(once, Mask, ""), secret) {
+			t.Errorf("secret %q: left in %q", secret, once)
+		}
+	}
+}

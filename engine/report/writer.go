@@ -30,7 +30,9 @@ type Writer struct {
 }
 
 // Create makes dir (and dir/screens) and opens events.jsonl and app.log.
-// redact is applied to every byte written (nil: none).
+// redact is applied to every string value of every event and of
+// report.json before it is encoded, and to every line of app.log (nil:
+// none).
 func Create(dir string, redact func(string) string) (*Writer, error) {
 	if redact == nil {
 		redact = func(s string) string { return s }
@@ -54,8 +56,12 @@ func Create(dir string, redact func(string) string) (*Writer, error) {
 func (w *Writer) Dir() string { return w.dir }
 
 // Event appends one event to events.jsonl and folds it into the report.
-// It is a bus sink: events arrive already redacted, in order.
+// It is a bus sink: events arrive in order, and already redacted; the
+// values are redacted once more (a no-op then) so no caller can write a
+// secret. The encoded text is never edited: a secret that looks like a
+// number, a key or JSON syntax cannot damage the line.
 func (w *Writer) Event(e events.Event) {
+	e = events.Redact(e, w.redact)
 	line, err := json.Marshal(e)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -64,7 +70,7 @@ func (w *Writer) Event(e events.Event) {
 		w.fail(fmt.Errorf("encode event %d: %w", e.Seq, err))
 		return
 	}
-	line = append([]byte(w.redact(string(line))), '\n')
+	line = append(line, '\n')
 	// One write per line: a crash leaves at most one torn last line.
 	if _, err := w.events.Write(line); err != nil {
 		w.fail(fmt.Errorf("write events.jsonl: %w", err))
@@ -125,14 +131,12 @@ func (w *Writer) WriteReport() error {
 	return WriteJSON(w.dir, r, w.redact)
 }
 
-// WriteJSON writes r as dir/report.json atomically.
+// WriteJSON writes r, its string values redacted, as dir/report.json
+// atomically.
 func WriteJSON(dir string, r Report, redact func(string) string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(r.Redacted(redact), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report.json: %w", err)
-	}
-	if redact != nil {
-		b = []byte(redact(string(b)))
 	}
 	tmp, err := os.CreateTemp(dir, ".report-*.json")
 	if err != nil {

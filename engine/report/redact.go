@@ -1,0 +1,82 @@
+package report
+
+import "github.com/kasmrt/kasmrt/engine/events"
+
+// Redacted returns a copy of r with every string value passed through
+// redact. What the runtime writes itself — the schema, mode, verdict and
+// outcome, statuses, sources, screen paths, check, budget and usage
+// names, question ids, steering actions, the scenario's digest, numbers,
+// times and keys — is left alone, so no secret value can damage
+// report.json's structure.
+func (r Report) Redacted(redact func(string) string) Report {
+	if redact == nil {
+		return r
+	}
+	strs := func(ss []string) []string {
+		if ss == nil {
+			return nil
+		}
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = redact(s)
+		}
+		return out
+	}
+	r.Scenario.Name, r.Scenario.File = redact(r.Scenario.Name), redact(r.Scenario.File)
+	r.Goal = redact(r.Goal)
+	r.Plan, r.Reasons, r.Concerns, r.Tools = strs(r.Plan), strs(r.Reasons), strs(r.Concerns), strs(r.Tools)
+	if r.ModelVerdict != nil {
+		mv := *r.ModelVerdict
+		mv.Verdict, mv.Reason = redact(mv.Verdict), redact(mv.Reason)
+		r.ModelVerdict = &mv
+	}
+	if r.Checks.FatalPattern != nil {
+		line := redact(*r.Checks.FatalPattern)
+		r.Checks.FatalPattern = &line
+	}
+	if r.Checks.Evidence != nil {
+		ev := make(map[string]string, len(r.Checks.Evidence))
+		for k, v := range r.Checks.Evidence {
+			ev[k] = redact(v)
+		}
+		r.Checks.Evidence = ev
+	}
+	r.Loop.Ended = redact(r.Loop.Ended)
+	if r.Steps != nil {
+		steps := make([]Step, len(r.Steps))
+		for i, s := range r.Steps {
+			s.Tool, s.Message = redact(s.Tool), redact(s.Message)
+			if s.Args != nil {
+				s.Args, _ = events.RedactValue(s.Args, redact).(map[string]any)
+			}
+			steps[i] = s
+		}
+		r.Steps = steps
+	}
+	if r.Grounding != nil {
+		gs := make([]Grounding, len(r.Grounding))
+		for i, g := range r.Grounding {
+			g.Description, g.Expect, g.Reason = redact(g.Description), redact(g.Expect), redact(g.Reason)
+			gs[i] = g
+		}
+		r.Grounding = gs
+	}
+	if r.Questions != nil {
+		qs := make([]events.Question, len(r.Questions))
+		for i, q := range r.Questions {
+			q.Text, q.Answer, q.By, q.Unanswered = redact(q.Text), redact(q.Answer), redact(q.By), redact(q.Unanswered)
+			qs[i] = q
+		}
+		r.Questions = qs
+	}
+	if r.Steering != nil {
+		ss := make([]events.Steer, len(r.Steering))
+		for i, s := range r.Steering {
+			s.Value, s.Reason = redact(s.Value), redact(s.Reason)
+			ss[i] = s
+		}
+		r.Steering = ss
+	}
+	r.Session.Display = redact(r.Session.Display)
+	return r
+}
