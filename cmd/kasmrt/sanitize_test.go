@@ -130,10 +130,10 @@ tools:
 	}
 	rawControls(t, "tool list", stdout+stderr)
 
-	// /proc refuses new directories: the run fails creating the report.
+	// /proc refuses new directories: the run is refused before it begins.
 	code, stdout, stderr = kasmrt(t, "run", path, "--headless", "--report", "/proc/"+hostileSeq+"/report")
-	if code != exitTestError || !strings.Contains(stderr, "pwned") {
-		t.Errorf("exit %d, want 2 naming the directory\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	if code != exitBadInput || !strings.Contains(stderr, "pwned") {
+		t.Errorf("exit %d, want 3 naming the directory\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	rawControls(t, "run error", stdout+stderr)
 }

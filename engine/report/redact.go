@@ -77,6 +77,31 @@ func (r Report) Redacted(redact func(string) string) Report {
 		}
 		r.Steering = ss
 	}
+	if r.Startup != nil {
+		st := *r.Startup
+		st.Match, st.Reason, st.Suggestion = redact(st.Match), redact(st.Reason), redact(st.Suggestion)
+		if st.Windows != nil {
+			ws := make([]events.WindowSeen, len(st.Windows))
+			for i, w := range st.Windows {
+				w.ID, w.Title, w.Class, w.Instance = redact(w.ID), redact(w.Title), redact(w.Class), redact(w.Instance)
+				ws[i] = w
+			}
+			st.Windows = ws
+		}
+		r.Startup = &st
+	}
+	if r.Browser != nil {
+		b := *r.Browser
+		if b.Console != nil {
+			cs := make([]ConsoleEntry, len(b.Console))
+			for i, c := range b.Console {
+				c.Level, c.Source, c.Text, c.URL = redact(c.Level), redact(c.Source), redact(c.Text), redact(c.URL)
+				cs[i] = c
+			}
+			b.Console = cs
+		}
+		r.Browser = &b
+	}
 	r.Session.Display = redact(r.Session.Display)
 	return r
 }

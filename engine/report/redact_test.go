@@ -24,7 +24,7 @@ func TestRedactedCoversEveryString(t *testing.T) {
 	const marker = "PLANTED"
 	structural := []string{
 		"Schema", "Scenario.SHA256", "Mode", "Verdict", "Outcome",
-		"Steps[].Source", "Steps[].Status", "Steps[].Screen",
+		"Steps[].Source", "Steps[].Status", "Steps[].Screen", "Startup.Screen",
 		"Grounding[].Outcome", "Questions[].ID", "Steering[].Action",
 		"Budgets[].Name", "Budgets[].Unit",
 	}
