@@ -18,6 +18,9 @@ const Mask = "[REDACTED]"
 // Mask. The zero value and nil redact nothing.
 type Redactor struct {
 	r *strings.Replacer
+	// forms are the matched strings, longest first; streams scan for them
+	// themselves to know where a match may still be incomplete.
+	forms []string
 }
 
 // New returns a redactor for the given secret values. Empty values are
@@ -59,7 +62,7 @@ func New(secrets ...string) *Redactor {
 	for _, f := range forms {
 		pairs = append(pairs, f, Mask)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{r: strings.NewReplacer(pairs...), forms: forms}
 }
 
 // String redacts s.
