@@ -216,7 +216,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		}
 		calls := resp.ToolCalls
 		if len(calls) == 0 {
-			history = append(history, model.Message{Role: model.RoleAssistant, Text: resp.Text},
+			history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text)},
 				model.Message{Role: model.RoleUser, Text: "Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.names, ", ")})
 			if s.malformed("a reply without a tool call") {
 				return
@@ -228,7 +228,7 @@ func (s *runState) runLoop(ctx context.Context) {
 				s.loop.rescued++
 			}
 		}
-		history = append(history, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: calls})
+		history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: calls})
 		if len(calls) > 1 {
 			// A turn with several calls executes none; each gets an error.
 			msg := fmt.Sprintf("%d calls in one turn; none was executed. Make exactly one tool call per turn.", len(calls))
