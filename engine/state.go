@@ -232,7 +232,7 @@ func (s *runState) interruption(parent, work context.Context) {
 	case s.r.steer.isAborted():
 		s.stop(events.VerdictTestError, OutcomeAborted, "the operator aborted the run")
 	case parent.Err() != nil:
-		s.stop(events.VerdictTestError, OutcomeInterrupted, "the run was interrupted (signal)")
+		s.stop(events.VerdictTestError, OutcomeInterrupted, fmt.Sprintf("the run was interrupted (%v)", context.Cause(parent)))
 	default:
 		total, reserve := s.r.deadlines()
 		s.stop(events.VerdictTestError, OutcomeDeadline,
