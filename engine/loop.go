@@ -114,6 +114,7 @@ func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response,
 	}
 	start := time.Now()
 	resp, err := m.client.Turn(ctx, req)
+	s.noteRecordingFailure()
 	if err != nil {
 		// A reply that arrived but could not be read is a malformed reply,
 		// which has its own allowance; only calls that got no usable
