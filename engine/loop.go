@@ -84,6 +84,11 @@ func Check(f *scenarios.Files) error {
 
 // newModel builds the run's model client; its retries become events.
 func (s *runState) newModel() (*modelState, error) {
+	// The command line resolves the name before launching; a runner used
+	// on its own resolves it on first use.
+	if err := ResolveModelName(s.life, s.files, s.r.opts.ModelTransport); err != nil {
+		return nil, err
+	}
 	cfg, err := ModelConfig(s.files.Operator, s.r.opts.ModelTransport)
 	if err != nil {
 		return nil, err

@@ -133,6 +133,14 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		}
 		opts.ModelTransport = rep
 	}
+	if files.Scenario.Goal != "" {
+		// The model's name is settled before anything launches: a server
+		// that cannot name its one model is a problem in the operator file.
+		if err := engine.ResolveModelName(cmd.Context(), files, opts.ModelTransport); err != nil {
+			printProblems(cmd.ErrOrStderr(), err)
+			return &exitError{code: exitBadInput}
+		}
+	}
 	useTUI := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
 	if useTUI {
 		return runWithConsole(cmd, files, opts, f, cs)
