@@ -50,16 +50,12 @@ func (s *Stream) Write(p []byte) (int, error) {
 	}
 	if s.keep == 0 {
 		// Every form is one byte long: no match can span two writes.
-		return s.emit([]byte(s.red.String(string(p))), len(p))
+		return s.emit(s.red.Bytes(p), len(p))
 	}
 	s.pending = append(s.pending, p...)
-	cut := s.safeCut()
-	if cut == 0 {
-		return len(p), nil
-	}
-	out := s.red.String(string(s.pending[:cut]))
+	out, cut := s.redactPrefix(s.limit())
 	s.pending = append(s.pending[:0], s.pending[cut:]...)
-	return s.emit([]byte(out), len(p))
+	return s.emit(out, len(p))
 }
 
 func (s *Stream) emit(b []byte, n int) (int, error) {
@@ -73,59 +69,25 @@ func (s *Stream) emit(b []byte, n int) (int, error) {
 	return n, nil
 }
 
-// safeCut returns how much of pending can be redacted and written now: a
-// prefix whose end falls inside no match, and after which no match can
-// start that the bytes still to come might complete.
-func (s *Stream) safeCut() int {
+// limit is how far into pending a match may start and still be decided
+// now: every form starting before it ends within pending. A write that
+// ends a line is decided whole when no form spans lines.
+func (s *Stream) limit() int {
 	n := len(s.pending)
 	if s.newlineSafe && n > 0 && s.pending[n-1] == '\n' {
 		return n
 	}
-	cut := n - s.keep
-	if cut <= 0 {
-		return 0
-	}
-	// Walk the matches the way the replacer finds them (leftmost, longest
-	// first at a position, never overlapping); a match that starts before
-	// the cut lies wholly inside pending. If one runs past the cut, cut at
-	// its start instead, so it is redacted whole next time.
-	text := string(s.pending)
-	next := make([]int, len(s.red.forms))
-	for k := range next {
-		next[k] = -2 // not searched yet
-	}
-	for i := 0; i < cut; {
-		at, length := s.nextMatch(text, i, next)
-		if at < 0 || at >= cut {
-			break
-		}
-		if at+length > cut {
-			return at
-		}
-		i = at + length
-	}
-	return cut
+	return max(0, n-s.keep)
 }
 
-// nextMatch finds the leftmost match at or after i, preferring the longest
-// form at that position, and returns its start and length (-1 when none).
-// next caches each form's next occurrence (-1: none left) so a text with
-// many matches is not searched again from every one of them.
-func (s *Stream) nextMatch(text string, i int, next []int) (at, length int) {
-	at = -1
-	for k, f := range s.red.forms {
-		if next[k] == -2 || (next[k] >= 0 && next[k] < i) {
-			next[k] = -1
-			if j := strings.Index(text[i:], f); j >= 0 {
-				next[k] = i + j
-			}
-		}
-		// Forms are longest first, so an equal start keeps the longer one.
-		if next[k] >= 0 && (at < 0 || next[k] < at) {
-			at, length = next[k], len(f)
-		}
+// redactPrefix redacts pending up to a cut at or before limit and returns
+// the redacted text and the cut (see redactUpTo).
+func (s *Stream) redactPrefix(limit int) ([]byte, int) {
+	out, cut := redactUpTo(s.red.forms, string(s.pending), limit)
+	if out == nil {
+		out = append([]byte(nil), s.pending[:cut]...)
 	}
-	return at, length
+	return out, cut
 }
 
 // Close redacts and writes what was held back. It does not close dst.
@@ -135,8 +97,8 @@ func (s *Stream) Close() error {
 	if s.err != nil || len(s.pending) == 0 {
 		return s.err
 	}
-	out := s.red.String(string(s.pending))
+	out, _ := s.redactPrefix(len(s.pending))
 	s.pending = nil
-	_, err := s.emit([]byte(out), 0)
+	_, err := s.emit(out, 0)
 	return err
 }
