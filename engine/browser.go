@@ -189,6 +189,7 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 		w.b, err = cdp.Launch(ctx, cdp.LaunchOptions{
 			Display: s.session.Display(), Headless: spec.Headless,
 			Width: width, Height: height, Output: s.outputScanner(),
+			Unset: s.r.secretVariables(),
 		})
 	}
 	if err != nil {

@@ -84,6 +84,11 @@ func Check(f *scenarios.Files) error {
 
 // newModel builds the run's model client; its retries become events.
 func (s *runState) newModel() (*modelState, error) {
+	// The command line resolves the name before launching; a runner used
+	// on its own resolves it on first use.
+	if err := ResolveModelName(s.life, s.files, s.r.opts.ModelTransport); err != nil {
+		return nil, err
+	}
 	cfg, err := ModelConfig(s.files.Operator, s.r.opts.ModelTransport)
 	if err != nil {
 		return nil, err
@@ -114,6 +119,7 @@ func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response,
 	}
 	start := time.Now()
 	resp, err := m.client.Turn(ctx, req)
+	s.noteRecordingFailure()
 	if err != nil {
 		// A reply that arrived but could not be read is a malformed reply,
 		// which has its own allowance; only calls that got no usable
@@ -216,7 +222,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		}
 		calls := resp.ToolCalls
 		if len(calls) == 0 {
-			history = append(history, model.Message{Role: model.RoleAssistant, Text: resp.Text},
+			history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text)},
 				model.Message{Role: model.RoleUser, Text: "Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.names, ", ")})
 			if s.malformed("a reply without a tool call") {
 				return
@@ -228,7 +234,7 @@ func (s *runState) runLoop(ctx context.Context) {
 				s.loop.rescued++
 			}
 		}
-		history = append(history, model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: calls})
+		history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: calls})
 		if len(calls) > 1 {
 			// A turn with several calls executes none; each gets an error.
 			msg := fmt.Sprintf("%d calls in one turn; none was executed. Make exactly one tool call per turn.", len(calls))

@@ -192,6 +192,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		}
 		return Result{}, err
 	}
+	rep.LimitAppLog(r.files.Operator.Runner.AppLogMaxBytes)
 	sinks := append([]func(events.Event){rep.Event}, r.opts.Sinks...)
 	bus := events.NewBus(r.redact.String, sinks...)
 	r.mu.Lock()

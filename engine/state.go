@@ -20,6 +20,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
+	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -103,6 +104,9 @@ type runState struct {
 	observed    bool
 	stepN       int
 
+	// appOut redacts the app's and the browser's output on its way to
+	// app.log as one stream, so a secret split between reads is masked.
+	appOut *redact.Stream
 	// fatalLine is set from the output pump's goroutine.
 	fatalMu   sync.Mutex
 	fatalLine string
@@ -228,7 +232,7 @@ func (s *runState) interruption(parent, work context.Context) {
 	case s.r.steer.isAborted():
 		s.stop(events.VerdictTestError, OutcomeAborted, "the operator aborted the run")
 	case parent.Err() != nil:
-		s.stop(events.VerdictTestError, OutcomeInterrupted, "the run was interrupted (signal)")
+		s.stop(events.VerdictTestError, OutcomeInterrupted, fmt.Sprintf("the run was interrupted (%v)", context.Cause(parent)))
 	default:
 		total, reserve := s.r.deadlines()
 		s.stop(events.VerdictTestError, OutcomeDeadline,
@@ -268,7 +272,7 @@ func (s *runState) launch(ctx context.Context) error {
 	for _, k := range sortedKeys(a.Env) {
 		env = append(env, k+"="+a.Env[k])
 	}
-	p, err := proc.Start(s.life, proc.Spec{Argv: a.Command, Env: env, Dir: s.r.appDir(), Output: s.outputScanner()})
+	p, err := proc.Start(s.life, proc.Spec{Argv: a.Command, Env: env, Unset: s.r.secretVariables(), Dir: s.r.appDir(), Output: s.outputScanner()})
 	if err != nil {
 		s.stop(events.VerdictTestError, OutcomeLaunchFailed, err.Error())
 		return err
@@ -348,8 +352,11 @@ func (s *runState) windowMatch() x11.WindowMatch {
 // outputScanner is the application's stdout/stderr sink: app.log, and the
 // fatal log patterns.
 func (s *runState) outputScanner() io.Writer {
+	if s.appOut == nil {
+		s.appOut = s.r.redact.Stream(s.rep.AppLog())
+	}
 	return writerFunc(func(p []byte) (int, error) {
-		if _, err := s.rep.AppLog().Write(p); err != nil {
+		if _, err := s.appOut.Write(p); err != nil {
 			return 0, err
 		}
 		if len(s.r.fatal) > 0 {
@@ -525,6 +532,12 @@ func (s *runState) shutdown() {
 		}
 		if err := s.app.Stop(grace); err != nil {
 			s.log("stop the application: %v", err)
+		}
+	}
+	if s.appOut != nil {
+		// The output pumps have ended with their processes.
+		if err := s.appOut.Close(); err != nil {
+			s.log("write app.log: %v", err)
 		}
 	}
 	s.a11y.close()

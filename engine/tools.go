@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -334,7 +335,12 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	}
 	var out strings.Builder
 	for _, cmd := range cmds {
-		res, err := proc.RunCommand(ctx, proc.CommandSpec{Shell: cmd, Env: env, Dir: s.r.appDir(), Timeout: timeout})
+		res, err := proc.RunCommand(ctx, proc.CommandSpec{
+			Shell: cmd, Env: env, Unset: s.r.secretVariables(), Dir: s.r.appDir(), Timeout: timeout,
+			// Redacting before the cap means a cut never keeps part of a
+			// secret.
+			Filter: func(dst io.Writer) io.WriteCloser { return s.r.redact.Stream(dst) },
+		})
 		if ctx.Err() != nil {
 			// The run was cut short, not the tool: neither its timeout nor
 			// a tool error.

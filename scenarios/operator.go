@@ -15,6 +15,8 @@ const (
 	DeadlineReserveS         = 30
 	DefaultStartupTimeoutS   = 15
 	DefaultToolTimeoutS      = 30
+	DefaultAppLogMaxBytes    = 16 << 20
+	DefaultReplyMaxChars     = 8 << 10
 
 	// EnvVisionEndpoint and EnvDeadline are the environment variables the
 	// runtime reads.
@@ -69,6 +71,9 @@ type RunnerConfig struct {
 	Respond           bool    `yaml:"respond"`
 	SettleIntervalMS  int     `yaml:"settle_interval_ms"`
 	SettleCapMS       int     `yaml:"settle_cap_ms"`
+	// AppLogMaxBytes caps app.log; past it the start and the most recent
+	// output are kept and the cut is marked. Zero means the default.
+	AppLogMaxBytes int64 `yaml:"app_log_max_bytes"`
 }
 
 // SessionConfig describes the X11 session the runtime starts when no
@@ -116,6 +121,9 @@ type MemoryConfig struct {
 	Pos        Pos    `yaml:"-"`
 	EmitPolicy string `yaml:"emit_policy"` // always | on_change
 	KeepImages int    `yaml:"keep_images"`
+	// ReplyMaxChars caps each model reply's text as the history keeps it
+	// for later requests. Zero means the default.
+	ReplyMaxChars int `yaml:"reply_max_chars"`
 }
 
 // InboxConfig gives the run an inbox for ask_human. A session token or a
@@ -153,6 +161,7 @@ func (o *Operator) applyDefaults() {
 	setDefault(&r.GroundingAttempts, DefaultGroundingAttempts)
 	setDefault(&r.SettleIntervalMS, 60)
 	setDefault(&r.SettleCapMS, 2000)
+	setDefault(&r.AppLogMaxBytes, DefaultAppLogMaxBytes)
 	s := &o.Session
 	setDefault(&s.Width, 1280)
 	setDefault(&s.Height, 800)
@@ -161,13 +170,14 @@ func (o *Operator) applyDefaults() {
 	setDefault(&m.Timeout, DefaultModelTimeoutS)
 	setDefault(&m.DisableAfter, DefaultDisableAfter)
 	setDefault(&o.Memory.KeepImages, DefaultKeepImages)
+	setDefault(&o.Memory.ReplyMaxChars, DefaultReplyMaxChars)
 	if o.Memory.EmitPolicy == "" {
 		o.Memory.EmitPolicy = "always"
 	}
 	setDefault(&o.DeadlineS, DefaultDeadlineS)
 }
 
-func setDefault[T int | float64](p *T, v T) {
+func setDefault[T int | int64 | float64](p *T, v T) {
 	if *p == 0 {
 		*p = v
 	}

@@ -92,8 +92,11 @@ func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Opti
 	p := tea.NewProgram(model, tea.WithContext(cmd.Context()), tea.WithInput(cmd.InOrStdin()), tea.WithOutput(cmd.OutOrStdout()))
 	_, perr := p.Run()
 	// The operator left the console: a run still going is aborted, and
-	// its report completes.
-	_ = runner.Steer(events.Steer{Action: events.SteerAbort, Reason: "the console was closed"})
+	// its report completes. A signal (the terminal closed) has already
+	// interrupted the run, and is named as the reason instead.
+	if cmd.Context().Err() == nil {
+		_ = runner.Steer(events.Steer{Action: events.SteerAbort, Reason: "the console was closed"})
+	}
 	out := <-done
 	if perr != nil {
 		fmt.Fprintf(errOut(cmd), "kasmrt: console: %v\n", perr)

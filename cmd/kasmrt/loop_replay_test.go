@@ -90,8 +90,15 @@ provides:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(raw), "\n"); n != 5 {
-		t.Errorf("the recording has %d exchanges, want 5", n)
+	// The default profile names no model: the first exchange asks the
+	// server for its one model, and the replay answers it from the file.
+	if n := strings.Count(string(raw), "\n"); n != 6 || !strings.HasPrefix(string(raw), `{"method":"GET","path":"/v1/models"`) {
+		t.Errorf("the recording has %d exchanges, want the model list and 5 turns:\n%.300s", n, raw)
+	}
+	for _, req := range srv.Requests() {
+		if m := req.Model(); m != modeltest.DefaultModel {
+			t.Errorf("request %d names model %q, want the server's only model %q", req.N, m, modeltest.DefaultModel)
+		}
 	}
 	for _, s := range []string{key, secret, srv.URL()} {
 		if strings.Contains(string(raw), s) {

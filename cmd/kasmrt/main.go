@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"syscall"
 
 	"charm.land/fang/v2"
@@ -48,6 +49,11 @@ func badInput(err error) error { return &exitError{code: exitBadInput, err: err}
 var version = "dev"
 
 func main() {
+	// A reader that leaves early (kasmrt run --json | head -2) must not
+	// kill the run before it writes its report and stops what it started:
+	// with SIGPIPE caught, writes to the closed stdout fail with EPIPE
+	// instead, and the run goes on to its end.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(run(context.WithValue(context.Background(), ownProcessKey{}, true), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -61,7 +67,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetArgs(args)
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(version),
-		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM),
+		// SIGHUP is the terminal closing: the run ends as for Ctrl-C, with
+		// its report, and nothing it started is left behind.
+		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP),
 		fang.WithErrorHandler(func(w io.Writer, styles fang.Styles, err error) {
 			var ee *exitError
 			if errors.As(err, &ee) && ee.err == nil {

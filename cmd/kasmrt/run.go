@@ -51,7 +51,10 @@ or with --headless, a line per step is printed (--json prints every event).
 
 Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 1 app-failed, 2 test-error (escalated, deadline, runtime fault),
-3 bad input (nothing was launched).`,
+3 bad input (nothing was launched).
+
+Ctrl-C, SIGTERM and SIGHUP (the terminal closing) end the run with a complete
+report and exit 2; a reader that closes stdout early (| head) does not stop it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.reapOrphans, _ = cmd.Context().Value(ownProcessKey{}).(bool)
@@ -69,7 +72,7 @@ Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
 	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
-	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file")
+	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file; a write failure stops the recording (a concern), never the run")
 	fl.StringVar(&f.replayModel, "replay-model", "", "serve the model's turns from a recorded file instead of an endpoint")
 	return cmd
 }
@@ -165,6 +168,14 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 			return badInput(fmt.Errorf("--replay-model: %w", err))
 		}
 		opts.ModelTransport = rep
+	}
+	if files.Scenario.Goal != "" {
+		// The model's name is settled before anything launches: a server
+		// that cannot name its one model is a problem in the operator file.
+		if err := engine.ResolveModelName(cmd.Context(), files, opts.ModelTransport); err != nil {
+			printProblems(cmd.ErrOrStderr(), err)
+			return &exitError{code: exitBadInput}
+		}
 	}
 	useTUI := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
 	if useTUI {

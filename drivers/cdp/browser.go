@@ -50,6 +50,9 @@ type LaunchOptions struct {
 	UserDataDir string
 	// Args are extra command-line switches, appended after kasmrt's own.
 	Args []string
+	// Unset names inherited environment variables the browser must not
+	// see (the ones that hold secrets).
+	Unset []string
 	// Output receives Chromium's stdout and stderr line by line; nil
 	// discards them (the last few KiB are kept for error messages anyway).
 	Output io.Writer
@@ -161,7 +164,7 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Browser, error) {
 		env = append(env, "DISPLAY="+display)
 	}
 	// The process must outlive the launch context: Close ends it.
-	p, err := proc.Start(context.WithoutCancel(ctx), proc.Spec{Argv: argv, Env: env, Output: out})
+	p, err := proc.Start(context.WithoutCancel(ctx), proc.Spec{Argv: argv, Env: env, Unset: opts.Unset, Output: out})
 	if err != nil {
 		b.removeProfile()
 		return nil, fmt.Errorf("launch chromium: %w", err)

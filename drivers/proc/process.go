@@ -24,6 +24,9 @@ type Spec struct {
 	// Env is added to the runtime's own environment; an entry here wins
 	// over an inherited entry with the same name.
 	Env []string
+	// Unset names inherited variables the child must not see (the ones
+	// that hold secrets); Env can still set them explicitly.
+	Unset []string
 	// Dir is the working directory; empty means the runtime's.
 	Dir string
 	// Output receives the child's stdout and stderr interleaved, one whole
@@ -68,10 +71,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, fmt.Errorf("launch %s: %w", name, cmd.Err)
 	}
 	cmd.Dir = spec.Dir
-	if len(spec.Env) > 0 {
-		cmd.Env = append(os.Environ(), spec.Env...)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = environ(spec.Unset, spec.Env)
+	cmd.SysProcAttr = childAttr()
 
 	var outRead, outWrite *os.File
 	if spec.Output != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -26,6 +25,9 @@ type CommandSpec struct {
 	Shell string
 	// Env is added to the runtime's own environment; later entries win.
 	Env []string
+	// Unset names inherited variables the command must not see (the ones
+	// that hold secrets); Env can still set them explicitly.
+	Unset []string
 	// Dir is the working directory; empty means the runtime's.
 	Dir string
 	// Timeout covers start-up and execution; zero means only ctx bounds it.
@@ -34,6 +36,11 @@ type CommandSpec struct {
 	// zero means DefaultOutputCap. Output past the cap is read and dropped
 	// so the command never blocks on a full pipe.
 	OutputCap int
+	// Filter, when set, rewrites each output stream before the cap applies
+	// (the engine redacts secrets there, so a cut never leaves part of a
+	// secret behind). It wraps the capped destination; Close flushes what
+	// it held back.
+	Filter func(dst io.Writer) io.WriteCloser
 }
 
 // Result is what a finished command produced.
@@ -88,10 +95,8 @@ func RunCommand(ctx context.Context, spec CommandSpec) (Result, error) {
 		return Result{}, fmt.Errorf("run %s: %w", argv[0], cmd.Err)
 	}
 	cmd.Dir = spec.Dir
-	if len(spec.Env) > 0 {
-		cmd.Env = append(os.Environ(), spec.Env...)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = environ(spec.Unset, spec.Env)
+	cmd.SysProcAttr = childAttr()
 
 	stdout, stderr := &capBuffer{limit: limit}, &capBuffer{limit: limit}
 	outR, outW, err := os.Pipe()
@@ -116,8 +121,8 @@ func RunCommand(ctx context.Context, spec CommandSpec) (Result, error) {
 	errW.Close()
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); stdout.readFrom(outR) }()
-	go func() { defer readers.Done(); stderr.readFrom(errR) }()
+	go func() { defer readers.Done(); stdout.readFrom(outR, spec.Filter) }()
+	go func() { defer readers.Done(); stderr.readFrom(errR, spec.Filter) }()
 	pgid := cmd.Process.Pid
 
 	exited := make(chan struct{})
@@ -173,21 +178,32 @@ type capBuffer struct {
 	dropped int64
 }
 
-// readFrom reads r to EOF or error; memory stays bounded by limit plus one
-// read chunk.
-func (b *capBuffer) readFrom(r io.Reader) {
+// readFrom reads r to EOF or error, through filter when there is one;
+// memory stays bounded by limit plus one read chunk (and what the filter
+// holds back).
+func (b *capBuffer) readFrom(r io.Reader, filter func(io.Writer) io.WriteCloser) {
+	var dst io.Writer = b
+	if filter != nil {
+		f := filter(b)
+		defer f.Close()
+		dst = f
+	}
 	chunk := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(chunk)
 		if n > 0 {
-			keep := min(n, b.limit-len(b.buf))
-			if keep > 0 {
-				b.buf = append(b.buf, chunk[:keep]...)
-			}
-			b.dropped += int64(n - keep)
+			_, _ = dst.Write(chunk[:n])
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// Write keeps what fits under the limit and counts the rest.
+func (b *capBuffer) Write(p []byte) (int, error) {
+	keep := max(0, min(len(p), b.limit-len(b.buf)))
+	b.buf = append(b.buf, p[:keep]...)
+	b.dropped += int64(len(p) - keep)
+	return len(p), nil
 }

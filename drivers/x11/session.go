@@ -100,7 +100,9 @@ func startXvfb(ctx context.Context, opts SessionOptions) (*Session, error) {
 		// app connecting during the reset fails with "cannot open display".
 		"-noreset")
 	cmd.ExtraFiles = []*os.File{wr}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The parent-death signal ends the server when the runtime is killed
+	// before it can stop it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

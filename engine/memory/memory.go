@@ -40,9 +40,10 @@ type Memory struct {
 	byHash    map[[32]byte]int
 	inputs    int
 	generated int
-	lastCount int // image count at the last emitted update
-	emitted   bool
-	clock     int // counts registrations, for Image.used
+	// lastUpdate is the last emitted update, which on_change compares to.
+	lastUpdate string
+	emitted    bool
+	clock      int // counts registrations, for Image.used
 }
 
 // New returns a memory with the given emit policy (always | on_change) that
@@ -115,35 +116,52 @@ const (
 )
 
 // EnvironmentUpdate returns the inventory text to append after a
-// successful tool turn, or "" when the policy says to stay quiet (on_change
-// with nothing new).
+// successful tool turn, or "" when the policy says to stay quiet: on_change
+// with the same images in context, in the same order, as the last update
+// said. A screen seen again is the newest again, so it changes the
+// inventory even when no image is new.
 func (m *Memory) EnvironmentUpdate() string {
-	if m.policy == EmitOnChange && m.emitted && m.lastCount == len(m.images) {
+	text := m.inventory()
+	if m.policy == EmitOnChange && m.emitted && m.lastUpdate == text {
 		return ""
 	}
-	m.emitted, m.lastCount = true, len(m.images)
+	m.emitted, m.lastUpdate = true, text
+	return text
+}
+
+func (m *Memory) inventory() string {
 	var b strings.Builder
 	b.WriteString(updateHeader + "Images you can refer to by handle (newest last; only the newest are shown to you):\n")
 	if len(m.images) == 0 {
 		b.WriteString("- (none yet)\n")
 	}
 	visible := m.visible()
-	// Dropped screens are always the oldest ones, so they are named as one
-	// range: the update keeps its size however long the run is.
+	// Dropped screens are named as ranges of consecutive handles: the
+	// oldest ones form one range, so the update keeps its size however
+	// long the run is, unless screens seen again break it up.
 	var dropped []string
-	for _, img := range m.images {
-		if !visible[img.Handle] {
-			dropped = append(dropped, img.Handle)
+	for i := 0; i < len(m.images); {
+		if visible[m.images[i].Handle] || m.images[i].Input {
+			i++
+			continue
 		}
+		j := i
+		for j+1 < len(m.images) && !visible[m.images[j+1].Handle] && !m.images[j+1].Input {
+			j++
+		}
+		if j == i {
+			dropped = append(dropped, m.images[i].Handle)
+		} else {
+			dropped = append(dropped, m.images[i].Handle+" to "+m.images[j].Handle)
+		}
+		i = j + 1
 	}
-	switch len(dropped) {
-	case 0:
-	case 1:
-		fmt.Fprintf(&b, "- %s: dropped from context\n", dropped[0])
-	default:
-		fmt.Fprintf(&b, "- %s to %s: dropped from context\n", dropped[0], dropped[len(dropped)-1])
+	if len(dropped) > 0 {
+		fmt.Fprintf(&b, "- %s: dropped from context\n", strings.Join(dropped, ", "))
 	}
-	for _, img := range m.images {
+	shown := slices.Clone(m.images)
+	sort.SliceStable(shown, func(i, j int) bool { return shown[i].used < shown[j].used })
+	for _, img := range shown {
 		if visible[img.Handle] {
 			fmt.Fprintf(&b, "- %s: %s (in context)\n", img.Handle, img.Description)
 		}

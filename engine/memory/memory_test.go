@@ -146,3 +146,37 @@ func TestRepeatedScreenStaysInContext(t *testing.T) {
 		t.Fatalf("the newest message carries %v, want tool_generated_image_1", last.Images)
 	}
 }
+
+// TestOnChangeEmitsWhenAScreenIsSeenAgain checks on_change against the
+// images in context rather than their count: a dropped screen seen again
+// comes back into context (and another one leaves), so an update is due
+// although no image is new; the same newest screen again changes nothing.
+func TestOnChangeEmitsWhenAScreenIsSeenAgain(t *testing.T) {
+	t.Parallel()
+	m := New(EmitOnChange, 2)
+	for _, png := range []string{"a", "b", "c"} {
+		m.AddScreen([]byte(png), "screen "+png)
+	}
+	first := m.EnvironmentUpdate()
+	if !strings.Contains(first, "- tool_generated_image_1: dropped from context") {
+		t.Fatalf("first update:\n%s", first)
+	}
+	m.AddScreen([]byte("a"), "screen a")
+	again := m.EnvironmentUpdate()
+	if again == "" {
+		t.Fatal("on_change stayed quiet after a dropped screen came back into context")
+	}
+	for _, want := range []string{"- tool_generated_image_2: dropped from context", "- tool_generated_image_3: screen c (in context)\n- tool_generated_image_1: screen a (in context)"} {
+		if !strings.Contains(again, want) {
+			t.Errorf("update after the screen was seen again lacks %q:\n%s", want, again)
+		}
+	}
+	m.AddScreen([]byte("a"), "screen a")
+	if u := m.EnvironmentUpdate(); u != "" {
+		t.Errorf("on_change emitted for the newest screen seen once more:\n%s", u)
+	}
+	m.AddScreen([]byte("c"), "screen c")
+	if u := m.EnvironmentUpdate(); u == "" {
+		t.Error("on_change stayed quiet when the screens in context changed order")
+	}
+}

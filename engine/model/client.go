@@ -67,6 +67,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Profile.Name == "" {
 		return nil, errors.New("new model client: no profile")
 	}
+	if cfg.Profile.ServedModel == "" {
+		// Never send a made-up name such as "default": servers that check
+		// names reject it.
+		return nil, errors.New("new model client: no model name (set model.name, or resolve it with ResolveName)")
+	}
 	url, err := ResolveEndpoint(cfg.Endpoint, cfg.Profile.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("new model client: %w", err)

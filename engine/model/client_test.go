@@ -59,6 +59,12 @@ func newClient(t *testing.T, srv *modeltest.Server, profileName string, mod func
 	if mod != nil {
 		mod(&cfg)
 	}
+	// The default profile names no model: the server's only one is used.
+	name, err := model.ResolveName(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Profile.ServedModel = name
 	c, err := model.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -149,8 +149,9 @@ func Profiles() map[string]Profile {
 			Answer: FinalAnswer{Tag: "answer", FallbackToText: true},
 		},
 		DefaultProfile: {
-			Name:        DefaultProfile,
-			ServedModel: "default",
+			Name: DefaultProfile,
+			// No name: model.name, or the server's only model (ResolveName).
+			ServedModel: "",
 			Protocol:    ChatCompletions,
 			Prompt:      openai,
 			Options:     []string{OptMaxTokens, OptTemperature, OptTopP},

@@ -36,7 +36,7 @@ func TestProfiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Name != tt.name || p.ServedModel == "" || p.Protocol != tt.protocol || p.Coordinates != tt.coords || p.Image.Multiple != tt.multiple {
+			if p.Name != tt.name || (p.ServedModel == "") != (tt.name == model.DefaultProfile) || p.Protocol != tt.protocol || p.Coordinates != tt.coords || p.Image.Multiple != tt.multiple {
 				t.Errorf("profile = %+v", p)
 			}
 			sum := sha256.Sum256([]byte(p.Prompt.Text))

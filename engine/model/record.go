@@ -32,11 +32,25 @@ type RecordedExchange struct {
 // Recorder is an http.RoundTripper that passes requests to Next and appends
 // each exchange to a JSON-lines file, with both bodies passed through Redact
 // first. Request headers, which carry the API key, are never written.
+//
+// Recording never changes the run: when the file cannot be written, the
+// exchange still goes through, recording stops for the rest of the run and
+// RecordErr reports why (the engine makes it a concern). A write failure
+// is never a model failure to retry.
 type Recorder struct {
 	next   http.RoundTripper
 	redact func([]byte) []byte
 	mu     sync.Mutex
 	file   *os.File
+	// failed is the first write failure; nothing is written after it.
+	failed error
+}
+
+// RecordErr returns the write failure that stopped the recording, or nil.
+func (r *Recorder) RecordErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
 }
 
 // NewRecorder opens (appending, creating) the recording at path. next nil
@@ -72,9 +86,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.next.RoundTrip(req)
 	if err != nil {
 		ex.Error = string(r.redact([]byte(err.Error())))
-		if werr := r.write(ex); werr != nil {
-			return nil, errors.Join(err, werr)
-		}
+		r.write(ex)
 		return nil, err
 	}
 	respBody, rerr := io.ReadAll(resp.Body)
@@ -86,26 +98,28 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rerr != nil {
 		ex.Error = string(r.redact([]byte(rerr.Error())))
 	}
-	if err := r.write(ex); err != nil {
-		return nil, err
-	}
+	r.write(ex)
 	if rerr != nil {
 		return nil, rerr
 	}
 	return resp, nil
 }
 
-func (r *Recorder) write(ex RecordedExchange) error {
+// write appends ex to the recording unless an earlier write failed; a
+// failure is kept for RecordErr and ends the recording.
+func (r *Recorder) write(ex RecordedExchange) {
 	line, err := json.Marshal(ex)
-	if err != nil {
-		return fmt.Errorf("record model exchange: %w", err)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, err := r.file.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("record model exchange: %w", err)
+	if r.failed != nil {
+		return
 	}
-	return nil
+	if err == nil {
+		_, err = r.file.Write(append(line, '\n'))
+	}
+	if err != nil {
+		r.failed = fmt.Errorf("record model exchange to %s: %w", r.file.Name(), err)
+	}
 }
 
 // Close closes the recording file.

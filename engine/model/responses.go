@@ -10,7 +10,14 @@ type respContent struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
 	ImageURL string `json:"image_url,omitempty"`
+	// Detail is required on input_image parts by CreateResponse.
+	Detail string `json:"detail,omitempty"`
 }
+
+// imageDetail is the detail every image is sent with: the profile already
+// sized it for high-detail processing (2048² then a 768-pixel short
+// side), so the model sees the pixels the runtime grounds on.
+const imageDetail = "high"
 
 func respParts(text string, images []Image) []respContent {
 	var parts []respContent
@@ -21,7 +28,7 @@ func respParts(text string, images []Image) []respContent {
 		if img.Handle != "" {
 			parts = append(parts, respContent{Type: "input_text", Text: img.Handle + ":"})
 		}
-		parts = append(parts, respContent{Type: "input_image", ImageURL: dataURL(img.PNG)})
+		parts = append(parts, respContent{Type: "input_image", ImageURL: dataURL(img.PNG), Detail: imageDetail})
 	}
 	return parts
 }
@@ -70,6 +77,10 @@ func responsesBody(model string, opts GenerationOptions, req Request) ([]byte, e
 				"name":        t.Name,
 				"description": t.Description,
 				"parameters":  toolParameters(t),
+				// Required by CreateResponse. Not strict: the runtime checks
+				// every call's arguments itself, and strict mode would demand
+				// that every parameter be required.
+				"strict": false,
 			})
 		}
 		body["tools"] = tools

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // Mask is what a secret value becomes.
@@ -17,7 +16,8 @@ const Mask = "[REDACTED]"
 // Redactor replaces every secret value, and its common encodings, with
 // Mask. The zero value and nil redact nothing.
 type Redactor struct {
-	r *strings.Replacer
+	// forms are the matched strings, longest first.
+	forms []string
 }
 
 // New returns a redactor for the given secret values. Empty values are
@@ -57,29 +57,32 @@ func New(secrets ...string) *Redactor {
 	if !seen[Mask] {
 		forms = append(forms, Mask)
 	}
-	// Longest first: strings.Replacer tries the old strings in argument
-	// order at each position, so a secret that contains another is masked
-	// whole, in one pass.
+	// Longest first: at a position the first form that matches wins, so a
+	// secret that contains another is masked whole, in one pass.
 	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
-	pairs := make([]string, 0, 2*len(forms))
-	for _, f := range forms {
-		pairs = append(pairs, f, Mask)
-	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{forms: forms}
 }
 
 // String redacts s.
 func (r *Redactor) String(s string) string {
-	if r == nil || r.r == nil {
+	if r == nil || len(r.forms) == 0 {
 		return s
 	}
-	return r.r.Replace(s)
+	out, _ := redactUpTo(r.forms, s, len(s))
+	if out == nil {
+		return s
+	}
+	return string(out)
 }
 
 // Bytes redacts b.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if r == nil || r.r == nil {
+	if r == nil || len(r.forms) == 0 {
 		return b
 	}
-	return []byte(r.r.Replace(string(b)))
+	out, _ := redactUpTo(r.forms, string(b), len(b))
+	if out == nil {
+		return b
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"testing"
@@ -47,6 +48,44 @@ func TestRedactTwice(t *testing.T) {
 		}
 		if strings.Contains(strings.ReplaceAll(once, Mask, ""), secret) {
 			t.Errorf("secret %q: left in %q", secret, once)
+		}
+	}
+}
+
+// TestRedactMatchesReplacerSemantics compares String with the standard
+// library's strings.Replacer over the same forms, longest first, on random
+// texts built from pieces of the secrets: both must mask the same matches
+// (leftmost, the longest at a position, never overlapping).
+func TestRedactMatchesReplacerSemantics(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 9))
+	alphabet := "ab/ %=\"\n"
+	for round := range 300 {
+		var secrets []string
+		for range 1 + rng.IntN(3) {
+			n := 1 + rng.IntN(5)
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			secrets = append(secrets, string(b))
+		}
+		r := New(secrets...)
+		pairs := make([]string, 0, 2*len(r.forms))
+		for _, f := range r.forms {
+			pairs = append(pairs, f, Mask)
+		}
+		want := strings.NewReplacer(pairs...)
+		var text strings.Builder
+		for range rng.IntN(40) {
+			if rng.IntN(3) == 0 {
+				text.WriteString(r.forms[rng.IntN(len(r.forms))])
+			} else {
+				text.WriteByte(alphabet[rng.IntN(len(alphabet))])
+			}
+		}
+		if got, exp := r.String(text.String()), want.Replace(text.String()); got != exp {
+			t.Fatalf("round %d, secrets %q, text %q:\ngot  %q\nwant %q", round, secrets, text.String(), got, exp)
 		}
 	}
 }

@@ -24,6 +24,7 @@ type Writer struct {
 	mu      sync.Mutex
 	events  *os.File
 	appLog  *os.File
+	appCap  *cappedLog // bounds what reaches appLog
 	screens int
 	err     error // the first write error, reported by Close
 	builder *Builder
@@ -49,7 +50,7 @@ func Create(dir string, redact func(string) string) (*Writer, error) {
 		ev.Close()
 		return nil, fmt.Errorf("create app.log: %w", err)
 	}
-	return &Writer{dir: dir, redact: redact, events: ev, appLog: log, builder: NewBuilder()}, nil
+	return &Writer{dir: dir, redact: redact, events: ev, appLog: log, appCap: newCappedLog(log, 0), builder: NewBuilder()}, nil
 }
 
 // Dir is the report directory.
@@ -102,8 +103,9 @@ func (w *Writer) SaveScreen(img image.Image) (string, []byte, error) {
 	return rel, buf.Bytes(), nil
 }
 
-// AppLog is where the application's stdout and stderr go, redacted.
-// Writes arrive a whole line at a time from the process driver.
+// AppLog is where the application's stdout and stderr go, redacted and
+// capped (LimitAppLog). Each write is redacted on its own: a caller whose
+// writes may split a secret redacts the stream before (redact.Stream).
 func (w *Writer) AppLog() io.Writer { return appLogWriter{w} }
 
 type appLogWriter struct{ w *Writer }
@@ -111,7 +113,7 @@ type appLogWriter struct{ w *Writer }
 func (a appLogWriter) Write(p []byte) (int, error) {
 	a.w.mu.Lock()
 	defer a.w.mu.Unlock()
-	if _, err := a.w.appLog.WriteString(a.w.redact(string(p))); err != nil {
+	if _, err := a.w.appCap.Write([]byte(a.w.redact(string(p)))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -164,6 +166,9 @@ func WriteJSON(dir string, r Report, redact func(string) string) error {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.appCap.finish(); err != nil {
+		w.fail(fmt.Errorf("write app.log: %w", err))
+	}
 	for _, f := range []*os.File{w.events, w.appLog} {
 		if err := f.Close(); err != nil {
 			w.fail(err)

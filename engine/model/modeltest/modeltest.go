@@ -47,13 +47,47 @@ type Server struct {
 	calls  int
 	// exhausted counts requests that arrived after the script ran out.
 	exhausted int
+	// models is what GET /v1/models lists; listed counts those requests,
+	// which are not turns and use no scripted exchange.
+	models []string
+	listed int
+}
+
+// DefaultModel is the one model a new server lists at GET /v1/models.
+const DefaultModel = "modeltest-vlm"
+
+// ServeModels sets the model IDs GET /v1/models lists (none: an empty
+// list).
+func (s *Server) ServeModels(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = ids
+}
+
+// ModelListRequests is the number of GET /v1/models requests so far.
+func (s *Server) ModelListRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listed
+}
+
+func (s *Server) serveModels(w http.ResponseWriter) {
+	s.mu.Lock()
+	s.listed++
+	data := make([]map[string]any, 0, len(s.models))
+	for _, id := range s.models {
+		data = append(data, map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "modeltest"})
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
 // New starts a server that answers with script, in order, and stops it when
 // the test ends.
 func New(t testing.TB, script ...Exchange) *Server {
 	t.Helper()
-	s := &Server{t: t, script: script}
+	s := &Server{t: t, script: script, models: []string{DefaultModel}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -92,6 +126,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		proto = ChatCompletions
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/responses"):
 		proto = Responses
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/v1/models"):
+		s.serveModels(w)
+		return
 	default:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("modeltest: no endpoint %s %s", r.Method, r.URL.Path))
 		return

@@ -1,0 +1,56 @@
+package model_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/model"
+	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+)
+
+// TestResolveNameAsksTheServer resolves the default profile's model name
+// from GET /v1/models: a server with exactly one model names it; no list,
+// an empty list or several models are errors that say to set model.name,
+// and a profile with a name never asks.
+func TestResolveNameAsksTheServer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		profile string
+		models  []string
+		want    string
+		wantErr string
+		asked   int
+	}{
+		{"one model", model.DefaultProfile, []string{"org/vlm-7b"}, "org/vlm-7b", "", 1},
+		{"no model", model.DefaultProfile, nil, "", "lists no model", 1},
+		{"several models", model.DefaultProfile, []string{"a", "b", "c"}, "", "serves 3 models (a, b, c); set model.name", 1},
+		{"named profile", "gpt", []string{"a", "b"}, "gpt-5-2025-08-07", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := modeltest.New(t)
+			srv.ServeModels(tt.models...)
+			got, err := model.ResolveName(context.Background(), model.Config{Endpoint: srv.URL() + "/v1", Profile: profile(t, tt.profile)})
+			if got != tt.want || (err == nil) != (tt.wantErr == "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ResolveName = %q, %v; want %q, error with %q", got, err, tt.want, tt.wantErr)
+			}
+			if n := srv.ModelListRequests(); n != tt.asked {
+				t.Errorf("%d model list requests, want %d", n, tt.asked)
+			}
+		})
+	}
+	t.Run("no model list", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.NotFoundHandler())
+		defer srv.Close()
+		_, err := model.ResolveName(context.Background(), model.Config{Endpoint: srv.URL + "/v1?k=sk-in-query", Profile: profile(t, model.DefaultProfile)})
+		if err == nil || !strings.Contains(err.Error(), "status 404; set model.name") || strings.Contains(err.Error(), "sk-in-query") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}

@@ -1,0 +1,89 @@
+package redact
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestStreamMasksSecretsAcrossWrites writes texts in every split and in
+// random pieces: the stream's output must equal redacting the whole text
+// at once, so a secret cut by a write boundary is still masked whole.
+func TestStreamMasksSecretsAcrossWrites(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		secrets []string
+		text    string
+	}{
+		{"split secret", []string{"hunter2-Secret!"}, "user=ada password=hunter2-Secret! done\nnext line\n"},
+		{"line without newline", []string{"hunter2-Secret!"}, strings.Repeat("x", 200) + "hunter2-Secret!" + strings.Repeat("y", 50)},
+		{"secret inside a longer one", []string{"abc", "xxabcxx"}, "1 xxabcxx 2 abc 3 xxab 4"},
+		{"self-overlapping secret", []string{"aaa"}, strings.Repeat("a", 40) + "b" + strings.Repeat("a", 7)},
+		{"newline in the secret", []string{"line1\nline2"}, "before line1\nline2 after\nline1\nother\n"},
+		{"one-byte secret", []string{"7"}, "1728 and 77\n"},
+		{"no secrets", nil, "plain text\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			red := New(tt.secrets...)
+			want := red.String(tt.text)
+			for cut := 0; cut <= len(tt.text); cut++ {
+				if got := streamed(t, red, tt.text[:cut], tt.text[cut:]); got != want {
+					t.Fatalf("split at %d: got %q, want %q", cut, got, want)
+				}
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(len(tt.text))))
+			for range 200 {
+				var pieces []string
+				for rest := tt.text; rest != ""; {
+					n := min(len(rest), 1+rng.IntN(9))
+					pieces, rest = append(pieces, rest[:n]), rest[n:]
+				}
+				if got := streamed(t, red, pieces...); got != want {
+					t.Fatalf("pieces %q: got %q, want %q", pieces, got, want)
+				}
+			}
+		})
+	}
+}
+
+func streamed(t *testing.T, red *Redactor, pieces ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	s := red.Stream(&out)
+	for _, p := range pieces {
+		if n, err := s.Write([]byte(p)); err != nil || n != len(p) {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// TestStreamHoldsBackOnlyAPossibleSecretStart checks that a written line
+// reaches the destination at once and that an unfinished line waits for at
+// most the longest secret's length.
+func TestStreamHoldsBackOnlyAPossibleSecretStart(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	s := New("hunter2").Stream(&out)
+	s.Write([]byte("a whole line\n"))
+	if out.String() != "a whole line\n" {
+		t.Fatalf("a whole line was held back: %q", out.String())
+	}
+	// The longest form of "hunter2" is its base64 encoding, 12 bytes: 11
+	// may start it.
+	s.Write([]byte("0123456789abcdefhunt"))
+	if got := out.String(); got != "a whole line\n012345678" {
+		t.Fatalf("after an unfinished line: %q", got)
+	}
+	s.Write([]byte("er2!\n"))
+	if got := out.String(); got != "a whole line\n0123456789abcdef"+Mask+"!\n" {
+		t.Fatalf("after the line ended: %q", got)
+	}
+}
