@@ -39,8 +39,10 @@ func TestTransportErrorsOmitTheQuery(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	var said []string
+	prof := profile(t, "openai-compatible")
+	prof.ServedModel = "served-model"
 	c, err := model.New(model.Config{
-		Endpoint: srv.URL + "/v1", Profile: profile(t, "openai-compatible"), Retry: 1,
+		Endpoint: srv.URL + "/v1", Profile: prof, Retry: 1,
 		Sleep:     (&sleeps{}).sleep,
 		OnAttempt: func(a model.Attempt) { said = append(said, a.Err.Error()) },
 	})

@@ -48,9 +48,14 @@ func TestResolveNameAsksTheServer(t *testing.T) {
 		t.Parallel()
 		srv := httptest.NewServer(http.NotFoundHandler())
 		defer srv.Close()
-		_, err := model.ResolveName(context.Background(), model.Config{Endpoint: srv.URL + "/v1?k=sk-in-query", Profile: profile(t, model.DefaultProfile)})
-		if err == nil || !strings.Contains(err.Error(), "status 404; set model.name") || strings.Contains(err.Error(), "sk-in-query") {
+		_, err := model.ResolveName(context.Background(), model.Config{Endpoint: srv.URL + "/v1", Profile: profile(t, model.DefaultProfile)})
+		if err == nil || !strings.Contains(err.Error(), "status 404; set model.name") {
 			t.Errorf("err = %v", err)
+		}
+		// An endpoint with a query is refused without repeating it.
+		_, err = model.ResolveName(context.Background(), model.Config{Endpoint: srv.URL + "/v1?k=sk-in-query", Profile: profile(t, model.DefaultProfile)})
+		if err == nil || strings.Contains(err.Error(), "sk-in-query") {
+			t.Errorf("endpoint with a query: err = %v", err)
 		}
 	})
 }
