@@ -47,7 +47,8 @@ func newRunCommand() *cobra.Command {
 unless --display or session.display names an existing display; $DISPLAY is
 never used on its own), runs its steps or its goal, and writes the report
 directory. The console shows the run live when stdout is a terminal; otherwise,
-or with --headless, a line per step is printed (--json prints every event).
+or with --headless, a line per event and the end state are printed, as replay
+--print prints them (--json prints every event as JSON).
 
 Exit codes: 0 pass or pass-with-concerns (--strict: concerns give 4),
 1 app-failed, 2 test-error (escalated, deadline, runtime fault),
@@ -65,7 +66,7 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.StringVarP(&f.operator, "operator", "o", "", "operator file (budgets, model, session, inbox)")
 	fl.StringVar(&f.reportDir, "report", "", "report directory, new or empty (default: a fresh reports/<scenario>-<time>)")
 	fl.BoolVar(&f.tui, "tui", false, "show the live console (default when stdout is a terminal)")
-	fl.BoolVar(&f.headless, "headless", false, "print progress lines instead of the console")
+	fl.BoolVar(&f.headless, "headless", false, "print a line per event and the end state instead of the console")
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line (implies --headless)")
 	fl.BoolVar(&f.overwrite, "overwrite", false, "empty an existing --report directory that holds an earlier report, instead of refusing it")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
