@@ -37,6 +37,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoadScenario -fuzztime 30s ./scenarios
 	$(GO) test -run '^$$' -fuzz FuzzLoadOperator -fuzztime 30s ./scenarios
 	$(GO) test -run '^$$' -fuzz FuzzSecretValue -fuzztime 30s ./engine/report
+	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime 30s ./tui/sanitize
 
 clean:
 	rm -rf bin $(REPORTS)
