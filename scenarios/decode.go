@@ -20,6 +20,10 @@ const (
 	maxFileBytes = 1 << 20 // 1 MiB
 	maxDepth     = 32
 	maxNodes     = 200_000 // counted after alias expansion
+	// maxMagnitude bounds every number a file may hold. Seconds, pixels
+	// and counts beyond it are typos, and seconds beyond it would overflow
+	// a duration into a negative timeout.
+	maxMagnitude = 1e9
 )
 
 // Pos is a place in an input file. Config structs embed it (as a field named
@@ -343,6 +347,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 			d.fail(n, path, "want a whole number, got %q", s)
 			return
 		}
+		if i > maxMagnitude || i < -maxMagnitude {
+			d.fail(n, path, "%s is out of range (at most %d either way)", s, int64(maxMagnitude))
+			return
+		}
 		v.SetInt(i)
 	case reflect.Float64:
 		s, ok := d.expectScalar(n, path, "a number")
@@ -352,6 +360,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			d.fail(n, path, "want a number, got %q", s)
+			return
+		}
+		if math.Abs(f) > maxMagnitude {
+			d.fail(n, path, "%s is out of range (at most %d either way)", s, int64(maxMagnitude))
 			return
 		}
 		v.SetFloat(f)

@@ -97,6 +97,10 @@ func TestHostileRefusals(t *testing.T) {
 		{"into with an unknown key", hostileApp + "provides:\n  pw:\n    secret:\n      env: PW\n      into:\n        - selector: '#pass'\n", "",
 			map[string]string{"PW": "hunter2"},
 			[]string{"t.yaml:9:11: provides.pw.secret.into[0].selector: unknown key"}, ""},
+		{"a timeout that overflows a duration", "name: x\napp: {command: [xterm], startup_timeout_s: 1e12}\nsteps: [observe_screen: {}]\n", "", nil,
+			[]string{"t.yaml:2:44: app.startup_timeout_s: 1e12 is out of range (at most 1000000000 either way)"}, ""},
+		{"a count past any use", hostileApp, "runner: {settle_cap_ms: 9223372036854775807}\n", nil,
+			[]string{"op.yaml:1:25: runner.settle_cap_ms: 9223372036854775807 is out of range"}, ""},
 		{"display with shell syntax", hostileApp, "session: {display: ':98; touch pwned'}\n", nil,
 			[]string{"op.yaml:1:11: session.display: not an X display name"}, "touch pwned"},
 	}
