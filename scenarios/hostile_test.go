@@ -246,3 +246,54 @@ func TestInputsOnlyRegularFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretPlaceAllows checks the matching rule of secret.into: every
+// field a place sets must be known for the destination and equal, and an
+// origin is compared in its normal form.
+func TestSecretPlaceAllows(t *testing.T) {
+	t.Parallel()
+	f, err := loadHostile(t, `name: x
+browser: {start_url: 'http://127.0.0.1:1/'}
+provides:
+  pw:
+    secret:
+      env: PW
+      into:
+        - {cdp_target: password, origin: 'HTTPS://Login.Example.com/'}
+        - {role: password text}
+cdp_targets: {password: '#pass', search: '#q'}
+steps: [observe_screen: {}]
+`, "", map[string]string{"PW": "hunter2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, native := f.Scenario.Bound("pw")[0], f.Scenario.Bound("pw")[1]
+	if web.Origin != "https://login.example.com" {
+		t.Errorf("origin kept as %q, want it normalised", web.Origin)
+	}
+	tests := []struct {
+		name  string
+		place SecretPlace
+		dest  Destination
+		want  bool
+	}{
+		{"target and origin", web, Destination{CDPTargets: []string{"password"}, Origin: "https://login.example.com"}, true},
+		{"the wrong target", web, Destination{CDPTargets: []string{"search"}, Origin: "https://login.example.com"}, false},
+		{"another origin", web, Destination{CDPTargets: []string{"password"}, Origin: "https://login.example.com.evil.test"}, false},
+		{"an unknown origin", web, Destination{CDPTargets: []string{"password"}}, false},
+		{"a password field", native, Destination{Role: "Password Text", Name: "Passphrase"}, true},
+		{"a plain entry", native, Destination{Role: "text"}, false},
+		{"nothing known", native, Destination{}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.place.Allows(tt.dest); got != tt.want {
+			t.Errorf("%s: Allows = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !f.Scenario.BindsAccessibles() {
+		t.Error("a role place does not ask for accessibility")
+	}
+	if f.Scenario.Bound("nope") != nil {
+		t.Error("an unknown ref is bound")
+	}
+}
