@@ -109,3 +109,16 @@ func BenchmarkWalk(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFocused measures finding the focused accessible of the largest
+// GTK demo, the check type_text makes before typing a secret bound to a
+// role.
+func BenchmarkFocused(b *testing.B) {
+	app := widgetFactory(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, _, err := app.Focused(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
