@@ -426,6 +426,17 @@ func (s *runState) goalPrompt() string {
 		b.WriteString("\nValues you can type by ref (type_text): ")
 		b.WriteString(strings.Join(sortedKeys(sc.Provides), ", "))
 		b.WriteString(".\n")
+		// Saying where bound secrets may go spares the model refusals; the
+		// places are the author's words, never the values.
+		for _, ref := range sortedKeys(sc.Provides) {
+			if places := sc.Bound(ref); places != nil {
+				allowed := make([]string, len(places))
+				for i, p := range places {
+					allowed[i] = p.String()
+				}
+				fmt.Fprintf(&b, "%s may only go into %s; anywhere else is refused.\n", ref, strings.Join(allowed, ", or "))
+			}
+		}
 	}
 	if len(sc.ClickTargets) > 0 {
 		b.WriteString("\nClick targets besides center: ")

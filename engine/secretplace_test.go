@@ -113,6 +113,9 @@ func TestSecretIntoRefusesAnInjectedPage(t *testing.T) {
 	if got := page.got("pass"); got != browserSecret {
 		t.Errorf("the password field received %q, want the secret", got)
 	}
+	if len(r.reqs) == 0 || !strings.Contains(r.reqs[0].Text(), `password may only go into cdp_target "password" and origin "`+page.srv.URL+`"; anywhere else is refused.`) {
+		t.Error("the goal prompt does not say where the password may go")
+	}
 	if len(r.reqs) < 2 || !strings.Contains(loopLastText(r.reqs[1]), "cdp_fill refused: the secret") {
 		t.Error("the model was not told why its call was refused")
 	}
