@@ -208,6 +208,18 @@ func TestInputsOnlyRegularFiles(t *testing.T) {
 		}
 		return s
 	}
+	imageScenario := func(path string) string {
+		s := filepath.Join(t.TempDir(), "s.yaml")
+		body := "name: x\napp: {command: [xterm]}\ngoal: g\nreference_images: ['" + path + "']\n"
+		if err := os.WriteFile(s, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	bigImage := filepath.Join(dir, "big.png")
+	if err := os.WriteFile(bigImage, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, maxImageBytes)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	bigSecret := filepath.Join(dir, "big-secret")
 	if err := os.WriteFile(bigSecret, make([]byte, maxSecretBytes+1), 0o600); err != nil {
 		t.Fatal(err)
@@ -226,13 +238,15 @@ func TestInputsOnlyRegularFiles(t *testing.T) {
 		{"FIFO secret file", secretScenario(fifo), "", "secret pw: read secret file: not a regular file (a FIFO)"},
 		{"/dev/zero secret file", secretScenario("/dev/zero"), "", "secret pw: read secret file: not a regular file (a character device)"},
 		{"oversized secret file", secretScenario(bigSecret), "", "the limit is 65536"},
+		{"FIFO reference image", imageScenario(fifo), "", "reference_images[0]: " + fifo + " is not a regular file"},
+		{"oversized reference image", imageScenario(bigImage), "", "a reference image is at most 8388608"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := Load(tc.scenario, tc.operator, env(nil))
+				_, err := Load(tc.scenario, tc.operator, env(map[string]string{EnvVisionEndpoint: "http://127.0.0.1:9/v1"}))
 				done <- err
 			}()
 			select {

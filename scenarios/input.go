@@ -11,6 +11,10 @@ import (
 // maxSecretBytes bounds a secret file: a password or a key, not a document.
 const maxSecretBytes = 64 << 10
 
+// maxImageBytes bounds a reference image, which is sent to the model with
+// every request that keeps it.
+const maxImageBytes = 8 << 20
+
 // readBounded reads a file the user named, refusing anything that is not a
 // regular file and anything longer than limit bytes. It opens without
 // blocking, so a FIFO is refused at once instead of waiting for a writer

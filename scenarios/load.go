@@ -865,8 +865,12 @@ func checkPNG(path string) error {
 		return fmt.Errorf("cannot read %s: %v", path, unwrapPathError(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > maxImageBytes {
+		return fmt.Errorf("%s is %d bytes; a reference image is at most %d", path, st.Size(), maxImageBytes)
 	}
 	head := make([]byte, 8)
 	if _, err := f.Read(head); err != nil || string(head) != "\x89PNG\r\n\x1a\n" {
