@@ -281,6 +281,26 @@ func TestReportFlagRefusals(t *testing.T) {
 	}
 }
 
+// TestOverwriteKeepsTheInputs gives --overwrite the directory that holds
+// the scenario and an earlier report: it is refused, and the scenario
+// survives.
+func TestOverwriteKeepsTheInputs(t *testing.T) {
+	t.Parallel()
+	path, dir := runScenarioFile(t, "name: keep\napp: {command: [sh, -c, 'touch $DIR/launched']}\nsteps: [{observe_screen: {}}]\n")
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"validate", "run"} {
+		code, out, errs := kasmrt(t, sub, path, "--report", dir, "--overwrite", "--display", "-")
+		if code != 3 || !strings.Contains(errs, "holds "+path+", which --overwrite would delete") {
+			t.Errorf("%s: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", sub, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the scenario is gone: %v", err)
+	}
+}
+
 // TestOverwriteReplacesAReport runs into a directory holding an earlier
 // report with --overwrite: the old files are gone, the new report is whole.
 func TestOverwriteReplacesAReport(t *testing.T) {

@@ -79,8 +79,8 @@ func newDefaultReportDir(base, scenarioName string, now time.Time) (reportDir, e
 // unless overwrite is set, which empties it first. Overwrite only empties
 // a directory that holds a kasmrt report, so a mistyped --report ~ cannot
 // delete someone's home.
-func prepareReportDir(path string, overwrite bool) (reportDir, error) {
-	if err := checkReportDir(path, overwrite); err != nil {
+func prepareReportDir(path string, overwrite bool, inputs ...string) (reportDir, error) {
+	if err := checkReportDir(path, overwrite, inputs...); err != nil {
 		return reportDir{}, err
 	}
 	d := reportDir{path: path}
@@ -109,9 +109,10 @@ func prepareReportDir(path string, overwrite bool) (reportDir, error) {
 
 // checkReportDir refuses a --report that is not a writable directory (or
 // cannot be created as one), or that holds anything but a report to
-// overwrite. It leaves nothing behind (its probes are removed), so
-// validate can use it.
-func checkReportDir(path string, overwrite bool) error {
+// overwrite, or that holds one of the run's inputs (the scenario, the
+// operator file), which --overwrite would delete. It leaves nothing behind
+// (its probes are removed), so validate can use it.
+func checkReportDir(path string, overwrite bool, inputs ...string) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -153,8 +154,28 @@ func checkReportDir(path string, overwrite bool) error {
 		return fmt.Errorf("--report %s: the directory is not empty; give --overwrite to replace the report in it, or name a new directory", path)
 	case !holdsReport(path):
 		return fmt.Errorf("--report %s: the directory is not empty and holds no kasmrt report (no events.jsonl); --overwrite only replaces a report", path)
+	default:
+		for _, in := range inputs {
+			if in != "" && within(in, path) {
+				return fmt.Errorf("--report %s: the directory holds %s, which --overwrite would delete", path, in)
+			}
+		}
 	}
 	return nil
+}
+
+// within reports whether file lies inside dir (after resolving both to
+// absolute, symlink-free paths where they exist).
+func within(file, dir string) bool {
+	abs := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		a, _ := filepath.Abs(p)
+		return a
+	}
+	rel, err := filepath.Rel(abs(dir), abs(file))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // holdsReport tells a kasmrt report directory by its event stream.

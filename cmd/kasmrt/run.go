@@ -140,7 +140,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	if f.reportDir == "" {
 		dir, err = newDefaultReportDir(defaultReportsDir, files.Scenario.Name, time.Now())
 	} else {
-		dir, err = prepareReportDir(f.reportDir, f.overwrite)
+		dir, err = prepareReportDir(f.reportDir, f.overwrite, path, f.operator)
 	}
 	if err != nil {
 		return refuse(cmd, err)

@@ -39,7 +39,7 @@ run would. It launches and creates nothing. Exit code 3 means the input is bad.`
 				}
 			}
 			if report != "" {
-				if err := checkReportDir(report, overwrite); err != nil {
+				if err := checkReportDir(report, overwrite, args[0], operator); err != nil {
 					return refuse(cmd, err)
 				}
 			}
