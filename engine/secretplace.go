@@ -71,6 +71,8 @@ func (s *runState) destination(ctx context.Context, fillTarget string) (scenario
 					}
 				}
 				parts = append(parts, "on "+f.Origin)
+			} else {
+				parts = append(parts, "on a page whose origin and focus could not be read")
 			}
 		}
 	}
