@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
-	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // accessibility is the run's view of the application over AT-SPI: the bus
@@ -23,98 +21,129 @@ type accessibility struct {
 	bus        *atspi.Bus
 	app        atspi.App
 	found      bool
+	// off says why the run does not look for controls at all, when it
+	// does not.
+	off string
+	// missing says why click_element is not offered, once that is known.
+	missing string
 }
 
-// wantsAccessibility reports whether the run should look for named
-// controls: the operator allows it, and click_element could be used (a
-// goal run, or a script with a click_element step).
-func (s *runState) wantsAccessibility() bool {
+// connectGrace is how long after its window maps an application may take
+// to open its first connection to the accessibility bus. Toolkits connect
+// while they initialise (GTK 4 when it realises its first widget), so one
+// that has not connected by then has no accessibility bridge, and the run
+// does not wait the whole startup timeout for it.
+const connectGrace = 2 * time.Second
+
+// appAccessibilityEnv switches on the accessibility bridges that stay off
+// outside a full desktop: Qt 5 and 6 publish over AT-SPI only with
+// QT_LINUX_ACCESSIBILITY_ALWAYS_ON, and Chromium-based programs (Chromium,
+// Electron) build their accessibility tree only with ACCESSIBILITY_ENABLED.
+// GTK 3 and GTK 4 need nothing. The scenario's app.env can override either.
+var appAccessibilityEnv = []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "ACCESSIBILITY_ENABLED=1"}
+
+// accessibilityOff says why the run does not look for named controls, or
+// "" when it does: the operator allows it, and click_element could be
+// used (a goal run, a script with a click_element step, or a secret bound
+// to accessibles). relevant is
+// false when click_element could not be used anyway, so the reason is not
+// worth telling.
+func (s *runState) accessibilityOff() (reason string, relevant bool) {
 	op, sc := s.files.Operator, s.files.Scenario
-	if sc.App == nil || (op.Session.Accessibility != nil && !*op.Session.Accessibility) {
-		return false
+	if sc.App == nil {
+		return "the browser is reached over the DevTools Protocol (the cdp_* tools)", false
 	}
-	for _, d := range op.Tools.Disabled {
-		if d == "click_element" {
-			return false
-		}
+	relevant = sc.Goal != "" || sc.BindsAccessibles() ||
+		slices.ContainsFunc(sc.Steps, func(st scenarios.Step) bool { return st.Tool == "click_element" })
+	switch {
+	case op.Session.Accessibility != nil && !*op.Session.Accessibility:
+		return "accessibility is off (session.accessibility: false)", relevant
+	case slices.Contains(op.Tools.Disabled, "click_element"):
+		return "click_element is disabled (tools.disabled)", relevant
+	case !relevant:
+		return "the script has no click_element step", false
 	}
-	if sc.Goal != "" || sc.BindsAccessibles() {
-		return true
-	}
-	for _, st := range sc.Steps {
-		if st.Tool == "click_element" {
-			return true
-		}
-	}
-	return false
+	return "", true
 }
 
 // prepareAccessibility makes sure a session bus exists for the app to
 // publish its controls on, and returns the environment the app needs.
 func (s *runState) prepareAccessibility(ctx context.Context, display string) []string {
-	if !s.wantsAccessibility() {
+	if off, relevant := s.accessibilityOff(); off != "" {
+		if relevant {
+			s.a11y = &accessibility{off: off}
+		}
 		return nil
 	}
 	a := &accessibility{address: s.r.getenv("DBUS_SESSION_BUS_ADDRESS")}
-	env := []string{"GSETTINGS_BACKEND=memory"}
+	s.a11y = a
+	env := append([]string{"GSETTINGS_BACKEND=memory"}, appAccessibilityEnv...)
 	if a.address == "" {
 		sb, err := atspi.StartSessionBus(ctx, display)
 		if err != nil {
-			s.log("accessibility: %v; click_element is not offered", err)
+			a.off = fmt.Sprintf("the accessibility bus is not running: %v", err)
 			return nil
 		}
 		a.sessionBus, a.address = sb, sb.Address()
 		env = append(env, sb.Env()...)
 	}
-	s.a11y = a
 	return env
 }
 
-// discoverControls looks for the application's named controls after its
-// window appeared. When it publishes some, click_element joins the tool
-// list (seed 000: "The application published named controls over AT-SPI
-// at launch").
+// discoverControls asks the accessibility registry for the application's
+// named controls after its window appeared. When it publishes some,
+// click_element joins the tool list; when not, the tools event says why. The wait is bounded by app.startup_timeout_s counted from the
+// window's mapping, and by connectGrace for an application that never
+// connects to the bus.
 func (s *runState) discoverControls(ctx context.Context) {
 	a := s.a11y
 	if a == nil {
 		return
 	}
-	if !loadsAccessibilityBridge(s.app.PID()) {
-		s.log("accessibility: the application loads no accessibility bridge; click_element is not offered")
+	if a.off != "" {
+		s.noClickElement(a.off)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, s.startupTimeout())
 	defer cancel()
 	bus, err := atspi.ConnectSession(ctx, a.address)
 	if err != nil {
-		s.log("accessibility: %v; click_element is not offered", err)
+		s.noClickElement(fmt.Sprintf("the accessibility bus is not running: %v", err))
 		return
 	}
 	a.bus = bus
-	app, err := bus.AppByPID(ctx, s.app.PID())
+	started := time.Now()
+	found, err := bus.Discover(ctx, s.app.PID(), atspi.DiscoverOptions{ConnectGrace: connectGrace})
 	if err != nil {
-		s.log("accessibility: the application did not register: %v", err)
+		s.noClickElement(err.Error())
 		return
 	}
-	var controls []atspi.Control
-	for ctx.Err() == nil {
-		if controls, err = app.Controls(ctx); err == nil && len(controls) > 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(controls) == 0 {
-		s.log("accessibility: the application published no named controls")
-		return
-	}
-	a.app, a.found = app, true
+	a.app, a.found = found.App, true
 	offers := OffersFromFiles(s.files)
 	offers.ATSPIControls = true
 	offers.CDPTab = s.offers.CDPTab
 	s.setTools(offers)
-	s.publish(events.Event{Message: fmt.Sprintf("the application published %d named controls: %s",
-		len(controls), truncate(strings.Join(atspi.Names(controls), ", "), 300)),
-		Data: events.ToolList{Tools: s.names, ATSPIControls: len(controls)}})
+	s.publish(events.Event{Message: fmt.Sprintf("%s (%s) published %d named controls in %s: %s",
+		found.App.Name, found.App.Toolkit, len(found.Controls), time.Since(started).Round(time.Millisecond),
+		truncate(strings.Join(atspi.Names(found.Controls), ", "), 300)),
+		Data: events.ToolList{Tools: s.names, ATSPIControls: len(found.Controls)}})
+}
+
+// noClickElement publishes the tool list with why click_element is not on
+// it, so the headless output and the console can say so.
+func (s *runState) noClickElement(reason string) {
+	s.a11y.missing = reason
+	s.publish(events.Event{Message: "click_element is not offered: " + reason,
+		Data: events.ToolList{Tools: s.names, NoClickElement: reason}})
+}
+
+// whyNotOffered is " (click_element is not offered: why)" for a
+// click_element call the run cannot take, and "" otherwise.
+func (s *runState) whyNotOffered(tool string) string {
+	if tool != "click_element" || s.a11y == nil || s.a11y.missing == "" {
+		return ""
+	}
+	return " (click_element is not offered: " + s.a11y.missing + ")"
 }
 
 // clickElement clicks a named control through its accessibility action,
@@ -122,7 +151,11 @@ func (s *runState) discoverControls(ctx context.Context) {
 func (s *runState) clickElement(ctx context.Context, c call) result {
 	name, _ := c.Args["name"].(string)
 	if s.a11y == nil || !s.a11y.found {
-		return failed(failResolution, "the application publishes no named controls")
+		why := "the application publishes no named controls"
+		if s.a11y != nil && s.a11y.missing != "" {
+			why = "click_element is not offered: " + s.a11y.missing
+		}
+		return failed(failResolution, "%s", why)
 	}
 	findCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -177,22 +210,4 @@ func (a *accessibility) close() {
 	if a.sessionBus != nil {
 		a.sessionBus.Close()
 	}
-}
-
-// loadsAccessibilityBridge reports whether the process or one of its
-// descendants has an AT-SPI bridge mapped (GTK's atk-bridge, libatspi, Qt's
-// D-Bus accessibility). Apps without one never register, so the run does
-// not wait for them.
-func loadsAccessibilityBridge(pid int) bool {
-	for _, p := range proc.Descendants(pid) {
-		maps, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "maps"))
-		if err != nil {
-			continue
-		}
-		m := string(maps)
-		if strings.Contains(m, "atk-bridge") || strings.Contains(m, "libatspi") || strings.Contains(m, "libQt5DBus") || strings.Contains(m, "libQt6DBus") {
-			return true
-		}
-	}
-	return false
 }

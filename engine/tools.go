@@ -88,7 +88,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 func (s *runState) guard(c call) result {
 	spec, known := s.tools[c.Tool]
 	if !known {
-		return failed(failMalformed, "unknown tool %q; the tools available are: %s", c.Tool, strings.Join(s.names, ", "))
+		return failed(failMalformed, "unknown tool %q%s; the tools available are: %s", c.Tool, s.whyNotOffered(c.Tool), strings.Join(s.names, ", "))
 	}
 	if problems := scenarios.CheckArgs(spec, c.Args); len(problems) > 0 {
 		msgs := make([]string, len(problems))

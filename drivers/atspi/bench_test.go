@@ -48,11 +48,11 @@ func TestWidgetFactoryControls(t *testing.T) {
 		}
 	}
 	// The pipelined walk must find what a one-request-at-a-time walk finds.
-	serial, _, err := app.walk(ctx, Limits{}.withDefaults(), 1, node.isControl)
+	serial, _, err := app.walk(ctx, Limits{}.withDefaults(), 1, rulesFor(app.Toolkit).isCandidate)
 	if err != nil {
 		t.Fatalf("serial walk: %v", err)
 	}
-	piped, visited, err := app.walk(ctx, Limits{}.withDefaults(), 0, node.isControl)
+	piped, visited, err := app.walk(ctx, Limits{}.withDefaults(), 0, rulesFor(app.Toolkit).isCandidate)
 	if err != nil {
 		t.Fatalf("pipelined walk: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestWidgetFactoryControls(t *testing.T) {
 	t.Logf("%d accessibles visited, %d candidates, %d controls, roles %v", visited, len(piped), len(controls), roles)
 
 	// Limits bound the walk.
-	few, visitedFew, err := app.walk(ctx, Limits{MaxNodes: 20, MaxDepth: 64}, 0, node.isControl)
+	few, visitedFew, err := app.walk(ctx, Limits{MaxNodes: 20, MaxDepth: 64}, 0, rulesFor(app.Toolkit).isCandidate)
 	if err != nil {
 		t.Fatalf("bounded walk: %v", err)
 	}
@@ -100,7 +100,7 @@ func BenchmarkWalk(b *testing.B) {
 			var visited int
 			for b.Loop() {
 				var err error
-				_, visited, err = app.walk(ctx, Limits{}.withDefaults(), bm.batch, node.isControl)
+				_, visited, err = app.walk(ctx, Limits{}.withDefaults(), bm.batch, rulesFor(app.Toolkit).isCandidate)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -97,6 +97,9 @@ type App struct {
 	PID int
 	// ChildCount is the number of top-level accessibles (windows) it has.
 	ChildCount int
+	// Toolkit is the toolkit's name and version as the application reports
+	// them ("GTK 4.8.3", "Qt 5.15.8"); empty when it does not say.
+	Toolkit string
 
 	bus  *Bus
 	node ref
@@ -139,6 +142,8 @@ func (b *Bus) describeApp(ctx context.Context, r ref) (App, error) {
 	name := obj.GoWithContext(ctx, ifaceProperties+".Get", 0, nil, ifaceAccessible, "Name")
 	count := obj.GoWithContext(ctx, ifaceProperties+".Get", 0, nil, ifaceAccessible, "ChildCount")
 	pid := b.conn.BusObject().GoWithContext(ctx, ifaceDBus+".GetConnectionUnixProcessID", 0, nil, r.Dest)
+	toolkit := obj.GoWithContext(ctx, ifaceProperties+".Get", 0, nil, ifaceApplication, "ToolkitName")
+	version := obj.GoWithContext(ctx, ifaceProperties+".Get", 0, nil, ifaceApplication, "Version")
 
 	app := App{bus: b, node: r}
 	var nameV, countV dbus.Variant
@@ -157,6 +162,17 @@ func (b *Bus) describeApp(ctx context.Context, r ref) (App, error) {
 		app.ChildCount = int(n)
 	}
 	app.PID = int(pidU)
+	// The toolkit is optional: an application that does not report it is
+	// walked by the common rules.
+	var toolkitV, versionV dbus.Variant
+	if (<-toolkit.Done).Store(&toolkitV) == nil {
+		app.Toolkit, _ = toolkitV.Value().(string)
+		if (<-version.Done).Store(&versionV) == nil {
+			if v, _ := versionV.Value().(string); v != "" && app.Toolkit != "" {
+				app.Toolkit += " " + v
+			}
+		}
+	}
 	return app, nil
 }
 
@@ -201,18 +217,12 @@ func (b *Bus) AppByPID(ctx context.Context, pid int) (App, error) {
 }
 
 func pickApp(apps []App, pid int) (App, bool) {
-	var found App
-	foundDepth := -1
-	for _, a := range apps {
-		if a.ChildCount == 0 {
-			continue
-		}
-		d := ancestorDepth(a.PID, pid)
-		if d >= 0 && (foundDepth < 0 || d < foundDepth) {
-			found, foundDepth = a, d
+	for _, a := range appsOf(apps, pid) {
+		if a.ChildCount > 0 {
+			return a, true
 		}
 	}
-	return found, foundDepth >= 0
+	return App{}, false
 }
 
 // ancestorDepth says how many generations pid is below ancestor (0 when they

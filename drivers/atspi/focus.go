@@ -22,8 +22,9 @@ type Accessible struct {
 // keyboard focus, and false when none has (the focus is in another
 // application, or the toolkit does not say).
 func (a App) Focused(ctx context.Context) (Accessible, bool, error) {
+	rules := rulesFor(a.Toolkit)
 	focused := func(n node) bool {
-		return n.states.has(stateFocused) && n.states.has(stateShowing) && !n.states.has(stateDefunct)
+		return n.states.has(stateFocused) && rules.shown(n)
 	}
 	nodes, _, err := a.walk(ctx, Limits{}.withDefaults(), 0, focused)
 	if err != nil {

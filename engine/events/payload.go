@@ -62,6 +62,9 @@ type ToolList struct {
 	Tools         []string `json:"tools"`
 	ATSPIControls int      `json:"atspi_controls,omitempty"`
 	CDPTab        bool     `json:"cdp_tab,omitempty"`
+	// NoClickElement says why click_element is not on the list, when the
+	// run looked for named controls and found none.
+	NoClickElement string `json:"no_click_element,omitempty"`
 }
 
 // ScreenCaptured is the screen event's payload; the event's Screen is the
