@@ -591,7 +591,7 @@ func (m *Model) layout() layoutRects {
 	l.rightW = m.width - l.leftW
 	l.screenH = l.bodyH * 11 / 20
 	l.timelineH = l.bodyH - l.screenH
-	l.budgetsH = min(max(4, len(m.st.Budgets)+3), l.bodyH/3)
+	l.budgetsH = min(max(4, len(m.st.Budgets)+3+len(noClickElementLines(m.st, l.rightW-2))), l.bodyH/3)
 	l.verdictH = max(4, l.bodyH/4)
 	l.inboxH = l.bodyH - l.budgetsH - l.verdictH
 	return l

@@ -243,6 +243,24 @@ func (t *timelinePane) detail(r Row, w int) []string {
 	return lines
 }
 
+// noClickElementLines says, in at most two lines of width w, why the run
+// offers no click_element, so an author reading the console learns it
+// before a call fails.
+func noClickElementLines(s *State, w int) []string {
+	if s.NoClickElement == "" {
+		return nil
+	}
+	lines := strings.Split(ansi.Wordwrap("no click_element: "+s.NoClickElement, max(w, 10), ""), "\n")
+	if len(lines) > 2 {
+		lines = lines[:2]
+		lines[1] = ansi.Truncate(lines[1]+" …", max(w, 10), "…")
+	}
+	for i := range lines {
+		lines[i] = ansi.Truncate(lines[i], max(w, 10), "…")
+	}
+	return lines
+}
+
 // budgetsView renders every bound with its use and limit and the deadline
 // countdown with the reserve.
 func budgetsView(st themes.Styles, s *State, w int) string {
@@ -259,6 +277,9 @@ func budgetsView(st themes.Styles, s *State, w int) string {
 	}
 	if t := tokens(s.Usage); t > 0 {
 		lines = append(lines, st.Base.Render(fmt.Sprintf("tokens %s (%d model calls)", formatAmount(t, ""), s.ModelCalls)))
+	}
+	for _, l := range noClickElementLines(s, w) {
+		lines = append(lines, st.BudgetWarn.Render(l))
 	}
 	if len(s.Budgets) == 0 && len(lines) == 0 {
 		return st.Muted.Render("no budgets yet")

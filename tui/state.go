@@ -94,6 +94,9 @@ type State struct {
 	Verdict   *events.Verdict
 	LoopEnded string
 	Ended     bool
+	// NoClickElement says why the run offers no click_element, when the
+	// tools event said so.
+	NoClickElement string
 
 	// Screen is the latest capture (relative to the report directory), with
 	// the last click point and grounding box to mark on it.
@@ -230,6 +233,14 @@ func (s *State) Apply(index int, e events.Event) {
 			s.Point = e.Grounding.Point
 		}
 		s.Rows = append(s.Rows, Row{Kind: RowGrounding, Index: index, Event: e})
+	case events.KindTools:
+		// A later tools event (a browser tab attaching) keeps the reason.
+		d, _ := e.Data.(events.ToolList)
+		if d.NoClickElement != "" {
+			s.NoClickElement = d.NoClickElement
+		} else if d.ATSPIControls > 0 {
+			s.NoClickElement = ""
+		}
 	case events.KindBudget:
 		s.Budgets = e.Budgets
 	case events.KindConcern:

@@ -228,6 +228,8 @@ func transcriptLine(e events.Event) string {
 			return "run ended; report: " + d.Report
 		}
 		return "run ended"
+	case events.KindTools:
+		return "tools: " + e.Message
 	case events.KindLog:
 		return "log: " + e.Message
 	}
