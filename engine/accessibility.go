@@ -35,6 +35,11 @@ type accessibility struct {
 // does not wait the whole startup timeout for it.
 const connectGrace = 2 * time.Second
 
+// findBound is how long click_element keeps looking for its control: a
+// control can appear a moment after the previous action, and a walk of a
+// busy application's tree can take a second on a loaded machine.
+const findBound = 5 * time.Second
+
 // appAccessibilityEnv switches on the accessibility bridges that stay off
 // outside a full desktop: Qt 5 and 6 publish over AT-SPI only with
 // QT_LINUX_ACCESSIBILITY_ALWAYS_ON, and Chromium-based programs (Chromium,
@@ -104,15 +109,17 @@ func (s *runState) discoverControls(ctx context.Context) {
 		s.noClickElement(a.off)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.startupTimeout())
-	defer cancel()
-	bus, err := atspi.ConnectSession(ctx, a.address)
+	connectCtx, cancel := context.WithTimeout(ctx, s.startupTimeout())
+	bus, err := atspi.ConnectSession(connectCtx, a.address)
+	cancel()
 	if err != nil {
 		s.noClickElement(fmt.Sprintf("the accessibility bus is not running: %v", err))
 		return
 	}
 	a.bus = bus
 	started := time.Now()
+	ctx, cancel = context.WithTimeout(ctx, s.startupTimeout())
+	defer cancel()
 	found, err := bus.Discover(ctx, s.app.PID(), atspi.DiscoverOptions{ConnectGrace: connectGrace})
 	if err != nil {
 		s.noClickElement(err.Error())
@@ -157,7 +164,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 		}
 		return failed(failResolution, "%s", why)
 	}
-	findCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	findCtx, cancel := context.WithTimeout(ctx, findBound)
 	defer cancel()
 	// Controls can appear a moment after an action; look again briefly,
 	// and report the last "not found" (with the names there are) rather

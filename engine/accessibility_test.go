@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -49,5 +51,160 @@ func TestClickElementWithoutControls(t *testing.T) {
 	}
 	if slices.Contains(o.rep.Tools, "click_element") {
 		t.Errorf("click_element offered for xterm: %v", o.rep.Tools)
+	}
+}
+
+// toolsEvents returns the tools events of a run, in order.
+func (o scriptOutcome) toolsEvents() []events.Event {
+	var out []events.Event
+	for _, e := range o.events {
+		if e.Kind == events.KindTools {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestClickElementAcrossToolkits drives a Debian application of each
+// toolkit by accessible names, found by asking the accessibility registry,
+// and checks what the clicks did with a declared tool: GTK 4 (its own
+// AT-SPI backend, no atk-bridge), Qt 5 (published because the runtime sets
+// QT_LINUX_ACCESSIBILITY_ALWAYS_ON) and Chromium (ACCESSIBILITY_ENABLED from
+// the runtime, --force-renderer-accessibility from the command). GTK 3 is
+// TestClickElement's zenity.
+func TestClickElementAcrossToolkits(t *testing.T) {
+	t.Parallel()
+	const sumIsNine = "tools:\n  result_is:\n    run: shell\n    parameters:\n      value:\n        values: {nine: 'xclip -o -selection clipboard > clipboard.txt; test \"$(cat clipboard.txt)\" = 9'}\n    timeout_s: 5\n"
+	cases := []struct {
+		name    string
+		bins    []string
+		app     string
+		steps   []string
+		tools   string
+		toolkit string
+	}{
+		{
+			name:    "gtk4 gnome-calculator",
+			bins:    []string{"gnome-calculator", "xclip"},
+			app:     "  command: [gnome-calculator]\n  window: {class: gnome-calculator}\n",
+			steps:   []string{"click_element: {name: \"7\"}", "click_element: {name: \"+\"}", "click_element: {name: \"2\"}", "click_element: {name: \"=\"}", "wait: 1", "press_key: ctrl+c", "result_is: {value: nine}"},
+			tools:   sumIsNine,
+			toolkit: "GTK 4",
+		},
+		{
+			name: "qt5 speedcrunch",
+			bins: []string{"speedcrunch", "xclip"},
+			// speedcrunch keeps its settings (the keypad shown or not) in
+			// HOME: a fresh one makes every run start alike.
+			app: "  command: [speedcrunch]\n  window: {class: speedcrunch}\n  env: {HOME: $DIR}\n",
+			steps: []string{"click_element: {name: View}", "click_element: {name: Keypad}",
+				"click_element: {name: \"7\"}", "click_element: {name: \"+\"}", "click_element: {name: \"2\"}", "click_element: {name: \"=\"}",
+				"click_element: {name: Edit}", "click_element: {name: Copy Last Result}", "result_is: {value: nine}"},
+			tools:   sumIsNine,
+			toolkit: "Qt 5",
+		},
+		{
+			name: "chromium app window",
+			bins: []string{"chromium", "xwininfo"},
+			app: "  command: [chromium, --no-sandbox, --disable-gpu, --no-first-run, --disable-background-networking, --disable-component-update, --disable-sync,\n" +
+				"    --force-renderer-accessibility, --user-data-dir=$DIR/profile,\n" +
+				"    \"--app=data:text/html,<title>Probe</title><button onclick=\\\"document.title='Pressed'\\\">Press me</button>\"]\n" +
+				"  window: {class: chromium}\n  startup_timeout_s: 30\n",
+			steps:   []string{"click_element: {name: Press me}", "title_is: {value: pressed}"},
+			tools:   "tools:\n  title_is:\n    run: shell\n    parameters:\n      value:\n        values: {pressed: 'for i in 1 2 3 4 5 6 7 8 9 10; do xwininfo -root -tree | grep -q \"\\\"Pressed\\\"\" && exit 0; sleep 0.2; done; exit 1'}\n    timeout_s: 5\n",
+			toolkit: "Chromium",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			scriptNeed(t, append(c.bins, "dbus-daemon")...)
+			scenario := "name: " + c.name + "\napp:\n" + c.app + "steps:\n  - " + strings.Join(c.steps, "\n  - ") + "\n" + c.tools
+			o := scriptRun(t, scriptRunSpec{scenario: scenario})
+			o.want(t, events.VerdictPass, OutcomeCompleted)
+			if !slices.Contains(o.rep.Tools, "click_element") {
+				t.Errorf("the tool list %v lacks click_element", o.rep.Tools)
+			}
+			tools := o.toolsEvents()
+			if len(tools) == 0 || !strings.Contains(tools[0].Message, "("+c.toolkit) {
+				t.Errorf("tools events %+v do not name the toolkit %q", tools, c.toolkit)
+			}
+			for i := range c.steps {
+				if s := o.step(t, i+1); s.Status != events.StatusOK {
+					clip, _ := os.ReadFile(filepath.Join(o.info.dir, "clipboard.txt"))
+					t.Errorf("step %d %s: %s %q (clipboard %q)", i+1, s.Tool, s.Status, s.Message, clip)
+				}
+			}
+		})
+	}
+}
+
+// TestNoClickElementSaysWhy: when the run offers no click_element, the
+// tools event says why (it reaches the headless output and the console),
+// and a scripted click_element step fails with the same reason.
+func TestNoClickElementSaysWhy(t *testing.T) {
+	t.Parallel()
+	const step = "steps:\n  - click_element: {name: OK}\n"
+	cases := []struct {
+		name     string
+		bins     []string
+		scenario string
+		operator string
+		env      map[string]string
+		reason   string
+	}{
+		{
+			name:     "no accessibility bridge",
+			bins:     []string{"xterm"},
+			scenario: "name: xterm\napp:\n  command: [xterm, +ls, -e, sleep, 3600]\n" + step,
+			reason:   "did not connect to the accessibility bus within 2s",
+		},
+		{
+			name:     "accessibility off",
+			bins:     []string{"zenity"},
+			scenario: "name: off\napp:\n  command: [zenity, --info, --text=Hi]\n" + step,
+			operator: "session:\n  accessibility: false\n",
+			reason:   "accessibility is off (session.accessibility: false)",
+		},
+		{
+			name:     "bus not running",
+			bins:     []string{"zenity"},
+			scenario: "name: no bus\napp:\n  command: [zenity, --info, --text=Hi]\n" + step,
+			env:      map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/kasmrt-test-bus"},
+			reason:   "the accessibility bus is not running",
+		},
+		{
+			// Chromium without --force-renderer-accessibility registers
+			// but exposes no web content, and no control of its own.
+			name: "registered without controls",
+			bins: []string{"chromium"},
+			scenario: "name: bare chromium\napp:\n  command: [chromium, --no-sandbox, --disable-gpu, --no-first-run, --disable-background-networking, --disable-component-update, --disable-sync,\n" +
+				"    --user-data-dir=$DIR/profile, \"--app=data:text/html,<title>Bare</title><button>OK</button>\"]\n" +
+				"  window: {class: chromium}\n  startup_timeout_s: 10\n" + step,
+			reason: "registered but shows no named controls with an action within 10s",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			scriptNeed(t, append(c.bins, "dbus-daemon")...)
+			o := scriptRun(t, scriptRunSpec{scenario: c.scenario, operator: c.operator, env: c.env})
+			o.want(t, events.VerdictTestError, OutcomeStepError)
+			if slices.Contains(o.rep.Tools, "click_element") {
+				t.Errorf("click_element offered: %v", o.rep.Tools)
+			}
+			tools := o.toolsEvents()
+			if len(tools) != 1 {
+				t.Fatalf("%d tools events, want 1 saying why: %+v", len(tools), tools)
+			}
+			why, _ := tools[0].Data["no_click_element"].(string)
+			if !strings.Contains(why, c.reason) || !strings.HasPrefix(tools[0].Message, "click_element is not offered: ") ||
+				!strings.Contains(tools[0].Message, c.reason) {
+				t.Errorf("tools event %q (no_click_element %q), want the reason %q", tools[0].Message, why, c.reason)
+			}
+			if s := o.step(t, 1); !strings.Contains(s.Message, "click_element is not offered: ") || !strings.Contains(s.Message, c.reason) {
+				t.Errorf("step 1: %s %q, want the reason %q", s.Status, s.Message, c.reason)
+			}
+		})
 	}
 }

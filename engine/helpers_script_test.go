@@ -27,6 +27,8 @@ type scriptRunSpec struct {
 	scenario string
 	// files are extra files written next to the scenario (name -> content).
 	files map[string]string
+	// operator, when set, is the operator file's YAML.
+	operator string
 	// env is everything the loader's lookup sees.
 	env map[string]string
 	// ctx is the context given to Run (nil: background).
@@ -77,7 +79,14 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 		v, ok := spec.env[name]
 		return v, ok
 	}
-	files, err := scenarios.Load(path, "", lookup)
+	operator := ""
+	if spec.operator != "" {
+		operator = filepath.Join(dir, "operator.yaml")
+		if err := os.WriteFile(operator, []byte(spec.operator), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := scenarios.Load(path, operator, lookup)
 	if err != nil {
 		t.Fatalf("load the scenario: %v", err)
 	}

@@ -87,7 +87,7 @@ func (b *Bus) Discover(ctx context.Context, pid int, opts DiscoverOptions) (Disc
 			connected = len(registered) > 0 || b.treeConnected(ctx, pid)
 		}
 		if !connected && opts.ConnectGrace > 0 && time.Since(start) >= opts.ConnectGrace {
-			return Discovery{}, fmt.Errorf("%w within %s", ErrNotConnected, opts.ConnectGrace.Round(time.Millisecond))
+			return Discovery{}, fmt.Errorf("%w within %s", ErrNotConnected, roundWait(opts.ConnectGrace))
 		}
 		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
 			return Discovery{}, fmt.Errorf("%w (pid %d) while its controls were looked for", ErrProcessGone, pid)
@@ -101,7 +101,7 @@ func (b *Bus) Discover(ctx context.Context, pid int, opts DiscoverOptions) (Disc
 }
 
 func discoverTimeout(connected bool, registered []App, waited time.Duration, lastErr error) error {
-	in := fmt.Sprintf("within %s", waited.Round(100*time.Millisecond))
+	in := "within " + roundWait(waited).String()
 	var err error
 	switch {
 	case !connected:
@@ -119,6 +119,15 @@ func discoverTimeout(connected bool, registered []App, waited time.Duration, las
 		return fmt.Errorf("%w (last error: %v)", err, lastErr)
 	}
 	return err
+}
+
+// roundWait rounds a wait for a message: to whole seconds from a second
+// up, so a bound of 10s that took 9.96s reads as the bound it was.
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(10 * time.Millisecond)
 }
 
 func cmp(s, fallback string) string {
