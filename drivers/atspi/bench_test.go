@@ -122,3 +122,37 @@ func BenchmarkFocused(b *testing.B) {
 		}
 	}
 }
+
+// calculator starts gnome-calculator (GTK 4, its own AT-SPI backend) and
+// waits until its keypad is published.
+func calculator(tb testing.TB) App {
+	tb.Helper()
+	d := newDesktop(tb)
+	p := d.launch(tb, "gnome-calculator")
+	b := d.connect(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
+	if err != nil {
+		tb.Fatalf("Discover: %v", err)
+	}
+	waitControls(tb, found.App, "7", "+", "2", "=")
+	return found.App
+}
+
+// BenchmarkCalculatorControls measures a full Controls call on
+// gnome-calculator, whose GTK 4 tree gives every widget an action
+// interface, so the walk describes far more candidates than on GTK 3.
+func BenchmarkCalculatorControls(b *testing.B) {
+	app := calculator(b)
+	ctx := context.Background()
+	var n int
+	for b.Loop() {
+		controls, err := app.Controls(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(controls)
+	}
+	b.ReportMetric(float64(n), "controls")
+}
