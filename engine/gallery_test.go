@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// TestGalleryExamples runs the real-application examples of
+// scenarios/examples/ against their Debian packages, as an author would
+// run them, and checks that every step held. `go test -count=10 -run
+// TestGalleryExamples ./engine/` repeats them (docs/benchmarks.md records
+// such a run).
+func TestGalleryExamples(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		example string
+		bins    []string
+		// after checks what the run left, given the example's directory
+		// (KASM_DEMO_DIR) and the tools events.
+		after func(t *testing.T, demoDir string, tools []events.Event)
+	}{
+		{
+			example: "gtk4-calculator.yaml",
+			bins:    []string{"gnome-calculator", "xclip", "dbus-daemon"},
+			after: func(t *testing.T, _ string, tools []events.Event) {
+				if len(tools) == 0 || !strings.Contains(tools[0].Message, "(GTK 4") {
+					t.Errorf("tools events %+v: want GNOME Calculator's GTK 4 controls", tools)
+				}
+			},
+		},
+		{
+			example: "athena-xedit.yaml",
+			bins:    []string{"xedit"},
+			after: func(t *testing.T, demoDir string, _ []events.Event) {
+				b, err := os.ReadFile(filepath.Join(demoDir, "note.txt"))
+				if err != nil || strings.TrimSpace(string(b)) != "hello from kasmrt" {
+					t.Errorf("note.txt = %q, %v; want the typed line saved", b, err)
+				}
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.example, func(t *testing.T) {
+			t.Parallel()
+			scriptNeed(t, append(c.bins, "Xvfb")...)
+			demoDir := t.TempDir()
+			env := map[string]string{"KASM_DEMO_DIR": demoDir}
+			lookup := func(name string) (string, bool) {
+				v, ok := env[name]
+				return v, ok
+			}
+			files, err := scenarios.Load(filepath.Join("../scenarios/examples", c.example), "", lookup)
+			if err != nil {
+				t.Fatalf("load the example: %v", err)
+			}
+			dir := filepath.Join(t.TempDir(), "report")
+			runner, err := New(files, Options{ReportDir: dir, Display: "-", Getenv: func(name string) string { return env[name] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := runner.Run(ctx)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if res.Verdict != events.VerdictPass || res.Outcome != OutcomeCompleted {
+				t.Errorf("verdict %s (%s), want pass (completed); reasons %q", res.Verdict, res.Outcome, res.Reasons)
+			}
+			rep, _ := scriptReadReport(t, dir)
+			evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
+			if err != nil {
+				t.Fatalf("events.jsonl: %v", err)
+			}
+			if len(rep.Steps) != len(files.Scenario.Steps) {
+				t.Errorf("%d steps in the report, the example has %d", len(rep.Steps), len(files.Scenario.Steps))
+			}
+			for i, s := range rep.Steps {
+				if s.Status != events.StatusOK {
+					t.Errorf("step %d %s: %s %q", i+1, s.Tool, s.Status, s.Message)
+				}
+			}
+			var tools []events.Event
+			for _, e := range evs {
+				if e.Kind == events.KindTools {
+					tools = append(tools, e)
+				}
+			}
+			c.after(t, demoDir, tools)
+		})
+	}
+}
