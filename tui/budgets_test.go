@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
 )
@@ -45,5 +47,45 @@ func TestLiveQueueKeepsEveryModelReply(t *testing.T) {
 	}
 	if len(m.st.Budgets) != 1 || m.st.Budgets[0].Used != 3 {
 		t.Errorf("budgets = %+v, want the newest", m.st.Budgets)
+	}
+}
+
+// TestBudgetsSayWhyNoClickElement: the budgets pane shows why the run
+// offers no click_element, keeps it when a later tools event (a browser
+// tab) says nothing about it, and drops it once controls are offered.
+func TestBudgetsSayWhyNoClickElement(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)
+	why := "the application did not connect to the accessibility bus within 2s"
+	missing := events.Event{Seq: 2, T: t0, Kind: events.KindTools, Message: "click_element is not offered: " + why,
+		Data: map[string]any{"tools": []any{"click", "observe_screen"}, "no_click_element": why}}
+	browser := events.Event{Seq: 3, T: t0, Kind: events.KindTools, Message: "a browser tab is attached over CDP",
+		Data: map[string]any{"tools": []any{"cdp_url", "click"}}}
+	offered := events.Event{Seq: 3, T: t0, Kind: events.KindTools, Message: "zenity (gtk 3.24) published 2 named controls",
+		Data: map[string]any{"tools": []any{"click_element"}, "atspi_controls": 2.0}}
+	start := events.Event{Seq: 1, T: t0, Kind: events.KindRunStarted, Data: map[string]any{"scenario": "s", "deadline_s": 60.0}}
+	tests := []struct {
+		name   string
+		evs    []events.Event
+		shown  bool
+		reason string
+	}{
+		{"missing", []events.Event{start, missing}, true, "not connect to the accessibility bus"},
+		{"kept after a browser tab", []events.Event{start, missing, browser}, true, "no click_element:"},
+		{"offered", []events.Event{start, offered}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := budgetsView(themes.NoColorStyles(), FoldState(tt.evs), 40)
+			if has := strings.Contains(got, "no click_element"); has != tt.shown || !strings.Contains(got, tt.reason) {
+				t.Errorf("budgets pane (want the reason shown: %v, %q):\n%s", tt.shown, tt.reason, got)
+			}
+			for _, line := range strings.Split(got, "\n") {
+				if ansi.StringWidth(line) > 40 {
+					t.Errorf("line wider than the pane: %q", line)
+				}
+			}
+		})
 	}
 }
