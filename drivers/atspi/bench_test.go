@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
 // widgetFactory starts gtk3-widget-factory, the largest GTK demo at hand,
@@ -155,4 +157,37 @@ func BenchmarkCalculatorControls(b *testing.B) {
 		n = len(controls)
 	}
 	b.ReportMetric(float64(n), "controls")
+}
+
+// BenchmarkDiscover measures discovery as a run sees it: from launching the
+// application to Discover returning its controls (the toolkit's start-up,
+// its registration and the first walks). Run it with a small -benchtime
+// such as 5x: every iteration starts the application afresh.
+func BenchmarkDiscover(b *testing.B) {
+	for _, app := range []string{"gtk3-widget-factory", "gnome-calculator", "zenity"} {
+		b.Run(app, func(b *testing.B) {
+			argv := []string{app}
+			if app == "zenity" {
+				argv = []string{"zenity", "--question", "--text=Proceed?"}
+			}
+			d := newDesktop(b)
+			bus := d.connect(b)
+			var n int
+			for b.Loop() {
+				p, err := proc.Start(context.Background(), proc.Spec{Argv: argv, Env: d.env, Output: &tail{}})
+				if err != nil {
+					b.Fatalf("launch %s: %v", app, err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				found, err := bus.Discover(ctx, p.PID(), DiscoverOptions{})
+				cancel()
+				p.Stop(time.Second)
+				if err != nil {
+					b.Fatalf("Discover: %v", err)
+				}
+				n = len(found.Controls)
+			}
+			b.ReportMetric(float64(n), "controls")
+		})
+	}
 }
