@@ -21,10 +21,11 @@ func zenity(t *testing.T) (*Bus, App, func() int) {
 	b := d.connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	app, err := b.AppByPID(ctx, p.PID())
+	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
 	if err != nil {
-		t.Fatalf("AppByPID: %v", err)
+		t.Fatalf("Discover: %v", err)
 	}
+	app := found.App
 	exitCode := func() int {
 		select {
 		case <-p.Done():
@@ -125,7 +126,7 @@ func TestFindNotFoundListsNames(t *testing.T) {
 	}
 }
 
-func TestAppByPIDFindsDescendant(t *testing.T) {
+func TestDiscoverFindsDescendant(t *testing.T) {
 	t.Parallel()
 	d := newDesktop(t)
 	// The shell stays the parent because a command follows zenity.
@@ -133,16 +134,16 @@ func TestAppByPIDFindsDescendant(t *testing.T) {
 	b := d.connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	app, err := b.AppByPID(ctx, p.PID())
+	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
 	if err != nil {
-		t.Fatalf("AppByPID(shell): %v", err)
+		t.Fatalf("Discover(shell): %v", err)
 	}
-	if app.Name != "zenity" || app.PID == p.PID() {
+	if app := found.App; app.Name != "zenity" || app.PID == p.PID() {
 		t.Errorf("app = %s pid %d, want zenity below shell pid %d", app.Name, app.PID, p.PID())
 	}
 }
 
-func TestAppByPIDTimesOut(t *testing.T) {
+func TestDiscoverTimesOut(t *testing.T) {
 	t.Parallel()
 	d := newDesktop(t)
 	d.launch(t, "zenity", "--question", "--text=Other")
@@ -151,23 +152,9 @@ func TestAppByPIDTimesOut(t *testing.T) {
 	defer cancel()
 	// pid 1 is nobody's descendant here but its own; no application is
 	// registered by it.
-	_, err := b.AppByPID(ctx, 1)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("AppByPID(1) error = %v, want deadline exceeded", err)
-	}
-}
-
-func TestAppByPIDGivesUpOnExitedProcess(t *testing.T) {
-	t.Parallel()
-	d := newDesktop(t)
-	p := d.launch(t, "true")
-	<-p.Done()
-	b := d.connect(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := b.AppByPID(ctx, p.PID())
-	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "gone") {
-		t.Fatalf("AppByPID(exited) error = %v, want an early 'gone' error", err)
+	_, err := b.Discover(ctx, 1, DiscoverOptions{})
+	if !errors.Is(err, ErrNotConnected) || ctx.Err() == nil {
+		t.Fatalf("Discover(1) error = %v, want no connection when the bound ends", err)
 	}
 }
 

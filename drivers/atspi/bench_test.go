@@ -17,12 +17,12 @@ func widgetFactory(tb testing.TB) App {
 	b := d.connect(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	app, err := b.AppByPID(ctx, p.PID())
+	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
 	if err != nil {
-		tb.Fatalf("AppByPID: %v", err)
+		tb.Fatalf("Discover: %v", err)
 	}
-	waitControls(tb, app, "Page 1", "checkbutton")
-	return app
+	waitControls(tb, found.App, "Page 1", "checkbutton")
+	return found.App
 }
 
 func TestWidgetFactoryControls(t *testing.T) {

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/godbus/dbus/v5"
 
@@ -27,7 +24,6 @@ const (
 	ifaceProperties   = "org.freedesktop.DBus.Properties"
 	ifaceDBus         = "org.freedesktop.DBus"
 	coordTypeScreen   = uint32(0)
-	appPollInterval   = 50 * time.Millisecond
 	sessionBusEnvName = "DBUS_SESSION_BUS_ADDRESS"
 )
 
@@ -174,55 +170,6 @@ func (b *Bus) describeApp(ctx context.Context, r ref) (App, error) {
 		}
 	}
 	return app, nil
-}
-
-// AppByPID waits until an application owned by pid, or by one of its
-// descendants, is registered on the accessibility bus with at least one
-// top-level accessible, and returns it. It polls until ctx ends: toolkits
-// register shortly (about 100 ms) after the process starts. The process
-// itself is preferred over a descendant. It gives up early when pid no
-// longer runs.
-func (b *Bus) AppByPID(ctx context.Context, pid int) (App, error) {
-	tick := time.NewTicker(appPollInterval)
-	defer tick.Stop()
-	var seen []App
-	var lastErr error
-	for {
-		apps, err := b.Applications(ctx)
-		if err == nil {
-			seen = apps
-			if app, ok := pickApp(apps, pid); ok {
-				return app, nil
-			}
-		} else if ctx.Err() == nil {
-			lastErr = err
-		}
-		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			return App{}, fmt.Errorf("find accessible application of pid %d: the process is gone", pid)
-		}
-		select {
-		case <-ctx.Done():
-			names := make([]string, 0, len(seen))
-			for _, a := range seen {
-				names = append(names, fmt.Sprintf("%s (pid %d)", a.Name, a.PID))
-			}
-			if lastErr != nil {
-				return App{}, fmt.Errorf("find accessible application of pid %d: %w (last error: %v)", pid, ctx.Err(), lastErr)
-			}
-			return App{}, fmt.Errorf("find accessible application of pid %d: %w (registered: %s)",
-				pid, ctx.Err(), strings.Join(names, ", "))
-		case <-tick.C:
-		}
-	}
-}
-
-func pickApp(apps []App, pid int) (App, bool) {
-	for _, a := range appsOf(apps, pid) {
-		if a.ChildCount > 0 {
-			return a, true
-		}
-	}
-	return App{}, false
 }
 
 // ancestorDepth says how many generations pid is below ancestor (0 when they
