@@ -197,7 +197,8 @@ func TestNoClickElementSaysWhy(t *testing.T) {
 			if len(tools) != 1 {
 				t.Fatalf("%d tools events, want 1 saying why: %+v", len(tools), tools)
 			}
-			why, _ := tools[0].Data["no_click_element"].(string)
+			d, _ := tools[0].Data.(events.ToolList)
+			why := d.NoClickElement
 			if !strings.Contains(why, c.reason) || !strings.HasPrefix(tools[0].Message, "click_element is not offered: ") ||
 				!strings.Contains(tools[0].Message, c.reason) {
 				t.Errorf("tools event %q (no_click_element %q), want the reason %q", tools[0].Message, why, c.reason)

@@ -58,12 +58,12 @@ func TestBudgetsSayWhyNoClickElement(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)
 	why := "the application did not connect to the accessibility bus within 2s"
 	missing := events.Event{Seq: 2, T: t0, Kind: events.KindTools, Message: "click_element is not offered: " + why,
-		Data: map[string]any{"tools": []any{"click", "observe_screen"}, "no_click_element": why}}
+		Data: events.ToolList{Tools: []string{"click", "observe_screen"}, NoClickElement: why}}
 	browser := events.Event{Seq: 3, T: t0, Kind: events.KindTools, Message: "a browser tab is attached over CDP",
-		Data: map[string]any{"tools": []any{"cdp_url", "click"}}}
+		Data: events.ToolList{Tools: []string{"cdp_url", "click"}, CDPTab: true}}
 	offered := events.Event{Seq: 3, T: t0, Kind: events.KindTools, Message: "zenity (gtk 3.24) published 2 named controls",
-		Data: map[string]any{"tools": []any{"click_element"}, "atspi_controls": 2.0}}
-	start := events.Event{Seq: 1, T: t0, Kind: events.KindRunStarted, Data: map[string]any{"scenario": "s", "deadline_s": 60.0}}
+		Data: events.ToolList{Tools: []string{"click_element"}, ATSPIControls: 2}}
+	start := events.Event{Seq: 1, T: t0, Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "s", DeadlineS: 60}}
 	tests := []struct {
 		name   string
 		evs    []events.Event

@@ -63,15 +63,13 @@ func TestCalculatorByAccessibleNames(t *testing.T) {
 // displayTexts reads the text of every showing text box of the application.
 func displayTexts(t *testing.T, ctx context.Context, app App) []string {
 	t.Helper()
-	nodes, _, err := app.walk(ctx, Limits{}.withDefaults(), 0)
+	isText := func(n node) bool { return n.role == "text box" && slices.Contains(n.interfaces, "org.a11y.atspi.Text") }
+	nodes, _, err := app.walk(ctx, Limits{}.withDefaults(), 0, isText)
 	if err != nil {
 		t.Fatalf("walk: %v", err)
 	}
 	var texts []string
 	for _, n := range nodes {
-		if n.role != "text box" || !slices.Contains(n.interfaces, "org.a11y.atspi.Text") {
-			continue
-		}
 		var s string
 		if err := app.bus.object(n.ref).CallWithContext(ctx, "org.a11y.atspi.Text.GetText", 0, int32(0), int32(-1)).Store(&s); err == nil {
 			texts = append(texts, strings.TrimSpace(s))
