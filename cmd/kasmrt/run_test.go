@@ -71,7 +71,7 @@ steps: [{observe_screen: {}}]
 		{"no click_element", `name: cmd no click_element` + runTestXterm + `steps:
   - click_element: {name: OK}
 `, 2, []string{"tools: click_element is not offered: the application did not connect to the accessibility bus within 2s",
-			"MALFORMED click_element", "verdict: test-error (step-error)"}},
+			"→ MALFORMED", "verdict test-error (step-error)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
