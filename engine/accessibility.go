@@ -35,10 +35,14 @@ type accessibility struct {
 // does not wait the whole startup timeout for it.
 const connectGrace = 2 * time.Second
 
-// findBound is how long click_element keeps looking for its control: a
-// control can appear a moment after the previous action, and a walk of a
-// busy application's tree can take a second on a loaded machine.
-const findBound = 5 * time.Second
+// click_element looks again for a control it did not find for
+// findAgainFor, since a control can appear a moment after the previous
+// action; findBound bounds the whole search, as one walk of a busy
+// application's tree can take seconds on a loaded machine.
+const (
+	findAgainFor = 2 * time.Second
+	findBound    = 5 * time.Second
+)
 
 // appAccessibilityEnv switches on the accessibility bridges that stay off
 // outside a full desktop: Qt 5 and 6 publish over AT-SPI only with
@@ -50,9 +54,8 @@ var appAccessibilityEnv = []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "ACCESS
 // accessibilityOff says why the run does not look for named controls, or
 // "" when it does: the operator allows it, and click_element could be
 // used (a goal run, a script with a click_element step, or a secret bound
-// to accessibles). relevant is
-// false when click_element could not be used anyway, so the reason is not
-// worth telling.
+// to accessibles). relevant is false when click_element could not be used
+// anyway, so the reason is not worth telling.
 func (s *runState) accessibilityOff() (reason string, relevant bool) {
 	op, sc := s.files.Operator, s.files.Scenario
 	if sc.App == nil {
@@ -97,9 +100,10 @@ func (s *runState) prepareAccessibility(ctx context.Context, display string) []s
 
 // discoverControls asks the accessibility registry for the application's
 // named controls after its window appeared. When it publishes some,
-// click_element joins the tool list; when not, the tools event says why. The wait is bounded by app.startup_timeout_s counted from the
-// window's mapping, and by connectGrace for an application that never
-// connects to the bus.
+// click_element joins the tool list; when not, the tools event says why.
+// The wait is bounded by app.startup_timeout_s counted from the window's
+// mapping, and by connectGrace for an application that never connects to
+// the bus.
 func (s *runState) discoverControls(ctx context.Context) {
 	a := s.a11y
 	if a == nil {
@@ -130,8 +134,12 @@ func (s *runState) discoverControls(ctx context.Context) {
 	offers.ATSPIControls = true
 	offers.CDPTab = s.offers.CDPTab
 	s.setTools(offers)
-	s.publish(events.Event{Message: fmt.Sprintf("%s (%s) published %d named controls in %s: %s",
-		found.App.Name, found.App.Toolkit, len(found.Controls), time.Since(started).Round(time.Millisecond),
+	who := found.App.Name
+	if found.App.Toolkit != "" {
+		who += " (" + found.App.Toolkit + ")"
+	}
+	s.publish(events.Event{Message: fmt.Sprintf("%s published %d named controls in %s: %s",
+		who, len(found.Controls), time.Since(started).Round(time.Millisecond),
 		truncate(strings.Join(atspi.Names(found.Controls), ", "), 300)),
 		Data: events.ToolList{Tools: s.names, ATSPIControls: len(found.Controls)}})
 }
@@ -166,6 +174,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	}
 	findCtx, cancel := context.WithTimeout(ctx, findBound)
 	defer cancel()
+	again := time.Now().Add(findAgainFor)
 	// Controls can appear a moment after an action; look again briefly,
 	// and report the last "not found" (with the names there are) rather
 	// than the timeout.
@@ -176,7 +185,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 		var nf *atspi.NotFoundError
 		if errors.As(err, &nf) {
 			notFound = err
-			if findCtx.Err() == nil {
+			if findCtx.Err() == nil && time.Now().Before(again) {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
