@@ -172,6 +172,7 @@ func (p AppWindow) redacted(r func(string) string) Payload {
 
 func (p ToolList) redacted(r func(string) string) Payload {
 	p.Tools = redactStrings(p.Tools, r)
+	p.NoClickElement = r(p.NoClickElement)
 	return p
 }
 
