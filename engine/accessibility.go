@@ -32,8 +32,13 @@ type accessibility struct {
 // to open its first connection to the accessibility bus. Toolkits connect
 // while they initialise (GTK 4 when it realises its first widget), so one
 // that has not connected by then has no accessibility bridge, and the run
-// does not wait the whole startup timeout for it.
-const connectGrace = 2 * time.Second
+// does not wait the whole startup timeout for it. An application on
+// neither the accessibility nor the session bus (xterm, Athena programs)
+// gets only noBusGrace, so goal runs against them lose no time.
+const (
+	connectGrace = 2 * time.Second
+	noBusGrace   = 300 * time.Millisecond
+)
 
 // click_element looks again for a control it did not find for
 // findAgainFor, since a control can appear a moment after the previous
@@ -124,7 +129,7 @@ func (s *runState) discoverControls(ctx context.Context) {
 	started := time.Now()
 	ctx, cancel = context.WithTimeout(ctx, s.startupTimeout())
 	defer cancel()
-	found, err := bus.Discover(ctx, s.app.PID(), atspi.DiscoverOptions{ConnectGrace: connectGrace})
+	found, err := bus.Discover(ctx, s.app.PID(), atspi.DiscoverOptions{ConnectGrace: connectGrace, NoBusGrace: noBusGrace})
 	if err != nil {
 		s.noClickElement(err.Error())
 		return

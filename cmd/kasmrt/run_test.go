@@ -70,7 +70,7 @@ steps: [{observe_screen: {}}]
 `, 2, []string{"ERROR", "verdict: test-error (step-error)", "nosuchkey"}},
 		{"no click_element", `name: cmd no click_element` + runTestXterm + `steps:
   - click_element: {name: OK}
-`, 2, []string{"tools: click_element is not offered: the application did not connect to the accessibility bus within 2s",
+`, 2, []string{"tools: click_element is not offered: the application did not connect to the accessibility bus",
 			"→ MALFORMED", "verdict test-error (step-error)"}},
 	}
 	for _, tt := range tests {

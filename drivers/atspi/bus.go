@@ -35,6 +35,9 @@ var ErrNoSessionBus = errors.New("no D-Bus session bus: " + sessionBusEnvName + 
 type Bus struct {
 	conn    *dbus.Conn
 	address string
+	// session is the session bus the accessibility bus was found through,
+	// kept to see which processes use D-Bus at all.
+	session *dbus.Conn
 }
 
 // Connect connects to the accessibility bus of the session bus named by
@@ -57,21 +60,19 @@ func ConnectSession(ctx context.Context, sessionAddress string) (*Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to session bus: %w", err)
 	}
-	// The session connection is needed only to learn the accessibility
-	// bus address; everything else happens on the accessibility bus.
-	defer session.Close()
-
 	var address string
 	err = session.Object(a11yBusName, a11yBusPath).
 		CallWithContext(ctx, a11yBusName+".GetAddress", 0).Store(&address)
 	if err != nil {
+		session.Close()
 		return nil, fmt.Errorf("no accessibility bus on the session bus (is at-spi2-core installed?): %w", err)
 	}
 	conn, err := dbus.Connect(address)
 	if err != nil {
+		session.Close()
 		return nil, fmt.Errorf("connect to accessibility bus: %w", err)
 	}
-	return &Bus{conn: conn, address: address}, nil
+	return &Bus{conn: conn, address: address, session: session}, nil
 }
 
 // Address is the accessibility bus address in use.
@@ -79,6 +80,7 @@ func (b *Bus) Address() string { return b.address }
 
 // Close ends the connection to the accessibility bus.
 func (b *Bus) Close() error {
+	b.session.Close()
 	if err := b.conn.Close(); err != nil {
 		return fmt.Errorf("close accessibility bus: %w", err)
 	}

@@ -35,6 +35,12 @@ type DiscoverOptions struct {
 	// application has no bridge; zero waits as long as ctx allows. Toolkits
 	// connect while they initialise, before their first window maps.
 	ConnectGrace time.Duration
+	// NoBusGrace replaces ConnectGrace while no process of the application
+	// is connected to the session bus either: every accessibility bridge
+	// asks the session bus for the accessibility bus's address as the
+	// toolkit starts, so a program on neither bus (xterm, an Athena
+	// program) has none. Zero means ConnectGrace.
+	NoBusGrace time.Duration
 	// Poll is the interval between two looks at the registry; zero means
 	// 100 ms.
 	Poll time.Duration
@@ -84,10 +90,16 @@ func (b *Bus) Discover(ctx context.Context, pid int, opts DiscoverOptions) (Disc
 			}
 		}
 		if !connected {
-			connected = len(registered) > 0 || b.treeConnected(ctx, pid)
+			connected = len(registered) > 0 || b.treeConnected(ctx, b.conn, pid)
 		}
-		if !connected && opts.ConnectGrace > 0 && time.Since(start) >= opts.ConnectGrace {
-			return Discovery{}, fmt.Errorf("%w within %s", ErrNotConnected, roundWait(opts.ConnectGrace))
+		if !connected {
+			grace, nor := opts.ConnectGrace, ""
+			if opts.NoBusGrace > 0 && !b.treeConnected(ctx, b.session, pid) {
+				grace, nor = opts.NoBusGrace, " (nor to the session bus: it uses no D-Bus)"
+			}
+			if grace > 0 && time.Since(start) >= grace {
+				return Discovery{}, fmt.Errorf("%w within %s%s", ErrNotConnected, roundWait(grace), nor)
+			}
 		}
 		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
 			return Discovery{}, fmt.Errorf("%w (pid %d) while its controls were looked for", ErrProcessGone, pid)
@@ -158,28 +170,29 @@ func appsOf(apps []App, pid int) []App {
 	return out
 }
 
-// treeConnected reports whether any connection on the accessibility bus
-// belongs to pid or one of its descendants, by the unix process id the bus
-// daemon knows for each connection.
-func (b *Bus) treeConnected(ctx context.Context, pid int) bool {
-	pids, err := b.PeerPIDs(ctx)
+// treeConnected reports whether any connection on the bus conn belongs to
+// pid or one of its descendants, by the unix process id the bus daemon
+// knows for each connection. A bus it cannot ask counts as connected, so
+// that Discover then waits rather than gives up.
+func (b *Bus) treeConnected(ctx context.Context, conn *dbus.Conn, pid int) bool {
+	pids, err := peerPIDs(ctx, conn)
 	if err != nil {
-		return false
+		return true
 	}
 	return slices.ContainsFunc(pids, func(p int) bool { return ancestorDepth(p, pid) >= 0 })
 }
 
-// PeerPIDs lists the process ids of every connection on the accessibility
-// bus, asking the bus daemon for each unique name's unix process id.
-func (b *Bus) PeerPIDs(ctx context.Context) ([]int, error) {
+// peerPIDs lists the process ids of every connection on the bus conn,
+// asking the bus daemon for each unique name's unix process id.
+func peerPIDs(ctx context.Context, conn *dbus.Conn) ([]int, error) {
 	var names []string
-	if err := b.conn.BusObject().CallWithContext(ctx, ifaceDBus+".ListNames", 0).Store(&names); err != nil {
-		return nil, fmt.Errorf("list accessibility bus connections: %w", err)
+	if err := conn.BusObject().CallWithContext(ctx, ifaceDBus+".ListNames", 0).Store(&names); err != nil {
+		return nil, fmt.Errorf("list bus connections: %w", err)
 	}
 	var calls []*dbus.Call
 	for _, n := range names {
 		if strings.HasPrefix(n, ":") {
-			calls = append(calls, b.conn.BusObject().GoWithContext(ctx, ifaceDBus+".GetConnectionUnixProcessID", 0, nil, n))
+			calls = append(calls, conn.BusObject().GoWithContext(ctx, ifaceDBus+".GetConnectionUnixProcessID", 0, nil, n))
 		}
 	}
 	pids := make([]int, 0, len(calls))

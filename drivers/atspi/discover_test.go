@@ -84,15 +84,18 @@ func displayTexts(t *testing.T, ctx context.Context, app App) []string {
 func TestDiscoverSaysWhy(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name  string
-		argv  []string
-		want  error
-		grace time.Duration
+		name   string
+		argv   []string
+		want   error
+		opts   DiscoverOptions
+		within time.Duration
 	}{
 		// xclock is an Athena program: it never opens a connection to the
 		// accessibility bus.
-		{"no bridge", []string{"xclock"}, ErrNotConnected, time.Second},
-		{"exited", []string{"true"}, ErrProcessGone, 0},
+		{"no bridge", []string{"xclock"}, ErrNotConnected, DiscoverOptions{ConnectGrace: time.Second}, 15 * time.Second},
+		// Nor to the session bus, so the short grace applies.
+		{"no D-Bus at all", []string{"xclock"}, ErrNotConnected, DiscoverOptions{ConnectGrace: 15 * time.Second, NoBusGrace: 300 * time.Millisecond}, 10 * time.Second},
+		{"exited", []string{"true"}, ErrProcessGone, DiscoverOptions{}, 15 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,12 +105,13 @@ func TestDiscoverSaysWhy(t *testing.T) {
 			b := d.connect(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			_, err := b.Discover(ctx, p.PID(), DiscoverOptions{ConnectGrace: tt.grace})
+			start := time.Now()
+			_, err := b.Discover(ctx, p.PID(), tt.opts)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Discover error = %v, want %v", err, tt.want)
 			}
-			if ctx.Err() != nil {
-				t.Errorf("Discover waited the whole bound: %v", err)
+			if took := time.Since(start); ctx.Err() != nil || took > tt.within {
+				t.Errorf("Discover took %s (bound %s): %v", took, tt.within, err)
 			}
 		})
 	}
