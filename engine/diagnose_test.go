@@ -389,3 +389,28 @@ func TestFailedStepWithoutSessionSaysWhy(t *testing.T) {
 		t.Errorf("step 1: %s, screen %q, %q", s.Status, s.Screen, s.Message)
 	}
 }
+
+// TestEarlyExitQuotesTheAppsLastWords: an application that exits before
+// its window appears is app-failed, and the reason quotes its last lines of
+// output, redacted, so the author sees why without opening app.log.
+func TestEarlyExitQuotesTheAppsLastWords(t *testing.T) {
+	t.Parallel()
+	const secret = "kasm-early-exit-secret"
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: early exit
+app:
+  command: [sh, -c, 'echo starting; echo "token ` + secret + ` refused" >&2; echo "cannot open the project file"; exit 4']
+provides:
+  token: {secret: {env: TOKEN}}
+steps: [{observe_screen: {}}]
+`,
+		env: map[string]string{"TOKEN": secret},
+	})
+	if o.res.Verdict != events.VerdictAppFailed || o.res.Outcome != OutcomeAppExited {
+		t.Fatalf("verdict %s (%s): %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	want := "exited with status 4 before its window appeared; its last output: starting | token [REDACTED] refused | cannot open the project file"
+	if r := strings.Join(o.res.Reasons, "\n"); !strings.Contains(r, want) {
+		t.Errorf("reasons lack %q:\n%s", want, r)
+	}
+}

@@ -309,7 +309,11 @@ func (s *runState) launch(ctx context.Context) error {
 				"the application could not start: %s; check app.command and that its program is installed (app.log has the shell's words)", why))
 			return fmt.Errorf("app %s", st)
 		}
-		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared", st))
+		reason := fmt.Sprintf("the application %s before its window appeared", st)
+		if last := s.appOutputTail(); last != "" {
+			reason += "; its last output: " + last
+		}
+		s.stop(events.VerdictAppFailed, OutcomeAppExited, reason)
 		return fmt.Errorf("app %s", st)
 	case f := <-ch:
 		if f.err != nil {
