@@ -326,6 +326,14 @@ const (
 	appLogSettleMax = 300 * time.Millisecond
 )
 
+// lastWords is a clause quoting the application's last output, or "".
+func (s *runState) lastWords() string {
+	if last := s.appOutputTail(); last != "" {
+		return "; its last output: " + last
+	}
+	return ""
+}
+
 // appOutputTail returns the application's last lines of output as app.log
 // holds them (redacted), for a reason that would otherwise send the author
 // looking: "exited with status 1" says little, "cannot open display" says

@@ -414,3 +414,24 @@ steps: [{observe_screen: {}}]
 		t.Errorf("reasons lack %q:\n%s", want, r)
 	}
 }
+
+// TestCrashQuotesTheAppsLastWords: a crash mid-run fails process_alive,
+// whose evidence quotes what the application said last.
+func TestCrashQuotesTheAppsLastWords(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	o := scriptRun(t, scriptRunSpec{scenario: `name: crash
+app:
+  command: [sh, -c, 'xterm -class KasmLast -e sleep 3600 & sleep 1; echo "assertion failed: widget != NULL" >&2; kill -SEGV $$']
+  window: {class: KasmLast}
+steps:
+  - wait: 3
+`})
+	if o.res.Verdict != events.VerdictAppFailed || o.res.Outcome != OutcomeAppExited {
+		t.Fatalf("verdict %s (%s): %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	want := "killed by signal SEGV; its last output: assertion failed: widget != NULL"
+	if ev := o.rep.Checks.Evidence["process_alive"]; !strings.Contains(ev, want) {
+		t.Errorf("process_alive evidence %q, want %q", ev, want)
+	}
+}

@@ -309,11 +309,7 @@ func (s *runState) launch(ctx context.Context) error {
 				"the application could not start: %s; check app.command and that its program is installed (app.log has the shell's words)", why))
 			return fmt.Errorf("app %s", st)
 		}
-		reason := fmt.Sprintf("the application %s before its window appeared", st)
-		if last := s.appOutputTail(); last != "" {
-			reason += "; its last output: " + last
-		}
-		s.stop(events.VerdictAppFailed, OutcomeAppExited, reason)
+		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared%s", st, s.lastWords()))
 		return fmt.Errorf("app %s", st)
 	case f := <-ch:
 		if f.err != nil {
@@ -397,6 +393,8 @@ func (s *runState) checks() []events.Check {
 			c.Evidence = "the application " + s.app.ExitStatus().String()
 			if exitedOK {
 				c.Evidence += ", a success exit code (app.success_exit_codes)"
+			} else {
+				c.Evidence += s.lastWords()
 			}
 		}
 		out = append(out, c)
