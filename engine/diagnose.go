@@ -186,6 +186,28 @@ func (seen windowsSeen) explain(m x11.WindowMatch) (why, suggestion string, auth
 	return "; no window appeared on the display at all", "", false
 }
 
+// windowsInstead is a clause naming the windows a still-running
+// application shows after the one the run followed went away, with an
+// app.window for them: a splash screen replaced by the main window reads as
+// a lost window until the scenario names the right one.
+func (s *runState) windowsInstead() string {
+	if s.app == nil || !s.app.Alive() {
+		return ""
+	}
+	seen := s.seeWindows()
+	var others []x11.Window
+	for _, w := range seen.shown {
+		if w.ID != s.win.ID {
+			others = append(others, w)
+		}
+	}
+	if len(others) == 0 {
+		return "; the application shows no other window"
+	}
+	return fmt.Sprintf("; the application now shows %s: %s (if that is the window to follow, try %s)",
+		plural(len(others), "window"), describeWindows(others), suggestWindow(others))
+}
+
 // listed is every window as report.json's startup.windows lists it.
 func (seen windowsSeen) listed() []events.WindowSeen {
 	out := make([]events.WindowSeen, 0, len(seen.all))

@@ -435,3 +435,29 @@ steps:
 		t.Errorf("process_alive evidence %q, want %q", ev, want)
 	}
 }
+
+// TestLostWindowNamesTheWindowsInstead: an application whose first window
+// (a splash) closes and whose main window opens is reported as having lost
+// its window, with the window it shows now and the app.window to follow it.
+func TestLostWindowNamesTheWindowsInstead(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	o := scriptRun(t, scriptRunSpec{scenario: `name: splash
+app:
+  # The main window opens before the splash closes, as real splashes do
+  # (and so the X server cannot hand the splash's window ID to it).
+  command: [sh, -c, 'xterm -class KasmSplash -geometry 20x4+0+0 -e sleep 2 & sleep 1; exec xterm -class KasmMain -title Main -e sleep 3600']
+  window: {class: KasmSplash}
+steps:
+  - wait: 3
+`})
+	if o.res.Verdict != events.VerdictAppFailed || o.res.Outcome != OutcomeWindowLost {
+		t.Fatalf("verdict %s (%s): %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	ev := o.rep.Checks.Evidence["window_present"]
+	for _, w := range []string{`the application now shows 1 window: "Main" (class "KasmMain"`, "try app.window: {class: KasmMain}"} {
+		if !strings.Contains(ev, w) {
+			t.Errorf("window_present evidence %q lacks %q", ev, w)
+		}
+	}
+}

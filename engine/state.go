@@ -406,9 +406,9 @@ func (s *runState) checks() []events.Check {
 		case exitedOK:
 			c.Evidence = "the application exited successfully, so its window is gone"
 		case err != nil:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)+s.windowsInstead()
 		case !w.Viewable:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.win.ID)
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.win.ID)+s.windowsInstead()
 		default:
 			s.win = w
 		}
