@@ -196,7 +196,7 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("start the browser: %v", err))
+		s.stop(events.VerdictTestError, OutcomeLaunchFailed, explainBrowserStart(spec.Mode == "attach", spec.Attach, err))
 		return err
 	}
 	w.tab = w.b.Tab()

@@ -200,3 +200,31 @@ steps:
 		t.Error("no screen at the start page's failure")
 	}
 }
+
+// TestBrowserAttachFailureWorded attaches to an address where nothing
+// listens: test-error, with what was attempted and what to check.
+func TestBrowserAttachFailureWorded(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	o := scriptRun(t, scriptRunSpec{scenario: `name: attach nowhere
+browser:
+  mode: attach
+  attach: ` + addr + `
+steps:
+  - cdp_url: {}
+`})
+	if o.res.Verdict != events.VerdictTestError || o.res.Outcome != OutcomeLaunchFailed {
+		t.Fatalf("verdict %s/%s, want test-error/launch-failed: %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	r := strings.Join(o.res.Reasons, "\n")
+	for _, w := range []string{"attach to the browser at " + addr + " failed: nothing answered there", "try checking browser.attach", "(attach to chromium: "} {
+		if !strings.Contains(r, w) {
+			t.Errorf("reasons lack %q:\n%s", w, r)
+		}
+	}
+}

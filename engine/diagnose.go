@@ -2,13 +2,18 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -181,6 +186,28 @@ func (seen windowsSeen) explain(m x11.WindowMatch) (why, suggestion string, auth
 	return "; no window appeared on the display at all", "", false
 }
 
+// windowsInstead is a clause naming the windows a still-running
+// application shows after the one the run followed went away, with an
+// app.window for them: a splash screen replaced by the main window reads as
+// a lost window until the scenario names the right one.
+func (s *runState) windowsInstead() string {
+	if s.app == nil || !s.app.Alive() {
+		return ""
+	}
+	seen := s.seeWindows()
+	var others []x11.Window
+	for _, w := range seen.shown {
+		if w.ID != s.win.ID {
+			others = append(others, w)
+		}
+	}
+	if len(others) == 0 {
+		return "; the application shows no other window"
+	}
+	return fmt.Sprintf("; the application now shows %s: %s (if that is the window to follow, try %s)",
+		plural(len(others), "window"), describeWindows(others), suggestWindow(others))
+}
+
 // listed is every window as report.json's startup.windows lists it.
 func (seen windowsSeen) listed() []events.WindowSeen {
 	out := make([]events.WindowSeen, 0, len(seen.all))
@@ -311,4 +338,61 @@ func shellCouldNotRun(code int) string {
 		return "the shell found the command but could not execute it (exit 126)"
 	}
 	return ""
+}
+
+// Bounds of the application's last words quoted when it exits early.
+const (
+	appLogTailBytes = 400
+	appLogTailLines = 3
+	appLogSettle    = 50 * time.Millisecond
+	appLogSettleMax = 300 * time.Millisecond
+)
+
+// lastWords is a clause quoting the application's last output, or "".
+func (s *runState) lastWords() string {
+	if last := s.appOutputTail(); last != "" {
+		return "; its last output: " + last
+	}
+	return ""
+}
+
+// appOutputTail returns the application's last lines of output as app.log
+// holds them (redacted), for a reason that would otherwise send the author
+// looking: "exited with status 1" says little, "cannot open display" says
+// why. The output pump can trail the exit by a moment, so it waits until
+// app.log stops growing, briefly.
+func (s *runState) appOutputTail() string {
+	path := filepath.Join(s.rep.Dir(), "app.log")
+	size := int64(-1)
+	for waited := time.Duration(0); waited < appLogSettleMax; waited += appLogSettle {
+		st, err := os.Stat(path)
+		if err != nil {
+			return ""
+		}
+		if st.Size() == size {
+			break
+		}
+		size = st.Size()
+		time.Sleep(appLogSettle)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, appLogTailBytes)
+	n, err := f.ReadAt(buf, max(0, size-appLogTailBytes))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(string(buf[:n]), "\n") {
+		if l = strings.TrimSpace(l); l != "" && utf8.ValidString(l) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > appLogTailLines {
+		lines = lines[len(lines)-appLogTailLines:]
+	}
+	return strings.Join(lines, " | ")
 }

@@ -123,13 +123,14 @@ func TestRefusedModelCallHasScreen(t *testing.T) {
 // no window at all is the application's failure (app-failed).
 func TestStartupTimeoutDiagnostics(t *testing.T) {
 	t.Parallel()
-	scriptNeed(t, "xterm", "xmessage")
+	scriptNeed(t, "xterm", "xmessage", "zenity")
 	tests := []struct {
 		name, app        string
 		verdict, outcome string
 		reasons          []string
 		suggestion       string
 		appWindows       int
+		timeoutS         float64 // 1.5 unless set
 	}{
 		{
 			name: "wrong window class",
@@ -150,6 +151,17 @@ func TestStartupTimeoutDiagnostics(t *testing.T) {
 			suggestion: "app.window: {class: KasmTitled}", appWindows: 1,
 		},
 		{
+			name: "GTK dialog under another class",
+			app: `  command: [zenity, --info, --text=Saved]
+  window: {class: Gedit}
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeWindowUnmatched,
+			reasons:    []string{`class "Gedit"`, `(class "Zenity"`, "try app.window: {class: Zenity}"},
+			suggestion: "app.window: {class: Zenity}", appWindows: 1,
+			// GTK takes its time to map a window on a busy machine.
+			timeoutS: 6,
+		},
+		{
 			// xmessage (Athena) sets no _NET_WM_PID, so the default match
 			// by process cannot find it: the scenario must name its class.
 			name:    "window without a pid",
@@ -168,7 +180,10 @@ func TestStartupTimeoutDiagnostics(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := scriptRun(t, scriptRunSpec{scenario: "name: startup\napp:\n" + tc.app + "  startup_timeout_s: 1.5\nsteps: [{observe_screen: {}}]\n"})
+			if tc.timeoutS == 0 {
+				tc.timeoutS = 1.5
+			}
+			o := scriptRun(t, scriptRunSpec{scenario: fmt.Sprintf("name: startup\napp:\n%s  startup_timeout_s: %g\nsteps: [{observe_screen: {}}]\n", tc.app, tc.timeoutS)})
 			if o.res.Verdict != tc.verdict || o.res.Outcome != tc.outcome {
 				t.Fatalf("verdict %s (%s), want %s (%s): %v", o.res.Verdict, o.res.Outcome, tc.verdict, tc.outcome, o.res.Reasons)
 			}
@@ -185,7 +200,7 @@ func TestStartupTimeoutDiagnostics(t *testing.T) {
 			if st == nil {
 				t.Fatal("report.json has no startup section")
 			}
-			if st.Suggestion != tc.suggestion || st.TimeoutS != 1.5 || st.Match == "" || st.Reason == "" {
+			if st.Suggestion != tc.suggestion || st.TimeoutS != tc.timeoutS || st.Match == "" || st.Reason == "" {
 				t.Errorf("startup = %+v, want suggestion %q", st, tc.suggestion)
 			}
 			if o.rep.Screens == 0 || st.Screen == "" {
@@ -195,7 +210,9 @@ func TestStartupTimeoutDiagnostics(t *testing.T) {
 			}
 			mine := 0
 			for _, w := range st.Windows {
-				if w.Application {
+				// Toolkits keep hidden helper windows (GTK's 10x10 leader):
+				// listed, but not what the application shows.
+				if w.Application && w.Viewable {
 					mine++
 					if w.Width == 0 || w.Height == 0 || w.Class == "" || w.ID == "" {
 						t.Errorf("window listed without its identity: %+v", w)
@@ -203,7 +220,7 @@ func TestStartupTimeoutDiagnostics(t *testing.T) {
 				}
 			}
 			if mine != tc.appWindows {
-				t.Errorf("%d of the application's windows listed, want %d: %+v", mine, tc.appWindows, st.Windows)
+				t.Errorf("%d of the application's shown windows listed, want %d: %+v", mine, tc.appWindows, st.Windows)
 			}
 			// The same section comes back from events.jsonl alone.
 			if again := report.Fold(o.events).Startup; again == nil || again.Suggestion != st.Suggestion || len(again.Windows) != len(st.Windows) {
@@ -370,5 +387,77 @@ func TestFailedStepWithoutSessionSaysWhy(t *testing.T) {
 	s := o.step(t, 1)
 	if s.Status != events.StatusError || s.Screen != "" || !strings.Contains(s.Message, "no screen was captured: the X server went away") {
 		t.Errorf("step 1: %s, screen %q, %q", s.Status, s.Screen, s.Message)
+	}
+}
+
+// TestEarlyExitQuotesTheAppsLastWords: an application that exits before
+// its window appears is app-failed, and the reason quotes its last lines of
+// output, redacted, so the author sees why without opening app.log.
+func TestEarlyExitQuotesTheAppsLastWords(t *testing.T) {
+	t.Parallel()
+	const secret = "kasm-early-exit-secret"
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: early exit
+app:
+  command: [sh, -c, 'echo starting; echo "token ` + secret + ` refused" >&2; echo "cannot open the project file"; exit 4']
+provides:
+  token: {secret: {env: TOKEN}}
+steps: [{observe_screen: {}}]
+`,
+		env: map[string]string{"TOKEN": secret},
+	})
+	if o.res.Verdict != events.VerdictAppFailed || o.res.Outcome != OutcomeAppExited {
+		t.Fatalf("verdict %s (%s): %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	want := "exited with status 4 before its window appeared; its last output: starting | token [REDACTED] refused | cannot open the project file"
+	if r := strings.Join(o.res.Reasons, "\n"); !strings.Contains(r, want) {
+		t.Errorf("reasons lack %q:\n%s", want, r)
+	}
+}
+
+// TestCrashQuotesTheAppsLastWords: a crash mid-run fails process_alive,
+// whose evidence quotes what the application said last.
+func TestCrashQuotesTheAppsLastWords(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	o := scriptRun(t, scriptRunSpec{scenario: `name: crash
+app:
+  command: [sh, -c, 'xterm -class KasmLast -e sleep 3600 & sleep 1; echo "assertion failed: widget != NULL" >&2; kill -SEGV $$']
+  window: {class: KasmLast}
+steps:
+  - wait: 3
+`})
+	if o.res.Verdict != events.VerdictAppFailed || o.res.Outcome != OutcomeAppExited {
+		t.Fatalf("verdict %s (%s): %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	want := "killed by signal SEGV; its last output: assertion failed: widget != NULL"
+	if ev := o.rep.Checks.Evidence["process_alive"]; !strings.Contains(ev, want) {
+		t.Errorf("process_alive evidence %q, want %q", ev, want)
+	}
+}
+
+// TestLostWindowNamesTheWindowsInstead: an application whose first window
+// (a splash) closes and whose main window opens is reported as having lost
+// its window, with the window it shows now and the app.window to follow it.
+func TestLostWindowNamesTheWindowsInstead(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm")
+	o := scriptRun(t, scriptRunSpec{scenario: `name: splash
+app:
+  # The main window opens before the splash closes, as real splashes do
+  # (and so the X server cannot hand the splash's window ID to it).
+  command: [sh, -c, 'xterm -class KasmSplash -geometry 20x4+0+0 -e sleep 2 & sleep 1; exec xterm -class KasmMain -title Main -e sleep 3600']
+  window: {class: KasmSplash}
+steps:
+  - wait: 3
+`})
+	if o.res.Verdict != events.VerdictAppFailed || o.res.Outcome != OutcomeWindowLost {
+		t.Fatalf("verdict %s (%s): %v", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	ev := o.rep.Checks.Evidence["window_present"]
+	for _, w := range []string{`the application now shows 1 window: "Main" (class "KasmMain"`, "try app.window: {class: KasmMain}"} {
+		if !strings.Contains(ev, w) {
+			t.Errorf("window_present evidence %q lacks %q", ev, w)
+		}
 	}
 }

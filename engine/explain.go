@@ -150,3 +150,19 @@ func attemptOf(raw string) string {
 	}
 	return attempt
 }
+
+// explainBrowserStart words a browser that could not be launched or
+// attached to: the environment or the scenario's browser: section is at
+// fault, never the application.
+func explainBrowserStart(attach bool, addr string, err error) string {
+	if attach {
+		return worded("attach to the browser at "+addr, explanation{
+			"nothing answered there as a DevTools endpoint",
+			"checking browser.attach and that the browser runs with --remote-debugging-port"}, err.Error())
+	}
+	e := explanation{"Chromium did not start", "checking that " + cdp.DefaultExecPath + " starts on this machine; its output is in app.log"}
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.why = "Chromium did not open its DevTools endpoint in time"
+	}
+	return worded("start the browser", e, err.Error())
+}

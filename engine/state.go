@@ -309,7 +309,7 @@ func (s *runState) launch(ctx context.Context) error {
 				"the application could not start: %s; check app.command and that its program is installed (app.log has the shell's words)", why))
 			return fmt.Errorf("app %s", st)
 		}
-		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared", st))
+		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared%s", st, s.lastWords()))
 		return fmt.Errorf("app %s", st)
 	case f := <-ch:
 		if f.err != nil {
@@ -393,6 +393,8 @@ func (s *runState) checks() []events.Check {
 			c.Evidence = "the application " + s.app.ExitStatus().String()
 			if exitedOK {
 				c.Evidence += ", a success exit code (app.success_exit_codes)"
+			} else {
+				c.Evidence += s.lastWords()
 			}
 		}
 		out = append(out, c)
@@ -404,9 +406,9 @@ func (s *runState) checks() []events.Check {
 		case exitedOK:
 			c.Evidence = "the application exited successfully, so its window is gone"
 		case err != nil:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)+s.windowsInstead()
 		case !w.Viewable:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.win.ID)
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.win.ID)+s.windowsInstead()
 		default:
 			s.win = w
 		}

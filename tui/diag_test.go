@@ -39,3 +39,28 @@ func TestTimelineDiagnosticsGolden(t *testing.T) {
 	checkRect(t, out)
 	golden.RequireEqual(t, pinned(t, out, colorprofile.Ascii))
 }
+
+// TestTranscriptDiagnostics checks replay --print's lines for the
+// diagnostics: the startup timeout's findings, a console message with its
+// place, and the closing count.
+func TestTranscriptDiagnostics(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		e    events.Event
+		want string
+	}{
+		{events.Event{Kind: events.KindAppWindows, Message: "no window matching class \"X\" appeared within 1s"},
+			`startup: no window matching class "X" appeared within 1s`},
+		{events.Event{Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "exception", Source: "exception", Text: "Uncaught Error: boom", URL: "http://x/app.js", Line: 12}},
+			"browser exception: Uncaught Error: boom (http://x/app.js:12)"},
+		{events.Event{Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "log", Source: "console", Text: "hi"}},
+			"browser log: hi"},
+		{events.Event{Kind: events.KindConsoleSummary, Data: events.ConsoleSummary{Total: 300, Recorded: 200}},
+			"browser console: 300 messages (200 recorded)"},
+	}
+	for _, tc := range tests {
+		if got := transcriptLine(tc.e); got != tc.want {
+			t.Errorf("transcriptLine(%s) = %q, want %q", tc.e.Kind, got, tc.want)
+		}
+	}
+}
