@@ -234,7 +234,7 @@ func (s *runState) runLoop(ctx context.Context) {
 				s.loop.rescued++
 			}
 		}
-		history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: calls})
+		history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: s.historyCalls(calls)})
 		if len(calls) > 1 {
 			// A turn with several calls executes none; each gets an error.
 			msg := fmt.Sprintf("%d calls in one turn; none was executed. Make exactly one tool call per turn.", len(calls))

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -355,24 +354,35 @@ func (s *runState) outputScanner() io.Writer {
 	if s.appOut == nil {
 		s.appOut = s.r.redact.Stream(s.rep.AppLog())
 	}
+	// midLine is set while this source's line continues in its next write
+	// (the pump splits lines longer than its read).
+	midLine := false
 	return writerFunc(func(p []byte) (int, error) {
 		if _, err := s.appOut.Write(p); err != nil {
 			return 0, err
 		}
-		if len(s.r.fatal) > 0 {
-			sc := bufio.NewScanner(bytes.NewReader(p))
-			sc.Buffer(make([]byte, 0, 4096), len(p)+1)
-			for sc.Scan() {
-				line := sc.Text()
-				for _, re := range s.r.fatal {
-					if re.MatchString(line) {
-						s.fatalMu.Lock()
-						if s.fatalLine == "" {
-							s.fatalLine = s.r.Redact(line)
-						}
-						s.fatalMu.Unlock()
-					}
+		startsMid := midLine
+		midLine = len(p) > 0 && p[len(p)-1] != '\n'
+		for rest, first := p, true; len(s.r.fatal) > 0 && len(rest) > 0; first = false {
+			line := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = nil
+			}
+			// Only a write's first line can continue an earlier one, and
+			// only its last can go on in the next.
+			endsMid := len(rest) == 0 && midLine
+			text := strings.TrimSuffix(string(line), "\r")
+			for _, re := range s.r.fatal {
+				if !re.MatchString(text) {
+					continue
 				}
+				s.fatalMu.Lock()
+				if s.fatalLine == "" {
+					s.fatalLine = s.fatalEvidence(text, re, first && startsMid, endsMid)
+				}
+				s.fatalMu.Unlock()
 			}
 		}
 		return len(p), nil

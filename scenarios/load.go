@@ -741,7 +741,7 @@ func CheckArgs(spec ToolSpec, args map[string]any) []ArgProblem {
 			for i, p := range spec.Params {
 				known[i] = p.Name
 			}
-			msg := fmt.Sprintf("%s takes no argument %q", spec.Name, k)
+			msg := fmt.Sprintf("%s takes no argument %s", spec.Name, quoteShort(k))
 			if len(known) > 0 {
 				msg += fmt.Sprintf(" (arguments: %s)", strings.Join(known, ", "))
 			}
@@ -764,10 +764,10 @@ func CheckArgs(spec ToolSpec, args map[string]any) []ArgProblem {
 				continue
 			}
 			if len(p.Enum) > 0 && !oneOf(s, p.Enum...) {
-				out = append(out, ArgProblem{Param: p.Name, Text: fmt.Sprintf("%s.%s: %q is not one of %s", spec.Name, p.Name, s, strings.Join(p.Enum, ", "))})
+				out = append(out, ArgProblem{Param: p.Name, Text: fmt.Sprintf("%s.%s: %s is not one of %s", spec.Name, p.Name, quoteShort(s), strings.Join(p.Enum, ", "))})
 			}
 			if p.Name == "ref" && len(p.Enum) == 0 {
-				out = append(out, ArgProblem{Param: p.Name, Text: fmt.Sprintf("%s.ref: %q is not provided (the scenario's provides: defines no values)", spec.Name, s)})
+				out = append(out, ArgProblem{Param: p.Name, Text: fmt.Sprintf("%s.ref: %s is not provided (the scenario's provides: defines no values)", spec.Name, quoteShort(s))})
 			}
 		case "number", "integer":
 			f, ok := val.(float64)

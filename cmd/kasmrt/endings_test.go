@@ -151,10 +151,12 @@ func TestSignalEndingsWriteReportAndLeaveNothing(t *testing.T) {
 			if len(started) < 2 {
 				t.Fatalf("want Xvfb and xterm below kasmrt, found %v", started)
 			}
+			sent := time.Now()
 			if err := cmd.Process.Signal(tt.sig); err != nil {
 				t.Fatal(err)
 			}
 			err := cmd.Wait()
+			t.Logf("kasmrt ended %s after %v", time.Since(sent).Round(time.Millisecond), tt.sig)
 			if code := cmd.ProcessState.ExitCode(); code != exitTestError {
 				t.Errorf("exit %d (%v), want %d", code, err, exitTestError)
 			}

@@ -40,7 +40,8 @@ steps:
 tools:
   tool_env:
     run: shell
-    command: 'env | grep ^KASM_ | sort | tr "\n" " "; test -z "$KASM_ENV_TEST_SECRET$KASM_ENV_TEST_TOKEN"'
+    env: {KASM_TOOL_PW: '${KASM_ENV_TEST_SECRET}'}
+    command: 'env | grep ^KASM_ | sort | tr "\n" " "; test -z "$KASM_ENV_TEST_SECRET$KASM_ENV_TEST_TOKEN" && test -n "$KASM_TOOL_PW"'
   flood_stdout:
     run: shell
     command: '`+flood+`y; cat secret.txt'
@@ -79,8 +80,8 @@ tools:
 	for _, s := range rep.Steps {
 		steps[s.Tool] = s
 	}
-	if s := steps["tool_env"]; s.Status != "ok" || strings.Contains(s.Message, "KASM_ENV_TEST_") {
-		t.Errorf("a declared tool saw a secret-source variable: %s %s", s.Status, s.Message)
+	if s := steps["tool_env"]; s.Status != "ok" || strings.Contains(s.Message, "KASM_ENV_TEST_") || !strings.Contains(s.Message, "KASM_TOOL_PW=[REDACTED]") {
+		t.Errorf("a declared tool saw a secret-source variable, or not the one its env: passes on: %s %s", s.Status, s.Message)
 	}
 	if s := steps["flood_stdout"]; s.Status != "ok" || !strings.Contains(s.Message, "yyyy") {
 		t.Errorf("the successful tool's output preview is not in the report: %s %.200s", s.Status, s.Message)

@@ -102,3 +102,13 @@ func (s *Stream) Close() error {
 	_, err := s.emit(out, 0)
 	return err
 }
+
+// Longest is the length of the longest form a secret is matched in (0
+// without secrets): text cut anywhere may hold up to Longest()-1 bytes of
+// a secret at either side of the cut that redaction cannot recognise.
+func (r *Redactor) Longest() int {
+	if r == nil || len(r.forms) == 0 {
+		return 0
+	}
+	return len(r.forms[0])
+}

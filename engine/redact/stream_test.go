@@ -87,3 +87,31 @@ func TestStreamHoldsBackOnlyAPossibleSecretStart(t *testing.T) {
 		t.Fatalf("after the line ended: %q", got)
 	}
 }
+
+// FuzzStream checks, for any secret, text and split points, that the
+// stream's output is the whole text redacted at once: no write boundary
+// ever lets a secret through or changes what is masked.
+func FuzzStream(f *testing.F) {
+	f.Add("hunter2", "user hunter2 in", uint8(9), uint8(3))
+	f.Add("aa", "aaaaab", uint8(1), uint8(1))
+	f.Add("l1\nl2", "x l1\nl2 y\n", uint8(4), uint8(2))
+	f.Fuzz(func(t *testing.T, secret, text string, first, step uint8) {
+		red := New(secret)
+		want := red.String(text)
+		var out bytes.Buffer
+		s := red.Stream(&out)
+		size := int(first)
+		for rest := text; rest != ""; {
+			n := min(len(rest), 1+size%17)
+			s.Write([]byte(rest[:n]))
+			rest = rest[n:]
+			size += int(step)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("secret %q text %q: streamed %q, want %q", secret, text, out.String(), want)
+		}
+	})
+}
