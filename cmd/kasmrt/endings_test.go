@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // endingScenario runs xterm and then waits long enough for the test to end
@@ -114,14 +112,7 @@ func wantNoneLeft(t *testing.T, pids []int) {
 // wantReport checks that report.json is complete with the wanted outcome.
 func wantReport(t *testing.T, reportDir, outcome, reason string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
-	if err != nil {
-		t.Fatalf("no report.json: %v", err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("report.json: %v", err)
-	}
+	rep, _ := readReport(t, reportDir)
 	if rep.Outcome != outcome || !strings.Contains(strings.Join(rep.Reasons, "\n"), reason) {
 		t.Errorf("report: %s (%s) %q, want outcome %s with %q", rep.Verdict, rep.Outcome, rep.Reasons, outcome, reason)
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // need skips the test when a program it starts is not installed.
@@ -46,4 +49,19 @@ func kasmrtBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// readReport reads and decodes dir/report.json, and returns its raw text
+// too for checks on what it must not contain.
+func readReport(t *testing.T, dir string) (report.Report, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatalf("no report.json: %v", err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	return rep, string(b)
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
-	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // TestRecordModelWriteFailureIsAConcern records into /dev/full, where
@@ -41,14 +39,7 @@ func TestRecordModelWriteFailureIsAConcern(t *testing.T) {
 	if code != exitPass {
 		t.Errorf("exit %d, want %d\n%s\n%s", code, exitPass, stdout, stderr)
 	}
-	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := readReport(t, out)
 	if rep.Verdict != "pass-with-concerns" || !strings.Contains(strings.Join(rep.Concerns, "\n"), "recording the model exchanges stopped") {
 		t.Errorf("verdict %s, concerns %q", rep.Verdict, rep.Concerns)
 	}

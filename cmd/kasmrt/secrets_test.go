@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,14 +67,7 @@ tools:
 	if !strings.Contains(string(appLog), "KASM_PASSED_ON=[REDACTED]") {
 		t.Errorf("the secret app.env passes on explicitly did not reach the app (redacted)")
 	}
-	b, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, raw := readReport(t, reportDir)
 	steps := map[string]report.Step{}
 	for _, s := range rep.Steps {
 		steps[s.Tool] = s
@@ -87,7 +79,7 @@ tools:
 		t.Errorf("the successful tool's output preview is not in the report: %s %.200s", s.Status, s.Message)
 	}
 	part := secret[:6]
-	files := map[string]string{"stdout": out, "stderr": errs, "app.log": string(appLog), "report.json": string(b)}
+	files := map[string]string{"stdout": out, "stderr": errs, "app.log": string(appLog), "report.json": raw}
 	if ev, err := os.ReadFile(filepath.Join(reportDir, "events.jsonl")); err == nil {
 		files["events.jsonl"] = string(ev)
 	}
