@@ -9,11 +9,11 @@ import (
 )
 
 // historyText is a model reply's text as the history keeps it for later
-// requests: at most memory.reply_max_chars bytes, cut on a character
+// requests: at most memory.reply_max_bytes bytes, cut on a character
 // boundary and marked. Every later request resends the history, so one
 // runaway reply must not grow all of them.
 func (s *runState) historyText(text string) string {
-	limit := s.files.Operator.Memory.ReplyMaxChars
+	limit := s.files.Operator.Memory.ReplyMaxBytes
 	if limit <= 0 || len(text) <= limit {
 		return text
 	}
@@ -25,11 +25,11 @@ func (s *runState) historyText(text string) string {
 }
 
 // historyCalls is a reply's tool calls as the history keeps them: a call
-// whose arguments are longer than memory.reply_max_chars keeps its name and
+// whose arguments are longer than memory.reply_max_bytes keeps its name and
 // ID, and its arguments become a small JSON object saying how much was left
 // out (the call itself was checked with the whole arguments).
 func (s *runState) historyCalls(calls []model.ToolCall) []model.ToolCall {
-	limit := s.files.Operator.Memory.ReplyMaxChars
+	limit := s.files.Operator.Memory.ReplyMaxBytes
 	out, copied := calls, false
 	for i, c := range calls {
 		if limit <= 0 || len(c.Arguments) <= limit {

@@ -528,7 +528,7 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 		{"model.retry", o.Model.Retry != nil && *o.Model.Retry < 0},
 		{"model.disable_after", o.Model.DisableAfter < 0},
 		{"memory.keep_images", o.Memory.KeepImages < 0},
-		{"memory.reply_max_chars", o.Memory.ReplyMaxChars < 0},
+		{"memory.reply_max_bytes", o.Memory.ReplyMaxBytes < 0},
 		{"runner.app_log_max_bytes", r.AppLogMaxBytes < 0},
 		{"inbox.answer_timeout_s", o.Inbox.AnswerTimeoutS < 0},
 	} {

@@ -16,7 +16,7 @@ const (
 	DefaultStartupTimeoutS   = 15
 	DefaultToolTimeoutS      = 30
 	DefaultAppLogMaxBytes    = 16 << 20
-	DefaultReplyMaxChars     = 8 << 10
+	DefaultReplyMaxBytes     = 8 << 10
 
 	// EnvVisionEndpoint and EnvDeadline are the environment variables the
 	// runtime reads.
@@ -121,9 +121,9 @@ type MemoryConfig struct {
 	Pos        Pos    `yaml:"-"`
 	EmitPolicy string `yaml:"emit_policy"` // always | on_change
 	KeepImages int    `yaml:"keep_images"`
-	// ReplyMaxChars caps each model reply's text as the history keeps it
+	// ReplyMaxBytes caps each model reply's text as the history keeps it
 	// for later requests. Zero means the default.
-	ReplyMaxChars int `yaml:"reply_max_chars"`
+	ReplyMaxBytes int `yaml:"reply_max_bytes"`
 }
 
 // InboxConfig gives the run an inbox for ask_human. A session token or a
@@ -170,7 +170,7 @@ func (o *Operator) applyDefaults() {
 	setDefault(&m.Timeout, DefaultModelTimeoutS)
 	setDefault(&m.DisableAfter, DefaultDisableAfter)
 	setDefault(&o.Memory.KeepImages, DefaultKeepImages)
-	setDefault(&o.Memory.ReplyMaxChars, DefaultReplyMaxChars)
+	setDefault(&o.Memory.ReplyMaxBytes, DefaultReplyMaxBytes)
 	if o.Memory.EmitPolicy == "" {
 		o.Memory.EmitPolicy = "always"
 	}
