@@ -25,6 +25,10 @@ type SessionOptions struct {
 	// StartTimeout bounds how long an owned Xvfb may take to announce its
 	// display; zero means 10 s.
 	StartTimeout time.Duration
+	// WindowManager is run on an owned Xvfb: WindowManagerOpenbox, or ""
+	// or WindowManagerNone for none. A borrowed display keeps whatever
+	// manages it.
+	WindowManager string
 }
 
 // Session is an X server in use by a run: one it started (owned) or one it
@@ -37,6 +41,8 @@ type Session struct {
 	stderr  *tailBuffer
 	// watch is the connection that notices a borrowed server dying.
 	watch *xgb.Conn
+	// wm is the window manager an owned session started, if any.
+	wm *windowManager
 
 	closeOnce sync.Once
 	closeErr  error
@@ -61,6 +67,13 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 		c, err := xgb.NewConnDisplay(s.display)
 		if err == nil {
 			c.Close()
+			if opts.WindowManager == "" || opts.WindowManager == WindowManagerNone {
+				return s, nil
+			}
+			if s.wm, err = startWindowManager(ctx, opts.WindowManager, s.display); err != nil {
+				s.Close()
+				return nil, err
+			}
 			return s, nil
 		}
 		lastErr = fmt.Errorf("start Xvfb: display %s refused a connection: %w", s.display, err)
@@ -168,6 +181,14 @@ func (s *Session) Display() string { return s.display }
 // Owned reports whether the session started its own Xvfb.
 func (s *Session) Owned() bool { return s.owned }
 
+// WindowManager names the window manager the session started, or "".
+func (s *Session) WindowManager() string {
+	if s.wm == nil {
+		return ""
+	}
+	return WindowManagerOpenbox
+}
+
 // Done is closed when the X server has gone away (or, for a borrowed
 // display, when the session is closed).
 func (s *Session) Done() <-chan struct{} { return s.done }
@@ -181,6 +202,9 @@ func (s *Session) Close() error {
 			s.watch.Close()
 			<-s.done
 			return
+		}
+		if s.wm != nil {
+			s.closeErr = s.wm.stop()
 		}
 		pgid := s.cmd.Process.Pid
 		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {

@@ -41,9 +41,10 @@ type Window struct {
 // Center is the middle of the window in root coordinates.
 func (w Window) Center() (x, y int) { return w.X + w.Width/2, w.Y + w.Height/2 }
 
-// Windows lists the application windows: root's children (there is no
-// window manager), or, for a child without WM_CLASS, its descendants that
-// have one, as toolkits that reparent into a wrapper window leave them.
+// Windows lists the application windows, bottom of the stack first:
+// root's children, or, for a child without WM_CLASS, its descendants that
+// have one, as a window manager's frames and toolkits that reparent into
+// a wrapper window leave them.
 func (c *Conn) Windows() ([]Window, error) {
 	tree, err := xproto.QueryTree(c.x, c.root).Reply()
 	if err != nil {
@@ -252,7 +253,7 @@ func (c *Conn) FindWindow(ctx context.Context, m WindowMatch) (Window, error) {
 			return Window{}, fmt.Errorf("find window (%s): %w", m, err)
 		}
 		for _, w := range ws {
-			if m.matches(w) {
+			if m.Matches(w) {
 				return w, nil
 			}
 		}
@@ -264,7 +265,9 @@ func (c *Conn) FindWindow(ctx context.Context, m WindowMatch) (Window, error) {
 	}
 }
 
-// Focus gives w the keyboard focus and raises it above its siblings.
+// Focus gives w the keyboard focus and raises it above its siblings. A
+// window manager sees the raise as the client's own request and raises
+// the window's frame, and it follows the focus it did not give.
 func (c *Conn) Focus(w Window) error {
 	id := xproto.Window(w.ID)
 	raise := xproto.ConfigureWindowChecked(c.x, id, xproto.ConfigWindowStackMode, []uint32{xproto.StackModeAbove})
@@ -281,6 +284,57 @@ func (c *Conn) Focus(w Window) error {
 		}
 	}
 	return nil
+}
+
+// FocusedWindow returns the application window that has the keyboard
+// focus: the focus window itself or its nearest ancestor carrying
+// WM_CLASS (toolkits often focus a child of their top-level window). ok is
+// false when the focus is on no application window (none, the root, or a
+// window manager's own window).
+func (c *Conn) FocusedWindow() (w Window, ok bool, err error) {
+	id, err := c.focusedClient()
+	if err != nil || id == 0 {
+		return Window{}, false, err
+	}
+	w, err = c.describe(id)
+	if errors.Is(err, ErrWindowGone) {
+		return Window{}, false, nil
+	}
+	if err != nil {
+		return Window{}, false, fmt.Errorf("read the focused window: %w", err)
+	}
+	return w, true, nil
+}
+
+// focusedClient walks up from the focus window to the nearest window with
+// WM_CLASS; 0 when there is none below the root.
+func (c *Conn) focusedClient() (xproto.Window, error) {
+	f, err := xproto.GetInputFocus(c.x).Reply()
+	if err != nil {
+		return 0, fmt.Errorf("read the input focus: %w", err)
+	}
+	id := f.Focus
+	for i := 0; i < 16 && id != xproto.WindowNone && id != c.root && id != xproto.Window(xproto.InputFocusPointerRoot); i++ {
+		class, err := xproto.GetProperty(c.x, false, id, c.atoms.wmClass, xproto.AtomString, 0, 1).Reply()
+		if err != nil {
+			if isBadWindow(err) {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("read the input focus: %w", err)
+		}
+		if class.ValueLen > 0 || class.BytesAfter > 0 {
+			return id, nil
+		}
+		tree, err := xproto.QueryTree(c.x, id).Reply()
+		if err != nil {
+			if isBadWindow(err) {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("read the input focus: %w", err)
+		}
+		id = tree.Parent
+	}
+	return 0, nil
 }
 
 // isBadMatch covers SetInputFocus on a window that is no longer viewable.
