@@ -88,7 +88,7 @@ func (s *runState) prepareAccessibility(ctx context.Context, display string) []s
 		}
 		return nil
 	}
-	a := &accessibility{address: s.r.getenv("DBUS_SESSION_BUS_ADDRESS")}
+	a := &accessibility{address: s.sessionBusAddress()}
 	s.a11y = a
 	env := append([]string{"GSETTINGS_BACKEND=memory"}, appAccessibilityEnv...)
 	if a.address == "" {

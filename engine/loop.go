@@ -293,6 +293,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		}
 		history = append(history, toolMsg)
 		if res.status == events.StatusOK {
+			s.memory.SetWindows(s.windowTitles())
 			if upd := s.memory.EnvironmentUpdate(); upd != "" {
 				history = append(history, model.Message{Role: model.RoleUser, Text: upd})
 			}

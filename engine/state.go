@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -32,8 +33,11 @@ type desktop interface {
 	TypeText(ctx context.Context, s string) error
 	Click(ctx context.Context, x, y int) error
 	Window(id uint32) (x11.Window, error)
+	Windows() ([]x11.Window, error)
 	FindWindow(ctx context.Context, m x11.WindowMatch) (x11.Window, error)
+	FocusedWindow() (x11.Window, bool, error)
 	Focus(w x11.Window) error
+	WaitPainted(ctx context.Context, w x11.Window, opts x11.SettleOptions) (bool, error)
 	ScreenSize() (w, h int)
 	Close() error
 }
@@ -90,6 +94,17 @@ type runState struct {
 	app     app
 	win     x11.Window
 	hasWin  bool
+	// target is the window switch_window chose, while hasTarget.
+	target    x11.Window
+	hasTarget bool
+	// scratchDirs are the isolated runtime and temporary directories,
+	// removed when the run ends.
+	scratchDirs []string
+	// bus is the app's private session bus, when the run is isolated.
+	appBus *atspi.SessionBus
+	// appEnv is what the run adds to the app's environment (display,
+	// isolation); declared tools get it too.
+	appEnv []string
 
 	a11y *accessibility
 	// web is the browser over CDP, when the scenario has a browser: section.
@@ -219,6 +234,7 @@ func (s *runState) execute(ctx context.Context) {
 	} else {
 		s.runScript(ctx)
 	}
+	s.awaitExpectedExit(ctx)
 }
 
 // interruption records why the work context ended, if it did: an abort,
@@ -244,6 +260,7 @@ func (s *runState) launch(ctx context.Context) error {
 	op := s.files.Operator
 	sess, err := x11.StartSession(ctx, x11.SessionOptions{
 		Display: s.r.display(), Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
+		WindowManager: s.windowManager(),
 	})
 	if err != nil {
 		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("start the X session: %v", err))
@@ -259,6 +276,7 @@ func (s *runState) launch(ctx context.Context) error {
 	w, h := conn.ScreenSize()
 	s.publish(events.Event{Data: events.SessionStarted{
 		Display: sess.Display(), Owned: sess.Owned(), Width: w, Height: h,
+		WindowManager: sess.WindowManager(),
 	}})
 
 	a := s.files.Scenario.App
@@ -267,6 +285,13 @@ func (s *runState) launch(ctx context.Context) error {
 		return s.launchBrowser(ctx)
 	}
 	env := []string{"DISPLAY=" + sess.Display()}
+	isolated, err := s.isolation(s.life, sess.Display())
+	if err != nil {
+		s.stop(events.VerdictTestError, OutcomeLaunchFailed, err.Error())
+		return err
+	}
+	env = append(env, isolated...)
+	s.appEnv = env
 	env = append(env, s.prepareAccessibility(s.life, sess.Display())...)
 	for _, k := range sortedKeys(a.Env) {
 		env = append(env, k+"="+a.Env[k])
@@ -326,6 +351,7 @@ func (s *runState) launch(ctx context.Context) error {
 	if err := s.desk.Focus(s.win); err != nil {
 		s.log("focus the application window: %v", err)
 	}
+	s.waitReady(findCtx)
 	s.discoverControls(ctx)
 	if s.files.Scenario.Browser != nil {
 		return s.launchBrowser(ctx)
@@ -396,14 +422,19 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // checks runs the deterministic checks (seed 000 "The verdict").
 func (s *runState) checks() []events.Check {
 	var out []events.Check
-	exitedOK := s.exitedSuccessfully()
+	exitedOK := s.exitedSuccessfully() || s.exitedAsExpected()
 	if s.app != nil {
 		c := events.Check{Name: "process_alive", OK: s.app.Alive() || exitedOK}
 		if !s.app.Alive() {
 			c.Evidence = "the application " + s.app.ExitStatus().String()
-			if exitedOK {
+			switch {
+			case s.exitedAsExpected():
+				c.Evidence += ", as the scenario expects (app.expect_exit)"
+			case exitedOK:
 				c.Evidence += ", a success exit code (app.success_exit_codes)"
-			} else {
+			case s.expectExit() != nil:
+				c.Evidence += fmt.Sprintf(", not with a code the scenario expects (app.expect_exit: %v)", s.expectExit().ExitCodes()) + s.lastWords()
+			default:
 				c.Evidence += s.lastWords()
 			}
 		}
@@ -415,6 +446,10 @@ func (s *runState) checks() []events.Check {
 		switch {
 		case exitedOK:
 			c.Evidence = "the application exited successfully, so its window is gone"
+		case s.expectExit() != nil && (err != nil || !w.Viewable):
+			// An app on its way out closes its window before its process
+			// ends; the exit itself is checked once the steps are done.
+			c.Evidence = "the window is gone; the application is expected to exit (app.expect_exit)"
 		case err != nil:
 			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)+s.windowsInstead()
 		case !w.Viewable:
@@ -514,6 +549,9 @@ func (s *runState) finish(ctx context.Context) Result {
 	s.sessionLost()
 	if s.app != nil {
 		checks = s.checks()
+		if c, ok := s.expectedExitCheck(); ok {
+			checks = append(checks, c)
+		}
 		for i := range checks {
 			s.publish(events.Event{Kind: events.KindCheck, Check: &checks[i]})
 		}
@@ -553,6 +591,7 @@ func (s *runState) shutdown() {
 		}
 	}
 	s.a11y.close()
+	s.removeScratch()
 	if s.desk != nil {
 		_ = s.desk.Close()
 	}

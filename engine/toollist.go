@@ -59,6 +59,8 @@ func present(p scenarios.Presence, f *scenarios.Files, offers Offers) bool {
 		return len(s.CDPTargets) > 0
 	case scenarios.WaitConditions:
 		return len(s.WaitConditions) > 0
+	case scenarios.Windows:
+		return len(s.Windows) > 0
 	case scenarios.Respond:
 		return o.Runner.Respond
 	case scenarios.Inbox:

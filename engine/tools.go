@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -123,6 +124,9 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		}
 		b := img.Bounds()
 		r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
+		if titles := s.windowTitles(); titles != "" {
+			r.message += "; the application's windows: " + titles
+		}
 		r.screen, r.image, r.png = rel, img, s.lastPNG
 		return r
 	case "press_key":
@@ -173,6 +177,9 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		})
 	case "wait_while":
 		return s.waitWhile(ctx, c)
+	case "switch_window":
+		name, _ := c.Args["name"].(string)
+		return s.switchWindow(ctx, name)
 	case "record_verdict":
 		if ctx.Err() != nil {
 			return failed(failResolution, "record_verdict was interrupted: %v", context.Cause(ctx))
@@ -241,11 +248,7 @@ func (s *runState) driverFailure(err error) result {
 // input runs a screen-changing input action on the focused app window and
 // captures the settled screen (step clears the observation record).
 func (s *runState) input(ctx context.Context, act func() error, done string, p *events.Point) result {
-	if s.hasWin {
-		if err := s.desk.Focus(s.win); err != nil && !errors.Is(err, x11.ErrWindowGone) {
-			s.log("focus the application window: %v", err)
-		}
-	}
+	s.focusForInput()
 	err := act()
 	if err != nil {
 		if errors.Is(err, x11.ErrUnknownKey) {
@@ -277,11 +280,10 @@ func (s *runState) clickPoint(target string) (events.Point, error) {
 	if !s.hasWin {
 		return events.Point{}, errors.New("the application window is not known")
 	}
-	w, err := s.desk.Window(s.win.ID)
+	w, err := s.desk.Window(s.currentWindow().ID)
 	if err != nil {
 		return events.Point{}, fmt.Errorf("the application window is gone: %w", err)
 	}
-	s.win = w
 	if target == "center" {
 		x, y := w.Center()
 		return events.Point{X: x, Y: y}, nil
@@ -327,7 +329,12 @@ func (s *runState) declared(ctx context.Context, c call) result {
 		timeout = scenarios.DefaultToolTimeoutS * time.Second
 	}
 	env := []string{}
-	if s.session != nil {
+	switch {
+	case s.appEnv != nil:
+		// The same display, HOME and XDG directories as the app, so a
+		// check finds the files it wrote.
+		env = append(env, s.appEnv...)
+	case s.session != nil:
 		env = append(env, "DISPLAY="+s.session.Display())
 	}
 	for _, k := range sortedKeys(dt.Env) {
@@ -441,13 +448,18 @@ func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition
 		if !s.hasWin {
 			return false, errors.New("no application window to read the title of")
 		}
-		w, err := s.desk.Window(s.win.ID)
+		w, err := s.desk.Window(s.currentWindow().ID)
 		if err != nil {
 			return false, err
 		}
 		return strings.Contains(w.Title, c.WindowTitle), nil
 	case c.FileMissing != "":
-		return !fileExists(c.FileMissing), nil
+		path := c.FileMissing
+		if !filepath.IsAbs(path) {
+			// Relative like the declared tools' commands, which run there.
+			path = filepath.Join(s.r.appDir(), path)
+		}
+		return !fileExists(path), nil
 	}
 	return false, nil
 }

@@ -326,6 +326,18 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 			v.failAt("wait_conditions."+name+".timeout_s", "cannot be negative")
 		}
 	}
+	for _, name := range sortedKeys(s.Windows) {
+		w := s.Windows[name]
+		if !toolNameRE.MatchString(name) {
+			v.failAt("windows."+name, "a window name is lower-case letters, digits and underscores, starting with a letter")
+		}
+		if w.Class == "" && w.Title == "" {
+			v.fail(w.Pos, "window %s: give a class or a title to find it by", name)
+		}
+	}
+	if len(s.Windows) > 0 && s.App == nil {
+		v.failAt("windows", "windows are the application's: they need an app: section")
+	}
 	for _, name := range sortedKeys(s.Tools) {
 		v.declaredTool(name, s.Tools[name])
 	}
@@ -395,6 +407,19 @@ func (v *validator) app(a *App) {
 	for i, code := range a.SuccessExitCodes {
 		if code < 0 || code > 255 {
 			v.failAt(index("app.success_exit_codes", i), "an exit code is between 0 and 255, got %d", code)
+		}
+	}
+	if e := a.ExpectExit; e != nil {
+		for i, code := range e.Codes {
+			if code < 0 || code > 255 {
+				v.failAt(index("app.expect_exit.codes", i), "an exit code is between 0 and 255, got %d", code)
+			}
+		}
+		if e.WithinS < 0 {
+			v.failAt("app.expect_exit.within_s", "cannot be negative")
+		}
+		if len(a.SuccessExitCodes) > 0 {
+			v.failAt("app.expect_exit", "expect_exit and success_exit_codes both say how the app ends: keep one")
 		}
 	}
 	for i, p := range a.FatalPatterns {
@@ -545,6 +570,12 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 	s := o.Session
 	if s.Width != 0 && (s.Width < 320 || s.Width > 7680) || s.Height != 0 && (s.Height < 240 || s.Height > 4320) {
 		v.failAt("session", "the screen must be between 320x240 and 7680x4320")
+	}
+	if !oneOf(s.WindowManager, "", "openbox", "none") {
+		v.failAt("session.window_manager", "want openbox or none, got %q", s.WindowManager)
+	}
+	if s.Home != "" && s.Isolate != nil && !*s.Isolate {
+		v.failAt("session.home", "session.home is the isolated HOME; with isolate: false the app keeps the runtime's")
 	}
 	if !oneOf(fmt.Sprint(s.Depth), "0", "16", "24") {
 		v.failAt("session.depth", "want 16 or 24, got %d", s.Depth)

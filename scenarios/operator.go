@@ -88,6 +88,15 @@ type SessionConfig struct {
 	// AT-SPI (click_element), starting a private session bus when there is
 	// none. Default true.
 	Accessibility *bool `yaml:"accessibility"`
+	// WindowManager is run on an embedded Xvfb: openbox (the default) or
+	// none.
+	WindowManager string `yaml:"window_manager"`
+	// Isolate gives the application and declared tools a HOME, XDG
+	// directories and TMPDIR of their own (default true).
+	Isolate *bool `yaml:"isolate"`
+	// Home is the directory used as that HOME instead of a fresh one under
+	// the report directory; relative to the operator file.
+	Home string `yaml:"home"`
 }
 
 // ModelConfig is the vision-language model endpoint and how to call it.

@@ -39,7 +39,9 @@ type Scenario struct {
 	CDPTargets      map[string]string        `yaml:"cdp_targets"`
 	CDPWaits        map[string]CDPWait       `yaml:"cdp_waits"`
 	WaitConditions  map[string]WaitCondition `yaml:"wait_conditions"`
-	Tools           map[string]DeclaredTool  `yaml:"tools"`
+	// Windows names the application's windows switch_window can act on.
+	Windows map[string]WindowMatch  `yaml:"windows"`
+	Tools   map[string]DeclaredTool `yaml:"tools"`
 
 	// File is the path the scenario was loaded from and SHA256 the hex
 	// digest of its bytes, for the report.
@@ -94,6 +96,30 @@ type App struct {
 	// (a dialog that exits on OK): exiting with one ends the run normally
 	// instead of failing the process and window checks.
 	SuccessExitCodes []int `yaml:"success_exit_codes"`
+	// ExpectExit says the application must exit by itself: a run where it
+	// does not is app-failed.
+	ExpectExit *ExpectExit `yaml:"expect_exit"`
+}
+
+// ExpectExit is how the application is expected to end: with one of Codes
+// (default 0), within WithinS seconds after the last step or the loop
+// (default 10).
+type ExpectExit struct {
+	Pos     Pos     `yaml:"-"`
+	Codes   []int   `yaml:"codes"`
+	WithinS float64 `yaml:"within_s"`
+}
+
+// DefaultExpectExitWithinS is how long an expected exit may take after
+// the last step when within_s is not given.
+const DefaultExpectExitWithinS = 10
+
+// ExitCodes returns the codes an expected exit may have.
+func (e *ExpectExit) ExitCodes() []int {
+	if len(e.Codes) == 0 {
+		return []int{0}
+	}
+	return e.Codes
 }
 
 // WindowMatch says how the application's window is found. With no fields

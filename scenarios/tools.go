@@ -17,6 +17,7 @@ const (
 	CDPWaits       Presence = "cdp_waits"
 	CDPTargets     Presence = "cdp_targets"
 	WaitConditions Presence = "wait_conditions"
+	Windows        Presence = "windows"
 	Respond        Presence = "respond"
 	Inbox          Presence = "inbox"
 	Declared       Presence = "declared"
@@ -168,6 +169,8 @@ func Catalog(s *Scenario, o *Operator) map[string]ToolSpec {
 			Params: []Param{enum("name", "A cdp_waits name.", sortedKeys(s.CDPWaits))}},
 		{Name: "wait_while", Description: "Wait while a condition the scenario names holds.", Presence: WaitConditions, ChangesScreen: true, Holds: true,
 			Params: []Param{enum("condition", "A wait_conditions name.", sortedKeys(s.WaitConditions))}},
+		{Name: "switch_window", Description: "Give the focus to an application window the scenario names; later input and click targets act on it.", Presence: Windows, ChangesScreen: true,
+			Params: []Param{enum("name", "A windows name.", sortedKeys(s.Windows))}},
 		{Name: "respond", Description: "Post a message to the operator.", Presence: Respond,
 			Params: []Param{str("message", "The message.")}},
 		{Name: "ask_human", Description: "Ask the operator a question and wait for the answer.", Presence: Inbox, Holds: true,

@@ -25,7 +25,10 @@ type SessionBus struct {
 
 // StartSessionBus starts dbus-daemon with the session configuration, a
 // private XDG_RUNTIME_DIR and the given display, and waits for its address.
-func StartSessionBus(ctx context.Context, display string) (*SessionBus, error) {
+// env is added to the daemon's environment, and so to the services it
+// activates (dconf reads HOME and XDG_CONFIG_HOME from it); it wins over
+// the defaults.
+func StartSessionBus(ctx context.Context, display string, env ...string) (*SessionBus, error) {
 	dir, err := os.MkdirTemp("", "kasmrt-bus-")
 	if err != nil {
 		return nil, fmt.Errorf("start session bus: %w", err)
@@ -33,7 +36,7 @@ func StartSessionBus(ctx context.Context, display string) (*SessionBus, error) {
 	out := &addressLine{line: make(chan string, 1)}
 	daemon, err := proc.Start(ctx, proc.Spec{
 		Argv:   []string{"dbus-daemon", "--config-file=/usr/share/dbus-1/session.conf", "--print-address=1", "--nofork"},
-		Env:    []string{"DISPLAY=" + display, "XDG_RUNTIME_DIR=" + dir},
+		Env:    append([]string{"DISPLAY=" + display, "XDG_RUNTIME_DIR=" + dir}, env...),
 		Output: out,
 	})
 	if err != nil {

@@ -38,6 +38,9 @@ type SessionStarted struct {
 	Owned   bool   `json:"owned"` // the run started it (an embedded Xvfb)
 	Width   int    `json:"width"`
 	Height  int    `json:"height"`
+	// WindowManager is the window manager the run started with an
+	// embedded Xvfb ("openbox"), or empty.
+	WindowManager string `json:"window_manager,omitempty"`
 }
 
 // AppLaunched is app.launched's payload: the process under test.

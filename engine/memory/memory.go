@@ -42,6 +42,8 @@ type Memory struct {
 	generated int
 	// lastUpdate is the last emitted update, which on_change compares to.
 	lastUpdate string
+	// windows lists the application's open windows, one line.
+	windows    string
 	emitted    bool
 	clock      int // counts registrations, for Image.used
 }
@@ -98,6 +100,10 @@ func (m *Memory) Lookup(handle string) (Image, bool) {
 	}
 	return m.images[i], true
 }
+
+// SetWindows records the application's open windows, one line, for the
+// next Environment Update; a change counts as news under on_change.
+func (m *Memory) SetWindows(line string) { m.windows = line }
 
 // Len is the number of registered images.
 func (m *Memory) Len() int { return len(m.images) }
@@ -165,6 +171,9 @@ func (m *Memory) inventory() string {
 		if visible[img.Handle] {
 			fmt.Fprintf(&b, "- %s: %s (in context)\n", img.Handle, img.Description)
 		}
+	}
+	if m.windows != "" {
+		b.WriteString("Application windows (top first): " + m.windows + ".\n")
 	}
 	b.WriteString("Data bindings: none.\nWebpages: none.")
 	return b.String()
