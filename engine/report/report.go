@@ -59,10 +59,13 @@ type ModelVerdict struct {
 
 // Checks are the deterministic checks at the end of the run.
 type Checks struct {
-	ProcessAlive  *bool             `json:"process_alive"`
-	WindowPresent *bool             `json:"window_present"`
-	FatalPattern  *string           `json:"fatal_pattern"`
-	Evidence      map[string]string `json:"evidence,omitempty"`
+	ProcessAlive  *bool   `json:"process_alive"`
+	WindowPresent *bool   `json:"window_present"`
+	FatalPattern  *string `json:"fatal_pattern"`
+	// ExpectedExit is set when the scenario expects the app to exit
+	// (app.expect_exit).
+	ExpectedExit *bool             `json:"expected_exit,omitempty"`
+	Evidence     map[string]string `json:"evidence,omitempty"`
 }
 
 // Loop summarises the agentic loop (zeros for a scripted run).
@@ -190,6 +193,8 @@ func (b *Builder) Event(e events.Event) {
 				r.Checks.ProcessAlive = &ok
 			case "window_present":
 				r.Checks.WindowPresent = &ok
+			case "expected_exit":
+				r.Checks.ExpectedExit = &ok
 			case "fatal_pattern":
 				if !c.OK {
 					line := c.Evidence
