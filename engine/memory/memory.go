@@ -43,9 +43,9 @@ type Memory struct {
 	// lastUpdate is the last emitted update, which on_change compares to.
 	lastUpdate string
 	// windows lists the application's open windows, one line.
-	windows    string
-	emitted    bool
-	clock      int // counts registrations, for Image.used
+	windows string
+	emitted bool
+	clock   int // counts registrations, for Image.used
 }
 
 // New returns a memory with the given emit policy (always | on_change) that

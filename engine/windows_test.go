@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// TestQuitAsLastStepNeverRaces quits zenity with its own key (Return
+// presses OK) as the last step, twenty times. Like an app that saves its
+// state on the way out, the process outlives its window by a varying
+// moment (0 to 0.4 s, from its pid), so the window check may look before
+// or after the exit; with app.expect_exit every run ends the same way, in
+// a pass.
+func TestQuitAsLastStepNeverRaces(t *testing.T) {
+	scriptNeed(t, "zenity", "openbox")
+	for i := 0; i < 20; i++ {
+		o := scriptRun(t, scriptRunSpec{scenario: `name: quit race
+app:
+  command: [sh, -c, 'zenity --info --text="Quit me" && sleep 0.$(($$ % 5))']
+  window: {class: zenity}
+  expect_exit: {codes: [0], within_s: 10}
+steps:
+  - observe_screen: {}
+  - press_key: Return
+`})
+		if o.res.Verdict != events.VerdictPass {
+			t.Fatalf("repeat %d: verdict %s (%s): %q", i+1, o.res.Verdict, o.res.Outcome, o.res.Reasons)
+		}
+		if c := o.check("expected_exit"); c == nil || !c.OK {
+			t.Fatalf("repeat %d: expected_exit check %+v", i+1, c)
+		}
+	}
+}
+
+// TestExpectExit covers the endings app.expect_exit decides: an app that
+// exits as expected passes and its checks still run afterwards; one that
+// keeps running, or exits with another code, fails the run.
+func TestExpectExit(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "zenity", "openbox")
+	cases := []struct {
+		name, command, steps string
+		verdict, outcome     string
+		evidence             string
+	}{
+		{name: "exits and is checked after", command: "[sh, -c, 'zenity --question --text=Go; echo $? > answer.txt']",
+			steps:   "  - observe_screen: {}\n  - press_key: Return\n  - wait_while: answering\n  - answered: {}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, evidence: "exited with status 0"},
+		{name: "keeps running", command: "[zenity, --info, --text=Stay]",
+			steps:   "  - observe_screen: {}\n",
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted, evidence: "still running 1s after the last step"},
+		{name: "exits with another code", command: "[zenity, --question, --text=No]",
+			steps:   "  - observe_screen: {}\n  - press_key: Escape\n",
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, evidence: "expects exit codes [0]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			o := scriptRun(t, scriptRunSpec{scenario: `name: expect exit
+app:
+  command: ` + c.command + `
+  window: {class: zenity}
+  expect_exit: {codes: [0], within_s: 1}
+wait_conditions:
+  answering: {file_missing: answer.txt, timeout_s: 10}
+tools:
+  answered:
+    run: shell
+    command: grep -qx 0 answer.txt
+steps:
+` + c.steps})
+			o.want(t, c.verdict, c.outcome)
+			ch := o.check("expected_exit")
+			if ch == nil || !strings.Contains(ch.Evidence, c.evidence) {
+				t.Errorf("expected_exit check %+v, want evidence with %q", ch, c.evidence)
+			}
+		})
+	}
+}
+
+// TestSwitchWindow names a dialog the app opens: switch_window waits for
+// it and gives it the focus, so the keys typed next reach it, and a name
+// whose window never opens fails with the windows there are.
+func TestSwitchWindow(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm", "zenity", "openbox")
+	o := scriptRun(t, scriptRunSpec{scenario: `name: switch window
+app:
+  command: [xterm, -class, KasmMain, -T, kasm main, -e, sh, -c,
+    'zenity --entry --title="Kasm Prompt" --text=Name > entry.txt; exec sleep 3600']
+  window: {class: KasmMain}
+windows:
+  prompt: {title: Kasm Prompt}
+  missing: {title: Never Opens}
+provides:
+  name: Grace
+wait_conditions:
+  answering: {file_missing: entry.txt, timeout_s: 10}
+steps:
+  - switch_window: prompt
+  - observe_screen: {}
+  - type_text: name
+  - press_key: Return
+  - wait_while: answering
+  - entered: {}
+  - switch_window: missing
+tools:
+  entered:
+    run: shell
+    command: grep -qx Grace entry.txt
+`})
+	o.want(t, events.VerdictTestError, OutcomeStepError, "step 7 (switch_window)")
+	for n := 1; n <= 6; n++ {
+		if s := o.step(t, n); s.Status != events.StatusOK {
+			t.Errorf("step %d (%s): %s %s", n, s.Tool, s.Status, s.Message)
+		}
+	}
+	if msg := o.step(t, 2).Message; !strings.Contains(msg, `"Kasm Prompt" (focused)`) || !strings.Contains(msg, `"kasm main"`) {
+		t.Errorf("observe_screen does not list the app's windows with the focused one: %q", msg)
+	}
+	if msg := o.step(t, 7).Message; !strings.Contains(msg, `title containing "Never Opens"`) || !strings.Contains(msg, `"kasm main"`) {
+		t.Errorf("a missing window's failure should say what was looked for and what is open: %q", msg)
+	}
+	if !strings.Contains(strings.Join(o.rep.Tools, ","), "switch_window") {
+		t.Errorf("switch_window is not on the tool list %v", o.rep.Tools)
+	}
+}
+
+// TestIsolatedEnvironment checks what the app and the declared tools see:
+// a HOME, XDG directories, TMPDIR and a session bus of the run's own,
+// under its report directory, none of them the runtime's.
+func TestIsolatedEnvironment(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm", "openbox", "dbus-daemon")
+	vars := []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "TMPDIR"}
+	var script strings.Builder
+	for _, v := range vars {
+		script.WriteString(`echo ` + v + `=$` + v + ` >> env.txt; `)
+	}
+	script.WriteString(`echo DBUS=$DBUS_SESSION_BUS_ADDRESS >> env.txt; exec sleep 3600`)
+	o := scriptRun(t, scriptRunSpec{scenario: `name: isolated
+app:
+  command: [xterm, -class, KasmIso, -e, sh, -c, '` + script.String() + `']
+  window: {class: KasmIso}
+tools:
+  tool_home:
+    run: shell
+    command: 'echo "TOOL_HOME=$HOME" >> env.txt'
+steps:
+  - tool_home: {}
+`})
+	o.want(t, events.VerdictPass, OutcomeCompleted)
+	b, err := os.ReadFile(filepath.Join(o.info.dir, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	for _, v := range vars {
+		if !strings.HasPrefix(got[v], o.info.reportDir+"/") || got[v] == os.Getenv(v) {
+			t.Errorf("%s = %q, want a directory of the run's own under %s", v, got[v], o.info.reportDir)
+		}
+	}
+	if got["TOOL_HOME"] != got["HOME"] {
+		t.Errorf("the declared tool's HOME %q is not the app's %q", got["TOOL_HOME"], got["HOME"])
+	}
+	if got["DBUS"] == "" || got["DBUS"] == os.Getenv("DBUS_SESSION_BUS_ADDRESS") {
+		t.Errorf("DBUS_SESSION_BUS_ADDRESS = %q, want a bus of the run's own", got["DBUS"])
+	}
+	if _, err := os.Stat(filepath.Join(o.info.reportDir, "home", ".config")); err != nil {
+		t.Errorf("the run's HOME is not kept with the report: %v", err)
+	}
+}
