@@ -1,9 +1,14 @@
 package engine
 
 import (
+	"fmt"
+	"image/color"
+	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -176,5 +181,61 @@ steps:
 	}
 	if _, err := os.Stat(filepath.Join(o.info.reportDir, "home", ".config")); err != nil {
 		t.Errorf("the run's HOME is not kept with the report: %v", err)
+	}
+}
+
+// latePainter builds the test app that maps its window late and paints it
+// later still (testdata/latepaint).
+var latePainter = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "kasmrt-latepaint")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "latepaint")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/latepaint").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build latepaint: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// TestObserveAfterLatePaint observes the screen as the first step, right
+// after the window appears: the window mapped late and stayed black for
+// a second and a half before painting, and the run waited for the paint,
+// so the screen observed shows the painted window, not a black frame.
+func TestObserveAfterLatePaint(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "openbox")
+	bin, err := latePainter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := scriptRun(t, scriptRunSpec{scenario: `name: late paint
+app:
+  command: [` + bin + `]
+  env: {LATEPAINT_MAP_MS: "500", LATEPAINT_PAINT_MS: "1500"}
+  window: {class: LatePaint}
+  startup_timeout_s: 10
+steps:
+  - observe_screen: {}
+`})
+	o.want(t, events.VerdictPass, OutcomeCompleted)
+	box := o.window(t)
+	f, err := os.Open(filepath.Join(o.info.reportDir, o.step(t, 1).Screen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	colours := map[color.RGBA]bool{}
+	for y := box.Y; y < box.Y+box.H; y += 4 {
+		for x := box.X; x < box.X+box.W; x += 4 {
+			colours[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)] = true
+		}
+	}
+	if len(colours) < 2 {
+		t.Errorf("the window observed first is blank (%v): the run did not wait for it to paint", colours)
 	}
 }

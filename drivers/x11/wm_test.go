@@ -170,3 +170,52 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// TestWaitPainted waits for a window that maps black and paints only
+// later: it is ready once painted, not when mapped, and a window that
+// never paints is not ready when the time is up.
+func TestWaitPainted(t *testing.T) {
+	t.Parallel()
+	s, c := newManagedDisplay(t)
+	tc := newTestClient(t, s.Display())
+	screen := xproto.Setup(tc.x).DefaultScreen(tc.x)
+
+	id := tc.window("Late", 300, 200, 0)
+	xproto.ChangeWindowAttributes(tc.x, id, xproto.CwBackPixel, []uint32{screen.BlackPixel})
+	xproto.ClearArea(tc.x, false, id, 0, 0, 0, 0)
+	w := findWindow(t, c, WindowMatch{Title: "Late"})
+	const paintAfter = 700 * time.Millisecond
+	start := time.Now()
+	go func() {
+		time.Sleep(paintAfter)
+		gc, _ := xproto.NewGcontextId(tc.x)
+		xproto.CreateGC(tc.x, gc, xproto.Drawable(id), xproto.GcForeground, []uint32{screen.BlackPixel})
+		xproto.ChangeWindowAttributes(tc.x, id, xproto.CwBackPixel, []uint32{screen.WhitePixel})
+		xproto.ClearArea(tc.x, false, id, 0, 0, 0, 0)
+		xproto.PolyFillRectangle(tc.x, xproto.Drawable(id), gc, []xproto.Rectangle{{X: 10, Y: 10, Width: 100, Height: 20}})
+		xproto.GetInputFocus(tc.x).Reply() // flush
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	painted, err := c.WaitPainted(ctx, w, SettleOptions{Interval: 20 * time.Millisecond})
+	if err != nil || !painted {
+		t.Fatalf("WaitPainted = %v, %v", painted, err)
+	}
+	if took := time.Since(start); took < paintAfter {
+		t.Errorf("ready after %s, before the window painted (%s)", took, paintAfter)
+	}
+	pix, err := c.captureArea(w)
+	if err != nil || blank(pix) {
+		t.Errorf("the window is blank when called ready (%v)", err)
+	}
+
+	blackID := tc.window("Never", 200, 100, 0)
+	xproto.ChangeWindowAttributes(tc.x, blackID, xproto.CwBackPixel, []uint32{screen.BlackPixel})
+	xproto.ClearArea(tc.x, false, blackID, 0, 0, 0, 0)
+	never := findWindow(t, c, WindowMatch{Title: "Never"})
+	short, cancelShort := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancelShort()
+	if painted, err := c.WaitPainted(short, never, SettleOptions{Interval: 20 * time.Millisecond}); painted || err != nil {
+		t.Errorf("a window that never paints: WaitPainted = %v, %v; want false, nil", painted, err)
+	}
+}
