@@ -722,6 +722,10 @@ func (v *validator) step(i int, st *Step, catalog map[string]ToolSpec, o *Operat
 	if spec.Presence == ModelEndpoint && !o.HasModel() || st.Tool == "check_expectation" && !o.HasModel() {
 		v.fail(st.Pos, "step %d: %s needs a model: set %s or model.endpoint", i+1, st.Tool, EnvVisionEndpoint)
 	}
+	if spec.Presence == Windows && len(spec.Params[0].Enum) == 0 {
+		v.fail(st.Pos, "step %d: %s acts on a window the scenario names: declare it under windows:", i+1, st.Tool)
+		return
+	}
 	if st.scalar != nil {
 		req := spec.Required()
 		if len(req) != 1 {

@@ -47,6 +47,24 @@ func TestEmitPolicy(t *testing.T) {
 	}
 }
 
+// TestWindowsInUpdate lists the application's windows in the update, and
+// a change of windows (a dialog opening) is news under on_change.
+func TestWindowsInUpdate(t *testing.T) {
+	t.Parallel()
+	m := New(EmitOnChange, 3)
+	m.SetWindows(`"Untitled - Mousepad" (focused)`)
+	if upd := m.EnvironmentUpdate(); !strings.Contains(upd, "Application windows (top first): \"Untitled - Mousepad\" (focused).") {
+		t.Errorf("update without the windows:\n%s", upd)
+	}
+	if upd := m.EnvironmentUpdate(); upd != "" {
+		t.Errorf("unchanged windows emitted again:\n%s", upd)
+	}
+	m.SetWindows(`"Save As" (focused), "Untitled - Mousepad"`)
+	if upd := m.EnvironmentUpdate(); !strings.Contains(upd, `"Save As" (focused)`) {
+		t.Errorf("a new dialog is not news:\n%s", upd)
+	}
+}
+
 func TestContextKeepsNewestImages(t *testing.T) {
 	t.Parallel()
 	m := New(EmitAlways, 2)
