@@ -87,18 +87,20 @@ func (s *runState) windowTitles() string {
 	return strings.Join(parts, ", ")
 }
 
-// focusForInput makes sure input reaches the application. Input goes to
-// the app's focused window, so a dialog it opened gets the keys; only when
-// no window of the app has the focus does the current window (the one
-// switch_window chose, or the startup window) get it.
+// focusForInput makes sure input reaches the application. While the
+// window switch_window chose is open, input goes to it. Otherwise it goes
+// to the app's focused window, so a dialog the app opened gets the keys;
+// only when no window of the app has the focus does the startup window get
+// it.
 func (s *runState) focusForInput() {
 	if !s.hasWin {
 		return
 	}
-	if w, ok, err := s.desk.FocusedWindow(); err == nil && ok && s.isAppWindow(w) {
+	target := s.currentWindow()
+	w, ok, err := s.desk.FocusedWindow()
+	if err == nil && ok && (w.ID == target.ID || !s.hasTarget && s.isAppWindow(w)) {
 		return
 	}
-	target := s.currentWindow()
 	if err := s.desk.Focus(target); err != nil && !errors.Is(err, x11.ErrWindowGone) {
 		s.log("focus the application window: %v", err)
 	}

@@ -130,7 +130,7 @@ type Budget struct {
 
 // Check is one deterministic check's result.
 type Check struct {
-	Name     string `json:"name"` // process_alive | window_present | fatal_pattern
+	Name     string `json:"name"` // process_alive | window_present | fatal_pattern | expected_exit
 	OK       bool   `json:"ok"`
 	Evidence string `json:"evidence,omitempty"`
 }
