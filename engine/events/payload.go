@@ -159,7 +159,7 @@ func (p RunStarted) redacted(r func(string) string) Payload {
 }
 
 func (p SessionStarted) redacted(r func(string) string) Payload {
-	p.Display = r(p.Display)
+	p.Display, p.WindowManager = r(p.Display), r(p.WindowManager)
 	return p
 }
 
