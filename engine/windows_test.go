@@ -239,3 +239,40 @@ steps:
 		t.Errorf("the window observed first is blank (%v): the run did not wait for it to paint", colours)
 	}
 }
+
+// TestSessionHomeOverride keeps one HOME across runs with session.home:
+// the second run finds what the first left there, and with isolate: false
+// the app and its tools have the runtime's own HOME.
+func TestSessionHomeOverride(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "xterm", "openbox", "dbus-daemon")
+	home := t.TempDir()
+	const scenario = `name: shared home
+app:
+  command: [xterm, -class, KasmHome]
+  window: {class: KasmHome}
+tools:
+  leave_mark:
+    run: shell
+    command: 'touch "$HOME/mark"'
+  mark_seen:
+    run: shell
+    command: 'test -e "$HOME/mark"'
+  tell_home:
+    run: shell
+    command: 'echo "$HOME" > home.txt'
+`
+	shared := "session:\n  home: " + home + "\n"
+	scriptRun(t, scriptRunSpec{scenario: scenario + "steps:\n  - leave_mark: {}\n", operator: shared})
+	o := scriptRun(t, scriptRunSpec{scenario: scenario + "steps:\n  - mark_seen: {}\n", operator: shared})
+	o.want(t, events.VerdictPass, OutcomeCompleted)
+
+	o = scriptRun(t, scriptRunSpec{scenario: scenario + "steps:\n  - tell_home: {}\n", operator: "session:\n  isolate: false\n"})
+	b, err := os.ReadFile(filepath.Join(o.info.dir, "home.txt"))
+	if want, _ := os.UserHomeDir(); err != nil || strings.TrimSpace(string(b)) != want {
+		t.Errorf("with isolate: false the tool's HOME is %q (%v), want the runtime's %q", b, err, want)
+	}
+	if _, err := os.Stat(filepath.Join(o.info.reportDir, "home")); !os.IsNotExist(err) {
+		t.Errorf("with isolate: false the run still made a home (%v)", err)
+	}
+}
