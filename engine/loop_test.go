@@ -923,8 +923,9 @@ func TestLoopMemory(t *testing.T) {
 			}
 			second := loopLastText(r.reqs[1])
 			if !strings.Contains(second, "The screen is tool_generated_image_1.") || !strings.Contains(second, "Environment Update") ||
-				!strings.Contains(second, "- tool_generated_image_1: screen screens/") {
-				t.Errorf("turn 2 lacks the handle or the Environment Update:\n%s", second)
+				!strings.Contains(second, "- tool_generated_image_1: screen screens/") ||
+				!strings.Contains(second, "Application windows (top first): \"") {
+				t.Errorf("turn 2 lacks the handle, the Environment Update or the app's windows:\n%s", second)
 			}
 			// Identical screens share a handle, so how many handles there
 			// are depends on how fast xterm echoed each key; the newest must
