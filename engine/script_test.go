@@ -579,37 +579,53 @@ tools:
 
 // BenchmarkScriptRun measures a whole scripted run end to end: Xvfb up,
 // xterm launched and found, three steps with their settled captures, the
-// final checks, everything stopped and the report written.
+// final checks, everything stopped and the report written. "desktop" is
+// the default session (window manager, isolated home and session bus);
+// "bare" turns both off, to show what they cost.
 func BenchmarkScriptRun(b *testing.B) {
 	for _, bin := range []string{"Xvfb", "xterm"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			b.Skipf("%s is not installed", bin)
 		}
 	}
-	dir := b.TempDir()
-	path := filepath.Join(dir, "scenario.yaml")
-	scenario := `name: bench` + scriptXtermPlain + `steps:
+	for _, c := range []struct{ name, operator string }{
+		{"desktop", ""},
+		{"bare", "session:\n  window_manager: none\n  isolate: false\n"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			path := filepath.Join(dir, "scenario.yaml")
+			scenario := `name: bench` + scriptXtermPlain + `steps:
   - observe_screen: {}
   - press_key: a
   - observe_screen: {}
 `
-	if err := os.WriteFile(path, []byte(scenario), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	files, err := scenarios.Load(path, "", func(string) (string, bool) { return "", false })
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := range b.N {
-		r, err := New(files, Options{ReportDir: filepath.Join(dir, fmt.Sprintf("report-%d", i)), Display: "-",
-			Getenv: func(string) string { return "" }})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := r.Run(context.Background())
-		if err != nil || res.Verdict != events.VerdictPass {
-			b.Fatalf("run %d: %v %+v", i, err, res)
-		}
+			if err := os.WriteFile(path, []byte(scenario), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			opPath := ""
+			if c.operator != "" {
+				opPath = filepath.Join(dir, "operator.yaml")
+				if err := os.WriteFile(opPath, []byte(c.operator), 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
+			files, err := scenarios.Load(path, opPath, func(string) (string, bool) { return "", false })
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				r, err := New(files, Options{ReportDir: filepath.Join(dir, fmt.Sprintf("report-%d", i)), Display: "-",
+					Getenv: func(string) string { return "" }})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := r.Run(context.Background())
+				if err != nil || res.Verdict != events.VerdictPass {
+					b.Fatalf("run %d: %v %+v", i, err, res)
+				}
+			}
+		})
 	}
 }

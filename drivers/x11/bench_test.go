@@ -200,3 +200,23 @@ func BenchmarkClickSettled(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkStartSession measures an embedded session's start and stop,
+// bare and with the window manager (until it manages windows).
+func BenchmarkStartSession(b *testing.B) {
+	for _, wm := range []string{WindowManagerNone, WindowManagerOpenbox} {
+		b.Run(wm, func(b *testing.B) {
+			needTool(b, "Xvfb")
+			if wm == WindowManagerOpenbox {
+				needTool(b, "openbox")
+			}
+			timed(b, func(int) error {
+				s, err := StartSession(context.Background(), SessionOptions{WindowManager: wm})
+				if err != nil {
+					return err
+				}
+				return s.Close()
+			})
+		})
+	}
+}
