@@ -24,15 +24,15 @@ func (s *runState) windowManager() string {
 }
 
 // isAppWindow reports whether w belongs to the application: the window
-// found at startup, one whose _NET_WM_PID is the app or a descendant, or
-// one with the same WM_CLASS as the startup window (for clients that do
-// not set a pid).
+// found at startup, one whose _NET_WM_PID is the app or a descendant, or,
+// for a client that sets no pid (Xt apps), one with the startup window's
+// WM_CLASS.
 func (s *runState) isAppWindow(w x11.Window) bool {
-	if s.hasWin && w.ID == s.win.ID {
+	switch {
+	case s.hasWin && w.ID == s.win.ID:
 		return true
-	}
-	if s.app != nil && w.PID != 0 && (x11.WindowMatch{PID: s.app.PID(), IncludeHidden: true}).Matches(w) {
-		return true
+	case w.PID != 0:
+		return s.app != nil && (x11.WindowMatch{PID: s.app.PID(), IncludeHidden: true}).Matches(w)
 	}
 	return s.hasWin && w.Class != "" && w.Class == s.win.Class && w.Instance == s.win.Instance
 }
@@ -256,7 +256,7 @@ func (s *runState) exitedAsExpected() bool {
 // allows, once the steps or the loop are done.
 func (s *runState) awaitExpectedExit(ctx context.Context) {
 	e := s.expectExit()
-	if e == nil || s.app == nil || s.end != nil && s.end.outcome != OutcomeCompleted {
+	if e == nil || s.app == nil || s.end != nil {
 		return
 	}
 	within := time.Duration(e.WithinS * float64(time.Second))
@@ -305,6 +305,7 @@ func (s *runState) waitReady(ctx context.Context) {
 	op := s.files.Operator.Runner
 	painted, err := s.desk.WaitPainted(ctx, s.win, x11.SettleOptions{
 		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
+		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
 	})
 	switch {
 	case err != nil && ctx.Err() == nil:
