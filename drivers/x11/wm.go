@@ -64,6 +64,9 @@ type windowManager struct {
 	done   chan struct{}
 	dir    string // its configuration and home, removed on stop
 	stderr *tailBuffer
+	// probeConn is the connection that made the readiness probe, open
+	// until stop (see waitManaging).
+	probeConn *xgb.Conn
 }
 
 // wmStartTimeout bounds how long the window manager may take to take over
@@ -95,7 +98,9 @@ func startWindowManager(ctx context.Context, name, display string) (*windowManag
 	cmd.Env = []string{"DISPLAY=" + display, "HOME=" + dir, "XDG_CONFIG_HOME=" + dir,
 		"XDG_CACHE_HOME=" + dir, "XDG_DATA_HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Like the server, it dies with the runtime if the runtime is killed
+	// before it can stop it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Start(); err != nil {
@@ -123,7 +128,12 @@ func (wm *windowManager) waitManaging(ctx context.Context, display string) error
 	if err != nil {
 		return fmt.Errorf("start the window manager: connect to %s: %w", display, err)
 	}
-	defer x.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			x.Close()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, wmStartTimeout)
 	defer cancel()
 	screen := xproto.Setup(x).DefaultScreen(x)
@@ -139,7 +149,6 @@ func (wm *windowManager) waitManaging(ctx context.Context, display string) error
 		xproto.WindowClassInputOnly, 0, 0, nil).Check(); err != nil {
 		return fmt.Errorf("start the window manager: create a probe window: %w", err)
 	}
-	defer xproto.DestroyWindow(x, probe)
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	announced := false
@@ -156,6 +165,13 @@ func (wm *windowManager) waitManaging(ctx context.Context, display string) error
 				return fmt.Errorf("start the window manager: watch the probe window: %w", err)
 			}
 			if tree.Parent != screen.Root {
+				// The connection stays open until the manager stops: a
+				// closed one's window IDs go to the next client, and
+				// openbox, unmanaging the destroyed probe late, would
+				// move and resize a new window with the same ID to the
+				// probe's 1x1.
+				xproto.DestroyWindow(x, probe)
+				wm.probeConn, keep = x, true
 				return nil
 			}
 			// A map request the manager dropped while starting is sent
@@ -189,6 +205,9 @@ func (wm *windowManager) stop() error {
 	case <-time.After(time.Second):
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-wm.done
+	}
+	if wm.probeConn != nil {
+		wm.probeConn.Close()
 	}
 	if err := os.RemoveAll(wm.dir); err != nil && stopErr == nil {
 		stopErr = fmt.Errorf("stop the window manager: %w", err)

@@ -110,6 +110,11 @@ func TestWindowManagerPlacesAndFocuses(t *testing.T) {
 
 	mainID := tc.window("Main", 400, 300, 0)
 	main := findWindow(t, c, WindowMatch{Title: "Main"})
+	// The first client of a session gets the window IDs of a closed
+	// connection; the manager must not confuse them with its probe's.
+	if main.Width != 400 || main.Height != 300 {
+		t.Errorf("main window is %dx%d, want the 400x300 it asked for", main.Width, main.Height)
+	}
 	if !inside(main) {
 		t.Errorf("main window at %d,%d %dx%d is not inside the %dx%d screen", main.X, main.Y, main.Width, main.Height, sw, sh)
 	}
