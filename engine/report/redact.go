@@ -102,6 +102,6 @@ func (r Report) Redacted(redact func(string) string) Report {
 		}
 		r.Browser = &b
 	}
-	r.Session.Display = redact(r.Session.Display)
+	r.Session.Display, r.Session.WindowManager = redact(r.Session.Display), redact(r.Session.WindowManager)
 	return r
 }
