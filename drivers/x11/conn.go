@@ -50,6 +50,8 @@ type Conn struct {
 // atoms are the interned property names Windows reads.
 type atoms struct {
 	netWMPID, netWMName, utf8String, wmClass, wmName xproto.Atom
+	// netWMCheck names the window a window manager announces itself with.
+	netWMCheck xproto.Atom
 }
 
 // Dial connects to display (":99"), checks for XTEST and reads the root
@@ -83,7 +85,7 @@ func Dial(display string) (*Conn, error) {
 }
 
 func (c *Conn) internAtoms() error {
-	names := []string{"_NET_WM_PID", "_NET_WM_NAME", "UTF8_STRING"}
+	names := []string{"_NET_WM_PID", "_NET_WM_NAME", "UTF8_STRING", "_NET_SUPPORTING_WM_CHECK"}
 	cookies := make([]xproto.InternAtomCookie, len(names))
 	for i, n := range names {
 		cookies[i] = xproto.InternAtom(c.x, false, uint16(len(n)), n)
@@ -98,7 +100,7 @@ func (c *Conn) internAtoms() error {
 	}
 	c.atoms = atoms{
 		netWMPID: got[0], netWMName: got[1], utf8String: got[2],
-		wmClass: xproto.AtomWmClass, wmName: xproto.AtomWmName,
+		wmClass: xproto.AtomWmClass, wmName: xproto.AtomWmName, netWMCheck: got[3],
 	}
 	return nil
 }

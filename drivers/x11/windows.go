@@ -44,12 +44,16 @@ func (w Window) Center() (x, y int) { return w.X + w.Width/2, w.Y + w.Height/2 }
 // Windows lists the application windows, bottom of the stack first:
 // root's children, or, for a child without WM_CLASS, its descendants that
 // have one, as a window manager's frames and toolkits that reparent into
-// a wrapper window leave them.
+// a wrapper window leave them. The window manager's own windows (its
+// announcement window, its popups) are not listed.
 func (c *Conn) Windows() ([]Window, error) {
-	tree, err := xproto.QueryTree(c.x, c.root).Reply()
+	treeC := xproto.QueryTree(c.x, c.root)
+	checkC := xproto.GetProperty(c.x, false, c.root, c.atoms.netWMCheck, xproto.AtomWindow, 0, 1)
+	tree, err := treeC.Reply()
 	if err != nil {
 		return nil, fmt.Errorf("list windows: %w", err)
 	}
+	wmOwns := c.windowManagerOwns(checkC)
 	var out []Window
 	for _, id := range tree.Children {
 		w, err := c.describe(id)
@@ -60,12 +64,27 @@ func (c *Conn) Windows() ([]Window, error) {
 			return nil, fmt.Errorf("list windows: %w", err)
 		}
 		if w.Class != "" || w.Instance != "" || w.Title != "" || w.PID != 0 {
-			out = append(out, w)
+			if !wmOwns(id) {
+				out = append(out, w)
+			}
 			continue
 		}
 		out = append(out, c.clientsBelow(id, 2)...)
 	}
 	return out, nil
+}
+
+// windowManagerOwns returns a test for windows the window manager created:
+// those from the same client as the window it announces itself with, told
+// by the client's part of the window ID. Without a manager it owns none.
+func (c *Conn) windowManagerOwns(check xproto.GetPropertyCookie) func(xproto.Window) bool {
+	r, err := check.Reply()
+	if err != nil || r.Format != 32 || len(r.Value) < 4 {
+		return func(xproto.Window) bool { return false }
+	}
+	mask := xproto.Window(xproto.Setup(c.x).ResourceIdMask)
+	base := xproto.Window(xgb.Get32(r.Value)) &^ mask
+	return func(id xproto.Window) bool { return id&^mask == base }
 }
 
 // clientsBelow finds descendants of id, depth levels down at most, that

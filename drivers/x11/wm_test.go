@@ -224,3 +224,21 @@ func TestWaitPainted(t *testing.T) {
 		t.Errorf("a window that never paints: WaitPainted = %v, %v; want false, nil", painted, err)
 	}
 }
+
+// TestWindowsLeaveOutTheManager lists the application's windows under the
+// window manager: its clients inside their frames, never the manager's
+// own announcement window or popups.
+func TestWindowsLeaveOutTheManager(t *testing.T) {
+	t.Parallel()
+	s, c := newManagedDisplay(t)
+	tc := newTestClient(t, s.Display())
+	tc.window("Client", 200, 100, 0)
+	findWindow(t, c, WindowMatch{Title: "Client"})
+	ws, err := c.Windows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 1 || ws[0].Title != "Client" {
+		t.Errorf("Windows() = %+v, want only the client", ws)
+	}
+}
