@@ -13,13 +13,20 @@ import (
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
-// checkPoll is how often a check that does not hold yet is tried again.
-const checkPoll = 100 * time.Millisecond
+// checkPoll is how often a check that does not hold yet is tried again;
+// a11yWalkTimeout bounds one reading of the app's accessible controls.
+const (
+	checkPoll       = 100 * time.Millisecond
+	a11yWalkTimeout = 5 * time.Second
+)
 
 // errCannotCheck marks a check the run cannot evaluate at all (no window,
 // no browser tab, no accessible controls): the scenario asked for
 // something this run cannot see, which is a test error, not the app's.
 var errCannotCheck = errors.New("cannot check")
+
+// errNotHeld says a check did not hold within its bound.
+var errNotHeld = errors.New("did not hold")
 
 // probe is one check of a step's expect:, tried until it holds or its
 // time is up. Its try returns whether the check holds and, either way, what
@@ -46,12 +53,12 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 			r := failed(failResolution, "cannot check that %s: %s", p.what, seen)
 			r.screen = done.screen
 			return r
-		case ctx.Err() != nil:
+		case !errors.Is(err, errNotHeld):
 			r := failed(failResolution, "interrupted while checking that %s: %v", p.what, context.Cause(ctx))
 			r.screen = done.screen
 			return r
 		}
-		r := failed(failAssertion, "expected %s within %s; %s", p.what, p.within, seen)
+		r := failed(failAssertion, "expected %s (within %s); found %s", p.what, p.within, seen)
 		r.screen = done.screen
 		return r
 	}
@@ -64,29 +71,37 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 }
 
 // await tries p until it holds, its bound passes or ctx ends, and returns
-// what it saw last. A nil error means the check held.
+// what it saw last. A nil error means the check held. A try that starts
+// before the bound runs to its end (each bounds its own calls), so a slow
+// answer near the bound is still an answer, not a timeout.
 func (s *runState) await(ctx context.Context, p probe) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.within)
-	defer cancel()
+	deadline := time.Now().Add(p.within)
 	seen := "nothing was seen"
 	for {
 		holds, now, err := p.try(ctx)
 		if now != "" {
 			seen = now
 		}
-		if errors.Is(err, errCannotCheck) {
+		switch {
+		case errors.Is(err, errCannotCheck):
+			if now == "" {
+				seen = strings.TrimPrefix(err.Error(), errCannotCheck.Error()+": ")
+			}
 			return seen, err
-		}
-		if holds && err == nil {
+		case holds && err == nil:
 			return seen, nil
-		}
-		if err != nil && ctx.Err() == nil {
+		case ctx.Err() != nil:
+			return seen, ctx.Err()
+		case err != nil:
 			seen = err.Error()
+		}
+		if !time.Now().Before(deadline) {
+			return seen, errNotHeld
 		}
 		select {
 		case <-ctx.Done():
 			return seen, ctx.Err()
-		case <-time.After(checkPoll):
+		case <-time.After(min(checkPoll, time.Until(deadline))):
 		}
 	}
 }
@@ -131,7 +146,7 @@ func (s *runState) titleProbe(t *scenarios.TitleCheck, within time.Duration) pro
 		if err != nil {
 			return false, "the application window is gone", nil
 		}
-		seen := fmt.Sprintf("the title is %q", s.r.Redact(w.Title))
+		seen := fmt.Sprintf("the title %q", s.r.Redact(w.Title))
 		if t.Contains != "" {
 			return strings.Contains(w.Title, t.Contains), seen, nil
 		}
@@ -159,7 +174,7 @@ func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within ti
 	if c.Count != nil {
 		want = append(want, fmt.Sprintf("%d matches", *c.Count))
 	}
-	return probe{what: fmt.Sprintf("%s is %s", name, strings.Join(want, ", ")), within: within,
+	return probe{what: fmt.Sprintf("cdp target %s: %s", name, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
 			if s.web == nil {
 				return false, "no browser tab is attached", errCannotCheck
@@ -192,11 +207,17 @@ func elementHolds(c scenarios.ElementCheck, st cdp.ElementState) bool {
 	if needsElement && !st.Found {
 		return false
 	}
+	text := normalizeSpace(st.Text)
 	return (c.Visible == nil || *c.Visible == st.Visible) &&
-		(c.Text == nil || *c.Text == st.Text) &&
-		(c.TextContains == "" || strings.Contains(st.Text, c.TextContains)) &&
+		(c.Text == nil || normalizeSpace(*c.Text) == text) &&
+		(c.TextContains == "" || strings.Contains(text, normalizeSpace(c.TextContains))) &&
 		(c.Value == nil || *c.Value == st.Value)
 }
+
+// normalizeSpace collapses every run of white space (line breaks, tabs,
+// the no-break spaces HTML generators put in headings) into one space, so
+// a check reads as the page looks.
+func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func describeCount(desc string, st cdp.ElementState) string {
 	if st.Count == 1 {
@@ -218,7 +239,7 @@ func (s *runState) controlProbe(name string, c scenarios.ControlCheck, within ti
 	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
 		controls, err := s.accessibleControls(ctx)
 		if err != nil {
-			return false, err.Error(), errCannotCheck
+			return false, "", err
 		}
 		ctl, err := atspi.FindControl(controls, name)
 		var nf *atspi.NotFoundError
@@ -253,7 +274,7 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 			}
 			controls, err := s.accessibleControls(ctx)
 			if err != nil {
-				return false, err.Error(), errCannotCheck
+				return false, "", err
 			}
 			ctl, found := atspi.ControlAt(controls, image.Pt(p.X, p.Y))
 			if !found {
@@ -266,11 +287,15 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 		}}
 }
 
-// accessibleControls lists the application's named controls now.
+// accessibleControls lists the application's named controls now. An app
+// that published none at launch cannot be asked (errCannotCheck); a walk
+// that fails is worth another try.
 func (s *runState) accessibleControls(ctx context.Context) ([]atspi.Control, error) {
 	if s.a11y == nil || !s.a11y.found {
-		return nil, errors.New("the application publishes no accessible controls (see the accessibility line of the run's log)")
+		return nil, fmt.Errorf("%w: the application publishes no accessible controls (see the accessibility line of the run's log)", errCannotCheck)
 	}
+	ctx, cancel := context.WithTimeout(ctx, a11yWalkTimeout)
+	defer cancel()
 	controls, err := s.a11y.app.Controls(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the application's accessible controls: %w", err)
