@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
 
 // checksExample returns an example scenario's text.
@@ -257,4 +259,46 @@ func TestExpectControlsWithoutAccessibility(t *testing.T) {
 	o := scriptRun(t, scriptRunSpec{scenario: "name: no controls" + checksTitleApp +
 		"steps:\n  - expect: {controls: {OK: {enabled: true}}}\n"})
 	o.want(t, events.VerdictTestError, OutcomeStepError, `cannot check that the control "OK" is enabled`)
+}
+
+// TestNavigateGoalRun: the model opens pages by the names the scenario
+// declares; a URL of its own is not one of them and is refused as a
+// malformed call, so nothing is opened.
+func TestNavigateGoalRun(t *testing.T) {
+	browserNeed(t)
+	if _, err := os.Stat(checksDocsRoot + "/index.html"); err != nil {
+		t.Skipf("the aptitude-doc-en package is not installed (scripts/setup.sh installs it): %v", err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(checksDocsRoot)))
+	t.Cleanup(srv.Close)
+	r := loopRun(t, loopCase{
+		scenario: `name: manual goal
+browser:
+  start_url: ` + srv.URL + `/index.html
+  headless: true
+cdp_urls:
+  faq: ch03.html
+  credits: ch04.html
+goal: Open the FAQ.
+`,
+		script: []modeltest.Exchange{
+			modeltest.Call("cdp_navigate", `{"target": "http://example.com/"}`),
+			modeltest.Call("cdp_navigate", `{"target": "faq"}`),
+			modeltest.Call("cdp_url", `{}`),
+			modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the FAQ is open"}`),
+		},
+	})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 1)
+	loopWantSteps(t, r.rep,
+		loopStep{"cdp_navigate", events.StatusMalformed, `cdp_navigate.target: "http://example.com/" is not one of credits, faq`},
+		loopStep{"cdp_navigate", events.StatusOK, "opened faq (" + srv.URL + "/ch03.html)"},
+		loopStep{"cdp_url", events.StatusOK, srv.URL + "/ch03.html"},
+		loopStep{"record_verdict", events.StatusOK, "recorded goal-met"},
+	)
+	if !strings.Contains(string(r.reqs[0].Raw), `"enum":["credits","faq"]`) || !slices.Contains(r.reqs[0].ToolNames(), "cdp_navigate") {
+		t.Errorf("the model's tool list does not offer cdp_navigate with the declared names only: %s", r.reqs[0])
+	}
+	if slices.Contains(r.reqs[0].ToolNames(), "expect") {
+		t.Error("the model was offered the scripted-only expect tool")
+	}
 }
