@@ -10,14 +10,17 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/ocr"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // checkPoll is how often a check that does not hold yet is tried again;
-// a11yWalkTimeout bounds one reading of the app's accessible controls.
+// a11yWalkTimeout and ocrTimeout bound one reading of the app's
+// accessible controls and of the text on screen.
 const (
 	checkPoll       = 100 * time.Millisecond
 	a11yWalkTimeout = 5 * time.Second
+	ocrTimeout      = 20 * time.Second
 )
 
 // errCannotCheck marks a check the run cannot evaluate at all (no window,
@@ -115,6 +118,9 @@ func (s *runState) probes(e *scenarios.Expect) []probe {
 	if t := e.WindowTitle; t != nil {
 		out = append(out, s.titleProbe(t, within(t.Within)))
 	}
+	if t := e.ScreenText; t != nil {
+		out = append(out, s.screenTextProbe(t, within(t.Within)))
+	}
 	for _, name := range sortedKeys(e.CDP) {
 		c := e.CDP[name]
 		out = append(out, s.elementProbe(name, c, within(c.Within)))
@@ -152,6 +158,63 @@ func (s *runState) titleProbe(t *scenarios.TitleCheck, within time.Duration) pro
 		}
 		return w.Title == t.Equals, seen, nil
 	}}
+}
+
+// maxScreenTextQuote bounds how much of the text read a message quotes.
+const maxScreenTextQuote = 300
+
+func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Duration) probe {
+	want := normalizeSpace(t.Contains)
+	return probe{what: fmt.Sprintf("the screen shows %q", want), within: within,
+		try: func(ctx context.Context) (bool, string, error) {
+			img, err := s.windowImage(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
+			defer cancel()
+			text, err := ocr.Text(ctx, img)
+			if errors.Is(err, ocr.ErrNotInstalled) {
+				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
+			}
+			if err != nil {
+				return false, "", err
+			}
+			read := normalizeSpace(text)
+			// Redact before quoting: the screen may show a typed secret.
+			seen := fmt.Sprintf("the text read %q", truncate(s.r.Redact(read), maxScreenTextQuote))
+			if read == "" {
+				seen = "no text on screen"
+			}
+			return strings.Contains(read, want), seen, nil
+		}}
+}
+
+// windowImage captures the application window's part of the screen (the
+// page, when the page is the screen; the whole screen without a window).
+func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
+	if s.web.pageIsTheScreen() {
+		return s.web.screenshot(ctx)
+	}
+	if s.desk == nil {
+		return nil, fmt.Errorf("%w: there is no screen to read", errCannotCheck)
+	}
+	img, err := s.desk.Capture(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("capture the screen: %w", err)
+	}
+	if !s.hasWin {
+		return img, nil
+	}
+	w, err := s.desk.Window(s.win.ID)
+	if err != nil {
+		return img, nil
+	}
+	area := image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(img.Bounds())
+	if area.Empty() {
+		return img, nil
+	}
+	return img.SubImage(area), nil
 }
 
 func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within time.Duration) probe {

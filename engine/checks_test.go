@@ -302,3 +302,35 @@ goal: Open the FAQ.
 		t.Error("the model was offered the scripted-only expect tool")
 	}
 }
+
+// TestExpectScreenText reads the text on screen with tesseract: the xterm
+// example's greeting is found after Return, and a text that never shows
+// fails the step with what was read.
+func TestExpectScreenText(t *testing.T) {
+	scriptNeed(t, "xterm", "tesseract")
+	example := checksExample(t, "xterm-greeting.yaml")
+	cases := []struct {
+		name, scenario   string
+		verdict, outcome string
+		message          string
+	}{
+		{"example", example, events.VerdictPass, OutcomeCompleted, `the screen shows "Hello, Ada Lovelace!"`},
+		{"text never shows", strings.Replace(example, `screen_text: {contains: "Hello, Ada Lovelace!"}`,
+			`screen_text: {contains: "Goodbye, Ada", within_s: 2}`, 1),
+			events.VerdictAppFailed, OutcomeStepFailed, `expected the screen shows "Goodbye, Ada" (within 2s); found the text read "`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := scriptRun(t, scriptRunSpec{scenario: tc.scenario, env: map[string]string{"KASM_DEMO_DIR": t.TempDir()}})
+			o.want(t, tc.verdict, tc.outcome)
+			found := false
+			for _, st := range o.rep.Steps {
+				found = found || strings.Contains(st.Message, tc.message)
+			}
+			if !found {
+				t.Errorf("no step message has %q: %+v", tc.message, o.rep.Steps)
+			}
+		})
+	}
+}

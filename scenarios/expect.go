@@ -21,13 +21,15 @@ const ExpectTool = "expect"
 // Expect is what a scripted step expects once its tool has run. Every
 // check must hold within its time bound (within_s, default 5 s), or the
 // step fails and the run ends app-failed. Checks are tried in a fixed
-// order: the window title, page elements, accessible controls, the
-// controls at click targets, then the exit code.
+// order: the window title, the text on screen, page elements, accessible
+// controls, the controls at click targets, then the exit code.
 type Expect struct {
 	Pos Pos `yaml:"-"`
 	// Within is the default bound, in seconds, for every check here.
 	Within      float64     `yaml:"within_s"`
 	WindowTitle *TitleCheck `yaml:"window_title"`
+	// ScreenText checks the text OCR reads in the application window.
+	ScreenText *ScreenTextCheck `yaml:"screen_text"`
 	// CDP checks page elements by cdp_targets name.
 	CDP map[string]ElementCheck `yaml:"cdp"`
 	// Controls checks accessible controls by accessible name.
@@ -43,6 +45,15 @@ type Expect struct {
 type TitleCheck struct {
 	Pos      Pos     `yaml:"-"`
 	Equals   string  `yaml:"equals"`
+	Contains string  `yaml:"contains"`
+	Within   float64 `yaml:"within_s"`
+}
+
+// ScreenTextCheck is a check of the text on screen, read by OCR
+// (tesseract) from the application window, or the whole screen when the
+// run has no window.
+type ScreenTextCheck struct {
+	Pos      Pos     `yaml:"-"`
 	Contains string  `yaml:"contains"`
 	Within   float64 `yaml:"within_s"`
 }
@@ -105,7 +116,7 @@ func (e *Expect) NeedsAccessibility() bool {
 
 // empty reports whether the expectation checks nothing.
 func (e *Expect) empty() bool {
-	return e.WindowTitle == nil && len(e.CDP) == 0 && len(e.Controls) == 0 && len(e.ClickTargets) == 0 && e.ExitCode == nil
+	return e.WindowTitle == nil && e.ScreenText == nil && len(e.CDP) == 0 && len(e.Controls) == 0 && len(e.ClickTargets) == 0 && e.ExitCode == nil
 }
 
 // expect validates the checks of step i against the rest of the scenario.
@@ -116,7 +127,7 @@ func (v *validator) expect(i int, st *Step, s *Scenario) {
 	}
 	path := index("steps", i) + ".expect"
 	if e.empty() {
-		v.failAt(path, "step %d: expect checks nothing; give window_title, cdp, controls, click_targets or exit_code", i+1)
+		v.failAt(path, "step %d: expect checks nothing; give window_title, screen_text, cdp, controls, click_targets or exit_code", i+1)
 	}
 	within := func(p string, w float64) {
 		if w < 0 || w > MaxExpectWithinS {
@@ -129,6 +140,12 @@ func (v *validator) expect(i int, st *Step, s *Scenario) {
 			v.failAt(path+".window_title", "step %d: a window_title check gives exactly one of equals or contains", i+1)
 		}
 		within(path+".window_title", t.Within)
+	}
+	if t := e.ScreenText; t != nil {
+		if strings.TrimSpace(t.Contains) == "" {
+			v.failAt(path+".screen_text", "step %d: a screen_text check needs contains: the text that must be on screen", i+1)
+		}
+		within(path+".screen_text", t.Within)
 	}
 	if len(e.CDP) > 0 && s.Browser == nil {
 		v.failAt(path+".cdp", "step %d: cdp checks need a browser: section", i+1)
