@@ -41,16 +41,24 @@ func checksAllOK(t *testing.T, o scriptOutcome, steps int) {
 // locally; the example walks it by link, by declared URL and by checks.
 const checksDocsRoot = "/usr/share/doc/aptitude/html/en"
 
-// TestExpectDocsExample runs the multi-page browser example against the
-// real manual ten times: the same steps hold and the verdict is the same
-// every time (-short runs it once).
-func TestExpectDocsExample(t *testing.T) {
-	browserNeed(t)
+// checksDocsServer serves the manual on 127.0.0.1 with the standard
+// library's file server, as a documentation site would be.
+func checksDocsServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	if _, err := os.Stat(checksDocsRoot + "/index.html"); err != nil {
 		t.Skipf("the aptitude-doc-en package is not installed (scripts/setup.sh installs it): %v", err)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(checksDocsRoot)))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestExpectDocsExample runs the multi-page browser example against the
+// real manual ten times: the same steps hold and the verdict is the same
+// every time (-short runs it once).
+func TestExpectDocsExample(t *testing.T) {
+	browserNeed(t)
+	srv := checksDocsServer(t)
 	scenario := checksExample(t, "browser-docs.yaml")
 	repeats := 10
 	if testing.Short() {
@@ -266,11 +274,7 @@ func TestExpectControlsWithoutAccessibility(t *testing.T) {
 // malformed call, so nothing is opened.
 func TestNavigateGoalRun(t *testing.T) {
 	browserNeed(t)
-	if _, err := os.Stat(checksDocsRoot + "/index.html"); err != nil {
-		t.Skipf("the aptitude-doc-en package is not installed (scripts/setup.sh installs it): %v", err)
-	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(checksDocsRoot)))
-	t.Cleanup(srv.Close)
+	srv := checksDocsServer(t)
 	r := loopRun(t, loopCase{
 		scenario: `name: manual goal
 browser:
