@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,5 +42,30 @@ func TestCheckKeyNames(t *testing.T) {
 				t.Fatalf("problems %v, want one at k.yaml:4:17 steps[0].press_key.key saying %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestNewRefusesUnknownKeyNames: a run whose script presses a key the
+// driver does not know is refused before anything is launched, with the
+// key's position (it used to fail at that step, after the app started).
+func TestNewRefusesUnknownKeyNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "k.yaml")
+	src := "name: k\napp: {command: [xterm]}\nsteps:\n  - observe_screen: {}\n  - press_key: ctrl+nosuchkey\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := scenarios.Load(path, "", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(files, Options{ReportDir: filepath.Join(dir, "report"), Display: "-"})
+	ps, ok := scenarios.AsProblems(err)
+	if !ok || len(ps) != 1 || !strings.Contains(ps[0].Error(), `k.yaml:5:16: steps[1].press_key.key: step 2: unknown key "nosuchkey" in "ctrl+nosuchkey"`) {
+		t.Fatalf("New = %v, want the key refused at its position", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report")); !os.IsNotExist(err) {
+		t.Errorf("a refused run left a report directory (%v)", err)
 	}
 }
