@@ -45,6 +45,8 @@ type probe struct {
 // assertion (the application did not do what the scenario expects); one
 // that cannot be evaluated is a resolution failure.
 func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result) result {
+	// A failed check leaves its screen to the step's failure capture, which
+	// shows the screen as it was when the check gave up, not before.
 	var held []string
 	for _, p := range s.probes(e) {
 		seen, err := s.await(ctx, p)
@@ -53,17 +55,11 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 			held = append(held, p.what)
 			continue
 		case errors.Is(err, errCannotCheck):
-			r := failed(failResolution, "cannot check that %s: %s", p.what, seen)
-			r.screen = done.screen
-			return r
+			return failed(failResolution, "cannot check that %s: %s", p.what, seen)
 		case !errors.Is(err, errNotHeld):
-			r := failed(failResolution, "interrupted while checking that %s: %v", p.what, context.Cause(ctx))
-			r.screen = done.screen
-			return r
+			return failed(failResolution, "interrupted while checking that %s: %v", p.what, context.Cause(ctx))
 		}
-		r := failed(failAssertion, "expected %s (within %s); found %s", p.what, p.within, seen)
-		r.screen = done.screen
-		return r
+		return failed(failAssertion, "expected %s (within %s); found %s", p.what, p.within, seen)
 	}
 	msg := "checked: " + strings.Join(held, "; ")
 	if done.message != "" {
