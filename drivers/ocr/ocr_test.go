@@ -48,3 +48,25 @@ func TestTextWithoutTesseract(t *testing.T) {
 		t.Errorf("err = %v, want ErrNotInstalled", err)
 	}
 }
+
+// BenchmarkText reads the xterm demo's 1280x800 capture, the cost of one
+// try of an expect: screen_text check.
+func BenchmarkText(b *testing.B) {
+	if _, err := exec.LookPath(Command); err != nil {
+		b.Skip("tesseract is not installed")
+	}
+	f, err := os.Open("../../scenarios/examples/greeting-done.png")
+	if err != nil {
+		b.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Text(context.Background(), img); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
