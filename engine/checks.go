@@ -327,9 +327,13 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 	}
 	return probe{what: fmt.Sprintf("the control at %s is %s", target, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
+			if !s.hasWin {
+				return false, "click targets are relative to the app window, and the run has none", errCannotCheck
+			}
 			p, err := s.clickPoint(target)
 			if err != nil {
-				return false, err.Error(), errCannotCheck
+				// The window went away: no control is there any more.
+				return false, err.Error(), nil
 			}
 			controls, err := s.accessibleControls(ctx)
 			if err != nil {
