@@ -67,7 +67,9 @@ func (s *runState) accessibilityOff() (reason string, relevant bool) {
 		return "the browser is reached over the DevTools Protocol (the cdp_* tools)", false
 	}
 	relevant = sc.Goal != "" || sc.BindsAccessibles() ||
-		slices.ContainsFunc(sc.Steps, func(st scenarios.Step) bool { return st.Tool == "click_element" })
+		slices.ContainsFunc(sc.Steps, func(st scenarios.Step) bool {
+			return st.Tool == "click_element" || st.Expect.NeedsAccessibility()
+		})
 	switch {
 	case op.Session.Accessibility != nil && !*op.Session.Accessibility:
 		return "accessibility is off (session.accessibility: false)", relevant

@@ -437,6 +437,11 @@ func (s *runState) cdpTool(ctx context.Context, c call) result {
 		if err != nil {
 			return s.cdpFailure(err)
 		}
+		if !st.Found && c.Source == "script" {
+			// A script reads an element it expects to be there; the
+			// model, exploring, is told and carries on.
+			return failed(failAssertion, "%s", describeState(target, st, s.r.Redact))
+		}
 		return ok(describeState(target, st, s.r.Redact))
 	case "cdp_click":
 		target, _ := c.Args["target"].(string)
@@ -467,6 +472,8 @@ func (s *runState) cdpTool(ctx context.Context, c call) result {
 			fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))
 	case "cdp_wait":
 		return s.cdpWait(ctx, c)
+	case "cdp_navigate":
+		return s.cdpNavigate(ctx, c)
 	}
 	return failed(failResolution, "internal error: no implementation of %s", c.Tool)
 }

@@ -55,8 +55,15 @@ func TestFailedScriptStepHasScreen(t *testing.T) {
 			verdict: events.VerdictAppFailed, failing: 2,
 		},
 		{
-			name:    "unknown key",
-			steps:   "  - press_key: ctrl+nosuchkey\n",
+			name:    "expected title never shows",
+			steps:   "  - observe_screen: {}\n  - expect: {within_s: 0.3, window_title: {equals: never}}\n",
+			verdict: events.VerdictAppFailed, failing: 2,
+		},
+		{
+			// Unknown key names are refused before launch; a check the app
+			// cannot answer is a step that could not run.
+			name:    "check that cannot run",
+			steps:   "  - expect: {controls: {OK: {enabled: true}}}\n",
 			verdict: events.VerdictTestError, failing: 1,
 		},
 		{

@@ -71,10 +71,13 @@ func ModelConfig(op *scenarios.Operator, transport http.RoundTripper) (model.Con
 	return cfg, nil
 }
 
-// Check applies the checks that need the engine's knowledge (model
-// profiles and their options) to loaded files, for `kasmrt validate` and
+// Check applies the checks that need the engine's knowledge (key names,
+// model profiles and their options) to loaded files, for `kasmrt validate` and
 // before a run launches anything.
 func Check(f *scenarios.Files) error {
+	if ps := checkKeyNames(f.Scenario); len(ps) > 0 {
+		return ps
+	}
 	if !f.Operator.HasModel() {
 		return nil
 	}

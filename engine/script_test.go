@@ -235,24 +235,6 @@ steps:
 			},
 		},
 		{
-			name: "unknown key name",
-			scenario: `name: unknown key` + scriptXtermPlain + `steps:
-  - observe_screen: {}
-  - press_key: ctrl+nosuchkey
-  - observe_screen: {}
-`,
-			verdict: events.VerdictTestError, outcome: OutcomeStepError, reasons: []string{"step 2 (press_key)", "nosuchkey"},
-			more: func(t *testing.T, o scriptOutcome) {
-				s := o.step(t, 2)
-				if s.Status != events.StatusError || !strings.Contains(s.Message, "nosuchkey") {
-					t.Errorf("press_key step %s: %q", s.Status, s.Message)
-				}
-				if len(o.rep.Steps) != 2 {
-					t.Errorf("%d steps ran", len(o.rep.Steps))
-				}
-			},
-		},
-		{
 			name: "declared shell tool fails",
 			scenario: `name: tool fails` + scriptXtermPlain + `steps:
   - observe_screen: {}

@@ -118,6 +118,9 @@ type runState struct {
 	observed    bool
 	stepN       int
 
+	// expectedExit is the exit code a step's expect: saw the app end with.
+	expectedExit *int
+
 	// appOut redacts the app's and the browser's output on its way to
 	// app.log as one stream, so a secret split between reads is masked.
 	appOut *redact.Stream
@@ -478,6 +481,9 @@ func (s *runState) exitedSuccessfully() bool {
 	st := s.app.ExitStatus()
 	if st.Signal != 0 {
 		return false
+	}
+	if s.expectedExit != nil && st.Code == *s.expectedExit {
+		return true
 	}
 	for _, code := range s.files.Scenario.App.SuccessExitCodes {
 		if st.Code == code {

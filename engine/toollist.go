@@ -57,6 +57,10 @@ func present(p scenarios.Presence, f *scenarios.Files, offers Offers) bool {
 		return len(s.CDPWaits) > 0
 	case scenarios.CDPTargets:
 		return len(s.CDPTargets) > 0
+	case scenarios.CDPURLs:
+		return len(s.CDPURLs) > 0
+	case scenarios.Scripted:
+		return s.Goal == ""
 	case scenarios.WaitConditions:
 		return len(s.WaitConditions) > 0
 	case scenarios.Windows:

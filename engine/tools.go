@@ -24,6 +24,8 @@ type call struct {
 	Tool   string
 	Args   map[string]any
 	Source string // script | model
+	// Expect is what a script step expects once its tool has run.
+	Expect *scenarios.Expect
 }
 
 // Failure kinds of a tool call that did not succeed.
@@ -72,6 +74,9 @@ func (s *runState) step(ctx context.Context, c call) result {
 	if res.status == "" {
 		res = s.run(ctx, n, c)
 		s.recordObservation(s.tools[c.Tool], res)
+		if c.Expect != nil && res.status == events.StatusOK {
+			res = s.expect(ctx, c.Expect, res)
+		}
 	}
 	if ctx.Err() != nil && res.status == events.StatusOK {
 		res = failed(failResolution, "%s was interrupted: %v", c.Tool, context.Cause(ctx))
@@ -213,7 +218,9 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 		return s.clickGrounded(ctx, n, c)
 	case "click_element":
 		return s.clickElement(ctx, c)
-	case "cdp_url", "cdp_list_interactive", "cdp_click_described", "cdp_query", "cdp_click", "cdp_fill", "cdp_wait":
+	case scenarios.ExpectTool:
+		return ok("")
+	case "cdp_url", "cdp_list_interactive", "cdp_click_described", "cdp_query", "cdp_click", "cdp_fill", "cdp_wait", "cdp_navigate":
 		return s.cdpTool(ctx, c)
 	}
 	return failed(failResolution, "internal error: no implementation of %s", c.Tool)

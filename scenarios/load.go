@@ -341,6 +341,10 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 	for _, name := range sortedKeys(s.Tools) {
 		v.declaredTool(name, s.Tools[name])
 	}
+	v.cdpURLs(s)
+	for i := range s.Steps {
+		v.expect(i, &s.Steps[i], s)
+	}
 }
 
 // secretPlaces checks a secret's into: list and writes each origin in the
@@ -675,6 +679,7 @@ func crossCheck(s *Scenario, o *Operator) Problems {
 	for i := range s.Steps {
 		v.step(i, &s.Steps[i], catalog, o, disabled)
 	}
+	v.clickTargetsOnScreen(s, o)
 	ov := &validator{file: o.File, keys: nil}
 	ov.stranded(catalog, o, disabled)
 	for i := range ov.problems {

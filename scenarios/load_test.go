@@ -21,6 +21,7 @@ var exampleEnv = env(map[string]string{
 	"APP_PASSWORD":    "hunter2-secret",
 	"LOGIN_URL":       "http://127.0.0.1:8089/login",
 	"MODEL_API_KEY":   "sk-test",
+	"DOCS_URL":        "http://127.0.0.1:8090",
 })
 
 // examplePairs returns each example scenario with the operator file beside
@@ -81,6 +82,9 @@ func TestExamplesCoverEveryKey(t *testing.T) {
 	var keys []string
 	collectKeys(ScenarioSchema(), &keys)
 	collectKeys(OperatorSchema(), &keys)
+	// A step's expect: is inside the steps list, which collectKeys does
+	// not enter (the tools there are covered by the tool docs instead).
+	collectKeys(ScenarioSchema()["properties"].(map[string]any)["steps"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)[ExpectTool].(map[string]any), &keys)
 	for _, k := range keys {
 		if !seen[k] {
 			t.Errorf("no example uses the key %q", k)
@@ -95,6 +99,11 @@ func collectKeys(schema map[string]any, out *[]string) {
 		if m, ok := v.(map[string]any); ok {
 			if m["type"] == "object" && m["properties"] != nil {
 				collectKeys(m, out)
+			}
+			// A map of named entries (click_targets, expect's cdp) has
+			// its keys under additionalProperties.
+			if a, ok := m["additionalProperties"].(map[string]any); ok && a["type"] == "object" && a["properties"] != nil {
+				collectKeys(a, out)
 			}
 		}
 	}

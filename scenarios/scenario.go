@@ -43,6 +43,9 @@ type Scenario struct {
 	Windows map[string]WindowMatch  `yaml:"windows"`
 	Tools   map[string]DeclaredTool `yaml:"tools"`
 
+	// CDPURLs names the pages cdp_navigate may open.
+	CDPURLs map[string]string `yaml:"cdp_urls"`
+
 	// File is the path the scenario was loaded from and SHA256 the hex
 	// digest of its bytes, for the report.
 	File   string `yaml:"-"`
@@ -375,6 +378,9 @@ type Step struct {
 	// stored under the tool's one required argument once validated.
 	Args   map[string]any
 	ArgPos map[string]Pos
+	// Expect holds the checks the step carries, run once its tool has
+	// succeeded; a step whose tool is ExpectTool only checks.
+	Expect *Expect
 	// scalar is the shorthand value before validation assigns it a name.
 	scalar *scalarArg
 }
@@ -388,16 +394,15 @@ func (s *Step) decodeYAML(d *decoder, n *yaml.Node, path string) {
 	s.Pos = d.pos(n, path)
 	s.Args = map[string]any{}
 	s.ArgPos = map[string]Pos{}
-	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
-		d.fail(n, path, "a step is one tool call: a mapping with exactly one key, the tool's name (e.g. `- press_key: Return`)")
-		return
-	}
-	k, v := n.Content[0], d.resolve(n.Content[1], path, 2)
-	if v == nil {
+	k, v, ok := d.stepTool(s, n, path)
+	if !ok || v == nil {
 		return
 	}
 	s.Tool = k.Value
 	s.Pos = d.pos(k, path)
+	if s.Tool == ExpectTool {
+		return
+	}
 	p := join(path, s.Tool)
 	switch v.Kind {
 	case yaml.ScalarNode:

@@ -122,8 +122,16 @@ func stepSchema() map[string]any {
 		}
 		props[t.Name] = map[string]any{"description": t.Description, "anyOf": alts}
 	}
+	expect := schemaFor(reflect.TypeOf(Expect{}))
+	expect["description"] = "checks that must hold within within_s once the step's tool has run"
+	props[ExpectTool] = expect
 	return map[string]any{
-		"type": "object", "minProperties": 1, "maxProperties": 1,
+		"type": "object", "minProperties": 1, "maxProperties": 2,
+		// One tool call, or one with expect: beside it.
+		"oneOf": []any{
+			map[string]any{"maxProperties": 1},
+			map[string]any{"required": []string{ExpectTool}, "minProperties": 2},
+		},
 		"properties": props,
 		// Declared tools are named by the scenario.
 		"additionalProperties": map[string]any{"type": []string{"object", "null"}},

@@ -19,6 +19,8 @@ const (
 	WaitConditions Presence = "wait_conditions"
 	Windows        Presence = "windows"
 	Respond        Presence = "respond"
+	CDPURLs        Presence = "cdp_urls"
+	Scripted       Presence = "scripted" // scripted runs only, never the model
 	Inbox          Presence = "inbox"
 	Declared       Presence = "declared"
 )
@@ -144,7 +146,7 @@ func Catalog(s *Scenario, o *Operator) map[string]ToolSpec {
 			Params: []Param{enumOrFree("ref", "The key of a provided value.", refs)}},
 		{Name: "wait", Description: "Wait a number of seconds for the application.", Presence: Always, ChangesScreen: true, Holds: true,
 			Params: []Param{{Name: "seconds", Type: "number", Description: "Seconds to wait.", Required: true, Min: ptr(0), Max: ptr(o.Runner.WaitToolMaxS)}}},
-		{Name: "check_expectation", Description: "Ask the vision judge whether the current screen meets an expectation; answers true, false or unavailable.", Presence: Always, Observes: true,
+		{Name: "check_expectation", Description: "Ask the vision judge whether the current screen meets an expectation; answers true, false or unavailable.", Presence: ModelEndpoint, Observes: true,
 			Params: []Param{str("expectation", "What should be true of the screen now.")}},
 		{Name: "record_verdict", Description: "Record your verdict on the goal and end the loop.", Presence: Always,
 			Params: []Param{enum("verdict", "goal-met or goal-not-met.", []string{"goal-met", "goal-not-met"}), str("reason", "Why, in one or two sentences.")}},
@@ -167,6 +169,9 @@ func Catalog(s *Scenario, o *Operator) map[string]ToolSpec {
 			Params: []Param{enum("target", "A cdp_targets name.", cdpTargets), enumOrFree("ref", "The key of a provided value.", refs)}},
 		{Name: "cdp_wait", Description: "Wait for a page condition the scenario names.", Presence: CDPWaits, ChangesScreen: true, Holds: true,
 			Params: []Param{enum("name", "A cdp_waits name.", sortedKeys(s.CDPWaits))}},
+		{Name: "cdp_navigate", Description: "Open a page the scenario names.", Presence: CDPURLs, ChangesScreen: true,
+			Params: []Param{enum("target", "A cdp_urls name.", sortedKeys(s.CDPURLs))}},
+		{Name: ExpectTool, Description: "Check what the step's expect: says, with no action first (scripted steps only).", Presence: Scripted},
 		{Name: "wait_while", Description: "Wait while a condition the scenario names holds.", Presence: WaitConditions, ChangesScreen: true, Holds: true,
 			Params: []Param{enum("condition", "A wait_conditions name.", sortedKeys(s.WaitConditions))}},
 		{Name: "switch_window", Description: "Give the focus to an application window the scenario names; later input and click targets act on it.", Presence: Windows, ChangesScreen: true,

@@ -65,9 +65,11 @@ provides:
   pw: {secret: {env: KASM_CMD_TEST_SECRET}}
 steps: [{observe_screen: {}}]
 `, 1, []string{"verdict: app-failed (app-exited)", "exited with status 5"}},
-		{"test error", `name: cmd test error` + runTestXterm + `steps:
-  - press_key: hyper+nosuchkey
-`, 2, []string{"ERROR", "verdict: test-error (step-error)", "nosuchkey"}},
+		{"test error", `name: cmd test error` + runTestXterm + `wait_conditions:
+  never_written: {file_missing: /nonexistent/kasmrt-marker, timeout_s: 0.5}
+steps:
+  - wait_while: never_written
+`, 2, []string{"ERROR", "verdict: test-error (step-error)", "never_written still holds"}},
 		{"no click_element", `name: cmd no click_element` + runTestXterm + `steps:
   - click_element: {name: OK}
 `, 2, []string{"tools: click_element is not offered: the application did not connect to the accessibility bus",

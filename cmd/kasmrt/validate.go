@@ -99,6 +99,12 @@ func printToolList(w io.Writer, f *scenarios.Files) {
 			fmt.Fprintf(w, "  %-22s %s — %s\n", t.Name, argSummary(t), why)
 		}
 	}
+	if absent := engine.NotOffered(f); len(absent) > 0 {
+		fmt.Fprintf(w, "not offered (%d):\n", len(absent))
+		for _, u := range absent {
+			fmt.Fprintf(w, "  %-22s %s\n", u.Tool.Name, u.Why)
+		}
+	}
 }
 
 // argSummary renders a tool's parameters compactly, e.g.

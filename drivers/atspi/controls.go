@@ -45,6 +45,10 @@ type Control struct {
 	Actions []string
 	// Enabled is false when the toolkit marks the control insensitive.
 	Enabled bool
+	// Checked is set on a check box, radio or toggle button that is on.
+	Checked bool
+	// Focused is set on the control that has the keyboard focus.
+	Focused bool
 
 	bus  *Bus
 	node ref
@@ -346,6 +350,8 @@ func (b *Bus) describe(ctx context.Context, nodes []node, rules walkRules) ([]Co
 			Name:    controlName(n),
 			Role:    n.role,
 			Enabled: rules.enabled(n),
+			Checked: n.states.has(stateChecked),
+			Focused: n.states.has(stateFocused),
 			bus:     b,
 			node:    n.ref,
 		}

@@ -7,6 +7,7 @@ type stateSet uint64
 // The AtspiStateType values this package reads. The numbering is part of
 // the AT-SPI D-Bus protocol and has been stable since AT-SPI 2.0.
 const (
+	stateChecked            = 4
 	stateDefunct            = 6
 	stateEnabled            = 8
 	stateSensitive          = 24

@@ -171,10 +171,11 @@ func TestHeadlessLoginFlow(t *testing.T) {
 			selector string
 			want     ElementState
 		}{
-			{"#go", ElementState{Found: true, Visible: true, Text: "Sign in"}},
-			{"#note", ElementState{Found: true, Visible: false, Text: "hidden note"}},
+			{"#go", ElementState{Found: true, Visible: true, Text: "Sign in", Count: 1}},
+			{"#note", ElementState{Found: true, Visible: false, Text: "hidden note", Count: 1}},
 			{"#nothing", ElementState{}},
-			{"h1", ElementState{Found: true, Visible: true, Text: "Sign in"}},
+			{"h1", ElementState{Found: true, Visible: true, Text: "Sign in", Count: 1}},
+			{"input", ElementState{Found: true, Visible: true, Count: 2}},
 		}
 		for _, tt := range tests {
 			got, err := tab.Query(ctx, tt.selector)

@@ -132,13 +132,16 @@ type ElementState struct {
 	// Value is the value of an input, textarea or select. It is always empty
 	// for a password input: its value is a secret.
 	Value string
+	// Count is how many elements the selector matches.
+	Count int
 }
 
 // queryFunction reads the state of the first match of a selector. It is
 // fixed script; the selector arrives as an argument, never as code.
 const queryFunction = `function(sel) {
+	const count = document.querySelectorAll(sel).length;
 	const el = document.querySelector(sel);
-	if (!el) return {found: false};
+	if (!el) return {found: false, count};
 	const rects = el.getClientRects();
 	let visible = rects.length > 0 && Array.from(rects).some(r => r.width > 0 && r.height > 0);
 	if (visible && el.checkVisibility) visible = el.checkVisibility({visibilityProperty: true, opacityProperty: true});
@@ -146,15 +149,16 @@ const queryFunction = `function(sel) {
 	if (text.length > 2000) text = text.slice(0, 2000);
 	let value = '';
 	if ('value' in el && typeof el.value === 'string' && !(el.tagName === 'INPUT' && el.type === 'password')) value = el.value;
-	return {found: true, visible, text, value};
+	return {found: true, visible, text, value, count};
 }`
 
 // Query reports whether selector matches an element, whether it is visible,
-// and its text and value. A selector that matches nothing is not an error.
+// its text and value, and how many elements match. A selector that matches nothing is not an error.
 func (t *Tab) Query(ctx context.Context, selector string) (ElementState, error) {
 	var st struct {
 		Found, Visible bool
 		Text, Value    string
+		Count          int
 	}
 	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
 		return callJSON(ctx, tgt, queryFunction, &st, selector)

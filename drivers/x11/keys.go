@@ -137,3 +137,11 @@ func keysymForRune(r rune) xproto.Keysym {
 	}
 	return xproto.Keysym(0x01000000 | r)
 }
+
+// CheckChord reports whether PressKey understands chord, without an X
+// connection: an unknown modifier or key name is an *UnknownKeyError.
+// Whether the keyboard has the key is only known at run time.
+func CheckChord(chord string) error {
+	_, err := parseChord(chord)
+	return err
+}

@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"strings"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// checkPoll is how often a check that does not hold yet is tried again;
+// a11yWalkTimeout and ocrTimeout bound one reading of the app's
+// accessible controls and of the text on screen.
+const (
+	checkPoll       = 100 * time.Millisecond
+	a11yWalkTimeout = 5 * time.Second
+	ocrTimeout      = 20 * time.Second
+)
+
+// errCannotCheck marks a check the run cannot evaluate at all (no window,
+// no browser tab, no accessible controls): the scenario asked for
+// something this run cannot see, which is a test error, not the app's.
+var errCannotCheck = errors.New("cannot check")
+
+// errNotHeld says a check did not hold within its bound.
+var errNotHeld = errors.New("did not hold")
+
+// probe is one check of a step's expect:, tried until it holds or its
+// time is up. Its try returns whether the check holds and, either way, what
+// it saw, in words for the report.
+type probe struct {
+	what   string // what is expected, e.g. `window title contains "Saved"`
+	within time.Duration
+	try    func(ctx context.Context) (holds bool, seen string, err error)
+}
+
+// expect runs the checks a step carries, after its tool succeeded. The
+// first check that does not hold within its bound fails the step as an
+// assertion (the application did not do what the scenario expects); one
+// that cannot be evaluated is a resolution failure.
+func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result) result {
+	// A failed check leaves its screen to the step's failure capture, which
+	// shows the screen as it was when the check gave up, not before.
+	var held []string
+	for _, p := range s.probes(e) {
+		seen, err := s.await(ctx, p)
+		switch {
+		case err == nil:
+			held = append(held, p.what)
+			continue
+		case errors.Is(err, errCannotCheck):
+			return failed(failResolution, "cannot check that %s: %s", p.what, seen)
+		case !errors.Is(err, errNotHeld):
+			return failed(failResolution, "interrupted while checking that %s: %v", p.what, context.Cause(ctx))
+		}
+		return failed(failAssertion, "expected %s (within %s); found %s", p.what, p.within, seen)
+	}
+	msg := "checked: " + strings.Join(held, "; ")
+	if done.message != "" {
+		msg = done.message + "; " + msg
+	}
+	done.message = msg
+	return done
+}
+
+// await tries p until it holds, its bound passes or ctx ends, and returns
+// what it saw last. A nil error means the check held. A try that starts
+// before the bound runs to its end (each bounds its own calls), so a slow
+// answer near the bound is still an answer, not a timeout.
+func (s *runState) await(ctx context.Context, p probe) (string, error) {
+	deadline := time.Now().Add(p.within)
+	seen := "nothing was seen"
+	for {
+		holds, now, err := p.try(ctx)
+		if now != "" {
+			seen = now
+		}
+		switch {
+		case errors.Is(err, errCannotCheck):
+			if now == "" {
+				seen = strings.TrimPrefix(err.Error(), errCannotCheck.Error()+": ")
+			}
+			return seen, err
+		case holds && err == nil:
+			return seen, nil
+		case ctx.Err() != nil:
+			return seen, ctx.Err()
+		case err != nil:
+			seen = err.Error()
+		}
+		if !time.Now().Before(deadline) {
+			return seen, errNotHeld
+		}
+		select {
+		case <-ctx.Done():
+			return seen, ctx.Err()
+		case <-time.After(min(checkPoll, time.Until(deadline))):
+		}
+	}
+}
+
+// probes turns an expect: into checks, in the documented order.
+func (s *runState) probes(e *scenarios.Expect) []probe {
+	var out []probe
+	within := func(own float64) time.Duration {
+		return time.Duration(e.WithinS(own) * float64(time.Second))
+	}
+	if t := e.WindowTitle; t != nil {
+		out = append(out, s.titleProbe(t, within(t.Within)))
+	}
+	if t := e.ScreenText; t != nil {
+		out = append(out, s.screenTextProbe(t, within(t.Within)))
+	}
+	for _, name := range sortedKeys(e.CDP) {
+		c := e.CDP[name]
+		out = append(out, s.elementProbe(name, c, within(c.Within)))
+	}
+	for _, name := range sortedKeys(e.Controls) {
+		c := e.Controls[name]
+		out = append(out, s.controlProbe(name, c, within(c.Within)))
+	}
+	for _, name := range sortedKeys(e.ClickTargets) {
+		c := e.ClickTargets[name]
+		out = append(out, s.pointProbe(name, c, within(c.Within)))
+	}
+	if e.ExitCode != nil {
+		out = append(out, s.exitProbe(*e.ExitCode, within(0)))
+	}
+	return out
+}
+
+func (s *runState) titleProbe(t *scenarios.TitleCheck, within time.Duration) probe {
+	what := fmt.Sprintf("the window title equals %q", t.Equals)
+	if t.Contains != "" {
+		what = fmt.Sprintf("the window title contains %q", t.Contains)
+	}
+	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
+		if !s.hasWin {
+			return false, "the run has no application window (a headless or attached browser has none)", errCannotCheck
+		}
+		w, err := s.desk.Window(s.win.ID)
+		if err != nil {
+			return false, "the application window is gone", nil
+		}
+		seen := fmt.Sprintf("the title %q", s.r.Redact(w.Title))
+		if t.Contains != "" {
+			return strings.Contains(w.Title, t.Contains), seen, nil
+		}
+		return w.Title == t.Equals, seen, nil
+	}}
+}
+
+// maxScreenTextQuote bounds how much of the text read a message quotes.
+const maxScreenTextQuote = 300
+
+func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Duration) probe {
+	want := normalizeSpace(t.Contains)
+	return probe{what: fmt.Sprintf("the screen shows %q", want), within: within,
+		try: func(ctx context.Context) (bool, string, error) {
+			img, err := s.windowImage(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
+			defer cancel()
+			text, err := ocr.Text(ctx, img)
+			if errors.Is(err, ocr.ErrNotInstalled) {
+				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
+			}
+			if err != nil {
+				return false, "", err
+			}
+			read := normalizeSpace(text)
+			// Redact before quoting: the screen may show a typed secret.
+			seen := fmt.Sprintf("the text read %q", truncate(s.r.Redact(read), maxScreenTextQuote))
+			if read == "" {
+				seen = "no text on screen"
+			}
+			return strings.Contains(read, want), seen, nil
+		}}
+}
+
+// windowImage captures the application window's part of the screen (the
+// page, when the page is the screen; the whole screen without a window).
+func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
+	if s.web.pageIsTheScreen() {
+		return s.web.screenshot(ctx)
+	}
+	if s.desk == nil {
+		return nil, fmt.Errorf("%w: there is no screen to read", errCannotCheck)
+	}
+	img, err := s.desk.Capture(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("capture the screen: %w", err)
+	}
+	if !s.hasWin {
+		return img, nil
+	}
+	w, err := s.desk.Window(s.win.ID)
+	if err != nil {
+		return img, nil
+	}
+	area := image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(img.Bounds())
+	if area.Empty() {
+		return img, nil
+	}
+	return img.SubImage(area), nil
+}
+
+func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within time.Duration) probe {
+	var want []string
+	if c.Present != nil {
+		want = append(want, map[bool]string{true: "present", false: "absent"}[*c.Present])
+	}
+	if c.Visible != nil {
+		want = append(want, map[bool]string{true: "visible", false: "hidden"}[*c.Visible])
+	}
+	if c.Text != nil {
+		want = append(want, fmt.Sprintf("text %q", *c.Text))
+	}
+	if c.TextContains != "" {
+		want = append(want, fmt.Sprintf("text containing %q", c.TextContains))
+	}
+	if c.Value != nil {
+		want = append(want, fmt.Sprintf("value %q", *c.Value))
+	}
+	if c.Count != nil {
+		want = append(want, fmt.Sprintf("%d matches", *c.Count))
+	}
+	return probe{what: fmt.Sprintf("cdp target %s: %s", name, strings.Join(want, ", ")), within: within,
+		try: func(ctx context.Context) (bool, string, error) {
+			if s.web == nil {
+				return false, "no browser tab is attached", errCannotCheck
+			}
+			sel := s.files.Scenario.CDPTargets[name]
+			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
+			defer cancel()
+			st, err := s.web.tab.Query(callCtx, sel)
+			if err != nil {
+				var se *cdp.SelectorError
+				if errors.As(err, &se) {
+					return false, fmt.Sprintf("cdp target %s is not a valid selector: %s", name, se.Reason), errCannotCheck
+				}
+				// Between two documents the page cannot be asked: not yet.
+				return false, "the page could not be read: " + err.Error(), nil
+			}
+			return elementHolds(c, st), describeCount(describeState(name, st, s.r.Redact), st), nil
+		}}
+}
+
+// elementHolds reports whether every field the check sets matches what
+// the page shows.
+func elementHolds(c scenarios.ElementCheck, st cdp.ElementState) bool {
+	switch {
+	case c.Present != nil && *c.Present != st.Found,
+		c.Count != nil && *c.Count != st.Count:
+		return false
+	}
+	needsElement := c.Visible != nil || c.Text != nil || c.TextContains != "" || c.Value != nil
+	if needsElement && !st.Found {
+		return false
+	}
+	text := normalizeSpace(st.Text)
+	return (c.Visible == nil || *c.Visible == st.Visible) &&
+		(c.Text == nil || normalizeSpace(*c.Text) == text) &&
+		(c.TextContains == "" || strings.Contains(text, normalizeSpace(c.TextContains))) &&
+		(c.Value == nil || *c.Value == st.Value)
+}
+
+// normalizeSpace collapses every run of white space (line breaks, tabs,
+// the no-break spaces HTML generators put in headings) into one space, so
+// a check reads as the page looks.
+func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func describeCount(desc string, st cdp.ElementState) string {
+	if st.Count == 1 {
+		return desc + " (1 match)"
+	}
+	return fmt.Sprintf("%s (%d matches)", desc, st.Count)
+}
+
+func (s *runState) controlProbe(name string, c scenarios.ControlCheck, within time.Duration) probe {
+	absent := c.Present != nil && !*c.Present
+	want := stateWords(c.Enabled, c.Checked, c.Focused)
+	what := fmt.Sprintf("the control %q is present", name)
+	switch {
+	case absent:
+		what = fmt.Sprintf("no control is named %q", name)
+	case want != "":
+		what = fmt.Sprintf("the control %q is %s", name, want)
+	}
+	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
+		controls, err := s.accessibleControls(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		ctl, err := atspi.FindControl(controls, name)
+		var nf *atspi.NotFoundError
+		switch {
+		case errors.As(err, &nf):
+			return absent, s.r.Redact(err.Error()), nil
+		case err != nil:
+			return false, s.r.Redact(err.Error()), nil
+		case absent:
+			return false, fmt.Sprintf("the %s %q is there", ctl.Role, s.r.Redact(ctl.Name)), nil
+		}
+		return statesMatch(ctl, c.Enabled, c.Checked, c.Focused), describeControl(ctl, s.r.Redact), nil
+	}}
+}
+
+func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time.Duration) probe {
+	var want []string
+	if c.Role != "" {
+		want = append(want, "a "+c.Role)
+	}
+	if c.Name != "" {
+		want = append(want, fmt.Sprintf("named %q", c.Name))
+	}
+	if w := stateWords(c.Enabled, c.Checked, c.Focused); w != "" {
+		want = append(want, w)
+	}
+	return probe{what: fmt.Sprintf("the control at %s is %s", target, strings.Join(want, ", ")), within: within,
+		try: func(ctx context.Context) (bool, string, error) {
+			if !s.hasWin {
+				return false, "click targets are relative to the app window, and the run has none", errCannotCheck
+			}
+			p, err := s.clickPoint(target)
+			if err != nil {
+				// The window went away: no control is there any more.
+				return false, err.Error(), nil
+			}
+			controls, err := s.accessibleControls(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			ctl, found := atspi.ControlAt(controls, image.Pt(p.X, p.Y))
+			if !found {
+				return false, fmt.Sprintf("no accessible control is at (%d, %d)", p.X, p.Y), nil
+			}
+			holds := (c.Name == "" || strings.EqualFold(strings.TrimSpace(ctl.Name), strings.TrimSpace(c.Name))) &&
+				(c.Role == "" || strings.EqualFold(ctl.Role, c.Role)) &&
+				statesMatch(ctl, c.Enabled, c.Checked, c.Focused)
+			return holds, fmt.Sprintf("at (%d, %d) is %s", p.X, p.Y, describeControl(ctl, s.r.Redact)), nil
+		}}
+}
+
+// accessibleControls lists the application's named controls now. An app
+// that published none at launch cannot be asked (errCannotCheck); a walk
+// that fails is worth another try.
+func (s *runState) accessibleControls(ctx context.Context) ([]atspi.Control, error) {
+	if s.a11y == nil || !s.a11y.found {
+		return nil, fmt.Errorf("%w: the application publishes no accessible controls (see the accessibility line of the run's log)", errCannotCheck)
+	}
+	ctx, cancel := context.WithTimeout(ctx, a11yWalkTimeout)
+	defer cancel()
+	controls, err := s.a11y.app.Controls(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the application's accessible controls: %w", err)
+	}
+	return controls, nil
+}
+
+// stateWords says which states a check wants, e.g. "enabled, not checked".
+func stateWords(enabled, checked, focused *bool) string {
+	var out []string
+	for _, st := range []struct {
+		want *bool
+		word string
+	}{{enabled, "enabled"}, {checked, "checked"}, {focused, "focused"}} {
+		switch {
+		case st.want == nil:
+		case *st.want:
+			out = append(out, st.word)
+		default:
+			out = append(out, "not "+st.word)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func statesMatch(c atspi.Control, enabled, checked, focused *bool) bool {
+	return (enabled == nil || *enabled == c.Enabled) &&
+		(checked == nil || *checked == c.Checked) &&
+		(focused == nil || *focused == c.Focused)
+}
+
+// describeControl says what a control is now, e.g. `the check box "Bold"
+// (enabled, checked, not focused)`.
+func describeControl(c atspi.Control, redact func(string) string) string {
+	t, f := true, false
+	pick := func(b bool) *bool {
+		if b {
+			return &t
+		}
+		return &f
+	}
+	return fmt.Sprintf("the %s %q (%s)", c.Role, redact(c.Name), stateWords(pick(c.Enabled), pick(c.Checked), pick(c.Focused)))
+}
+
+func (s *runState) exitProbe(code int, within time.Duration) probe {
+	return probe{what: fmt.Sprintf("the application exited with code %d", code), within: within,
+		try: func(ctx context.Context) (bool, string, error) {
+			if s.app == nil {
+				return false, "no application was launched", errCannotCheck
+			}
+			if s.app.Alive() {
+				return false, "the application is still running", nil
+			}
+			st := s.app.ExitStatus()
+			holds := st.Signal == 0 && st.Code == code
+			if holds {
+				// The scenario expected this ending: the run ends
+				// normally, as with app.success_exit_codes.
+				s.expectedExit = &code
+			}
+			return holds, "the application " + st.String(), nil
+		}}
+}
+
+// cdpNavigate opens a page the scenario names in cdp_urls.
+func (s *runState) cdpNavigate(ctx context.Context, c call) result {
+	name, _ := c.Args["target"].(string)
+	u, err := s.files.Scenario.CDPURL(name)
+	if err != nil {
+		return failed(failResolution, "%v", err)
+	}
+	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := s.web.tab.Navigate(navCtx, u); err != nil {
+		return s.cdpFailure(err)
+	}
+	return s.settled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())))
+}

@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// checkKeyNames refuses press_key steps whose chord the X driver would not
+// understand, at the key, before anything is launched.
+func checkKeyNames(s *scenarios.Scenario) scenarios.Problems {
+	var ps scenarios.Problems
+	for i, st := range s.Steps {
+		if st.Tool != "press_key" {
+			continue
+		}
+		key, _ := st.Args["key"].(string)
+		err := x11.CheckChord(key)
+		if err == nil {
+			continue
+		}
+		pos, found := st.ArgPos["key"]
+		if !found {
+			pos = st.Pos
+		}
+		pos.Path = fmt.Sprintf("steps[%d].press_key.key", i)
+		msg := err.Error()
+		var uk *x11.UnknownKeyError
+		if errors.As(err, &uk) {
+			msg = uk.Error() + "; " + keyHint(uk)
+		}
+		ps = append(ps, scenarios.Problem{Pos: pos, Msg: fmt.Sprintf("step %d: %s", i+1, msg)})
+	}
+	return ps
+}
+
+// keyHint says what press_key accepts in place of the part it did not
+// understand.
+func keyHint(uk *x11.UnknownKeyError) string {
+	if !strings.HasSuffix(strings.TrimSpace(uk.Chord), uk.Key) {
+		return "modifiers are ctrl (or control), shift, alt and super, joined with + (e.g. ctrl+shift+Tab)"
+	}
+	return "a key is an X keysym name (Return, Tab, Escape, BackSpace, F1…F35, Left, Home, Prior, space…), an alias (enter, esc, del, pageup, pagedown, backspace) or one character; see docs/language.md"
+}

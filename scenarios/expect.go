@@ -1,0 +1,311 @@
+package scenarios
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Bounds of the time a step's checks may take to hold.
+const (
+	DefaultExpectWithinS = 5
+	MaxExpectWithinS     = 300
+)
+
+// ExpectTool is the name of a step that only checks (`- expect: {…}`),
+// with no action before its checks.
+const ExpectTool = "expect"
+
+// Expect is what a scripted step expects once its tool has run. Every
+// check must hold within its time bound (within_s, default 5 s), or the
+// step fails and the run ends app-failed. Checks are tried in a fixed
+// order: the window title, the text on screen, page elements, accessible
+// controls, the controls at click targets, then the exit code.
+type Expect struct {
+	Pos Pos `yaml:"-"`
+	// Within is the default bound, in seconds, for every check here.
+	Within      float64     `yaml:"within_s"`
+	WindowTitle *TitleCheck `yaml:"window_title"`
+	// ScreenText checks the text OCR reads in the application window.
+	ScreenText *ScreenTextCheck `yaml:"screen_text"`
+	// CDP checks page elements by cdp_targets name.
+	CDP map[string]ElementCheck `yaml:"cdp"`
+	// Controls checks accessible controls by accessible name.
+	Controls map[string]ControlCheck `yaml:"controls"`
+	// ClickTargets checks the accessible control under a click target.
+	ClickTargets map[string]PointCheck `yaml:"click_targets"`
+	// ExitCode says the application must have exited with this code.
+	ExitCode *int `yaml:"exit_code"`
+}
+
+// TitleCheck is a check of the application window's title: it equals or
+// contains a text (exactly one of the two).
+type TitleCheck struct {
+	Pos      Pos     `yaml:"-"`
+	Equals   string  `yaml:"equals"`
+	Contains string  `yaml:"contains"`
+	Within   float64 `yaml:"within_s"`
+}
+
+// ScreenTextCheck is a check of the text on screen, read by OCR
+// (tesseract) from the application window, or the whole screen when the
+// run has no window.
+type ScreenTextCheck struct {
+	Pos      Pos     `yaml:"-"`
+	Contains string  `yaml:"contains"`
+	Within   float64 `yaml:"within_s"`
+}
+
+// ElementCheck is a check of the page element a cdp_targets selector
+// names: its first match's text, value and visibility, and how many
+// elements match.
+type ElementCheck struct {
+	Pos Pos `yaml:"-"`
+	// Present false means no element may match.
+	Present      *bool   `yaml:"present"`
+	Visible      *bool   `yaml:"visible"`
+	Text         *string `yaml:"text"`
+	TextContains string  `yaml:"text_contains"`
+	Value        *string `yaml:"value"`
+	Count        *int    `yaml:"count"`
+	Within       float64 `yaml:"within_s"`
+}
+
+// ControlCheck is a check of an accessible control, found by name as
+// click_element finds it.
+type ControlCheck struct {
+	Pos Pos `yaml:"-"`
+	// Present false means no control may have the name.
+	Present *bool   `yaml:"present"`
+	Enabled *bool   `yaml:"enabled"`
+	Checked *bool   `yaml:"checked"`
+	Focused *bool   `yaml:"focused"`
+	Within  float64 `yaml:"within_s"`
+}
+
+// PointCheck is a check of the accessible control under a click target:
+// the smallest control whose extents contain the point.
+type PointCheck struct {
+	Pos     Pos     `yaml:"-"`
+	Name    string  `yaml:"name"`
+	Role    string  `yaml:"role"`
+	Enabled *bool   `yaml:"enabled"`
+	Checked *bool   `yaml:"checked"`
+	Focused *bool   `yaml:"focused"`
+	Within  float64 `yaml:"within_s"`
+}
+
+// WithinS returns the bound for a check that sets its own (own > 0) or
+// takes the step's.
+func (e *Expect) WithinS(own float64) float64 {
+	switch {
+	case own > 0:
+		return own
+	case e.Within > 0:
+		return e.Within
+	}
+	return DefaultExpectWithinS
+}
+
+// NeedsAccessibility reports whether a check reads accessible controls.
+func (e *Expect) NeedsAccessibility() bool {
+	return e != nil && (len(e.Controls) > 0 || len(e.ClickTargets) > 0)
+}
+
+// empty reports whether the expectation checks nothing.
+func (e *Expect) empty() bool {
+	return e.WindowTitle == nil && e.ScreenText == nil && len(e.CDP) == 0 && len(e.Controls) == 0 && len(e.ClickTargets) == 0 && e.ExitCode == nil
+}
+
+// expect validates the checks of step i against the rest of the scenario.
+func (v *validator) expect(i int, st *Step, s *Scenario) {
+	e := st.Expect
+	if e == nil {
+		return
+	}
+	path := index("steps", i) + ".expect"
+	if e.empty() {
+		v.failAt(path, "step %d: expect checks nothing; give window_title, screen_text, cdp, controls, click_targets or exit_code", i+1)
+	}
+	within := func(p string, w float64) {
+		if w < 0 || w > MaxExpectWithinS {
+			v.failAt(p+".within_s", "step %d: within_s is seconds between 0 and %d, got %g", i+1, MaxExpectWithinS, w)
+		}
+	}
+	within(path, e.Within)
+	if t := e.WindowTitle; t != nil {
+		if (t.Equals == "") == (t.Contains == "") {
+			v.failAt(path+".window_title", "step %d: a window_title check gives exactly one of equals or contains", i+1)
+		}
+		within(path+".window_title", t.Within)
+	}
+	if t := e.ScreenText; t != nil {
+		if strings.TrimSpace(t.Contains) == "" {
+			v.failAt(path+".screen_text", "step %d: a screen_text check needs contains: the text that must be on screen", i+1)
+		}
+		within(path+".screen_text", t.Within)
+	}
+	if len(e.CDP) > 0 && s.Browser == nil {
+		v.failAt(path+".cdp", "step %d: cdp checks need a browser: section", i+1)
+	}
+	for _, name := range sortedKeys(e.CDP) {
+		c, p := e.CDP[name], path+".cdp."+name
+		if _, ok := s.CDPTargets[name]; !ok {
+			v.failAt(p, "step %d: %q is not a cdp_targets name (%s)", i+1, name, namesOrNone(sortedKeys(s.CDPTargets)))
+		}
+		others := c.Visible != nil || c.Text != nil || c.TextContains != "" || c.Value != nil
+		switch {
+		case c.Present == nil && !others && c.Count == nil:
+			v.failAt(p, "step %d: say what to check of %s: present, visible, text, text_contains, value or count", i+1, name)
+		case c.Present != nil && !*c.Present && (others || c.Count != nil && *c.Count != 0):
+			v.failAt(p+".present", "step %d: an element expected absent has no text, value, visibility or count to check", i+1)
+		}
+		if c.Count != nil && *c.Count < 0 {
+			v.failAt(p+".count", "step %d: a count cannot be negative", i+1)
+		}
+		within(p, c.Within)
+	}
+	if s.App == nil && (len(e.Controls) > 0 || len(e.ClickTargets) > 0) {
+		v.failAt(path, "step %d: controls and click_targets checks read the app's accessible controls, so they need an app: section", i+1)
+	}
+	for _, name := range sortedKeys(e.Controls) {
+		c, p := e.Controls[name], path+".controls."+name
+		if strings.TrimSpace(name) == "" {
+			v.failAt(p, "step %d: a control is named by its accessible name, which cannot be empty", i+1)
+		}
+		others := c.Enabled != nil || c.Checked != nil || c.Focused != nil
+		if c.Present != nil && !*c.Present && others {
+			v.failAt(p+".present", "step %d: a control expected absent has no state to check", i+1)
+		}
+		within(p, c.Within)
+	}
+	for _, name := range sortedKeys(e.ClickTargets) {
+		c, p := e.ClickTargets[name], path+".click_targets."+name
+		if _, ok := s.ClickTargets[name]; !ok {
+			v.failAt(p, "step %d: %q is not a click_targets name (%s)", i+1, name, namesOrNone(sortedKeys(s.ClickTargets)))
+		}
+		if c.Name == "" && c.Role == "" && c.Enabled == nil && c.Checked == nil && c.Focused == nil {
+			v.failAt(p, "step %d: say what to check of the control at %s: name, role, enabled, checked or focused", i+1, name)
+		}
+		within(p, c.Within)
+	}
+	if e.ExitCode != nil {
+		if *e.ExitCode < 0 || *e.ExitCode > 255 {
+			v.failAt(path+".exit_code", "step %d: an exit code is between 0 and 255, got %d", i+1, *e.ExitCode)
+		}
+		if s.App == nil {
+			v.failAt(path+".exit_code", "step %d: exit_code checks the app's exit, so it needs an app: section", i+1)
+		}
+	}
+}
+
+// cdpURLs validates the pages cdp_navigate may open.
+func (v *validator) cdpURLs(s *Scenario) {
+	if len(s.CDPURLs) > 0 && s.Browser == nil {
+		v.failAt("cdp_urls", "cdp_urls need a browser: section")
+	}
+	for _, name := range sortedKeys(s.CDPURLs) {
+		if _, err := s.CDPURL(name); err != nil {
+			v.failAt("cdp_urls."+name, "%v", err)
+		}
+	}
+}
+
+// CDPURL returns the address of the page the scenario calls name: an
+// absolute http, https, file or about URL, or a reference relative to
+// browser.start_url ("install.html", "/docs/faq.html").
+func (s *Scenario) CDPURL(name string) (string, error) {
+	raw, ok := s.CDPURLs[name]
+	if !ok {
+		return "", fmt.Errorf("no cdp_urls entry %q", name)
+	}
+	if strings.TrimSpace(raw) == "" {
+		return "", fmt.Errorf("a cdp_urls entry is a URL and cannot be empty")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("not a URL: %v", redactURLError(err))
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("the URL embeds credentials; cdp_urls are shown in reports")
+	}
+	if u.IsAbs() {
+		if !oneOf(u.Scheme, "http", "https", "file", "about") {
+			return "", fmt.Errorf("want an http, https, file or about URL, got scheme %q", u.Scheme)
+		}
+		return u.String(), nil
+	}
+	if s.Browser == nil || s.Browser.StartURL == "" {
+		return "", fmt.Errorf("%q is relative, and there is no browser.start_url to resolve it against", raw)
+	}
+	base, err := url.Parse(s.Browser.StartURL)
+	if err != nil || !base.IsAbs() {
+		return "", fmt.Errorf("%q is relative, and browser.start_url is not an absolute URL to resolve it against", raw)
+	}
+	return base.ResolveReference(u).String(), nil
+}
+
+func namesOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none are declared"
+	}
+	return "declared: " + strings.Join(names, ", ")
+}
+
+// stepTool picks a step's tool key and decodes the expect: key beside it.
+// A step is one tool call, optionally with expect:, or expect: alone.
+func (d *decoder) stepTool(s *Step, n *yaml.Node, path string) (key, value *yaml.Node, ok bool) {
+	const shape = "a step is one tool call: a mapping with one key, the tool's name (e.g. `- press_key: Return`), and optionally expect: beside it"
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 && len(n.Content) != 4 {
+		d.fail(n, path, shape)
+		return nil, nil, false
+	}
+	var tool *yaml.Node
+	for i := 0; i < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value != ExpectTool {
+			if tool != nil {
+				d.fail(n, path, shape)
+				return nil, nil, false
+			}
+			tool, value = k, v
+			continue
+		}
+		if s.Expect != nil {
+			d.fail(k, join(path, ExpectTool), "duplicate key")
+			return nil, nil, false
+		}
+		if d.keys != nil {
+			d.keys[join(path, ExpectTool)] = d.pos(k, join(path, ExpectTool))
+		}
+		s.Expect = &Expect{}
+		d.decode(v, valueOf(s.Expect), join(path, ExpectTool), 2)
+		if tool == nil && len(n.Content) == 2 {
+			tool, value = k, v
+		}
+	}
+	if tool == nil {
+		d.fail(n, path, shape)
+		return nil, nil, false
+	}
+	return tool, d.resolve(value, path, 2), true
+}
+
+// clickTargetsOnScreen refuses click targets that cannot be on the
+// configured screen: a point right of or below it lies outside any window
+// placed on it. A display the operator names may have another size, so
+// only the embedded session's screen is checked.
+func (v *validator) clickTargetsOnScreen(s *Scenario, o *Operator) {
+	if o.Session.Display != "" {
+		return
+	}
+	w, h := o.Session.Width, o.Session.Height
+	for _, name := range sortedKeys(s.ClickTargets) {
+		t := s.ClickTargets[name]
+		if t.X >= w || t.Y >= h {
+			v.failAt("click_targets."+name, "click target %s at (%d, %d) is outside the %dx%d screen (session.width, session.height): no window on it reaches that point", name, t.X, t.Y, w, h)
+		}
+	}
+}
