@@ -244,7 +244,7 @@ func TestExpectControls(t *testing.T) {
 		{"control missing", head + "steps:\n  - expect: {within_s: 1, controls: {Page 9: {enabled: true}}}\n",
 			events.VerdictAppFailed, OutcomeStepFailed, `no control named "Page 9"; available:`},
 		{"another control at the point", head + "steps:\n  - expect: {within_s: 1, click_targets: {page2_switch: {name: Page 3}}}\n",
-			events.VerdictAppFailed, OutcomeStepFailed, `found at (680, 27) is the radio button "Page 2"`},
+			events.VerdictAppFailed, OutcomeStepFailed, `) is the radio button "Page 2" (enabled, not checked`},
 	}
 	for _, tc := range cases {
 		// One at a time: several widget factories starting at once on two
