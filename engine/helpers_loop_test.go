@@ -62,6 +62,20 @@ type loopCase struct {
 	sink func(r *Runner, e events.Event)
 	// before, when set, acts on the runner before it runs.
 	before func(r *Runner)
+	// machine, when set, replaces the real session and app: the run needs
+	// no Xvfb and no xterm.
+	machine *fakeMachine
+}
+
+// getenv is the environment the engine sees. On the double, a session bus
+// address that is never dialled keeps the accessibility set-up from
+// starting a bus of its own: the double's app loads no bridge, so none is
+// looked for.
+func (c loopCase) getenv(name string) string {
+	if v, ok := c.env[name]; ok || c.machine == nil || name != "DBUS_SESSION_BUS_ADDRESS" {
+		return v
+	}
+	return "unix:path=/nonexistent/kasmrt-fake-bus"
 }
 
 // loopResult is what a goal run produced.
@@ -89,7 +103,9 @@ func loopNeed(t testing.TB, bins ...string) {
 // events.
 func loopRun(t testing.TB, c loopCase) loopResult {
 	t.Helper()
-	loopNeed(t, "xterm")
+	if c.machine == nil {
+		loopNeed(t, "xterm")
+	}
 	srv := modeltest.New(t, c.script...)
 	dir := t.TempDir()
 	sc := c.scenario
@@ -125,7 +141,7 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 		ReportDir:  filepath.Join(dir, "report"),
 		Display:    "-",
 		ModelSleep: loopSleep,
-		Getenv:     func(name string) string { return c.env[name] },
+		Getenv:     func(name string) string { return c.getenv(name) },
 		Sinks: []func(events.Event){func(e events.Event) {
 			mu.Lock()
 			evs = append(evs, e)
@@ -139,6 +155,9 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 	runner, err = New(files, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.machine != nil {
+		runner.machine, runner.serverGrace = c.machine, 0
 	}
 	close(ready)
 	if c.before != nil {

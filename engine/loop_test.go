@@ -89,7 +89,7 @@ func loopRunTurnCases(t *testing.T, cases []loopTurnCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := loopRun(t, loopCase{operator: c.operator, script: c.script})
+			r := loopRun(t, loopCase{operator: c.operator, script: c.script, machine: &fakeMachine{}})
 			loopWant(t, r, c.verdict, c.outcome, c.iterations, c.malforms)
 			loopWantSteps(t, r.rep, c.steps...)
 			if c.check != nil {

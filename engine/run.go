@@ -81,6 +81,12 @@ type Runner struct {
 	inbox  *inbox.Inbox
 	steer  *steering
 	getenv func(string) string
+	// machine provides the session and the app: the real drivers, or the
+	// rule tests' double.
+	machine machine
+	// serverGrace is how long a dead app's X server is given to be noticed
+	// gone too, so the cause rather than the symptom ends the run.
+	serverGrace time.Duration
 
 	// inboxListener is the inbox's bound address (inbox.listen), bound by
 	// Listen before anything launches.
@@ -114,6 +120,9 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		redact: RedactorFor(files),
 		getenv: getenv,
 		steer:  newSteering(),
+
+		machine:     drivers{},
+		serverGrace: 300 * time.Millisecond,
 	}
 	if files.Scenario.App != nil {
 		for _, p := range files.Scenario.App.FatalPatterns {

@@ -89,7 +89,7 @@ type runState struct {
 
 	// life bounds what the run launches; it outlasts the work context.
 	life    context.Context
-	session *x11.Session
+	session session
 	desk    desktop
 	app     app
 	win     x11.Window
@@ -261,7 +261,7 @@ func (s *runState) interruption(parent, work context.Context) {
 // launch starts the session, the application and finds its window.
 func (s *runState) launch(ctx context.Context) error {
 	op := s.files.Operator
-	sess, err := x11.StartSession(ctx, x11.SessionOptions{
+	sess, err := s.r.machine.StartSession(ctx, x11.SessionOptions{
 		Display: s.r.display(), Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
 		WindowManager: s.windowManager(),
 	})
@@ -270,7 +270,7 @@ func (s *runState) launch(ctx context.Context) error {
 		return err
 	}
 	s.session = sess
-	conn, err := x11.Dial(sess.Display())
+	conn, err := s.r.machine.Dial(sess.Display())
 	if err != nil {
 		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("connect to the X session: %v", err))
 		return err
@@ -299,7 +299,7 @@ func (s *runState) launch(ctx context.Context) error {
 	for _, k := range sortedKeys(a.Env) {
 		env = append(env, k+"="+a.Env[k])
 	}
-	p, err := proc.Start(s.life, proc.Spec{Argv: a.Command, Env: env, Unset: s.r.secretVariables(), Dir: s.r.appDir(), Output: s.outputScanner()})
+	p, err := s.r.machine.StartApp(s.life, proc.Spec{Argv: a.Command, Env: env, Unset: s.r.secretVariables(), Dir: s.r.appDir(), Output: s.outputScanner()})
 	if err != nil {
 		s.stop(events.VerdictTestError, OutcomeLaunchFailed, err.Error())
 		return err

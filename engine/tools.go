@@ -520,7 +520,7 @@ func (s *runState) sessionLost() bool {
 	}
 	var grace <-chan time.Time // nil: do not wait
 	if s.app != nil && !s.app.Alive() {
-		grace = time.After(300 * time.Millisecond)
+		grace = time.After(s.r.serverGrace)
 	}
 	select {
 	case <-s.session.Done():

@@ -1,0 +1,334 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
+)
+
+// fakePID is the double's application PID: above Linux's largest pid_max,
+// so no real process (and no /proc entry) ever has it.
+const fakePID = 1<<22 + 1
+
+// fakeWindowID is the double's application window.
+const fakeWindowID = 0x400001
+
+// errFakeConnClosed is what the double's connection answers once its X
+// server has gone away.
+var errFakeConnClosed = errors.New("X connection closed")
+
+// fakeMachine is the rule tests' machine: it stands in for the X session,
+// the connection to it and the application, below the engine's own
+// interfaces. The screen is scripted (frames, or a fresh colour after every
+// input), every input is recorded, and the app, its window and the session
+// can die on cue.
+type fakeMachine struct {
+	// Set before the run; read under mu afterwards.
+
+	// frames, when set, are the screens in order: the screen moves to the
+	// next one after every input and stays on the last.
+	frames []*image.RGBA
+	// still keeps the screen unchanged by input (a stuck application).
+	still bool
+	// unsettled is how many settle waits report a screen still changing.
+	unsettled int
+	// title is the window's title; noWindow means it never appears.
+	title    string
+	noWindow bool
+	// exitAtLaunch makes the app exit with this status before its window
+	// appears.
+	exitAtLaunch *proc.Status
+	// on is called after every recorded input, outside the lock, with the
+	// input as recorded ("key Return", "type exit", "click 220,140"): the
+	// place to kill something on cue.
+	on func(f *fakeMachine, input string)
+
+	mu       sync.Mutex
+	width    int
+	height   int
+	frame    int
+	input    []string
+	specs    []proc.Spec
+	app      *fakeApp
+	sess     *fakeSession
+	winGone  bool
+	unmapped bool
+	closed   bool
+	captures int
+}
+
+var (
+	_ machine = (*fakeMachine)(nil)
+	_ desktop = (*fakeMachine)(nil)
+)
+
+func (f *fakeMachine) StartSession(_ context.Context, opts x11.SessionOptions) (session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.width, f.height = opts.Width, opts.Height
+	if f.width == 0 {
+		f.width, f.height = 640, 400
+	}
+	f.sess = &fakeSession{done: make(chan struct{})}
+	return f.sess, nil
+}
+
+func (f *fakeMachine) Dial(string) (desktop, error) { return f, nil }
+
+func (f *fakeMachine) StartApp(_ context.Context, spec proc.Spec) (app, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.specs = append(f.specs, spec)
+	f.app = &fakeApp{done: make(chan struct{}), out: spec.Output}
+	if f.exitAtLaunch != nil {
+		f.app.exit(*f.exitAtLaunch)
+	}
+	return f.app, nil
+}
+
+// exitApp ends the application with an exit code.
+func (f *fakeMachine) exitApp(code int) { f.theApp().exit(proc.Status{Code: code}) }
+
+// killApp ends the application with a signal.
+func (f *fakeMachine) killApp(sig syscall.Signal) {
+	f.theApp().exit(proc.Status{Code: -1, Signal: sig})
+}
+
+// say writes a line of the application's output (app.log, fatal patterns).
+func (f *fakeMachine) say(line string) {
+	if w := f.theApp().out; w != nil {
+		_, _ = io.WriteString(w, line+"\n")
+	}
+}
+
+// loseWindow destroys the application's window; unmapWindow hides it.
+func (f *fakeMachine) loseWindow()  { f.mu.Lock(); f.winGone = true; f.mu.Unlock() }
+func (f *fakeMachine) unmapWindow() { f.mu.Lock(); f.unmapped = true; f.mu.Unlock() }
+
+// loseSession makes the X server go away, taking the application with it.
+func (f *fakeMachine) loseSession() {
+	f.mu.Lock()
+	s := f.sess
+	f.mu.Unlock()
+	s.close()
+	f.killApp(syscall.SIGPIPE)
+}
+
+func (f *fakeMachine) theApp() *fakeApp {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.app
+}
+
+// inputs returns the input recorded so far.
+func (f *fakeMachine) inputs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.input...)
+}
+
+func (f *fakeMachine) record(in string) error {
+	f.mu.Lock()
+	if f.sessionGone() {
+		f.mu.Unlock()
+		return errFakeConnClosed
+	}
+	f.input = append(f.input, in)
+	if !f.still {
+		f.frame++
+	}
+	on := f.on
+	f.mu.Unlock()
+	if on != nil {
+		on(f, in)
+	}
+	return nil
+}
+
+func (f *fakeMachine) sessionGone() bool {
+	select {
+	case <-f.sess.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// screen returns the current frame: a scripted one, or a flat colour that
+// changes with every input.
+func (f *fakeMachine) screen() (*image.RGBA, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sessionGone() {
+		return nil, errFakeConnClosed
+	}
+	f.captures++
+	if len(f.frames) > 0 {
+		return f.frames[min(f.frame, len(f.frames)-1)], nil
+	}
+	img := image.NewRGBA(image.Rect(0, 0, f.width, f.height))
+	c := color.RGBA{R: uint8(f.frame * 40), G: uint8(f.frame * 7), B: 0x80, A: 0xff}
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+	}
+	return img, nil
+}
+
+func (f *fakeMachine) Capture(context.Context) (*image.RGBA, error) { return f.screen() }
+
+func (f *fakeMachine) WaitSettled(context.Context, x11.SettleOptions) (*image.RGBA, bool, error) {
+	img, err := f.screen()
+	if err != nil {
+		return nil, false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unsettled > 0 {
+		f.unsettled--
+		return img, false, nil
+	}
+	return img, true, nil
+}
+
+func (f *fakeMachine) PressKey(_ context.Context, chord string) error {
+	if chord == "NoSuchKey" {
+		return fmt.Errorf("press %s: %w", chord, x11.ErrUnknownKey)
+	}
+	return f.record("key " + chord)
+}
+
+func (f *fakeMachine) TypeText(_ context.Context, s string) error { return f.record("type " + s) }
+
+func (f *fakeMachine) Click(_ context.Context, x, y int) error {
+	return f.record(fmt.Sprintf("click %d,%d", x, y))
+}
+
+func (f *fakeMachine) window() (x11.Window, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.winGone || f.sessionGone() {
+		return x11.Window{}, fmt.Errorf("window 0x%x: %w", fakeWindowID, x11.ErrWindowGone)
+	}
+	return x11.Window{ID: fakeWindowID, PID: fakePID, Instance: "fake", Class: "Fake", Title: f.title,
+		X: 20, Y: 20, Width: 400, Height: 240, Viewable: !f.unmapped}, nil
+}
+
+func (f *fakeMachine) Window(uint32) (x11.Window, error) { return f.window() }
+
+func (f *fakeMachine) FindWindow(ctx context.Context, _ x11.WindowMatch) (x11.Window, error) {
+	if f.noWindow {
+		<-ctx.Done()
+		return x11.Window{}, x11.ErrNoWindow
+	}
+	return f.window()
+}
+
+func (f *fakeMachine) Windows() ([]x11.Window, error) {
+	w, err := f.window()
+	if err != nil {
+		return nil, nil
+	}
+	return []x11.Window{w}, nil
+}
+
+// FocusedWindow is the app's window while it is there: the double has no
+// other windows to take the focus.
+func (f *fakeMachine) FocusedWindow() (x11.Window, bool, error) {
+	w, err := f.window()
+	return w, err == nil, nil
+}
+
+// WaitPainted finds the window painted at once: the double's frames are
+// drawn before anyone looks.
+func (f *fakeMachine) WaitPainted(context.Context, x11.Window, x11.SettleOptions) (bool, error) {
+	return true, nil
+}
+
+func (f *fakeMachine) Focus(x11.Window) error {
+	_, err := f.window()
+	return err
+}
+
+func (f *fakeMachine) ScreenSize() (int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.width, f.height
+}
+
+func (f *fakeMachine) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	return nil
+}
+
+// fakeApp is the double's application process.
+type fakeApp struct {
+	done   chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+	status proc.Status
+	out    io.Writer
+	stops  int
+}
+
+func (a *fakeApp) exit(st proc.Status) {
+	a.once.Do(func() {
+		a.mu.Lock()
+		a.status = st
+		a.mu.Unlock()
+		close(a.done)
+	})
+}
+
+func (a *fakeApp) PID() int              { return fakePID }
+func (a *fakeApp) Done() <-chan struct{} { return a.done }
+
+func (a *fakeApp) Alive() bool {
+	select {
+	case <-a.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (a *fakeApp) ExitStatus() proc.Status {
+	if a.Alive() {
+		return proc.Status{Running: true, Code: -1}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status
+}
+
+// Stop ends the app as the runtime's stop would: SIGTERM.
+func (a *fakeApp) Stop(time.Duration) error {
+	a.mu.Lock()
+	a.stops++
+	a.mu.Unlock()
+	a.exit(proc.Status{Code: -1, Signal: syscall.SIGTERM})
+	return nil
+}
+
+// fakeSession is the double's X server.
+type fakeSession struct {
+	done chan struct{}
+	once sync.Once
+}
+
+func (s *fakeSession) Display() string       { return ":fake" }
+func (s *fakeSession) Owned() bool           { return true }
+func (s *fakeSession) WindowManager() string { return "" }
+func (s *fakeSession) Done() <-chan struct{} { return s.done }
+func (s *fakeSession) Close() error          { s.close(); return nil }
+func (s *fakeSession) close()                { s.once.Do(func() { close(s.done) }) }
