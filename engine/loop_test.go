@@ -171,6 +171,7 @@ func TestLoopTurns(t *testing.T) {
 		{
 			name: "input before observing",
 			script: []mt.Exchange{
+				mt.Call("click_grounded", `{"description": "the prompt", "expect": "the cursor moves"}`),
 				mt.Call("click", `{"target": "center"}`),
 				mt.Call("type_text", `{"ref": "greeting"}`),
 				loopObserve,
@@ -180,8 +181,9 @@ func TestLoopTurns(t *testing.T) {
 				mt.Call("click", `{"target": "center"}`),
 				loopGoalMet,
 			},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 8, malforms: 0,
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 9, malforms: 0,
 			steps: []loopStep{
+				{"click_grounded", "refused", "click_grounded refused: the screen changed since the last observation"},
 				{"click", "refused", "click refused: the screen changed since the last observation; call observe_screen (or check_expectation) first"},
 				{"type_text", "refused", "call observe_screen"},
 				{"observe_screen", "ok", "observed"},

@@ -94,9 +94,9 @@ tools:
 	if o.raw["model_verdict"] != nil {
 		t.Errorf("model_verdict %v, want null in a scripted run", o.raw["model_verdict"])
 	}
-	wantTools := "clicked,click,observe_screen,press_key,type_text,typed,wait"
-	if got := strings.Join(o.rep.Tools, ","); !strings.Contains(got, "click,clicked") && got != wantTools {
-		t.Logf("tools %s", got)
+	wantTools := "check_expectation,click,clicked,escalate,observe_screen,press_key,record_verdict,type_text,typed,wait"
+	if got := strings.Join(o.rep.Tools, ","); got != wantTools {
+		t.Errorf("tools %s, want %s", got, wantTools)
 	}
 }
 

@@ -1,0 +1,485 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+)
+
+// The tests in this file run the engine's rules (docs/architecture.md,
+// "Test layers") on the machine double: the real model adapter talks HTTP
+// to the model test server, the report is really written, declared tools
+// really run in a shell, but the X session and the app are the double's.
+
+// rulesApp is the scenario the rule tests start from: its command is never
+// run (the double stands in for it).
+const rulesApp = `name: rules
+app:
+  command: [fake-app]
+provides:
+  greeting: echo hello
+  quit: exit
+`
+
+// rulesGoal is rulesApp with a goal, so the agentic loop runs.
+const rulesGoal = rulesApp + "goal: Print the greeting.\n"
+
+// fakeShell makes the double's app behave like a shell in a terminal for
+// one line: typing "exit" and pressing Return ends it with status 0.
+func fakeShell(f *fakeMachine, in string) {
+	ins := f.inputs()
+	if in == "key Return" && len(ins) >= 2 && ins[len(ins)-2] == "type exit" {
+		f.exitApp(0)
+	}
+}
+
+// rulesCase is one run on the double.
+type rulesCase struct {
+	loopTurnCase
+	scenario string
+	env      map[string]string
+	// machine, when set, builds the double (and may capture it in the
+	// script); the zero double otherwise.
+	machine func() (*fakeMachine, []mt.Exchange)
+}
+
+func rulesRun(t *testing.T, cases []rulesCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, script := &fakeMachine{}, c.script
+			if c.machine != nil {
+				var built []mt.Exchange
+				if f, built = c.machine(); built != nil {
+					script = built
+				}
+			}
+			sc := c.scenario
+			if sc == "" {
+				sc = rulesGoal
+			}
+			r := loopRun(t, loopCase{scenario: sc, operator: c.operator, script: script, env: c.env, machine: f})
+			loopWant(t, r, c.verdict, c.outcome, c.iterations, c.malforms)
+			loopWantSteps(t, r.rep, c.steps...)
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+}
+
+// TestRulesVerdict checks the verdict rules end to end: deterministic
+// checks decide, goal-met never upgrades a failure, goal-not-met alone is a
+// concern, and escalate locks test-error whatever happens after it.
+func TestRulesVerdict(t *testing.T) {
+	t.Parallel()
+	judge := func(met bool) mt.Exchange {
+		return mt.Text(`{"met": ` + map[bool]string{true: "true", false: "false"}[met] + `, "reason": "the screen shows what it shows"}`)
+	}
+	// dieDuringTurn is a model reply that ends the app while the model
+	// "thinks", after the check before the turn has passed.
+	dieDuringTurn := func(f *fakeMachine, reply mt.Exchange) mt.Exchange {
+		return mt.Func(func(mt.Request) mt.Exchange { f.exitApp(1); return reply })
+	}
+	rulesRun(t, []rulesCase{
+		{loopTurnCase: loopTurnCase{
+			name: "app exits mid-loop",
+			script: []mt.Exchange{loopObserve, mt.Call("type_text", `{"ref": "quit"}`), loopObserve, mt.Call("press_key", `{"key": "Return"}`),
+				loopGoalMet},
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, iterations: 4,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !strings.Contains(r.rep.Loop.Ended, "a deterministic check failed") {
+					t.Errorf("loop.ended = %q", r.rep.Loop.Ended)
+				}
+				if r.rep.Checks.ProcessAlive == nil || *r.rep.Checks.ProcessAlive {
+					t.Errorf("checks.process_alive = %v, want false", r.rep.Checks.ProcessAlive)
+				}
+				if !slices.Contains(r.rep.Reasons, "the application exited with status 0") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{on: fakeShell}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "goal-met never upgrades a failure",
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", "recorded goal-met"}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.ModelVerdict == nil || r.rep.ModelVerdict.Verdict != "goal-met" {
+					t.Errorf("model_verdict = %+v", r.rep.ModelVerdict)
+				}
+				if !slices.Contains(r.rep.Reasons, "the model recorded goal-met, which never upgrades a failed check") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			f := &fakeMachine{}
+			return f, []mt.Exchange{loopObserve, dieDuringTurn(f, loopGoalMet)}
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "goal-not-met alone is a concern",
+			script:  []mt.Exchange{loopObserve, mt.Call("record_verdict", `{"verdict": "goal-not-met", "reason": "no greeting"}`)},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", "recorded goal-not-met"}},
+			check: func(t *testing.T, r loopResult) {
+				if !loopHasConcern(r.rep, "the model recorded goal-not-met: no greeting") {
+					t.Errorf("concerns = %q", r.rep.Concerns)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name: "goal-not-met after a false check_expectation",
+			script: []mt.Exchange{mt.Call("check_expectation", `{"expectation": "the terminal shows hello"}`), judge(false),
+				mt.Call("record_verdict", `{"verdict": "goal-not-met", "reason": "no greeting"}`)},
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"check_expectation", "ok", "false: the screen shows what it shows"}, {"record_verdict", "ok", "recorded goal-not-met"}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Contains(r.rep.Reasons, "and a check_expectation during the loop came back false") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name: "goal-met after a false check_expectation passes",
+			script: []mt.Exchange{mt.Call("check_expectation", `{"expectation": "the terminal shows hello"}`), judge(false),
+				loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"check_expectation", "ok", "false:"}, {"record_verdict", "ok", "recorded goal-met"}},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "escalate locks test-error although the checks pass",
+			script:  []mt.Exchange{loopObserve, mt.Call("escalate", `{"reason": "the dialog asks for a licence key"}`)},
+			verdict: events.VerdictTestError, outcome: OutcomeEscalated, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"escalate", "ok", "escalated"}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Equal(r.rep.Reasons, []string{"escalated: the dialog asks for a licence key"}) || !*r.rep.Checks.ProcessAlive {
+					t.Errorf("reasons = %q, checks %+v", r.rep.Reasons, r.rep.Checks)
+				}
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "escalate locks test-error although the app then dies",
+			verdict: events.VerdictTestError, outcome: OutcomeEscalated, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"escalate", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.Checks.ProcessAlive == nil || *r.rep.Checks.ProcessAlive {
+					t.Errorf("checks.process_alive = %v, want false (the app died after the escalation)", r.rep.Checks.ProcessAlive)
+				}
+				if !slices.Equal(r.rep.Reasons, []string{"escalated: stuck"}) {
+					t.Errorf("reasons = %q: an escalated run lists only why", r.rep.Reasons)
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			f := &fakeMachine{}
+			return f, []mt.Exchange{loopObserve, dieDuringTurn(f, mt.Call("escalate", `{"reason": "stuck"}`))}
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "the window lost mid-loop fails window_present",
+			script:  []mt.Exchange{loopObserve, mt.Call("click", `{"target": "center"}`), loopGoalMet},
+			verdict: events.VerdictAppFailed, outcome: OutcomeWindowLost, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"click", "ok", "clicked center at (220, 140)"}},
+			check: func(t *testing.T, r loopResult) {
+				if c := r.rep.Checks; c.WindowPresent == nil || *c.WindowPresent || c.ProcessAlive == nil || !*c.ProcessAlive {
+					t.Errorf("checks = %+v, want window_present false and process_alive true", c)
+				}
+				if !strings.Contains(strings.Join(r.rep.Reasons, " "), "window 0x400001: window gone") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			return &fakeMachine{on: func(f *fakeMachine, in string) { f.loseWindow() }}, nil
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "an unmapped window fails window_present",
+			script:  []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "Escape"}`), loopGoalMet},
+			verdict: events.VerdictAppFailed, outcome: OutcomeWindowLost, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"press_key", "ok", "pressed Escape"}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Contains(r.rep.Reasons, "window 0x400001 is no longer mapped") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			return &fakeMachine{on: func(f *fakeMachine, in string) { f.unmapWindow() }}, nil
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "a fatal log line fails fatal_pattern",
+			script:  []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "Return"}`), loopGoalMet},
+			verdict: events.VerdictAppFailed, outcome: OutcomeFatalLog, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"press_key", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if c := r.rep.Checks; c.FatalPattern == nil || *c.FatalPattern != "Segmentation fault (core dumped)" {
+					t.Errorf("checks = %+v, want fatal_pattern to show the line", c)
+				}
+				if !slices.Contains(r.rep.Reasons, "Segmentation fault (core dumped)") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, scenario: strings.Replace(rulesGoal, "  command: [fake-app]\n", "  command: [fake-app]\n  fatal_patterns: [Segmentation fault]\n", 1),
+			machine: func() (*fakeMachine, []mt.Exchange) {
+				return &fakeMachine{on: func(f *fakeMachine, in string) { f.say("Segmentation fault (core dumped)") }}, nil
+			}},
+		{loopTurnCase: loopTurnCase{
+			name:    "the X server going away is test-error, not the app's fault",
+			script:  []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "Return"}`), loopGoalMet},
+			verdict: events.VerdictTestError, outcome: OutcomeSessionLost, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"press_key", "error", "capture the screen: X connection closed"}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Equal(r.rep.Reasons[:1], []string{"the X server went away"}) {
+					t.Errorf("reasons = %q, want the cause first", r.rep.Reasons)
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			return &fakeMachine{on: func(f *fakeMachine, in string) { f.loseSession() }}, nil
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "an app that exits with a success code ends the run normally",
+			script:  []mt.Exchange{loopObserve, mt.Call("type_text", `{"ref": "quit"}`), loopObserve, mt.Call("press_key", `{"key": "Return"}`)},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 4,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.Loop.Ended != "the application exited successfully" {
+					t.Errorf("loop.ended = %q", r.rep.Loop.Ended)
+				}
+				if c := r.rep.Checks; c.ProcessAlive == nil || !*c.ProcessAlive || c.WindowPresent == nil || !*c.WindowPresent {
+					t.Errorf("checks = %+v, want both passed on a success exit", c)
+				}
+			},
+		}, scenario: strings.Replace(rulesGoal, "  command: [fake-app]\n", "  command: [fake-app]\n  success_exit_codes: [0]\n", 1),
+			machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{on: fakeShell}, nil }},
+	})
+}
+
+// TestRulesLaunch checks how a launch can end a run before any step: the
+// app exits before its window appears, or no window ever matches.
+func TestRulesLaunch(t *testing.T) {
+	t.Parallel()
+	rulesRun(t, []rulesCase{
+		{loopTurnCase: loopTurnCase{
+			name:    "the app exits before its window appears",
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited,
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Contains(r.rep.Reasons, "the application killed by signal SEGV before its window appeared") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+				if len(r.reqs) != 0 {
+					t.Errorf("%d model requests, want none", len(r.reqs))
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			return &fakeMachine{exitAtLaunch: &procSEGV}, nil
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "no window appears within the startup timeout",
+			verdict: events.VerdictAppFailed, outcome: OutcomeStartup,
+			check: func(t *testing.T, r loopResult) {
+				if !strings.Contains(strings.Join(r.rep.Reasons, " "), "no window matching") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, scenario: strings.Replace(rulesGoal, "  command: [fake-app]\n", "  command: [fake-app]\n  startup_timeout_s: 0.05\n", 1),
+			machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{noWindow: true}, nil }},
+	})
+}
+
+// TestRulesDefaultDeadline pins the default whole-run deadline and its
+// reserve: nothing in the files or the environment sets them.
+func TestRulesDefaultDeadline(t *testing.T) {
+	t.Parallel()
+	r := loopRun(t, loopCase{scenario: rulesGoal, script: []mt.Exchange{loopObserve, loopGoalMet}, machine: &fakeMachine{}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+	if r.rep.Timing.DeadlineS != 600 {
+		t.Errorf("timing.deadline_s = %v, want the default 600", r.rep.Timing.DeadlineS)
+	}
+	limits := map[string]float64{}
+	for _, b := range r.rep.Budgets {
+		limits[b.Name] = b.Limit
+	}
+	if limits["deadline"] != 600 || limits["deadline_reserve"] != 30 {
+		t.Errorf("budgets deadline %v reserve %v, want 600 and 30", limits["deadline"], limits["deadline_reserve"])
+	}
+}
+
+// rulesProbe declares a tool with enum parameters: each value maps to a
+// literal command the author wrote, and the model can only choose among
+// the values.
+const rulesProbe = rulesGoal + `tools:
+  probe:
+    description: Check a state of the app.
+    run: shell
+    parameters:
+      state:
+        values: {ready: echo ready, broken: echo not ready >&2; exit 4}
+      where:
+        values: {here: "true", there: "true"}
+`
+
+// TestRulesDeclaredTools runs a declared tool with enum parameters: the
+// model is sent the enums, a value outside them is malformed, and each
+// value runs its own command.
+func TestRulesDeclaredTools(t *testing.T) {
+	t.Parallel()
+	probe := func(args string) mt.Exchange { return mt.Call("probe", args) }
+	rulesRun(t, []rulesCase{{loopTurnCase: loopTurnCase{
+		name: "enum parameters",
+		script: []mt.Exchange{
+			probe(`{"state": "ready", "where": "here"}`),
+			probe(`{"state": "broken", "where": "there"}`),
+			probe(`{"state": "rm -rf /", "where": "here"}`),
+			probe(`{"state": "ready"}`),
+			loopGoalMet,
+		},
+		operator: loopOperatorRetry,
+		verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 5, malforms: 2,
+		steps: []loopStep{
+			{"probe", "ok", "probe succeeded: ready"},
+			{"probe", "error", "probe exited with status 4: not ready"},
+			{"probe", "malformed", "state"},
+			{"probe", "malformed", "where"},
+			{"record_verdict", "ok", ""},
+		},
+		check: func(t *testing.T, r loopResult) {
+			raw := string(r.reqs[0].Raw)
+			if !strings.Contains(raw, `"enum":["broken","ready"]`) || !strings.Contains(raw, `"enum":["here","there"]`) {
+				t.Errorf("the probe's schema sent lacks its enums:\n%s", raw)
+			}
+			if strings.Contains(raw, "not ready") {
+				t.Error("a declared command reached the model")
+			}
+			if r.rep.Loop.ToolErrors != 1 {
+				t.Errorf("loop.tool_errors = %d, want 1", r.rep.Loop.ToolErrors)
+			}
+		},
+	}, scenario: rulesProbe}})
+}
+
+// TestRulesWaitWhile runs each kind of wait_while condition to its end:
+// cleared, and still holding at its timeout.
+func TestRulesWaitWhile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ready")
+	conditions := rulesGoal + `wait_conditions:
+  busy: {screen_changing: true, timeout_s: 5}
+  loading: {window_title: Loading, timeout_s: 0.3}
+  not_saved: {file_missing: ` + marker + `, timeout_s: 0.3}
+`
+	waitWhile := func(cond string) mt.Exchange { return mt.Call("wait_while", `{"condition": "`+cond+`"}`) }
+	rulesRun(t, []rulesCase{
+		{loopTurnCase: loopTurnCase{
+			name:    "screen changing clears",
+			script:  []mt.Exchange{waitWhile("busy"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"wait_while", "ok", "busy cleared after"}, {"record_verdict", "ok", ""}},
+		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{unsettled: 2}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "window title still holds at the timeout",
+			script:  []mt.Exchange{waitWhile("loading"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"wait_while", "error", "loading still holds after"}, {"record_verdict", "ok", ""}},
+		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{title: "Loading… 40%"}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "window title that does not hold",
+			script:  []mt.Exchange{waitWhile("loading"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"wait_while", "ok", "loading cleared after 0.0s"}, {"record_verdict", "ok", ""}},
+		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{title: "Editor"}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "file missing still holds at the timeout",
+			script:  []mt.Exchange{waitWhile("not_saved"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"wait_while", "error", "not_saved still holds after"}, {"record_verdict", "ok", ""}},
+		}, scenario: strings.Replace(conditions, "not_saved: {file_missing: "+marker, "not_saved: {file_missing: "+marker+".never", 1)},
+		{loopTurnCase: loopTurnCase{
+			name: "file missing clears when the file appears",
+			script: []mt.Exchange{mt.Func(func(mt.Request) mt.Exchange {
+				if err := os.WriteFile(marker, nil, 0o600); err != nil {
+					t.Error(err)
+				}
+				return waitWhile("not_saved")
+			}), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"wait_while", "ok", "not_saved cleared after 0.0s"}, {"record_verdict", "ok", ""}},
+		}, scenario: conditions},
+	})
+}
+
+// TestRulesNotJudged takes the "not judged" path: once the model is off, a
+// scripted check_expectation is recorded as not judged, with a concern,
+// and the run goes on.
+func TestRulesNotJudged(t *testing.T) {
+	t.Parallel()
+	scripted := rulesApp + `steps:
+  - check_expectation: {expectation: the greeting is shown}
+  - check_expectation: {expectation: the greeting is still shown}
+  - press_key: Return
+`
+	r := loopRun(t, loopCase{scenario: scripted, operator: loopOp("", "  disable_after: 1\n"),
+		script: []mt.Exchange{mt.Status(401)}, machine: &fakeMachine{}})
+	loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 0, 0)
+	loopWantSteps(t, r.rep,
+		loopStep{"check_expectation", "ok", "unavailable: judge expectation"},
+		loopStep{"check_expectation", "ok", "unavailable: not judged (the model is off for the rest of the run (not judged))"},
+		loopStep{"press_key", "ok", "pressed Return"})
+	if !loopHasConcern(r.rep, `check_expectation "the greeting is still shown" was not judged`) {
+		t.Errorf("concerns = %q", r.rep.Concerns)
+	}
+	if len(r.reqs) != 1 {
+		t.Errorf("%d model requests, want 1: nothing is sent once the model is off", len(r.reqs))
+	}
+}
+
+// TestRulesScriptedToolList checks the tools a scripted run has: the
+// built-ins every run has plus its declared tools, sorted, and without a
+// model endpoint no click_grounded.
+func TestRulesScriptedToolList(t *testing.T) {
+	t.Parallel()
+	scripted := rulesProbe[:strings.Index(rulesProbe, "goal:")] + rulesProbe[strings.Index(rulesProbe, "tools:"):] + `steps:
+  - probe: {state: ready, where: here}
+`
+	r := loopRun(t, loopCase{scenario: scripted, operator: "runner: {}\n", machine: &fakeMachine{}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+	want := []string{"check_expectation", "click", "escalate", "observe_screen", "press_key", "probe", "record_verdict", "type_text", "wait"}
+	if !slices.Equal(r.rep.Tools, want) {
+		t.Errorf("tools = %v, want %v", r.rep.Tools, want)
+	}
+}
+
+// TestRulesInput checks what reaches the application: the resolved click
+// point, the provided value (never its name), and an unknown key refused
+// by the driver as the author's mistake.
+func TestRulesInput(t *testing.T) {
+	t.Parallel()
+	f := &fakeMachine{}
+	scripted := rulesApp + `click_targets:
+  ok_button: {x: 30, y: 200}
+steps:
+  - click: ok_button
+  - type_text: {ref: greeting}
+  - press_key: ctrl+s
+  - press_key: NoSuchKey
+  - press_key: Return
+`
+	r := loopRun(t, loopCase{scenario: scripted, operator: "runner: {}\n", machine: f})
+	loopWant(t, r, events.VerdictTestError, OutcomeStepError, 0, 0)
+	if got, want := f.inputs(), []string{"click 50,220", "type echo hello", "key ctrl+s"}; !slices.Equal(got, want) {
+		t.Errorf("input = %q, want %q", got, want)
+	}
+	if !strings.Contains(strings.Join(r.rep.Reasons, " "), "step 4 (press_key) could not run: press NoSuchKey: unknown key") {
+		t.Errorf("reasons = %q", r.rep.Reasons)
+	}
+	if f.theApp().stops != 1 {
+		t.Errorf("the app was stopped %d times, want once", f.theApp().stops)
+	}
+}
+
+// procSEGV is how an app that crashed at once ended.
+var procSEGV = proc.Status{Code: -1, Signal: syscall.SIGSEGV}
