@@ -568,7 +568,10 @@ func (s *runState) finish(ctx context.Context) Result {
 			ToolErrors: s.loop.toolErrors, Rescued: s.loop.rescued,
 		}})
 	}
-	v := s.verdict(checks)
+	v, concern := decideVerdict(s.facts(checks))
+	if concern != "" {
+		s.concern(concern)
+	}
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.shutdown()
 	s.publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})

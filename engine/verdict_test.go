@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// TestDecideVerdict tables the verdict rules on facts alone: no session,
+// no model, no report.
+func TestDecideVerdict(t *testing.T) {
+	t.Parallel()
+	passed := []events.Check{{Name: "process_alive", OK: true}, {Name: "window_present", OK: true}, {Name: "fatal_pattern", OK: true}}
+	windowGone := []events.Check{{Name: "process_alive", OK: true}, {Name: "window_present", OK: false, Evidence: "window 0x1 is no longer mapped"}}
+	deadline := &ending{verdict: events.VerdictTestError, outcome: OutcomeDeadline, reason: "the 600s deadline was reached"}
+	stepFailed := &ending{verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed, reason: "step 2 (probe) failed: probe exited with status 1"}
+	escalation := &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: a licence key is asked"}
+	cases := []struct {
+		name        string
+		facts       verdictFacts
+		verdict     string
+		outcome     string
+		reasons     []string
+		wantConcern string
+	}{
+		{
+			name:    "checks pass",
+			facts:   verdictFacts{checks: passed},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed"},
+		},
+		{
+			name:    "no checks at all (nothing launched) and no end passes",
+			facts:   verdictFacts{},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed"},
+		},
+		{
+			name:    "a failed check is app-failed with its evidence",
+			facts:   verdictFacts{checks: windowGone},
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted,
+			reasons: []string{"window_present failed: window 0x1 is no longer mapped"},
+		},
+		{
+			name:    "goal-met never upgrades a failed check",
+			facts:   verdictFacts{checks: windowGone, modelVerdict: events.ModelGoalMet},
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted,
+			reasons: []string{"window_present failed: window 0x1 is no longer mapped", "the model recorded goal-met, which never upgrades a failed check"},
+		},
+		{
+			name:    "goal-met with passing checks passes",
+			facts:   verdictFacts{checks: passed, modelVerdict: events.ModelGoalMet, modelReason: "done"},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed"},
+		},
+		{
+			name:    "goal-not-met alone is a concern the caller publishes",
+			facts:   verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting"},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
+			wantConcern: "the model recorded goal-not-met: no greeting",
+		},
+		{
+			name: "goal-not-met already a concern is not listed twice",
+			facts: verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting",
+				concerns: []string{"the model recorded goal-not-met: no greeting"}},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
+			wantConcern: "the model recorded goal-not-met: no greeting",
+		},
+		{
+			name:    "goal-not-met after a false check_expectation is app-failed",
+			facts:   verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting", checkFalse: true},
+			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted,
+			reasons: []string{"the model recorded goal-not-met: no greeting", "and a check_expectation during the loop came back false"},
+		},
+		{
+			name:    "a false check_expectation alone does not fail a goal-met run",
+			facts:   verdictFacts{checks: passed, modelVerdict: events.ModelGoalMet, checkFalse: true},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed"},
+		},
+		{
+			name:    "concerns make pass-with-concerns and are listed in order",
+			facts:   verdictFacts{checks: passed, concerns: []string{"the loop looked stuck", "a grounded click is unverified"}},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed, with concerns", "the loop looked stuck", "a grounded click is unverified"},
+		},
+		{
+			name:    "a degraded loop keeps its outcome",
+			facts:   verdictFacts{checks: passed, loopOutcome: OutcomeDegraded, concerns: []string{"the loop degraded: 3 malformed replies"}},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeDegraded,
+			reasons: []string{"the deterministic checks passed, with concerns", "the loop degraded: 3 malformed replies"},
+		},
+		{
+			name:    "no model verdict with failing checks is app-failed under that outcome",
+			facts:   verdictFacts{checks: windowGone, loopOutcome: OutcomeNoModelVerdict},
+			verdict: events.VerdictAppFailed, outcome: OutcomeNoModelVerdict,
+			reasons: []string{"window_present failed: window 0x1 is no longer mapped"},
+		},
+		{
+			name:    "escalate locks test-error even with failed checks and goal-met",
+			facts:   verdictFacts{checks: windowGone, escalated: true, end: escalation, modelVerdict: events.ModelGoalMet},
+			verdict: events.VerdictTestError, outcome: OutcomeEscalated,
+			reasons: []string{"escalated: a licence key is asked"},
+		},
+		{
+			name:    "a runtime end is test-error and lists the failed checks after its reason",
+			facts:   verdictFacts{checks: windowGone, end: deadline, modelVerdict: events.ModelGoalMet},
+			verdict: events.VerdictTestError, outcome: OutcomeDeadline,
+			reasons: []string{"the 600s deadline was reached", "window_present failed: window 0x1 is no longer mapped"},
+		},
+		{
+			name:    "a runtime end wins over concerns",
+			facts:   verdictFacts{checks: passed, end: deadline, concerns: []string{"the loop looked stuck"}},
+			verdict: events.VerdictTestError, outcome: OutcomeDeadline,
+			reasons: []string{"the 600s deadline was reached"},
+		},
+		{
+			name:    "an app-failed end keeps its own outcome, not the loop's",
+			facts:   verdictFacts{checks: passed, end: stepFailed, loopOutcome: OutcomeDegraded},
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			reasons: []string{"step 2 (probe) failed: probe exited with status 1"},
+		},
+		{
+			name:    "an app-failed end lists the failed checks after its reason",
+			facts:   verdictFacts{checks: windowGone, end: stepFailed},
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			reasons: []string{"step 2 (probe) failed: probe exited with status 1", "window_present failed: window 0x1 is no longer mapped"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			before := slices.Clone(c.facts.concerns)
+			v, concern := decideVerdict(c.facts)
+			if v.Verdict != c.verdict || v.Outcome != c.outcome {
+				t.Errorf("verdict %s/%s, want %s/%s (reasons %q)", v.Verdict, v.Outcome, c.verdict, c.outcome, v.Reasons)
+			}
+			if !slices.Equal(v.Reasons, c.reasons) {
+				t.Errorf("reasons %q, want %q", v.Reasons, c.reasons)
+			}
+			if concern != c.wantConcern {
+				t.Errorf("concern %q, want %q", concern, c.wantConcern)
+			}
+			if !slices.Equal(c.facts.concerns, before) {
+				t.Errorf("the facts' concerns changed to %q: the verdict must not touch its input", c.facts.concerns)
+			}
+		})
+	}
+}
