@@ -401,81 +401,92 @@ func ping(ctx context.Context, addr string) error {
 	return nil
 }
 
-// cdpTool runs one of the cdp_* tools. The model names elements by handle,
-// by text or by a cdp_targets name, never by selector or script; values
-// come from provides: by ref, and only their length is ever reported.
-func (s *runState) cdpTool(ctx context.Context, c call) result {
-	if s.web == nil {
-		return failed(failResolution, "%s: no browser tab is attached", c.Tool)
+// cdpCall is the body of a cdp_* tool: ctx bounds the step, callCtx one
+// DevTools call (cdpCallTimeout).
+type cdpCall func(s *runState, ctx, callCtx context.Context, c call) result
+
+// cdpTool makes a cdp_* tool's body a built-in tool: it needs the attached
+// tab, and every DevTools call it makes is bounded. The model names
+// elements by handle, by text or by a cdp_targets name, never by selector
+// or script; values come from provides: by ref, and only their length is
+// ever reported.
+func cdpTool(body cdpCall) builtinTool {
+	return func(s *runState, ctx context.Context, _ int, c call) result {
+		if s.web == nil {
+			return failed(failResolution, "%s: no browser tab is attached", c.Tool)
+		}
+		callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
+		defer cancel()
+		return body(s, ctx, callCtx, c)
 	}
-	tab := s.web.tab
-	callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
-	defer cancel()
-	switch c.Tool {
-	case "cdp_url":
-		u, err := tab.URL(callCtx)
-		if err != nil {
-			return s.cdpFailure(err)
-		}
-		return ok(u)
-	case "cdp_list_interactive":
-		filter, _ := c.Args["filter"].(string)
-		els, err := tab.ListInteractive(callCtx, filter)
-		if err != nil {
-			return s.cdpFailure(err)
-		}
-		return ok(listInteractive(els, filter, s.r.Redact))
-	case "cdp_click_described":
-		return s.cdpClickDescribed(ctx, callCtx, c)
-	case "cdp_query":
-		target, _ := c.Args["target"].(string)
-		sel, found := s.files.Scenario.CDPTargets[target]
-		if !found {
-			return failed(failResolution, "no cdp target %q", target)
-		}
-		st, err := tab.Query(callCtx, sel)
-		if err != nil {
-			return s.cdpFailure(err)
-		}
-		if !st.Found && c.Source == "script" {
-			// A script reads an element it expects to be there; the
-			// model, exploring, is told and carries on.
-			return failed(failAssertion, "%s", describeState(target, st, s.r.Redact))
-		}
-		return ok(describeState(target, st, s.r.Redact))
-	case "cdp_click":
-		target, _ := c.Args["target"].(string)
-		sel, found := s.files.Scenario.CDPTargets[target]
-		if !found {
-			return failed(failResolution, "no cdp target %q", target)
-		}
-		return s.cdpInput(ctx, func() error { return tab.Click(callCtx, sel) }, "clicked "+target)
-	case "cdp_fill":
-		target, _ := c.Args["target"].(string)
-		ref, _ := c.Args["ref"].(string)
-		sel, found := s.files.Scenario.CDPTargets[target]
-		if !found {
-			return failed(failResolution, "no cdp target %q", target)
-		}
-		value, secret, found := s.files.Scenario.Value(ref)
-		if !found {
-			return failed(failResolution, "no provided value %q", ref)
-		}
-		if r := s.secretPlaceRefusal(ctx, c.Tool, ref, target); r.status != "" {
-			return r
-		}
-		what := "value"
-		if secret {
-			what = "secret value"
-		}
-		return s.cdpInput(ctx, func() error { return tab.Fill(callCtx, sel, value) },
-			fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))
-	case "cdp_wait":
-		return s.cdpWait(ctx, c)
-	case "cdp_navigate":
-		return s.cdpNavigate(ctx, c)
+}
+
+func (s *runState) cdpURL(_, callCtx context.Context, _ call) result {
+	u, err := s.web.tab.URL(callCtx)
+	if err != nil {
+		return s.cdpFailure(err)
 	}
-	return failed(failResolution, "internal error: no implementation of %s", c.Tool)
+	return ok(u)
+}
+
+func (s *runState) cdpListInteractive(_, callCtx context.Context, c call) result {
+	filter, _ := c.Args["filter"].(string)
+	els, err := s.web.tab.ListInteractive(callCtx, filter)
+	if err != nil {
+		return s.cdpFailure(err)
+	}
+	return ok(listInteractive(els, filter, s.r.Redact))
+}
+
+func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
+	target, _ := c.Args["target"].(string)
+	sel, found := s.files.Scenario.CDPTargets[target]
+	if !found {
+		return failed(failResolution, "no cdp target %q", target)
+	}
+	st, err := s.web.tab.Query(callCtx, sel)
+	if err != nil {
+		return s.cdpFailure(err)
+	}
+	if !st.Found && c.Source == "script" {
+		// A script reads an element it expects to be there; the model,
+		// exploring, is told and carries on.
+		return failed(failAssertion, "%s", describeState(target, st, s.r.Redact))
+	}
+	return ok(describeState(target, st, s.r.Redact))
+}
+
+func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
+	target, _ := c.Args["target"].(string)
+	sel, found := s.files.Scenario.CDPTargets[target]
+	if !found {
+		return failed(failResolution, "no cdp target %q", target)
+	}
+	return s.cdpInput(ctx, func() error { return s.web.tab.Click(callCtx, sel) }, "clicked "+target)
+}
+
+// cdpFill fills a named element with a provided value; the result names
+// its ref and length, never the value.
+func (s *runState) cdpFill(ctx, callCtx context.Context, c call) result {
+	target, _ := c.Args["target"].(string)
+	ref, _ := c.Args["ref"].(string)
+	sel, found := s.files.Scenario.CDPTargets[target]
+	if !found {
+		return failed(failResolution, "no cdp target %q", target)
+	}
+	value, secret, found := s.files.Scenario.Value(ref)
+	if !found {
+		return failed(failResolution, "no provided value %q", ref)
+	}
+	if r := s.secretPlaceRefusal(ctx, c.Tool, ref, target); r.status != "" {
+		return r
+	}
+	what := "value"
+	if secret {
+		what = "secret value"
+	}
+	return s.cdpInput(ctx, func() error { return s.web.tab.Fill(callCtx, sel, value) },
+		fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))
 }
 
 // cdpClickDescribed clicks an element by handle or text; not found and

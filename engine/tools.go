@@ -115,115 +115,127 @@ func (s *runState) guard(c call) result {
 	return result{}
 }
 
-// run executes a guarded call.
+// run executes a guarded call: a declared tool's commands, or the
+// built-in tool's implementation from the table (builtins.go).
 func (s *runState) run(ctx context.Context, n int, c call) result {
-	spec := s.tools[c.Tool]
-	if spec.Declared {
+	if s.tools[c.Tool].Declared {
 		return s.declared(ctx, c)
 	}
-	switch c.Tool {
-	case "observe_screen":
-		rel, img, err := s.capture(ctx, false)
-		if err != nil {
-			return s.driverFailure(err)
-		}
-		b := img.Bounds()
-		r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
-		if titles := s.windowTitles(); titles != "" {
-			r.message += "; the application's windows: " + titles
-		}
-		r.screen, r.image, r.png = rel, img, s.lastPNG
-		return r
-	case "press_key":
-		key, _ := c.Args["key"].(string)
-		return s.input(ctx, func() error { return s.desk.PressKey(ctx, key) }, fmt.Sprintf("pressed %s", key), nil)
-	case "click":
-		target, _ := c.Args["target"].(string)
-		p, err := s.clickPoint(target)
-		if err != nil {
-			return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
-		}
-		return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, fmt.Sprintf("clicked %s at (%d, %d)", target, p.X, p.Y), &p)
-	case "type_text":
-		ref, _ := c.Args["ref"].(string)
-		value, secret, found := s.files.Scenario.Value(ref)
-		if !found {
-			return failed(failResolution, "no provided value %q", ref)
-		}
-		if r := s.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
-			return r
-		}
-		what := "value"
-		if secret {
-			what = "secret value"
-		}
-		return s.input(ctx, func() error { return s.desk.TypeText(ctx, value) },
-			fmt.Sprintf("typed the %s %q (%d characters)", what, ref, len([]rune(value))), nil)
-	case "wait":
-		secs, _ := c.Args["seconds"].(float64)
-		return s.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
-			start := time.Now()
-			select {
-			case <-time.After(time.Duration(secs * float64(time.Second))):
-			case <-ctx.Done():
-				return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
-			case <-s.appDone():
-				// Waiting on a dead app helps nobody; the checks after the
-				// step report it, unless the X server took it down.
-				if !s.sessionLost() {
-					return ok(fmt.Sprintf("waited %.1fs; the application exited", time.Since(start).Seconds()))
-				}
-			case <-s.sessionDone():
-			}
-			if s.sessionLost() {
-				return failed(failResolution, "the X server went away %.1fs into the wait", time.Since(start).Seconds())
-			}
-			return s.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
-		})
-	case "wait_while":
-		return s.waitWhile(ctx, c)
-	case "switch_window":
-		name, _ := c.Args["name"].(string)
-		return s.switchWindow(ctx, name)
-	case "record_verdict":
-		if ctx.Err() != nil {
-			return failed(failResolution, "record_verdict was interrupted: %v", context.Cause(ctx))
-		}
-		verdict, _ := c.Args["verdict"].(string)
-		reason, _ := c.Args["reason"].(string)
-		s.modelVerdict, s.modelReason = verdict, reason
-		r := ok(fmt.Sprintf("recorded %s; the runtime decides the final verdict from its checks", verdict))
-		r.endLoop = "the model recorded its verdict (" + verdict + ")"
-		return r
-	case "escalate":
-		reason, _ := c.Args["reason"].(string)
-		// The verdict is locked now, whatever later checks find.
-		s.escalated = true
-		s.end = &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: " + reason}
-		r := ok("escalated; the run ends with test-error")
-		r.endLoop = "the model escalated"
-		return r
-	case "respond":
-		msg, _ := c.Args["message"].(string)
-		s.publish(events.Event{Kind: events.KindRespond, Step: n, Message: msg})
-		if s.r.inbox != nil {
-			s.r.inbox.Post(msg)
-		}
-		return ok("message posted to the operator")
-	case "ask_human":
-		return s.askHuman(ctx, c)
-	case "check_expectation":
-		return s.checkExpectation(ctx, n, c)
-	case "click_grounded":
-		return s.clickGrounded(ctx, n, c)
-	case "click_element":
-		return s.clickElement(ctx, c)
-	case scenarios.ExpectTool:
-		return ok("")
-	case "cdp_url", "cdp_list_interactive", "cdp_click_described", "cdp_query", "cdp_click", "cdp_fill", "cdp_wait", "cdp_navigate":
-		return s.cdpTool(ctx, c)
+	impl, found := builtinTools()[c.Tool]
+	if !found {
+		// The catalogue and the table disagree: a bug, so the run ends as
+		// a runtime fault rather than blaming the model or the app.
+		s.stop(events.VerdictTestError, OutcomeRuntimeFault, "internal error: no implementation of "+c.Tool)
+		return failed(failResolution, "internal error: no implementation of %s", c.Tool)
 	}
-	return failed(failResolution, "internal error: no implementation of %s", c.Tool)
+	return impl(s, ctx, n, c)
+}
+
+// observeScreen captures the screen for the model to look at.
+func (s *runState) observeScreen(ctx context.Context) result {
+	rel, img, err := s.capture(ctx, false)
+	if err != nil {
+		return s.driverFailure(err)
+	}
+	b := img.Bounds()
+	r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
+	if titles := s.windowTitles(); titles != "" {
+		r.message += "; the application's windows: " + titles
+	}
+	r.screen, r.image, r.png = rel, img, s.lastPNG
+	return r
+}
+
+func (s *runState) pressKey(ctx context.Context, c call) result {
+	key, _ := c.Args["key"].(string)
+	return s.input(ctx, func() error { return s.desk.PressKey(ctx, key) }, fmt.Sprintf("pressed %s", key), nil)
+}
+
+func (s *runState) click(ctx context.Context, c call) result {
+	target, _ := c.Args["target"].(string)
+	p, err := s.clickPoint(target)
+	if err != nil {
+		return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
+	}
+	return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, fmt.Sprintf("clicked %s at (%d, %d)", target, p.X, p.Y), &p)
+}
+
+// typeText types a provided value; the result names its ref and length,
+// never the value.
+func (s *runState) typeText(ctx context.Context, c call) result {
+	ref, _ := c.Args["ref"].(string)
+	value, secret, found := s.files.Scenario.Value(ref)
+	if !found {
+		return failed(failResolution, "no provided value %q", ref)
+	}
+	if r := s.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
+		return r
+	}
+	what := "value"
+	if secret {
+		what = "secret value"
+	}
+	return s.input(ctx, func() error { return s.desk.TypeText(ctx, value) },
+		fmt.Sprintf("typed the %s %q (%d characters)", what, ref, len([]rune(value))), nil)
+}
+
+// wait waits the seconds asked for, ending early when the app exits or the
+// X server goes away.
+func (s *runState) wait(ctx context.Context, c call) result {
+	secs, _ := c.Args["seconds"].(float64)
+	return s.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
+		start := time.Now()
+		select {
+		case <-time.After(time.Duration(secs * float64(time.Second))):
+		case <-ctx.Done():
+			return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
+		case <-s.appDone():
+			// Waiting on a dead app helps nobody; the checks after the
+			// step report it, unless the X server took it down.
+			if !s.sessionLost() {
+				return ok(fmt.Sprintf("waited %.1fs; the application exited", time.Since(start).Seconds()))
+			}
+		case <-s.sessionDone():
+		}
+		if s.sessionLost() {
+			return failed(failResolution, "the X server went away %.1fs into the wait", time.Since(start).Seconds())
+		}
+		return s.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
+	})
+}
+
+// recordVerdict records the model's verdict and ends the loop; the
+// runtime decides the final verdict.
+func (s *runState) recordVerdict(ctx context.Context, c call) result {
+	if ctx.Err() != nil {
+		return failed(failResolution, "record_verdict was interrupted: %v", context.Cause(ctx))
+	}
+	verdict, _ := c.Args["verdict"].(string)
+	reason, _ := c.Args["reason"].(string)
+	s.modelVerdict, s.modelReason = verdict, reason
+	r := ok(fmt.Sprintf("recorded %s; the runtime decides the final verdict from its checks", verdict))
+	r.endLoop = "the model recorded its verdict (" + verdict + ")"
+	return r
+}
+
+// escalate locks the verdict to test-error now, whatever later checks find.
+func (s *runState) escalate(c call) result {
+	reason, _ := c.Args["reason"].(string)
+	s.escalated = true
+	s.end = &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: " + reason}
+	r := ok("escalated; the run ends with test-error")
+	r.endLoop = "the model escalated"
+	return r
+}
+
+// respond posts the model's message to the operator.
+func (s *runState) respond(n int, c call) result {
+	msg, _ := c.Args["message"].(string)
+	s.publish(events.Event{Kind: events.KindRespond, Step: n, Message: msg})
+	if s.r.inbox != nil {
+		s.r.inbox.Post(msg)
+	}
+	return ok("message posted to the operator")
 }
 
 // recordObservation keeps the observation record (seed 000) from the

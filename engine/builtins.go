@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// builtinTool runs a built-in tool's call once the guards let it through;
+// n is the call's step number.
+type builtinTool func(s *runState, ctx context.Context, n int, c call) result
+
+// builtinTools maps every built-in tool of the catalogue (scenarios.Catalog)
+// to its implementation. A new tool is its catalogue entry plus one line
+// here; TestBuiltinToolsCoverTheCatalogue fails until both exist. It is a
+// function rather than a variable so no package state can be changed.
+func builtinTools() map[string]builtinTool {
+	return map[string]builtinTool{
+		"observe_screen": func(s *runState, ctx context.Context, _ int, _ call) result { return s.observeScreen(ctx) },
+		"press_key":      func(s *runState, ctx context.Context, _ int, c call) result { return s.pressKey(ctx, c) },
+		"click":          func(s *runState, ctx context.Context, _ int, c call) result { return s.click(ctx, c) },
+		"type_text":      func(s *runState, ctx context.Context, _ int, c call) result { return s.typeText(ctx, c) },
+		"wait":           func(s *runState, ctx context.Context, _ int, c call) result { return s.wait(ctx, c) },
+		"wait_while":     func(s *runState, ctx context.Context, _ int, c call) result { return s.waitWhile(ctx, c) },
+		"switch_window": func(s *runState, ctx context.Context, _ int, c call) result {
+			name, _ := c.Args["name"].(string)
+			return s.switchWindow(ctx, name)
+		},
+		"record_verdict":       func(s *runState, ctx context.Context, _ int, c call) result { return s.recordVerdict(ctx, c) },
+		"escalate":             func(s *runState, _ context.Context, _ int, c call) result { return s.escalate(c) },
+		"respond":              func(s *runState, _ context.Context, n int, c call) result { return s.respond(n, c) },
+		"ask_human":            func(s *runState, ctx context.Context, _ int, c call) result { return s.askHuman(ctx, c) },
+		"check_expectation":    (*runState).checkExpectation,
+		"click_grounded":       (*runState).clickGrounded,
+		"click_element":        func(s *runState, ctx context.Context, _ int, c call) result { return s.clickElement(ctx, c) },
+		"cdp_url":              cdpTool((*runState).cdpURL),
+		"cdp_list_interactive": cdpTool((*runState).cdpListInteractive),
+		"cdp_click_described":  cdpTool((*runState).cdpClickDescribed),
+		"cdp_query":            cdpTool((*runState).cdpQuery),
+		"cdp_click":            cdpTool((*runState).cdpClick),
+		"cdp_fill":             cdpTool((*runState).cdpFill),
+		"cdp_wait":             cdpTool(func(s *runState, ctx, _ context.Context, c call) result { return s.cdpWait(ctx, c) }),
+		"cdp_navigate":         cdpTool(func(s *runState, ctx, _ context.Context, c call) result { return s.cdpNavigate(ctx, c) }),
+		// A scripted expect: step runs nothing; its checks run after it.
+		scenarios.ExpectTool: func(*runState, context.Context, int, call) result { return ok("") },
+	}
+}
