@@ -10,7 +10,7 @@ REPORTS  ?= reports
 # two-core machine.
 TESTFLAGS ?= -p 2 -timeout 20m
 
-.PHONY: all deps build test demo bench fuzz vet clean
+.PHONY: all deps build test demo bench fuzz vet mutate clean
 
 all: build
 
@@ -38,6 +38,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoadOperator -fuzztime 30s ./scenarios
 	$(GO) test -run '^$$' -fuzz FuzzSecretValue -fuzztime 30s ./engine/report
 	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime 30s ./tui/sanitize
+
+# Mutation testing of the engine's rule code against the rule tests on the
+# machine double (docs/architecture.md, "Mutation testing"). The real-session
+# tests are left out so a mutant costs seconds, not minutes; the drivers'
+# glue and the engine's subpackages are not mutated.
+GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+RULE_TESTS  := ^(TestRules|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
+MUTATE_SKIP := -E '^(events|model|memory|redact|report|vision)/' -E '^(browser|accessibility|machine|builtins|grounding|steer)\.go$$'
+
+mutate:
+	@mkdir -p $(REPORTS)
+	GOFLAGS='-run=$(RULE_TESTS)' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 20 $(MUTATE_SKIP) -o $(REPORTS)/mutate.json ./engine
 
 clean:
 	rm -rf bin $(REPORTS)

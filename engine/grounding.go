@@ -71,8 +71,8 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 }
 
 // clickGrounded locates a described element on a fresh capture, clicks it
-// and judges the screen against the expectation (seed 000 "Grounded clicks
-// must verify").
+// and judges the screen against the expectation (docs/architecture.md,
+// "The rules": grounded clicks verify).
 func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 	description, _ := c.Args["description"].(string)
 	expect, _ := c.Args["expect"].(string)

@@ -249,7 +249,7 @@ func scriptNoLeftovers(t *testing.T, info scriptRunInfo) {
 	}
 }
 
-// scriptReportKeys are the report.json fields DESIGN.md lists, with the
+// scriptReportKeys are the report.json fields the README lists, with the
 // fields each object must have.
 var scriptReportKeys = map[string][]string{
 	"schema": nil, "scenario": {"name", "file", "sha256"}, "verdict": nil, "outcome": nil,

@@ -385,7 +385,7 @@ const loopXtermTools = loopXterm + `tools:
     budget: 1
 `
 
-// TestLoopBudgets reaches every bound of seed 000's table and checks the
+// TestLoopBudgets reaches every bound of the budgets rule (docs/architecture.md) and checks the
 // state each one ends in.
 func TestLoopBudgets(t *testing.T) {
 	t.Parallel()

@@ -54,7 +54,7 @@ type Result struct {
 	ReportDir string
 }
 
-// ExitCode maps the verdict to `kasmrt run`'s exit code (DESIGN.md); with
+// ExitCode maps the verdict to `kasmrt run`'s exit code (docs/architecture.md, "The verdict"); with
 // strict, concerns give 4.
 func (r Result) ExitCode(strict bool) int {
 	switch r.Verdict {

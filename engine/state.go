@@ -422,7 +422,8 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// checks runs the deterministic checks (seed 000 "The verdict").
+// checks runs the deterministic checks (docs/architecture.md, "The
+// verdict").
 func (s *runState) checks() []events.Check {
 	var out []events.Check
 	exitedOK := s.exitedSuccessfully() || s.exitedAsExpected()

@@ -20,8 +20,8 @@ func OffersFromFiles(f *scenarios.Files) Offers {
 	return Offers{Inbox: f.Operator.HasInbox()}
 }
 
-// ToolList returns the tools present for a run, sorted by name: seed 000's
-// presence table applied to the catalogue, minus the operator's
+// ToolList returns the tools present for a run, sorted by name: the
+// presence rules (docs/architecture.md) applied to the catalogue, minus the operator's
 // tools.disabled (built-ins only).
 func ToolList(f *scenarios.Files, offers Offers) []scenarios.ToolSpec {
 	s, o := f.Scenario, f.Operator

@@ -88,7 +88,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 	return res
 }
 
-// guard checks a call before it runs (seed 000): a known tool on the run's
+// guard checks a call before it runs (docs/architecture.md, "The rules"): a known tool on the run's
 // list, arguments that fit its schema, the observation prerequisite for
 // model-chosen input, and the tool's budget. A zero result means go.
 func (s *runState) guard(c call) result {
@@ -238,7 +238,7 @@ func (s *runState) respond(n int, c call) result {
 	return ok("message posted to the operator")
 }
 
-// recordObservation keeps the observation record (seed 000) from the
+// recordObservation keeps the observation record (docs/architecture.md) from the
 // tool's spec once it has run: a tool that observes completes it when it
 // succeeds; one that can change the screen clears it, whether or not it
 // succeeded, since a failed action may still have changed something.

@@ -1,7 +1,7 @@
 package scenarios
 
-// Defaults from seed 000's budget table and seed 002's configuration
-// reference.
+// Defaults of the budgets and the model configuration
+// (docs/architecture.md, "The rules"; docs/language.md).
 const (
 	DefaultMaxIterations     = 25
 	DefaultMaxRetriesPerStep = 3
@@ -125,7 +125,8 @@ type ToolsConfig struct {
 	Disabled []string `yaml:"disabled"`
 }
 
-// MemoryConfig controls what the model's context keeps (seed 002).
+// MemoryConfig controls what the model's context keeps
+// (docs/architecture.md, "The model side").
 type MemoryConfig struct {
 	Pos        Pos    `yaml:"-"`
 	EmitPolicy string `yaml:"emit_policy"` // always | on_change

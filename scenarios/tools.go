@@ -4,11 +4,11 @@ import (
 	"sort"
 )
 
-// Presence says when a built-in tool is on a run's list (seed 000's
+// Presence says when a built-in tool is on a run's list (docs/architecture.md's
 // presence table).
 type Presence string
 
-// The presence conditions of seed 000.
+// The presence conditions (docs/architecture.md, "The rules").
 const (
 	Always         Presence = "always"
 	ATSPIControls  Presence = "atspi_controls" // decided at launch

@@ -7,7 +7,7 @@ import (
 )
 
 // ReserveDuration is the end of the deadline the runtime keeps for diagnosis
-// and the report (DESIGN.md); the budgets pane shows it.
+// and the report (docs/architecture.md, "The rules"); the budgets pane shows it.
 const ReserveDuration = 30 * time.Second
 
 // RowKind says what a timeline row shows.

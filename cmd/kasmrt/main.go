@@ -17,7 +17,7 @@ import (
 	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
-// Exit codes of `kasmrt run` (DESIGN.md); other subcommands use 0, 2 and 3.
+// Exit codes of `kasmrt run` (README.md, docs/architecture.md); other subcommands use 0, 2 and 3.
 const (
 	exitPass      = 0
 	exitAppFailed = 1

@@ -1,4 +1,4 @@
-// Package memory is the model's view of a run (seed 002): it registers
+// Package memory is the model's view of a run (docs/architecture.md, "The model side"): it registers
 // screens and input images under handles, keeps the request bounded by
 // dropping old images from the context, and writes the Environment Update.
 package memory

@@ -13,7 +13,8 @@ func dataURL(png []byte) string {
 	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
 }
 
-// sortedTools returns the tools sorted by name, as seed 002 requires.
+// sortedTools returns the tools sorted by name, as the model side's contracts require
+// (docs/architecture.md, "The model side").
 func sortedTools(tools []Tool) []Tool {
 	out := slices.Clone(tools)
 	slices.SortStableFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
@@ -101,7 +102,7 @@ func chatBody(model string, opts GenerationOptions, req Request) ([]byte, error)
 			}
 			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: m.CallID, Content: m.Text})
 			// Chat Completions tool messages carry text only, so the
-			// result's images follow as user-role evidence (seed 002).
+			// result's images follow as user-role evidence (docs/architecture.md).
 			if len(m.Images) > 0 {
 				msgs = append(msgs, chatMessage{Role: "user", Content: chatParts("Images returned by tool call "+m.CallID+":", m.Images)})
 			}

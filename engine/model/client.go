@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Defaults of a Config, from seed 002's paper presets.
+// Defaults of a Config (docs/architecture.md, "The model side").
 const (
 	DefaultTimeout = 600 * time.Second
 	DefaultRetry   = 8
