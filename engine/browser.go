@@ -53,7 +53,7 @@ const (
 // its one tab. Launched, it ends with the run (process group killed,
 // profile removed); attached, the run only disconnects.
 type browserRun struct {
-	b        *cdp.Browser
+	b        browser
 	tab      browserTab
 	attached bool
 	headless bool
@@ -181,12 +181,12 @@ func (s *runState) launchBrowser(ctx context.Context) error {
 	w.pageScreen = ownsWindow && w.headless && !w.attached
 	var err error
 	if w.attached {
-		w.b, err = cdp.Attach(ctx, spec.Attach)
+		w.b, err = s.r.machine.AttachBrowser(ctx, spec.Attach)
 	} else {
 		width, height := s.desk.ScreenSize()
 		// The start page is loaded by Navigate below, which waits for it,
 		// rather than from the command line, which does not.
-		w.b, err = cdp.Launch(ctx, cdp.LaunchOptions{
+		w.b, err = s.r.machine.LaunchBrowser(ctx, cdp.LaunchOptions{
 			Display: s.session.Display(), Headless: spec.Headless,
 			Width: width, Height: height, Output: s.outputScanner(),
 			Unset: s.r.secretVariables(),

@@ -7,10 +7,12 @@ import (
 	"image"
 	"image/color"
 	"io"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 )
@@ -64,11 +66,17 @@ type fakeMachine struct {
 	unmapped bool
 	closed   bool
 	captures int
+	browser  *fakeBrowser
+	// page is what the double's browser tab shows, by selector, and
+	// interactive the elements cdp_list_interactive lists.
+	page        map[string]cdp.ElementState
+	interactive []cdp.Element
 }
 
 var (
 	_ machine = (*fakeMachine)(nil)
 	_ desktop = (*fakeMachine)(nil)
+	_ browser = (*fakeBrowser)(nil)
 )
 
 func (f *fakeMachine) StartSession(_ context.Context, opts x11.SessionOptions) (session, error) {
@@ -332,3 +340,121 @@ func (s *fakeSession) WindowManager() string { return "" }
 func (s *fakeSession) Done() <-chan struct{} { return s.done }
 func (s *fakeSession) Close() error          { s.close(); return nil }
 func (s *fakeSession) close()                { s.once.Do(func() { close(s.done) }) }
+
+func (f *fakeMachine) LaunchBrowser(context.Context, cdp.LaunchOptions) (browser, error) {
+	return f.newBrowser(""), nil
+}
+
+func (f *fakeMachine) AttachBrowser(_ context.Context, debuggerURL string) (browser, error) {
+	return f.newBrowser(debuggerURL), nil
+}
+
+func (f *fakeMachine) newBrowser(debuggerURL string) *fakeBrowser {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.browser = &fakeBrowser{done: make(chan struct{}), debuggerURL: debuggerURL, tab: &fakeTab{f: f, filled: map[string]string{}}}
+	return f.browser
+}
+
+// fakeBrowser is the double's Chromium, with one tab.
+type fakeBrowser struct {
+	done        chan struct{}
+	once        sync.Once
+	debuggerURL string
+	tab         *fakeTab
+}
+
+func (b *fakeBrowser) Tab() browserTab         { return b.tab }
+func (b *fakeBrowser) PID() int                { return fakePID + 1 }
+func (b *fakeBrowser) Done() <-chan struct{}   { return b.done }
+func (b *fakeBrowser) DebuggerURL() string     { return b.debuggerURL }
+func (b *fakeBrowser) Close() error            { b.exit(); return nil }
+func (b *fakeBrowser) exit()                   { b.once.Do(func() { close(b.done) }) }
+func (b *fakeBrowser) ExitStatus() proc.Status { return proc.Status{Code: 0} }
+
+// fakeTab is the double's browser tab: a page of named elements; every
+// navigation, click and fill is recorded as input.
+type fakeTab struct {
+	f      *fakeMachine
+	mu     sync.Mutex
+	url    string
+	filled map[string]string
+}
+
+func (t *fakeTab) URL(context.Context) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.url, nil
+}
+
+func (t *fakeTab) Navigate(_ context.Context, url string) error {
+	t.mu.Lock()
+	t.url = url
+	t.mu.Unlock()
+	return t.f.record("navigate " + url)
+}
+
+func (t *fakeTab) ListInteractive(_ context.Context, filter string) ([]cdp.Element, error) {
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	var out []cdp.Element
+	for _, e := range t.f.interactive {
+		if filter == "" || strings.Contains(e.Name, filter) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (t *fakeTab) ClickDescribed(_ context.Context, handle, text string) (cdp.Element, error) {
+	t.f.mu.Lock()
+	var found []cdp.Element
+	for _, e := range t.f.interactive {
+		if handle != "" && e.Handle == handle || text != "" && e.Name == text {
+			found = append(found, e)
+		}
+	}
+	t.f.mu.Unlock()
+	switch len(found) {
+	case 0:
+		return cdp.Element{}, &cdp.DescribedNotFoundError{Handle: handle, Text: text}
+	case 1:
+		return found[0], t.f.record("click " + found[0].Handle)
+	}
+	return cdp.Element{}, &cdp.AmbiguousError{Text: text, Candidates: found}
+}
+
+func (t *fakeTab) ViewportOrigin(context.Context) (image.Point, error) { return image.Point{}, nil }
+
+func (t *fakeTab) Query(_ context.Context, selector string) (cdp.ElementState, error) {
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	return t.f.page[selector], nil
+}
+
+func (t *fakeTab) Click(_ context.Context, selector string) error {
+	return t.f.record("click " + selector)
+}
+
+func (t *fakeTab) Fill(_ context.Context, selector, value string) error {
+	t.mu.Lock()
+	t.filled[selector] = value
+	t.mu.Unlock()
+	return t.f.record("fill " + selector)
+}
+
+// Wait succeeds at once for an element on the page or a URL already
+// reached, and otherwise waits until ctx ends.
+func (t *fakeTab) Wait(ctx context.Context, spec cdp.WaitSpec) error {
+	t.f.mu.Lock()
+	st := t.f.page[spec.Selector]
+	t.f.mu.Unlock()
+	url, _ := t.URL(ctx)
+	if spec.Selector != "" && st.Found && st.Visible || spec.URLContains != "" && strings.Contains(url, spec.URLContains) {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (t *fakeTab) Screenshot(context.Context) (image.Image, error) { return t.f.screen() }

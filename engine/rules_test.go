@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
@@ -483,3 +484,91 @@ steps:
 
 // procSEGV is how an app that crashed at once ended.
 var procSEGV = proc.Status{Code: -1, Signal: syscall.SIGSEGV}
+
+// rulesBrowser is a browser-only scenario: the browser is the application
+// under test, headless, so the screens come from the page.
+const rulesBrowser = `name: rules browser
+browser:
+  mode: launch
+  start_url: http://app.test/login
+  headless: true
+provides:
+  user: demo
+  password: {secret: {env: APP_PASSWORD}}
+cdp_targets:
+  username: "input[name=username]"
+  password: "input[name=password]"
+  submit: "button[type=submit]"
+  banner: "#welcome"
+cdp_waits:
+  banner_shown: {target: banner, state: visible, timeout_s: 5}
+`
+
+// TestRulesBrowser runs the cdp_* tools on the double's tab: values are
+// filled by ref and reported by length only, targets are the author's
+// names, and the secret reaches the page but no file.
+func TestRulesBrowser(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-correct-horse"
+	f := &fakeMachine{page: map[string]cdp.ElementState{"#welcome": {Found: true, Visible: true, Text: "Welcome, demo"}},
+		interactive: []cdp.Element{{Handle: "e1", Role: "button", Name: "Log in"}, {Handle: "e2", Role: "link", Name: "Help"}}}
+	scripted := rulesBrowser + `steps:
+  - cdp_fill: {target: username, ref: user}
+  - cdp_fill: {target: password, ref: password}
+  - cdp_click: submit
+  - cdp_wait: banner_shown
+  - cdp_query: banner
+  - cdp_list_interactive: {filter: Log}
+  - cdp_click_described: {text: Help}
+  - cdp_url: {}
+`
+	r := loopRun(t, loopCase{scenario: scripted, operator: "runner: {}\n", machine: f, env: map[string]string{"APP_PASSWORD": secret}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+	loopWantSteps(t, r.rep,
+		loopStep{"cdp_fill", "ok", `filled username with the value "user" (4 characters)`},
+		loopStep{"cdp_fill", "ok", `filled password with the secret value "password" (21 characters)`},
+		loopStep{"cdp_click", "ok", "clicked submit"},
+		loopStep{"cdp_wait", "ok", "banner_shown"},
+		loopStep{"cdp_query", "ok", `banner: found, visible, text "Welcome, demo"`},
+		loopStep{"cdp_list_interactive", "ok", "Log in"},
+		loopStep{"cdp_click_described", "ok", "Help"},
+		loopStep{"cdp_url", "ok", "http://app.test/login"},
+	)
+	if got := f.browser.tab.filled["input[name=password]"]; got != secret {
+		t.Errorf("the password field got %q, want the secret", got)
+	}
+	want := []string{"navigate http://app.test/login", "fill input[name=username]", "fill input[name=password]", "click button[type=submit]", "click e2"}
+	if got := f.inputs(); !slices.Equal(got, want) {
+		t.Errorf("input = %q, want %q", got, want)
+	}
+	for _, name := range []string{"events.jsonl", "report.json"} {
+		raw, err := os.ReadFile(filepath.Join(r.dir, name))
+		if err != nil || strings.Contains(string(raw), secret) {
+			t.Errorf("%s carries the secret (or %v)", name, err)
+		}
+	}
+	if r.rep.Checks.ProcessAlive == nil || !*r.rep.Checks.ProcessAlive || r.rep.Checks.WindowPresent != nil {
+		t.Errorf("checks = %+v: process_alive follows the browser, a headless one has no window", r.rep.Checks)
+	}
+}
+
+// TestRulesBrowserDies checks that the browser standing in for the app is
+// followed by process_alive: when it exits mid-loop the run is app-failed.
+func TestRulesBrowserDies(t *testing.T) {
+	t.Parallel()
+	f := &fakeMachine{on: func(f *fakeMachine, in string) {
+		if in == "click button[type=submit]" {
+			f.browser.exit()
+		}
+	}}
+	r := loopRun(t, loopCase{scenario: rulesBrowser + "goal: Log in.\n", machine: f, env: map[string]string{"APP_PASSWORD": "pw"},
+		script: []mt.Exchange{mt.Call("cdp_click", `{"target": "submit"}`), loopGoalMet}})
+	loopWant(t, r, events.VerdictAppFailed, OutcomeAppExited, 1, 0)
+	loopWantSteps(t, r.rep, loopStep{"cdp_click", "ok", "clicked submit"})
+	if r.rep.Checks.ProcessAlive == nil || *r.rep.Checks.ProcessAlive {
+		t.Errorf("checks = %+v, want process_alive false", r.rep.Checks)
+	}
+	if names := r.reqs[0].ToolNames(); !slices.Contains(names, "cdp_click") || !slices.Contains(names, "cdp_url") || slices.Contains(names, "click_element") {
+		t.Errorf("tools sent = %v, want the cdp_* tools of an attached tab", names)
+	}
+}
