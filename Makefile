@@ -44,12 +44,12 @@ fuzz:
 # tests are left out so a mutant costs seconds, not minutes; the drivers'
 # glue and the engine's subpackages are not mutated.
 GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-RULE_TESTS  := ^(TestRules|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
+RULE_TESTS  := ^(TestRules|TestTruncateAndTail|TestParseArgs|TestCanonicalJSON|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
 MUTATE_SKIP := -E '^(events|model|memory|redact|report|vision)/' -E '^(browser|accessibility|machine|builtins|grounding|steer)\.go$$'
 
 mutate:
 	@mkdir -p $(REPORTS)
-	GOFLAGS='-run=$(RULE_TESTS)' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 20 $(MUTATE_SKIP) -o $(REPORTS)/mutate.json ./engine
+	GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 20 $(MUTATE_SKIP) -o $(REPORTS)/mutate.json ./engine
 
 clean:
 	rm -rf bin $(REPORTS)

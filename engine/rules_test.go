@@ -572,3 +572,64 @@ func TestRulesBrowserDies(t *testing.T) {
 		t.Errorf("tools sent = %v, want the cdp_* tools of an attached tab", names)
 	}
 }
+
+// TestRulesStuck checks the progress hints: the same call repeated on an
+// unchanged screen, and actions that leave the screen as it was, each give
+// the model a note and the report a concern; calls the guards stopped do
+// not count.
+func TestRulesStuck(t *testing.T) {
+	t.Parallel()
+	probe := func(where string) mt.Exchange { return mt.Call("probe", `{"state": "ready", "where": "`+where+`"}`) }
+	rulesRun(t, []rulesCase{
+		{loopTurnCase: loopTurnCase{
+			name:    "the same call three times",
+			script:  []mt.Exchange{loopObserve, mt.Call("teleport", `{}`), loopObserve, loopObserve, loopGoalMet},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 5, malforms: 1,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"teleport", "malformed", ""}, {"observe_screen", "ok", ""},
+				{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Equal(r.rep.Concerns, []string{"the loop looked stuck: the same call repeated with no change on the screen"}) {
+					t.Errorf("concerns = %q", r.rep.Concerns)
+				}
+				if got := loopLastText(r.reqs[4]); !strings.Contains(got, "Note: you made the same call (observe_screen) 3 times in a row and the screen did not change. Try something else.") {
+					t.Errorf("the hint did not reach the model:\n%s", got)
+				}
+				if got := loopLastText(r.reqs[3]); strings.Contains(got, "Note:") {
+					t.Errorf("a hint came after two calls:\n%s", got)
+				}
+			},
+		}, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{still: true}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "actions that leave the screen unchanged",
+			script:  []mt.Exchange{probe("here"), probe("there"), probe("here"), probe("there"), probe("here"), loopGoalMet},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 6,
+			steps: []loopStep{{"probe", "ok", ""}, {"probe", "ok", ""}, {"probe", "ok", ""}, {"probe", "ok", ""},
+				{"probe", "ok", ""}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Equal(r.rep.Concerns, []string{"the loop looked stuck: several actions in a row left the screen unchanged"}) {
+					t.Errorf("concerns = %q", r.rep.Concerns)
+				}
+				if got := loopLastText(r.reqs[5]); !strings.Contains(got, "Note: your last 4 actions left the screen unchanged. Reconsider your approach.") {
+					t.Errorf("the hint did not reach the model:\n%s", got)
+				}
+				if got := loopLastText(r.reqs[4]); strings.Contains(got, "Note:") {
+					t.Errorf("a hint came after three actions:\n%s", got)
+				}
+			},
+		}, scenario: rulesProbe, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{still: true}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "a changing screen is progress",
+			script:  []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "a"}`), loopObserve, mt.Call("press_key", `{"key": "a"}`), loopObserve, mt.Call("press_key", `{"key": "a"}`), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 7,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"press_key", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""},
+				{"observe_screen", "ok", ""}, {"press_key", "ok", ""}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				for i, req := range r.reqs {
+					if strings.Contains(loopLastText(req), "Note:") {
+						t.Errorf("request %d carries a hint although every action changed the screen", i+1)
+					}
+				}
+			},
+		}},
+	})
+}
