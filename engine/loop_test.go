@@ -341,7 +341,7 @@ func TestLoopModelFailures(t *testing.T) {
 		},
 		{
 			name:     "timeout then success",
-			operator: strings.Replace(loopOperator, "  retry: 0\n  timeout: 5\n", "  retry: 1\n  timeout: 0.2\n", 1),
+			operator: strings.Replace(loopOperator, "  retry: 0\n  timeout: 5\n", "  retry: 1\n  timeout: 1\n", 1),
 			script:   []mt.Exchange{mt.Delay(3*time.Second, loopObserve), loopObserve, loopGoalMet},
 			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
 			steps: loopOKSteps,
@@ -487,14 +487,14 @@ func TestLoopBudgets(t *testing.T) {
 			verdict: events.VerdictTestError, outcome: OutcomeDeadline, iterations: 2,
 			steps: []loopStep{{"observe_screen", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
-				if r.rep.Timing.DeadlineS != 0.6 || r.rep.Timing.Ended == nil {
-					t.Errorf("timing = %+v, want deadline 0.6 and an end", r.rep.Timing)
+				if r.rep.Timing.DeadlineS != 1.5 || r.rep.Timing.Ended == nil {
+					t.Errorf("timing = %+v, want deadline 1.5 and an end", r.rep.Timing)
 				}
-				if !strings.Contains(strings.Join(r.rep.Reasons, " "), "the 0.6s deadline was reached (the last 0.2s are kept for the report)") {
+				if !strings.Contains(strings.Join(r.rep.Reasons, " "), "the 1.5s deadline was reached (the last 0.5s are kept for the report)") {
 					t.Errorf("reasons = %q", r.rep.Reasons)
 				}
 			},
-		}, env: map[string]string{"KASM_RUNTIME_DEADLINE_S": "0.6"}},
+		}, env: map[string]string{"KASM_RUNTIME_DEADLINE_S": "1.5"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
