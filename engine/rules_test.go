@@ -276,7 +276,9 @@ func TestRulesLaunch(t *testing.T) {
 				}
 			},
 		}, machine: func() (*fakeMachine, []mt.Exchange) {
-			return &fakeMachine{exitAtLaunch: &procSEGV}, nil
+			// No window either: with one, the launch could as well see it
+			// first, and the checks would then report the death.
+			return &fakeMachine{exitAtLaunch: &procSEGV, noWindow: true}, nil
 		}},
 		{loopTurnCase: loopTurnCase{
 			name:    "no window appears within the startup timeout",
