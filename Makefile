@@ -45,11 +45,12 @@ fuzz:
 # glue and the engine's subpackages are not mutated.
 GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 RULE_TESTS  := ^(TestRules|TestTruncateAndTail|TestParseArgs|TestCanonicalJSON|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
-MUTATE_SKIP := -E '^(events|model|memory|redact|report|vision)/' -E '^(browser|accessibility|machine|builtins|grounding|steer)\.go$$'
+MUTATE_SKIP ?= -E '^(events|model|memory|redact|report|vision)/' -E '^(browser|accessibility|machine|builtins|grounding|steer)\.go$$'
+MUTATE_OUT  ?= $(REPORTS)/mutate.json
 
 mutate:
 	@mkdir -p $(REPORTS)
-	GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 20 $(MUTATE_SKIP) -o $(REPORTS)/mutate.json ./engine
+	GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 20 $(MUTATE_SKIP) -o $(MUTATE_OUT) ./engine
 
 clean:
 	rm -rf bin $(REPORTS)

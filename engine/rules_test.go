@@ -635,3 +635,24 @@ func TestRulesStuck(t *testing.T) {
 		}},
 	})
 }
+
+// TestRulesModelName checks that the operator's model.name is the model
+// the requests ask for, and that without one the profile's own is kept.
+func TestRulesModelName(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"", "my-served-model"} {
+		t.Run("name="+name, func(t *testing.T) {
+			t.Parallel()
+			op := loopOperator
+			if name != "" {
+				op = loopOp("", "  name: "+name+"\n")
+			}
+			r := loopRun(t, loopCase{scenario: rulesGoal, operator: op, script: []mt.Exchange{loopGoalMet}, machine: &fakeMachine{}})
+			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 1, 0)
+			got := r.reqs[0].Model()
+			if name != "" && got != name || name == "" && (got == "" || got == "my-served-model") {
+				t.Errorf("the request asks for model %q (operator model.name %q)", got, name)
+			}
+		})
+	}
+}
