@@ -12,6 +12,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // The tests in this file run the engine's rules (docs/architecture.md,
@@ -655,4 +656,183 @@ func TestRulesModelName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRulesToolList checks the operator's tools.disabled and the tools a
+// launch may add (what `kasmrt validate` lists as pending).
+func TestRulesToolList(t *testing.T) {
+	t.Parallel()
+	t.Run("disabled built-ins are not offered", func(t *testing.T) {
+		t.Parallel()
+		op := loopOperator + "tools:\n  disabled: [press_key, wait]\n"
+		r := loopRun(t, loopCase{scenario: rulesProbe, operator: op, script: []mt.Exchange{mt.Call("press_key", `{"key": "a"}`), loopGoalMet}, machine: &fakeMachine{}})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 1)
+		loopWantSteps(t, r.rep, loopStep{"press_key", "malformed", `unknown tool "press_key"`}, loopStep{"record_verdict", "ok", ""})
+		names := r.reqs[0].ToolNames()
+		if slices.Contains(names, "press_key") || slices.Contains(names, "wait") || !slices.Contains(names, "probe") || !slices.Contains(names, "click") {
+			t.Errorf("tools sent = %v, want no press_key or wait, with the declared probe", names)
+		}
+	})
+	t.Run("pending tools", func(t *testing.T) {
+		t.Parallel()
+		cases := []struct {
+			name, scenario string
+			want           []string
+		}{
+			{"an app may publish named controls", rulesApp + "steps:\n  - observe_screen: {}\n", []string{"click_element"}},
+			// The targets' and waits' tools follow from the files alone.
+			{"a browser brings its tab's tools", rulesBrowser + "steps:\n  - observe_screen: {}\n",
+				[]string{"cdp_click_described", "cdp_list_interactive", "cdp_url"}},
+		}
+		for _, c := range cases {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "scenario.yaml")
+			if err := os.WriteFile(path, []byte(c.scenario), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			files, err := scenarios.Load(path, "", func(name string) (string, bool) { return "pw", name == "APP_PASSWORD" })
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			var got []string
+			for _, spec := range PendingTools(files) {
+				got = append(got, spec.Name)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: pending %v, want %v", c.name, got, c.want)
+			}
+		}
+	})
+}
+
+// TestRulesScript checks how a script ends: a failing check step is the
+// app's failure, an app that finishes its job early leaves a concern for
+// the steps that did not run.
+func TestRulesScript(t *testing.T) {
+	t.Parallel()
+	steps := func(s string) string {
+		return rulesProbe[:strings.Index(rulesProbe, "goal:")] + rulesProbe[strings.Index(rulesProbe, "tools:"):] + "steps:\n" + s
+	}
+	rulesRun(t, []rulesCase{
+		{loopTurnCase: loopTurnCase{
+			name:    "a failing declared tool fails the step",
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			steps: []loopStep{{"probe", "ok", "ready"}, {"probe", "error", "not ready"}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Contains(r.rep.Reasons, "step 2 (probe) failed: probe exited with status 4: not ready") {
+					t.Errorf("reasons = %q", r.rep.Reasons)
+				}
+			},
+		}, scenario: steps("  - probe: {state: ready, where: here}\n  - probe: {state: broken, where: here}\n  - press_key: Return\n")},
+		{loopTurnCase: loopTurnCase{
+			name:    "an app done early leaves a concern",
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			steps: []loopStep{{"type_text", "ok", ""}, {"press_key", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !slices.Equal(r.rep.Concerns, []string{"the application exited successfully after step 2; 2 later steps did not run"}) {
+					t.Errorf("concerns = %q", r.rep.Concerns)
+				}
+			},
+		}, scenario: strings.Replace(steps("  - type_text: {ref: quit}\n  - press_key: Return\n  - press_key: a\n  - press_key: b\n"),
+			"  command: [fake-app]\n", "  command: [fake-app]\n  success_exit_codes: [0]\n", 1),
+			machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{on: fakeShell}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "an app done at the last step leaves none",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			steps: []loopStep{{"type_text", "ok", ""}, {"press_key", "ok", ""}},
+		}, scenario: strings.Replace(steps("  - type_text: {ref: quit}\n  - press_key: Return\n"),
+			"  command: [fake-app]\n", "  command: [fake-app]\n  success_exit_codes: [0]\n", 1),
+			machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{on: fakeShell}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "a click with no window to aim at",
+			verdict: events.VerdictTestError, outcome: OutcomeStepError,
+			steps: []loopStep{{"click", "error", "the application window is not known"}},
+		}, scenario: rulesBrowser + "steps:\n  - click: center\n", env: map[string]string{"APP_PASSWORD": "pw"}},
+	})
+}
+
+// rulesSlowTools declares tools that time out, flood their output, and
+// fail, to test how a declared tool's run is reported.
+const rulesSlowTools = rulesGoal + `tools:
+  slow:
+    description: Never finishes in time.
+    run: shell
+    command: sleep 5
+    timeout_s: 0.2
+  flood:
+    description: Writes more than is kept.
+    run: shell
+    command: head -c 100000 /dev/zero | tr '\0' x
+  broken:
+    description: Always fails.
+    run: shell
+    command: echo broken >&2; exit 2
+  fine:
+    description: Always succeeds.
+    run: shell
+    command: "true"
+`
+
+// TestRulesDeclaredRuns checks how declared tools end: killed at their
+// timeout, output cut and said so, and failures counted in a row only.
+func TestRulesDeclaredRuns(t *testing.T) {
+	t.Parallel()
+	call := func(name string) mt.Exchange { return mt.Call(name, `{}`) }
+	rulesRun(t, []rulesCase{
+		{loopTurnCase: loopTurnCase{
+			name:    "a timeout kills the tool",
+			script:  []mt.Exchange{call("slow"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"slow", "error", "slow timed out after 200ms and was killed"}, {"record_verdict", "ok", ""}},
+		}, scenario: rulesSlowTools},
+		{loopTurnCase: loopTurnCase{
+			name:    "a flood is cut and said so",
+			script:  []mt.Exchange{call("flood"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"flood", "ok", "[stdout cut at 65536 bytes]"}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if n := len(r.rep.Steps[0].Message); n > 2200 {
+					t.Errorf("the flood's message is %d bytes, want the last 2,000 of its output and the note", n)
+				}
+			},
+		}, scenario: rulesSlowTools},
+		{loopTurnCase: loopTurnCase{
+			name:     "a success resets the failures in a row",
+			operator: loopOp("  max_tool_errors: 2\n", ""),
+			script:   []mt.Exchange{call("broken"), call("fine"), call("broken"), loopGoalMet},
+			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 4,
+			steps: []loopStep{{"broken", "error", "broken exited with status 2: broken"}, {"fine", "ok", "fine succeeded"},
+				{"broken", "error", ""}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if r.rep.Loop.ToolErrors != 2 {
+					t.Errorf("loop.tool_errors = %d, want 2 in all", r.rep.Loop.ToolErrors)
+				}
+			},
+		}, scenario: rulesSlowTools},
+	})
+}
+
+// TestRulesWait checks the wait tool's endings other than its time: the
+// app exiting and the X server going away.
+func TestRulesWait(t *testing.T) {
+	t.Parallel()
+	wait := mt.Call("wait", `{"seconds": 20}`)
+	rulesRun(t, []rulesCase{
+		{loopTurnCase: loopTurnCase{
+			name:    "the app exits during the wait",
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, iterations: 1,
+			steps: []loopStep{{"wait", "ok", "the application exited"}},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			f := &fakeMachine{}
+			return f, []mt.Exchange{mt.Func(func(mt.Request) mt.Exchange { go f.exitApp(3); return wait })}
+		}},
+		{loopTurnCase: loopTurnCase{
+			name:    "the X server goes away during the wait",
+			verdict: events.VerdictTestError, outcome: OutcomeSessionLost, iterations: 1,
+			steps: []loopStep{{"wait", "error", "the X server went away"}},
+		}, machine: func() (*fakeMachine, []mt.Exchange) {
+			f := &fakeMachine{}
+			return f, []mt.Exchange{mt.Func(func(mt.Request) mt.Exchange { go f.loseSession(); return wait })}
+		}},
+	})
 }
