@@ -438,11 +438,21 @@ func (s *runState) cdpListInteractive(_, callCtx context.Context, c call) result
 	return ok(listInteractive(els, filter, s.r.Redact))
 }
 
-func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
-	target, _ := c.Args["target"].(string)
-	sel, found := s.files.Scenario.CDPTargets[target]
+// cdpTarget resolves a call's target, a cdp_targets name, to the selector
+// the scenario gives it.
+func (s *runState) cdpTarget(c call) (target, selector string, r result) {
+	target, _ = c.Args["target"].(string)
+	selector, found := s.files.Scenario.CDPTargets[target]
 	if !found {
-		return failed(failResolution, "no cdp target %q", target)
+		return target, "", failed(failResolution, "no cdp target %q", target)
+	}
+	return target, selector, result{}
+}
+
+func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
+	target, sel, r := s.cdpTarget(c)
+	if r.status != "" {
+		return r
 	}
 	st, err := s.web.tab.Query(callCtx, sel)
 	if err != nil {
@@ -457,10 +467,9 @@ func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
 }
 
 func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
-	target, _ := c.Args["target"].(string)
-	sel, found := s.files.Scenario.CDPTargets[target]
-	if !found {
-		return failed(failResolution, "no cdp target %q", target)
+	target, sel, r := s.cdpTarget(c)
+	if r.status != "" {
+		return r
 	}
 	return s.cdpInput(ctx, func() error { return s.web.tab.Click(callCtx, sel) }, "clicked "+target)
 }
@@ -468,12 +477,11 @@ func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
 // cdpFill fills a named element with a provided value; the result names
 // its ref and length, never the value.
 func (s *runState) cdpFill(ctx, callCtx context.Context, c call) result {
-	target, _ := c.Args["target"].(string)
-	ref, _ := c.Args["ref"].(string)
-	sel, found := s.files.Scenario.CDPTargets[target]
-	if !found {
-		return failed(failResolution, "no cdp target %q", target)
+	target, sel, r := s.cdpTarget(c)
+	if r.status != "" {
+		return r
 	}
+	ref, _ := c.Args["ref"].(string)
 	value, secret, found := s.files.Scenario.Value(ref)
 	if !found {
 		return failed(failResolution, "no provided value %q", ref)
