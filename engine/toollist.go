@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -38,7 +39,7 @@ func ToolList(f *scenarios.Files, offers Offers) []scenarios.ToolSpec {
 			out = append(out, t)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b scenarios.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
