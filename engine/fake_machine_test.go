@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"io"
 	"strings"
 	"sync"
@@ -21,8 +22,11 @@ import (
 // so no real process (and no /proc entry) ever has it.
 const fakePID = 1<<22 + 1
 
-// fakeWindowID is the double's application window.
+// fakeWindowID is the double's application window, and fakeWindowBox
+// where it is on the screen.
 const fakeWindowID = 0x400001
+
+func fakeWindowBox() image.Rectangle { return image.Rect(20, 20, 420, 260) }
 
 // errFakeConnClosed is what the double's connection answers once its X
 // server has gone away.
@@ -188,6 +192,9 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 	for i := 0; i < len(img.Pix); i += 4 {
 		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
 	}
+	// The window is a white box, as xterm's is on Xvfb's black root, so a
+	// test can locate it in the image the model is sent.
+	draw.Draw(img, fakeWindowBox(), image.White, image.Point{}, draw.Src)
 	return img, nil
 }
 
@@ -226,8 +233,9 @@ func (f *fakeMachine) window() (x11.Window, error) {
 	if f.winGone || f.sessionGone() {
 		return x11.Window{}, fmt.Errorf("window 0x%x: %w", fakeWindowID, x11.ErrWindowGone)
 	}
+	b := fakeWindowBox()
 	return x11.Window{ID: fakeWindowID, PID: fakePID, Instance: "fake", Class: "Fake", Title: f.title,
-		X: 20, Y: 20, Width: 400, Height: 240, Viewable: !f.unmapped}, nil
+		X: b.Min.X, Y: b.Min.Y, Width: b.Dx(), Height: b.Dy(), Viewable: !f.unmapped}, nil
 }
 
 func (f *fakeMachine) Window(uint32) (x11.Window, error) { return f.window() }

@@ -528,6 +528,19 @@ type loopGroundCase struct {
 // single re-locate.
 func TestLoopGrounding(t *testing.T) {
 	t.Parallel()
+	loopRunGroundCases(t, nil)
+}
+
+// TestRulesGrounding runs the same grounding cases on the machine double,
+// whose screen shows the window as a white box like xterm's.
+func TestRulesGrounding(t *testing.T) {
+	t.Parallel()
+	loopRunGroundCases(t, func() *fakeMachine { return &fakeMachine{} })
+}
+
+// loopRunGroundCases runs the grounding cases in a real session, or on the
+// double newMachine makes.
+func loopRunGroundCases(t *testing.T, newMachine func() *fakeMachine) {
 	grounded := mt.Call("click_grounded", `{"description": "the terminal window", "expect": "the terminal has focus"}`)
 	judge := func(met bool) mt.Exchange {
 		return mt.Text(fmt.Sprintf("```json\n{\"met\": %t, \"reason\": \"judged\"}\n```", met))
@@ -617,8 +630,12 @@ func TestLoopGrounding(t *testing.T) {
 			if c.steps != "" {
 				sc = strings.Replace(loopXterm, "goal: Print the greeting in the terminal.\nplan:\n  - Observe the screen.\n  - Type the greeting with type_text.\n  - Press Return.\n", c.steps, 1)
 			}
+			var f *fakeMachine
+			if newMachine != nil {
+				f = newMachine()
+			}
 			r := loopRun(t, loopCase{scenario: sc, operator: loopOp("", "  profile: "+c.profile+"\n"),
-				script: c.script(t, mt.Func(loopLocateCentre(t, c.relative)))})
+				script: c.script(t, mt.Func(loopLocateCentre(t, c.relative))), machine: f})
 			if r.rep.Verdict != c.verdict || r.rep.Outcome != c.outcome {
 				t.Errorf("verdict %s/%s, want %s/%s; reasons %q", r.rep.Verdict, r.rep.Outcome, c.verdict, c.outcome, r.rep.Reasons)
 			}
