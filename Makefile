@@ -45,7 +45,7 @@ fuzz:
 # glue and the engine's subpackages are not mutated.
 GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 RULE_TESTS  := ^(TestRules|TestTruncateAndTail|TestParseArgs|TestCanonicalJSON|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
-MUTATE_SKIP ?= -E '^(events|model|memory|redact|report|vision)/' -E '^(browser|accessibility|machine|builtins|grounding|steer|console|diagnose|explain)\.go$$'
+MUTATE_SKIP ?= -E '^(events|model|memory|redact|report|vision)/' -E '^(browser|accessibility|machine|builtins|steer|console|diagnose|explain)\.go$$'
 MUTATE_OUT  ?= $(REPORTS)/mutate.json
 
 mutate:
