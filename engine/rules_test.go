@@ -836,3 +836,38 @@ func TestRulesWait(t *testing.T) {
 		}},
 	})
 }
+
+// TestRulesInterrupted checks a step the operator's abort cuts short: an
+// action that completed anyway is not reported as done, and a wait keeps
+// its own account of the interruption.
+func TestRulesInterrupted(t *testing.T) {
+	t.Parallel()
+	t.Run("an action finished after the abort", func(t *testing.T) {
+		t.Parallel()
+		var run *Runner
+		f := &fakeMachine{on: func(f *fakeMachine, in string) {
+			if in == "key a" {
+				run.Steer(events.Steer{Action: events.SteerAbort})
+			}
+		}}
+		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - press_key: a\n  - press_key: b\n", operator: "runner: {}\n",
+			machine: f, before: func(r *Runner) { run = r }})
+		loopWant(t, r, events.VerdictTestError, OutcomeAborted, 0, 0)
+		loopWantSteps(t, r.rep, loopStep{"press_key", "error", "press_key was interrupted: context canceled"})
+		if got := f.inputs(); !slices.Equal(got, []string{"key a"}) {
+			t.Errorf("input = %q: nothing may run after the abort", got)
+		}
+	})
+	t.Run("a wait cut short", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: rulesGoal, machine: &fakeMachine{},
+			script: []mt.Exchange{mt.Call("wait", `{"seconds": 20}`), loopGoalMet},
+			sink: func(run *Runner, e events.Event) {
+				if e.Kind == events.KindStepStarted && e.Tool == "wait" {
+					go run.Steer(events.Steer{Action: events.SteerAbort})
+				}
+			}})
+		loopWant(t, r, events.VerdictTestError, OutcomeAborted, 1, 0)
+		loopWantSteps(t, r.rep, loopStep{"wait", "error", "wait interrupted: context canceled"})
+	})
+}
