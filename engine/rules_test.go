@@ -346,8 +346,8 @@ func TestRulesDeclaredTools(t *testing.T) {
 		steps: []loopStep{
 			{"probe", "ok", "probe succeeded: ready"},
 			{"probe", "error", "probe exited with status 4: not ready"},
-			{"probe", "malformed", "state"},
-			{"probe", "malformed", "where"},
+			{"probe", "malformed", `probe.state: "rm -rf /" is not one of broken, ready`},
+			{"probe", "malformed", "probe needs where"},
 			{"record_verdict", "ok", ""},
 		},
 		check: func(t *testing.T, r loopResult) {
@@ -377,13 +377,21 @@ func TestRulesWaitWhile(t *testing.T) {
   not_saved: {file_missing: ` + marker + `, timeout_s: 0.3}
 `
 	waitWhile := func(cond string) mt.Exchange { return mt.Call("wait_while", `{"condition": "`+cond+`"}`) }
+	busy := &fakeMachine{unsettled: 3}
 	rulesRun(t, []rulesCase{
 		{loopTurnCase: loopTurnCase{
 			name:    "screen changing clears",
 			script:  []mt.Exchange{waitWhile("busy"), loopGoalMet},
 			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "ok", "busy cleared after"}, {"record_verdict", "ok", ""}},
-		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{unsettled: 2}, nil }},
+			check: func(t *testing.T, r loopResult) {
+				busy.mu.Lock()
+				defer busy.mu.Unlock()
+				if busy.unsettled != 0 {
+					t.Errorf("%d unsettled screens were never looked at: the wait ended while the screen still changed", busy.unsettled)
+				}
+			},
+		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return busy, nil }},
 		{loopTurnCase: loopTurnCase{
 			name:    "window title still holds at the timeout",
 			script:  []mt.Exchange{waitWhile("loading"), loopGoalMet},
