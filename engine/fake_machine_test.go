@@ -53,6 +53,8 @@ type fakeMachine struct {
 	// exitAtLaunch makes the app exit with this status before its window
 	// appears.
 	exitAtLaunch *proc.Status
+	// focusErr, when set, is what focusing the window answers.
+	focusErr error
 	// on is called after every recorded input, outside the lock, with the
 	// input as recorded ("key Return", "type exit", "click 220,140"): the
 	// place to kill something on cue.
@@ -270,8 +272,10 @@ func (f *fakeMachine) WaitPainted(context.Context, x11.Window, x11.SettleOptions
 }
 
 func (f *fakeMachine) Focus(x11.Window) error {
-	_, err := f.window()
-	return err
+	if _, err := f.window(); err != nil {
+		return err
+	}
+	return f.focusErr
 }
 
 func (f *fakeMachine) ScreenSize() (int, int) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/scenarios"
@@ -877,5 +879,44 @@ func TestRulesInterrupted(t *testing.T) {
 			}})
 		loopWant(t, r, events.VerdictTestError, OutcomeAborted, 1, 0)
 		loopWantSteps(t, r.rep, loopStep{"wait", "error", "wait interrupted: context canceled"})
+	})
+}
+
+// TestRulesScriptDriverEndings checks how a scripted step's driver trouble
+// is named: the X server gone is the cause even when the step failed
+// first, and a window that refuses focus is logged without failing input.
+func TestRulesScriptDriverEndings(t *testing.T) {
+	t.Parallel()
+	t.Run("the X server lost during a step", func(t *testing.T) {
+		t.Parallel()
+		f := &fakeMachine{on: func(f *fakeMachine, in string) { f.loseSession() }}
+		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - press_key: a\n  - press_key: b\n", operator: "runner: {}\n", machine: f})
+		loopWant(t, r, events.VerdictTestError, OutcomeSessionLost, 0, 0)
+		loopWantSteps(t, r.rep, loopStep{"press_key", "error", "X connection closed"})
+	})
+	t.Run("focus refused", func(t *testing.T) {
+		t.Parallel()
+		f := &fakeMachine{focusErr: errors.New("BadMatch (focus)")}
+		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - press_key: a\n", operator: "runner: {}\n", machine: f})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+		logged := false
+		for _, e := range loopEvents(r, events.KindLog) {
+			logged = logged || strings.Contains(e.Message, "focus the application window: BadMatch (focus)")
+		}
+		if !logged {
+			t.Error("the refused focus was not logged")
+		}
+	})
+	t.Run("focus on a window just gone is not logged", func(t *testing.T) {
+		t.Parallel()
+		f := &fakeMachine{focusErr: x11.ErrWindowGone}
+		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - press_key: a\n", operator: "runner: {}\n", machine: f})
+		stepping := false
+		for _, e := range r.events {
+			stepping = stepping || e.Kind == events.KindStepStarted
+			if stepping && e.Kind == events.KindLog && strings.Contains(e.Message, "focus the application window") {
+				t.Errorf("logged %q during the step: a window that is gone is the checks' to report", e.Message)
+			}
+		}
 	})
 }
