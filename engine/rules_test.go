@@ -375,6 +375,7 @@ func TestRulesWaitWhile(t *testing.T) {
 	marker := filepath.Join(dir, "ready")
 	conditions := rulesGoal + `wait_conditions:
   busy: {screen_changing: true, timeout_s: 5}
+  settling: {screen_changing: true}
   loading: {window_title: Loading, timeout_s: 0.3}
   not_saved: {file_missing: ` + marker + `, timeout_s: 0.3}
 `
@@ -399,7 +400,20 @@ func TestRulesWaitWhile(t *testing.T) {
 			script:  []mt.Exchange{waitWhile("loading"), loopGoalMet},
 			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "error", "loading still holds after"}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				// Its own timeout, not the 30 s default: the bounds are far
+				// apart so a loaded machine cannot blur them.
+				if d := r.rep.Steps[0].DurationMS; d < 300 || d > 10_000 {
+					t.Errorf("the wait gave up after %d ms; its timeout_s is 0.3", d)
+				}
+			},
 		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{title: "Loading… 40%"}, nil }},
+		{loopTurnCase: loopTurnCase{
+			name:    "a condition without timeout_s waits by the default",
+			script:  []mt.Exchange{waitWhile("settling"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"wait_while", "ok", "settling cleared after"}, {"record_verdict", "ok", ""}},
+		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{unsettled: 2}, nil }},
 		{loopTurnCase: loopTurnCase{
 			name:    "window title that does not hold",
 			script:  []mt.Exchange{waitWhile("loading"), loopGoalMet},
@@ -781,6 +795,10 @@ const rulesSlowTools = rulesGoal + `tools:
     description: Always succeeds.
     run: shell
     command: "true"
+  display:
+    description: Says which display it runs on.
+    run: shell
+    command: echo "display=$DISPLAY"
 `
 
 // TestRulesDeclaredRuns checks how declared tools end: killed at their
@@ -805,6 +823,12 @@ func TestRulesDeclaredRuns(t *testing.T) {
 					t.Errorf("the flood's message is %d bytes, want the last 2,000 of its output and the note", n)
 				}
 			},
+		}, scenario: rulesSlowTools},
+		{loopTurnCase: loopTurnCase{
+			name:    "a declared tool runs on the session's display",
+			script:  []mt.Exchange{call("display"), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			steps: []loopStep{{"display", "ok", "display succeeded: display=:fake"}, {"record_verdict", "ok", ""}},
 		}, scenario: rulesSlowTools},
 		{loopTurnCase: loopTurnCase{
 			name:     "a success resets the failures in a row",

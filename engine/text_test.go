@@ -19,6 +19,7 @@ func TestTruncateAndTail(t *testing.T) {
 		{"spaces trimmed before cutting", "  abc  ", 3, "abc", " abc  "[3:]},
 		{"multi-byte runes are not split", "héllo", 2, "h…", "lo"},
 		{"a cut inside a rune moves to its start", "ééé", 3, "é…", "é"},
+		{"no character starts in the kept bytes", "\x80\x80\x80", 2, "…", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
