@@ -53,8 +53,10 @@ type fakeMachine struct {
 	// exitAtLaunch makes the app exit with this status before its window
 	// appears.
 	exitAtLaunch *proc.Status
-	// focusErr, when set, is what focusing the window answers.
-	focusErr error
+	// focusErr, when set, is what focusing the window answers; settleErr
+	// what waiting for a settled screen does.
+	focusErr  error
+	settleErr error
 	// on is called after every recorded input, outside the lock, with the
 	// input as recorded ("key Return", "type exit", "click 220,140"): the
 	// place to kill something on cue.
@@ -127,6 +129,16 @@ func (f *fakeMachine) say(line string) {
 // loseWindow destroys the application's window; unmapWindow hides it.
 func (f *fakeMachine) loseWindow()  { f.mu.Lock(); f.winGone = true; f.mu.Unlock() }
 func (f *fakeMachine) unmapWindow() { f.mu.Lock(); f.unmapped = true; f.mu.Unlock() }
+
+// crashSession kills the X server the way a real one dies: its clients
+// are seen gone first, the server itself a moment later.
+func (f *fakeMachine) crashSession() {
+	f.killApp(syscall.SIGPIPE)
+	f.mu.Lock()
+	sess := f.sess
+	f.mu.Unlock()
+	time.AfterFunc(40*time.Millisecond, sess.close)
+}
 
 // loseSession makes the X server go away, taking the application with it.
 func (f *fakeMachine) loseSession() {
@@ -203,6 +215,9 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 func (f *fakeMachine) Capture(context.Context) (*image.RGBA, error) { return f.screen() }
 
 func (f *fakeMachine) WaitSettled(context.Context, x11.SettleOptions) (*image.RGBA, bool, error) {
+	if f.settleErr != nil {
+		return nil, false, f.settleErr
+	}
 	img, err := f.screen()
 	if err != nil {
 		return nil, false, err

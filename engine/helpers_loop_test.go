@@ -160,7 +160,7 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 		// The double's X server goes before its app when it goes at all,
 		// so a short grace is enough to see it gone; none would race the
 		// two.
-		runner.machine, runner.serverGrace = c.machine, 50*time.Millisecond
+		runner.machine, runner.serverGrace = c.machine, 100*time.Millisecond
 	}
 	close(ready)
 	if c.before != nil {

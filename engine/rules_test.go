@@ -918,6 +918,30 @@ func TestRulesScriptDriverEndings(t *testing.T) {
 		loopWant(t, r, events.VerdictTestError, OutcomeSessionLost, 0, 0)
 		loopWantSteps(t, r.rep, loopStep{"press_key", "error", "X connection closed"})
 	})
+	t.Run("the X server dying after its app is still the cause", func(t *testing.T) {
+		t.Parallel()
+		// The server dies while the script waits: nothing else would look
+		// at it before the grace the engine gives it.
+		f := &fakeMachine{}
+		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - wait: 5\n  - press_key: b\n", operator: "runner: {}\n", machine: f,
+			sink: func(_ *Runner, e events.Event) {
+				if e.Kind == events.KindStepStarted && e.Tool == "wait" {
+					go f.crashSession()
+				}
+			}})
+		loopWant(t, r, events.VerdictTestError, OutcomeSessionLost, 0, 0)
+	})
+	t.Run("a settle wait that fails is a driver failure", func(t *testing.T) {
+		t.Parallel()
+		f := &fakeMachine{settleErr: errors.New("GetImage: BadDrawable")}
+		r := loopRun(t, loopCase{scenario: rulesApp + "wait_conditions:\n  busy: {screen_changing: true, timeout_s: 5}\nsteps:\n  - wait_while: busy\n",
+			operator: "runner: {}\n", machine: f})
+		loopWant(t, r, events.VerdictTestError, OutcomeStepError, 0, 0)
+		loopWantSteps(t, r.rep, loopStep{"wait_while", "error", "BadDrawable"})
+		if d := r.rep.Steps[0].DurationMS; d > 4000 {
+			t.Errorf("the failed wait took %d ms: the error must end it, not its 5 s timeout", d)
+		}
+	})
 	t.Run("focus refused", func(t *testing.T) {
 		t.Parallel()
 		f := &fakeMachine{focusErr: errors.New("BadMatch (focus)")}
