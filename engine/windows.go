@@ -306,8 +306,8 @@ func (s *runState) expectedExitCheck() (events.Check, bool) {
 // waitReady waits until the application's window has painted: its area of
 // the screen is neither blank (one colour, such as a black frame just after
 // mapping) nor still changing. ctx bounds it (app.startup_timeout_s); a
-// window that never paints is a concern, not a failure, since a blank
-// window can be what an app shows.
+// window that never paints is logged, not held against the run: a blank
+// window can be what an app shows, and a slow machine's first paint late.
 func (s *runState) waitReady(ctx context.Context) {
 	start := time.Now()
 	op := s.files.Operator.Runner
@@ -319,6 +319,6 @@ func (s *runState) waitReady(ctx context.Context) {
 	case err != nil && ctx.Err() == nil:
 		s.log("wait for the application window to paint: %v", err)
 	case !painted:
-		s.concern(fmt.Sprintf("the application window was still blank after %.1fs (app.startup_timeout_s)", time.Since(start).Seconds()))
+		s.log("the application window was still blank after %.1fs (app.startup_timeout_s); the run goes on", time.Since(start).Seconds())
 	}
 }
