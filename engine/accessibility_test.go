@@ -168,9 +168,12 @@ func TestNoClickElementSaysWhy(t *testing.T) {
 			reason:   "accessibility is off (session.accessibility: false)",
 		},
 		{
+			// An isolated run has a session bus of its own; one that shares
+			// the runtime's depends on it.
 			name:     "bus not running",
 			bins:     []string{"zenity"},
 			scenario: "name: no bus\napp:\n  command: [zenity, --info, --text=Hi]\n" + step,
+			operator: "session:\n  isolate: false\n",
 			env:      map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/kasmrt-test-bus"},
 			reason:   "the accessibility bus is not running",
 		},

@@ -136,8 +136,9 @@ tools:
 }
 
 // TestIsolatedEnvironment checks what the app and the declared tools see:
-// a HOME, XDG directories, TMPDIR and a session bus of the run's own,
-// under its report directory, none of them the runtime's.
+// a HOME, XDG directories, TMPDIR and a session bus of the run's own, none
+// of them the runtime's: the home under the report directory, the runtime
+// and temporary directories short (they hold sockets) and gone at the end.
 func TestIsolatedEnvironment(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "xterm", "openbox", "dbus-daemon")
@@ -169,8 +170,18 @@ steps:
 		got[k] = v
 	}
 	for _, v := range vars {
-		if !strings.HasPrefix(got[v], o.info.reportDir+"/") || got[v] == os.Getenv(v) {
-			t.Errorf("%s = %q, want a directory of the run's own under %s", v, got[v], o.info.reportDir)
+		switch v {
+		case "XDG_RUNTIME_DIR", "TMPDIR":
+			if !strings.HasPrefix(got[v], filepath.Join(os.TempDir(), "kasmrt-run-")) || len(got[v]) > 40 {
+				t.Errorf("%s = %q, want a short directory of the run's own", v, got[v])
+			}
+			if _, err := os.Stat(got[v]); !os.IsNotExist(err) {
+				t.Errorf("%s %s outlived the run (%v)", v, got[v], err)
+			}
+		default:
+			if !strings.HasPrefix(got[v], o.info.reportDir+"/") || got[v] == os.Getenv(v) {
+				t.Errorf("%s = %q, want a directory of the run's own under %s", v, got[v], o.info.reportDir)
+			}
 		}
 	}
 	if got["TOOL_HOME"] != got["HOME"] {

@@ -174,9 +174,10 @@ func (wm *windowManager) waitManaging(ctx context.Context, display string) error
 				wm.probeConn, keep = x, true
 				return nil
 			}
-			// A map request the manager dropped while starting is sent
-			// again.
-			if time.Since(lastMap) > 200*time.Millisecond {
+			// A map request the manager dropped while starting (the first
+			// one always is) is sent again, soon: each retry is a moment
+			// every run waits.
+			if time.Since(lastMap) > 20*time.Millisecond {
 				xproto.MapWindow(x, probe)
 				lastMap = time.Now()
 			}
