@@ -181,8 +181,10 @@ func TestNoClickElementSaysWhy(t *testing.T) {
 			bins: []string{"chromium"},
 			scenario: "name: bare chromium\napp:\n  command: [chromium, --no-sandbox, --disable-gpu, --no-first-run, --disable-background-networking, --disable-component-update, --disable-sync,\n" +
 				"    --user-data-dir=$DIR/profile, \"--app=data:text/html,<title>Bare</title><button>OK</button>\"]\n" +
-				"  window: {class: chromium}\n  startup_timeout_s: 10\n" + step,
-			reason: "registered but shows no named controls with an action within 10s",
+				"  window: {class: chromium}\n  startup_timeout_s: 20\n" + step,
+			// Chromium registers seconds after its window maps on a busy
+			// machine: the bound leaves it time to, as it must wait it out.
+			reason: "registered but shows no named controls with an action within 20s",
 		},
 	}
 	for _, c := range cases {
