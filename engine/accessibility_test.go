@@ -104,12 +104,14 @@ func TestClickElementAcrossToolkits(t *testing.T) {
 			toolkit: "Qt 5",
 		},
 		{
+			// Chromium's singleton socket must fit a unix socket path: the
+			// run's own TMPDIR under a test's report directory is too long.
 			name: "chromium app window",
 			bins: []string{"chromium", "xwininfo"},
 			app: "  command: [chromium, --no-sandbox, --disable-gpu, --no-first-run, --disable-background-networking, --disable-component-update, --disable-sync,\n" +
 				"    --force-renderer-accessibility, --user-data-dir=$DIR/profile,\n" +
 				"    \"--app=data:text/html,<title>Probe</title><button onclick=\\\"document.title='Pressed'\\\">Press me</button>\"]\n" +
-				"  window: {class: chromium}\n  startup_timeout_s: 30\n",
+				"  window: {class: chromium}\n  env: {TMPDIR: /tmp}\n  startup_timeout_s: 30\n",
 			steps:   []string{"click_element: {name: Press me}", "title_is: {value: pressed}"},
 			tools:   "tools:\n  title_is:\n    run: shell\n    parameters:\n      value:\n        values: {pressed: 'for i in 1 2 3 4 5 6 7 8 9 10; do xwininfo -root -tree | grep -q \"\\\"Pressed\\\"\" && exit 0; sleep 0.2; done; exit 1'}\n    timeout_s: 5\n",
 			toolkit: "Chromium",
@@ -184,8 +186,10 @@ func TestNoClickElementSaysWhy(t *testing.T) {
 			bins: []string{"chromium"},
 			scenario: "name: bare chromium\napp:\n  command: [chromium, --no-sandbox, --disable-gpu, --no-first-run, --disable-background-networking, --disable-component-update, --disable-sync,\n" +
 				"    --user-data-dir=$DIR/profile, \"--app=data:text/html,<title>Bare</title><button>OK</button>\"]\n" +
-				"  window: {class: chromium}\n  startup_timeout_s: 10\n" + step,
-			reason: "registered but shows no named controls with an action within 10s",
+				"  window: {class: chromium}\n  env: {TMPDIR: /tmp}\n  startup_timeout_s: 20\n" + step,
+			// Chromium registers seconds after its window maps on a busy
+			// machine: the bound leaves it time to, as it must wait it out.
+			reason: "registered but shows no named controls with an action within 20s",
 		},
 	}
 	for _, c := range cases {

@@ -173,11 +173,11 @@ func appsOf(apps []App, pid int) []App {
 // treeConnected reports whether any connection on the bus conn belongs to
 // pid or one of its descendants, by the unix process id the bus daemon
 // knows for each connection. A bus it cannot ask counts as connected, so
-// that Discover then waits rather than gives up.
+// that Discover then waits rather than gives up, unless the wait is over.
 func (b *Bus) treeConnected(ctx context.Context, conn *dbus.Conn, pid int) bool {
 	pids, err := peerPIDs(ctx, conn)
 	if err != nil {
-		return true
+		return ctx.Err() == nil
 	}
 	return slices.ContainsFunc(pids, func(p int) bool { return ancestorDepth(p, pid) >= 0 })
 }
