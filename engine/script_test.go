@@ -94,7 +94,7 @@ tools:
 	if o.raw["model_verdict"] != nil {
 		t.Errorf("model_verdict %v, want null in a scripted run", o.raw["model_verdict"])
 	}
-	wantTools := "check_expectation,click,clicked,escalate,observe_screen,press_key,record_verdict,type_text,typed,wait"
+	wantTools := "click,clicked,escalate,expect,observe_screen,press_key,record_verdict,type_text,typed,wait"
 	if got := strings.Join(o.rep.Tools, ","); got != wantTools {
 		t.Errorf("tools %s, want %s", got, wantTools)
 	}
