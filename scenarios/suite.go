@@ -83,8 +83,9 @@ func IsSuite(data []byte) bool {
 }
 
 // LoadSuite reads and validates a suite file and expands its entries into
-// scenario files, reporting every problem together. The scenarios
-// themselves are loaded by the caller, with each entry's environment.
+// scenario files, reporting every problem together; the suite is usable
+// only when there are none. The scenarios themselves are loaded by the
+// caller, with each entry's environment.
 func LoadSuite(path string, lookup Lookup) (*Suite, []SuiteScenario, Problems) {
 	if lookup == nil {
 		lookup = osLookup
@@ -111,10 +112,9 @@ func LoadSuite(path string, lookup Lookup) (*Suite, []SuiteScenario, Problems) {
 	list := v.suite(&s)
 	all := append(d.problems, v.problems...)
 	sortProblems(all)
-	if len(all) > 0 {
-		return nil, nil, all
-	}
-	return &s, list, nil
+	// The scenarios the suite could expand come back with its problems, so
+	// the caller can list theirs too.
+	return &s, list, all
 }
 
 // OperatorPath is the suite's operator file resolved against the suite

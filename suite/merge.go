@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -118,18 +117,4 @@ func emptyOrNew(dir string) error {
 		return badInput("--out %s is not empty; name a new directory", dir)
 	}
 	return nil
-}
-
-// sameRuns reports whether two summaries hold the same runs with the same
-// verdicts (what a merge of shards must reproduce).
-func sameRuns(a, b *Summary) bool {
-	key := func(s *Summary) []string {
-		var out []string
-		for _, r := range s.Runs {
-			out = append(out, r.Key+"="+r.Verdict+"/"+r.IdentitySHA256)
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(key(a), key(b))
 }

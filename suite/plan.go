@@ -193,6 +193,7 @@ func Build(in Input) (*Plan, error) {
 			}
 		}
 	}
+	problems = dedupe(problems)
 	sortProblems(problems)
 	if len(problems) > 0 {
 		return nil, problems
@@ -284,4 +285,18 @@ func sortProblems(ps scenarios.Problems) {
 		}
 		return ps[i].Column < ps[j].Column
 	})
+}
+
+// dedupe drops repeated problems: a bad operator file is reported once,
+// not once per scenario that uses it.
+func dedupe(ps scenarios.Problems) scenarios.Problems {
+	seen := map[string]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		if !seen[p.Error()] {
+			seen[p.Error()] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
