@@ -74,10 +74,10 @@ complete report, marks the rest not run, and writes the results.`,
 
 func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 	if f.headless && f.json {
-		return badInput(errors.New("--headless and --json cannot be combined"))
+		return refuse(cmd, errors.New("--headless and --json cannot be combined"))
 	}
 	if f.resume && f.out == "" {
-		return badInput(errors.New("--resume needs the --out directory of the suite to continue"))
+		return refuse(cmd, errors.New("--resume needs the --out directory of the suite to continue"))
 	}
 	if f.junit != "" {
 		if err := refuseBlockingOutput("--junit", f.junit); err != nil {
@@ -184,7 +184,7 @@ is the merged suite's, as for suite.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return badInput(errors.New("merge needs --out DIR"))
+				return refuse(cmd, errors.New("merge needs --out DIR"))
 			}
 			sum, err := suite.Merge(args, out, strict)
 			var bad *suite.BadInputError
