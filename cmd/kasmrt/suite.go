@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -27,6 +29,13 @@ type suiteFlags struct {
 	headless bool
 	json     bool
 	strict   bool
+	// --emit k8s and the Job's settings.
+	emit        string
+	image       string
+	shards      int
+	parallelism int
+	claim       string
+	envSecret   string
 }
 
 func newSuiteCommand() *cobra.Command {
@@ -69,6 +78,12 @@ complete report, marks the rest not run, and writes the results.`,
 	fl.BoolVar(&f.headless, "headless", false, "print a line per finished run and the summary (the default for now)")
 	fl.BoolVar(&f.json, "json", false, "print every finished run and the summary as JSON lines")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the worst verdict is pass-with-concerns")
+	fl.StringVar(&f.emit, "emit", "", `print a deployment of the suite instead of running it: "k8s" (a Kubernetes Indexed Job, one index per shard)`)
+	fl.StringVar(&f.image, "image", "", "--emit k8s: the container image (built with the Dockerfile)")
+	fl.IntVar(&f.shards, "shards", 2, "--emit k8s: the number of shards, one pod each")
+	fl.IntVar(&f.parallelism, "parallelism", 0, "--emit k8s: pods at once (default: every shard)")
+	fl.StringVar(&f.claim, "claim", "kasmrt-reports", "--emit k8s: the PersistentVolumeClaim the reports land in")
+	fl.StringVar(&f.envSecret, "env-secret", "", "--emit k8s: a Secret whose keys become the pods' environment (the model endpoint and key)")
 	return cmd
 }
 
@@ -84,7 +99,14 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 			return refuse(cmd, err)
 		}
 	}
-	shard, err := suite.ParseShard(f.shard)
+	if f.emit != "" && f.shard != "" {
+		return refuse(cmd, errors.New("--emit writes a Job that sets --shard for each pod; drop --shard"))
+	}
+	shardSpec, err := suite.ShardFromEnv(f.shard, os.Getenv)
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	shard, err := suite.ParseShard(shardSpec)
 	if err != nil {
 		return refuse(cmd, err)
 	}
@@ -96,6 +118,9 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 			return &exitError{code: exitBadInput}
 		}
 		return refuse(cmd, err)
+	}
+	if f.emit != "" {
+		return emitJob(cmd, plan, args, f)
 	}
 	out := f.out
 	if out == "" {
@@ -139,6 +164,41 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		printSuiteSummary(w, sum, out)
 	}
 	return &exitError{code: sum.ExitCode}
+}
+
+// emitJob prints the suite as a Kubernetes Indexed Job. The plan was
+// validated first, so a Job is only written for files that load.
+func emitJob(cmd *cobra.Command, plan *suite.Plan, args []string, f suiteFlags) error {
+	if f.emit != "k8s" {
+		return refuse(cmd, fmt.Errorf("--emit %q: the one deployment kasmrt writes is k8s", f.emit))
+	}
+	suiteArgs := append([]string(nil), args...)
+	if f.operator != "" {
+		suiteArgs = append(suiteArgs, "-o", f.operator)
+	}
+	if f.workers > 0 {
+		suiteArgs = append(suiteArgs, "--workers", strconv.Itoa(f.workers))
+	}
+	if f.repeat > 0 {
+		suiteArgs = append(suiteArgs, "--repeat", strconv.Itoa(f.repeat))
+	}
+	if f.filter != "" {
+		suiteArgs = append(suiteArgs, "--filter", f.filter)
+	}
+	if f.strict {
+		suiteArgs = append(suiteArgs, "--strict")
+	}
+	job, err := suite.Job(suite.JobOptions{Name: plan.Name, Image: f.image, Shards: f.shards, Parallelism: f.parallelism,
+		Claim: f.claim, EnvSecret: f.envSecret, SuiteArgs: suiteArgs, Retries: 2})
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	b, err := suite.JobYAML(job)
+	if err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(b)
+	return err
 }
 
 func printRunLine(w io.Writer, n, total int, r suite.RunResult) {
