@@ -70,7 +70,7 @@ complete report, marks the rest not run, and writes the results.`,
 	fl.StringVarP(&f.operator, "operator", "o", "", "operator file for every run (overrides the suite file's)")
 	fl.IntVar(&f.workers, "workers", 0, "runs at once (default: the suite file's, else one per core)")
 	fl.IntVar(&f.repeat, "repeat", 0, "samples of each scenario (default: the suite file's, else 1)")
-	fl.StringVar(&f.shard, "shard", "", "run only part i of N of the suite, e.g. 1/3")
+	fl.StringVar(&f.shard, "shard", "", "run only part i of N of the suite, e.g. 1/3 (job/N: i is $JOB_COMPLETION_INDEX+1, for Kubernetes Indexed Jobs)")
 	fl.StringVar(&f.filter, "filter", "", "comma-separated globs over scenario names, file names and tags; !glob excludes")
 	fl.StringVar(&f.out, "out", "", "output directory, new or empty (default: a fresh reports/suite-<time>)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the suite in --out: keep complete runs of the same identity, re-run the rest")
