@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"image"
 	"image/png"
 	"net/http"
@@ -486,15 +485,13 @@ func (s *runState) redactMessages(ms []model.Message) []model.Message {
 	return out
 }
 
-// seed derives the paired sampling seed from the scenario name and the
-// iteration (Chat Completions only; the adapter drops it for Responses).
+// seed derives the paired sampling seed from the scenario name, the
+// iteration and the sample index (Chat Completions only; the adapter drops it for Responses).
 func (s *runState) seed(iteration int) *int64 {
 	if !s.files.Operator.Model.PairedSamplingSeed {
 		return nil
 	}
-	h := fnv.New64a()
-	h.Write([]byte(s.files.Scenario.Name))
-	v := int64(h.Sum64()&0x7fffffff) + int64(iteration)
+	v := PairedSeed(s.files.Scenario.Name, iteration, s.r.opts.SampleIndex)
 	return &v
 }
 

@@ -44,6 +44,12 @@ type Options struct {
 	ModelSleep func(ctx context.Context, d time.Duration) error
 	// Getenv reads the environment (nil: os.Getenv).
 	Getenv func(string) string
+	// Version is kasmrt's version, recorded in manifest.json.
+	Version string
+	// SampleIndex numbers this run among repeated samples of one scenario
+	// (0 for the first): it is recorded in manifest.json and shifts the
+	// paired sampling seed so samples differ.
+	SampleIndex int
 }
 
 // Result is how a run ended.
@@ -202,6 +208,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	rep.LimitAppLog(r.files.Operator.Runner.AppLogMaxBytes)
+	manifest := r.startManifest()
 	sinks := append([]func(events.Event){rep.Event}, r.opts.Sinks...)
 	bus := events.NewBus(r.redact.String, sinks...)
 	r.mu.Lock()
@@ -252,6 +259,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	st.interruption(ctx, workCtx)
 	res := st.finish(finishCtx)
 	res.ReportDir = r.opts.ReportDir
+	manifest.end(rep.Report(), res)
 	stopInbox()
 	// The stream is complete: later operator actions have nothing to act on.
 	r.mu.Lock()
@@ -260,6 +268,11 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	werr := rep.WriteReport()
 	if err := rep.Close(); err != nil && werr == nil {
 		werr = fmt.Errorf("write report: %w", err)
+	}
+	// The manifest is written last: a run is complete on resume only when
+	// its manifest says it ended, so everything else is on disk first.
+	if err := manifest.write(); err != nil && werr == nil {
+		werr = err
 	}
 	return res, werr
 }

@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(xvfb x11-utils x11-apps xterm xfonts-base fonts-dejavu-core dbus dbus-x11
   at-spi2-core zenity gtk-3-examples chromium tesseract-ocr tesseract-ocr-eng
-  libsixel-bin tmux gnome-calculator speedcrunch xclip openbox mousepad aptitude-doc-en)
+  libsixel-bin tmux gnome-calculator speedcrunch xclip openbox mousepad aptitude-doc-en
+  libxml2-utils)
 # One probe per package: a file the package installs.
 probes=(/usr/bin/Xvfb /usr/bin/xwininfo /usr/bin/xclock /usr/bin/xterm
   /usr/share/fonts/X11/misc/fonts.dir /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -13,7 +14,7 @@ probes=(/usr/bin/Xvfb /usr/bin/xwininfo /usr/bin/xclock /usr/bin/xterm
   /usr/bin/zenity /usr/bin/gtk3-widget-factory /usr/bin/chromium /usr/bin/tesseract
   /usr/share/tesseract-ocr/5/tessdata/eng.traineddata /usr/bin/img2sixel /usr/bin/tmux
   /usr/bin/gnome-calculator /usr/bin/speedcrunch /usr/bin/xclip /usr/bin/openbox /usr/bin/mousepad
-  /usr/share/doc/aptitude/html/en/index.html)
+  /usr/share/doc/aptitude/html/en/index.html /usr/bin/xmllint)
 
 missing=()
 for i in "${!packages[@]}"; do

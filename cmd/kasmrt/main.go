@@ -116,6 +116,8 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newSchemaCommand(),
 		newVersionCommand(),
 		newReplayCommand(),
+		newSuiteCommand(),
+		newMergeCommand(),
 	)
 	return root
 }

@@ -44,7 +44,7 @@ func TestValidate(t *testing.T) {
 		{"unknown flag", []string{"validate", "--bogus", "x.yaml"}, 3, nil, []string{"nknown flag"}},
 		{"version", []string{"version"}, 0, []string{"kasmrt "}, nil},
 		{"schema", []string{"schema", "scenario"}, 0, []string{`"$schema"`}, nil},
-		{"bad schema kind", []string{"schema", "thing"}, 3, nil, []string{"want scenario or operator"}},
+		{"bad schema kind", []string{"schema", "thing"}, 3, nil, []string{"want scenario, operator or suite"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -149,7 +149,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	// directory behind either. (A directory with a report in it is not
 	// empty, and stays.)
 	defer dir.discard()
-	opts := engine.Options{ReportDir: dir.path, Display: f.display}
+	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version}
 	switch {
 	case f.recordModel != "":
 		red := engine.RedactorFor(files)

@@ -133,11 +133,11 @@ func argSummary(t scenarios.ToolSpec) string {
 
 func newSchemaCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:       "schema scenario|operator",
-		Short:     "Print the JSON Schema of scenario or operator files",
+		Use:       "schema scenario|operator|suite",
+		Short:     "Print the JSON Schema of scenario, operator or suite files",
 		Long:      "schema prints a JSON Schema that YAML language servers use to check and complete files in an editor.",
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"scenario", "operator"},
+		ValidArgs: []string{"scenario", "operator", "suite"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var schema map[string]any
 			switch args[0] {
@@ -145,8 +145,10 @@ func newSchemaCommand() *cobra.Command {
 				schema = scenarios.ScenarioSchema()
 			case "operator":
 				schema = scenarios.OperatorSchema()
+			case "suite":
+				schema = scenarios.SuiteSchema()
 			default:
-				return badInput(fmt.Errorf("schema: want scenario or operator, got %q", args[0]))
+				return badInput(fmt.Errorf("schema: want scenario, operator or suite, got %q", args[0]))
 			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")

@@ -129,6 +129,12 @@ func Locate(ctx context.Context, t Turner, p model.Profile, img image.Image, des
 
 const locateSystem = "You locate user-interface elements on screenshots. You answer with one JSON object and nothing else."
 
+// SystemPrompts returns the system prompts the locator and the judge send,
+// by role, so run manifests can record their hashes.
+func SystemPrompts() map[string]string {
+	return map[string]string{"locate": locateSystem, "judge": judgeSystem}
+}
+
 func locatePrompt(c model.Coordinates, sent image.Point, description string) string {
 	var conv string
 	if c == model.Relative1000 {

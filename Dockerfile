@@ -1,0 +1,23 @@
+# The image a suite's Kubernetes Job runs (kasmrt suite --emit k8s): Debian
+# with the packages scripts/setup.sh installs, the kasmrt binary, and the
+# scenarios under /src, the Job's working directory.
+#   docker build -t registry.example/kasmrt:$(git describe --always) .
+FROM golang:1.26-bookworm AS build
+WORKDIR /build
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=${VERSION}" -o /out/kasmrt ./cmd/kasmrt
+
+FROM debian:bookworm-slim
+COPY scripts/setup.sh /tmp/setup.sh
+RUN bash /tmp/setup.sh && rm -rf /var/lib/apt/lists/* /tmp/setup.sh
+# The Job runs as this user (runAsNonRoot); its reports volume is group-
+# writable through the pod's fsGroup.
+RUN useradd --uid 10001 --create-home kasmrt
+COPY --from=build /out/kasmrt /usr/local/bin/kasmrt
+COPY --chown=10001:10001 scenarios /src/scenarios
+WORKDIR /src
+USER 10001
+ENTRYPOINT ["kasmrt"]

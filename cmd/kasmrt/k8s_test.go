@@ -1,0 +1,174 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kasmrt/kasmrt/suite"
+)
+
+const (
+	k8sPass = "name: passes\napp:\n  command: [xmessage, -geometry, +40+40, hello]\n  window: {class: Xmessage}\nsteps:\n  - observe_screen: {}\n"
+	k8sFail = "name: fails\napp:\n  command: [xmessage, -geometry, +100+60, -buttons, \"ok:3\", hi]\n  window: {class: Xmessage}\n" +
+		"click_targets:\n  ok_button: {x: 16, y: 38, description: the ok button}\nsteps:\n  - observe_screen: {}\n  - click: ok_button\n  - wait: 1\n"
+	k8sOperator = "runner:\n  settle_interval_ms: 30\n  settle_cap_ms: 400\nsession:\n  width: 640\n  height: 400\n"
+	k8sSuite    = "name: Nightly GUI\noperator: operator.yaml\nscenarios:\n  - path: pass.yaml\n  - path: fail.yaml\n    repeat: 2\n"
+)
+
+// emittedJob emits the suite in dir as a Job and decodes it back into the
+// Kubernetes type, refusing unknown fields.
+func emittedJob(t *testing.T, dir string, shards string) *batchv1.Job {
+	t.Helper()
+	t.Chdir(dir)
+	code, stdout, stderr := kasmrt(t, "suite", "suite.yaml", "--emit", "k8s", "--image", "registry.example/kasmrt:1",
+		"--shards", shards, "--parallelism", "2", "--workers", "1", "--env-secret", "kasmrt-model")
+	if code != 0 {
+		t.Fatalf("--emit k8s: exit %d\n%s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("the emitted YAML is not a batch/v1 Job: %v\n%s", err, stdout)
+	}
+	return &job
+}
+
+// The Job is an Indexed Job with one index per shard, whose pod failure
+// policy fails the Job on bad input, fails only the index on a verdict,
+// and retries disruptions without counting them.
+func TestEmitK8sJob(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"pass.yaml": k8sPass, "fail.yaml": k8sFail, "operator.yaml": k8sOperator, "suite.yaml": k8sSuite} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := emittedJob(t, dir, "3")
+	s := job.Spec
+	if job.Kind != "Job" || job.APIVersion != "batch/v1" || job.Name != "nightly-gui" {
+		t.Errorf("kind %s %s name %q", job.APIVersion, job.Kind, job.Name)
+	}
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 3 || *s.Parallelism != 2 || s.BackoffLimitPerIndex == nil {
+		t.Errorf("spec = %+v", s)
+	}
+	pod := s.Template.Spec
+	if pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 || pod.Volumes[0].PersistentVolumeClaim.ClaimName != "kasmrt-reports" {
+		t.Errorf("pod = %+v", pod)
+	}
+	c := pod.Containers[0]
+	if c.EnvFrom[0].SecretRef.Name != "kasmrt-model" || c.Env[0].Name != suite.EnvJobIndex || !slices.Contains(c.Args, "job/3") {
+		t.Errorf("container = %+v", c)
+	}
+	action := func(code int32) batchv1.PodFailurePolicyAction {
+		for _, r := range s.PodFailurePolicy.Rules {
+			if r.OnExitCodes != nil && slices.Contains(r.OnExitCodes.Values, code) {
+				return r.Action
+			}
+		}
+		return batchv1.PodFailurePolicyActionCount
+	}
+	for code, want := range map[int32]batchv1.PodFailurePolicyAction{
+		3: batchv1.PodFailurePolicyActionFailJob, 1: batchv1.PodFailurePolicyActionFailIndex,
+		2: batchv1.PodFailurePolicyActionFailIndex, 4: batchv1.PodFailurePolicyActionFailIndex,
+		137: batchv1.PodFailurePolicyActionCount,
+	} {
+		if got := action(code); got != want {
+			t.Errorf("exit %d: %s, want %s", code, got, want)
+		}
+	}
+	disrupted := false
+	for _, r := range s.PodFailurePolicy.Rules {
+		for _, p := range r.OnPodConditions {
+			disrupted = disrupted || (p.Type == corev1.DisruptionTarget && r.Action == batchv1.PodFailurePolicyActionIgnore)
+		}
+	}
+	if !disrupted {
+		t.Error("an evicted pod is not retried without counting")
+	}
+	if code, _, stderr := kasmrt(t, "suite", "suite.yaml", "--emit", "k8s"); code != exitBadInput || !strings.Contains(stderr, "--image") {
+		t.Errorf("--emit k8s without --image: exit %d %s", code, stderr)
+	}
+}
+
+// The local simulation: the Job's container command runs once per index
+// with JOB_COMPLETION_INDEX set, as the Job controller would run it; the
+// shards' outputs merged are the unsharded suite's result.
+func TestEmitK8sSimulated(t *testing.T) {
+	need(t, "Xvfb", "xmessage")
+	dir := t.TempDir()
+	for name, body := range map[string]string{"pass.yaml": k8sPass, "fail.yaml": k8sFail, "operator.yaml": k8sOperator, "suite.yaml": k8sSuite} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := kasmrtBinary(t) // before emittedJob leaves the package directory
+	job := emittedJob(t, dir, "2")
+	volume := filepath.Join(dir, "volume")
+	c := job.Spec.Template.Spec.Containers[0]
+	varRE := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	var shardOuts []string
+	for index := range int(*job.Spec.Completions) {
+		env := map[string]string{suite.EnvJobIndex: string(rune('0' + index))}
+		var args []string
+		for _, a := range c.Args {
+			// Kubernetes expands $(VAR) from the container's environment.
+			a = varRE.ReplaceAllStringFunc(a, func(m string) string { return env[m[2:len(m)-1]] })
+			if rest, ok := strings.CutPrefix(a, c.VolumeMounts[0].MountPath); ok {
+				a = volume + rest
+				if strings.Contains(rest, "shard-") {
+					shardOuts = append(shardOuts, a)
+				}
+			}
+			args = append(args, a)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir // the image's working directory holds the same files
+		cmd.Env = append(os.Environ(), suite.EnvJobIndex+"="+env[suite.EnvJobIndex])
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
+			t.Fatalf("index %d: exit %d\n%s", index, code, out)
+		}
+	}
+	if len(shardOuts) != 2 {
+		t.Fatalf("shard outputs %v", shardOuts)
+	}
+	merged := filepath.Join(dir, "merged")
+	if out, err := exec.Command(bin, append([]string{"merge", "--out", merged}, shardOuts...)...).CombinedOutput(); err != nil && !strings.Contains(string(out), "3 runs") {
+		t.Fatalf("merge: %v\n%s", err, out)
+	}
+	whole := exec.Command(bin, "suite", "suite.yaml", "--out", filepath.Join(dir, "whole"), "--headless")
+	whole.Dir = dir
+	_ = whole.Run()
+	a, err := suite.ReadSummary(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := suite.ReadSummary(filepath.Join(dir, "whole"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := func(s *suite.Summary) []string {
+		var out []string
+		for _, r := range s.Runs {
+			out = append(out, r.Key+"="+r.Verdict+"/"+r.IdentitySHA256)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(runs(a), runs(b)) || a.ExitCode != b.ExitCode || a.PlanSHA256 != b.PlanSHA256 || a.ExitCode != 1 {
+		t.Errorf("merged shards:\n%v exit %d\nunsharded:\n%v exit %d", runs(a), a.ExitCode, runs(b), b.ExitCode)
+	}
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/suite"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
+)
+
+type suiteFlags struct {
+	operator string
+	workers  int
+	repeat   int
+	shard    string
+	filter   string
+	out      string
+	resume   bool
+	junit    string
+	headless bool
+	json     bool
+	strict   bool
+	// --emit k8s and the Job's settings.
+	emit        string
+	image       string
+	shards      int
+	parallelism int
+	claim       string
+	envSecret   string
+}
+
+func newSuiteCommand() *cobra.Command {
+	var f suiteFlags
+	cmd := &cobra.Command{
+		Use:   "suite [PATH|GLOB|SUITE.yaml]...",
+		Short: "Run many scenarios, each sample in its own session, and write suite.json and JUnit",
+		Long: `suite runs scenario files, globs of them and suite files (see kasmrt schema
+suite), --repeat samples of each, at most --workers at once (default: one per
+core), each run in its own embedded Xvfb with its own report directory under
+--out. Every scenario is loaded and validated before the first run starts: one
+bad file stops the suite with exit 3 and every problem listed.
+
+Each run writes manifest.json (its identity: kasmrt's version, the scenario's
+and the operator configuration's hashes, the prompts' hashes, the seed and the
+sample index). --resume with the same --out keeps complete runs of the same
+identity, re-runs unfinished ones, and refuses (exit 3, naming the fields)
+when the identity differs. --shard i/N runs one part of the suite, split by a
+stable hash of each run; kasmrt merge combines the parts.
+
+A line is printed per finished run, then the summary (--json: the runs and the
+summary as JSON lines). The exit code is the worst verdict's, as for run:
+2 when any run is test-error or was not run, else 1 when any is app-failed,
+else 0 (--strict: 4 for concerns). Ctrl-C ends the running runs, each with a
+complete report, marks the rest not run, and writes the results.`,
+		Example: `  kasmrt suite scenarios/examples/suites/scripted.yaml --out out/suite
+  kasmrt suite 'scenarios/examples/*.yaml' --filter '!browser*' --repeat 3 --workers 2 --out out/s
+  kasmrt suite suite.yaml --shard 2/4 --out out/shard-2`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runSuite(cmd, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.operator, "operator", "o", "", "operator file for every run (overrides the suite file's)")
+	fl.IntVar(&f.workers, "workers", 0, "runs at once (default: the suite file's, else one per core)")
+	fl.IntVar(&f.repeat, "repeat", 0, "samples of each scenario (default: the suite file's, else 1)")
+	fl.StringVar(&f.shard, "shard", "", "run only part i of N of the suite, e.g. 1/3 (job/N: i is $JOB_COMPLETION_INDEX+1, for Kubernetes Indexed Jobs)")
+	fl.StringVar(&f.filter, "filter", "", "comma-separated globs over scenario names, file names and tags; !glob excludes")
+	fl.StringVar(&f.out, "out", "", "output directory, new or empty (default: a fresh reports/suite-<time>)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the suite in --out: keep complete runs of the same identity, re-run the rest")
+	fl.StringVar(&f.junit, "junit", "", "also write the JUnit XML here (it is always in --out as junit.xml)")
+	fl.BoolVar(&f.headless, "headless", false, "print a line per finished run and the summary (the default for now)")
+	fl.BoolVar(&f.json, "json", false, "print every finished run and the summary as JSON lines")
+	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the worst verdict is pass-with-concerns")
+	fl.StringVar(&f.emit, "emit", "", `print a deployment of the suite instead of running it: "k8s" (a Kubernetes Indexed Job, one index per shard)`)
+	fl.StringVar(&f.image, "image", "", "--emit k8s: the container image (built with the Dockerfile)")
+	fl.IntVar(&f.shards, "shards", 2, "--emit k8s: the number of shards, one pod each")
+	fl.IntVar(&f.parallelism, "parallelism", 0, "--emit k8s: pods at once (default: every shard)")
+	fl.StringVar(&f.claim, "claim", "kasmrt-reports", "--emit k8s: the PersistentVolumeClaim the reports land in")
+	fl.StringVar(&f.envSecret, "env-secret", "", "--emit k8s: a Secret whose keys become the pods' environment (the model endpoint and key)")
+	return cmd
+}
+
+func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
+	if f.headless && f.json {
+		return refuse(cmd, errors.New("--headless and --json cannot be combined"))
+	}
+	if f.resume && f.out == "" {
+		return refuse(cmd, errors.New("--resume needs the --out directory of the suite to continue"))
+	}
+	if f.junit != "" {
+		if err := refuseBlockingOutput("--junit", f.junit); err != nil {
+			return refuse(cmd, err)
+		}
+	}
+	if f.emit != "" && f.shard != "" {
+		return refuse(cmd, errors.New("--emit writes a Job that sets --shard for each pod; drop --shard"))
+	}
+	shardSpec, err := suite.ShardFromEnv(f.shard, os.Getenv)
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	shard, err := suite.ParseShard(shardSpec)
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	plan, err := suite.Build(suite.Input{Args: args, Operator: f.operator, Repeat: f.repeat,
+		Filter: f.filter, Shard: shard, Version: version})
+	if err != nil {
+		if _, ok := scenarios.AsProblems(err); ok {
+			printProblems(errOut(cmd), err)
+			return &exitError{code: exitBadInput}
+		}
+		return refuse(cmd, err)
+	}
+	if f.emit != "" {
+		return emitJob(cmd, plan, args, f)
+	}
+	out := f.out
+	if out == "" {
+		out = fmt.Sprintf("%s/suite-%s", defaultReportsDir, time.Now().Format("20060102-150405"))
+	}
+	w := sanitize.NewWriter(cmd.OutOrStdout())
+	total := len(plan.Runs)
+	var mu sync.Mutex
+	done := 0
+	onEnd := func(r suite.RunResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		if f.json {
+			_ = json.NewEncoder(w).Encode(map[string]any{"kind": "suite.run", "run": r})
+			return
+		}
+		printRunLine(w, done, total, r)
+	}
+	sum, err := suite.Execute(cmd.Context(), plan, suite.Options{Out: out, Workers: f.workers, Resume: f.resume,
+		Strict: f.strict, Version: version, OnEnd: onEnd})
+	var bad *suite.BadInputError
+	if errors.As(err, &bad) {
+		return refuse(cmd, bad.Err)
+	}
+	if err != nil {
+		fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
+		if sum == nil {
+			return &exitError{code: exitTestError}
+		}
+	}
+	if f.junit != "" {
+		if err := suite.WriteJUnit(f.junit, sum); err != nil {
+			fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
+			return &exitError{code: exitTestError}
+		}
+	}
+	if f.json {
+		_ = json.NewEncoder(w).Encode(map[string]any{"kind": "suite.summary", "summary": sum})
+	} else {
+		printSuiteSummary(w, sum, out)
+	}
+	return &exitError{code: sum.ExitCode}
+}
+
+// emitJob prints the suite as a Kubernetes Indexed Job. The plan was
+// validated first, so a Job is only written for files that load.
+func emitJob(cmd *cobra.Command, plan *suite.Plan, args []string, f suiteFlags) error {
+	if f.emit != "k8s" {
+		return refuse(cmd, fmt.Errorf("--emit %q: the one deployment kasmrt writes is k8s", f.emit))
+	}
+	suiteArgs := append([]string(nil), args...)
+	if f.operator != "" {
+		suiteArgs = append(suiteArgs, "-o", f.operator)
+	}
+	if f.workers > 0 {
+		suiteArgs = append(suiteArgs, "--workers", strconv.Itoa(f.workers))
+	}
+	if f.repeat > 0 {
+		suiteArgs = append(suiteArgs, "--repeat", strconv.Itoa(f.repeat))
+	}
+	if f.filter != "" {
+		suiteArgs = append(suiteArgs, "--filter", f.filter)
+	}
+	if f.strict {
+		suiteArgs = append(suiteArgs, "--strict")
+	}
+	job, err := suite.Job(suite.JobOptions{Name: plan.Name, Image: f.image, Shards: f.shards, Parallelism: f.parallelism,
+		Claim: f.claim, EnvSecret: f.envSecret, SuiteArgs: suiteArgs, Retries: 2})
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	b, err := suite.JobYAML(job)
+	if err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(b)
+	return err
+}
+
+func printRunLine(w io.Writer, n, total int, r suite.RunResult) {
+	extra := ""
+	if r.Resumed {
+		extra = " (resumed)"
+	}
+	fmt.Fprintf(w, "[%d/%d] %-18s %s #%d  %.1fs  %.0f tokens  %s%s\n", n, total, r.Verdict, r.Scenario, r.Sample,
+		float64(r.DurationMS)/1000, r.Tokens, r.Report, extra)
+}
+
+func printSuiteSummary(w io.Writer, s *suite.Summary, out string) {
+	fmt.Fprintf(w, "\nsuite %s: %d runs in %.1fs", s.Name, len(s.Runs), s.Ended.Sub(s.Started).Seconds())
+	for _, v := range []string{"pass", "pass-with-concerns", "app-failed", "test-error", suite.VerdictNotRun} {
+		if n := s.Counts[v]; n > 0 {
+			fmt.Fprintf(w, ", %d %s", n, v)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, sc := range s.Scenarios {
+		flaky := ""
+		if sc.Flaky {
+			flaky = "  flaky"
+		}
+		fmt.Fprintf(w, "  %-40s %d/%d passed (%.0f%%)%s\n", sc.Scenario, sc.Passed, sc.Samples, sc.PassRate*100, flaky)
+	}
+	fmt.Fprintf(w, "results: %s/suite.json, %s/junit.xml\n", out, out)
+}
+
+func newMergeCommand() *cobra.Command {
+	var out string
+	var junit string
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "merge SHARD_OUT... --out DIR",
+		Short: "Combine the outputs of a suite's shards into one suite.json and JUnit file",
+		Long: `merge reads the suite.json of each shard output (kasmrt suite --shard i/N)
+and writes one suite.json and junit.xml into --out, as the unsharded suite
+would have. Outputs of a different plan (another configuration, kasmrt
+version or filter), two outputs of one shard and a run reported twice are
+refused with exit 3; runs no shard reported count as not run. The exit code
+is the merged suite's, as for suite.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return refuse(cmd, errors.New("merge needs --out DIR"))
+			}
+			sum, err := suite.Merge(args, out, strict)
+			var bad *suite.BadInputError
+			if errors.As(err, &bad) {
+				return refuse(cmd, bad.Err)
+			}
+			if err != nil {
+				fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
+				return &exitError{code: exitTestError}
+			}
+			if junit != "" {
+				if err := suite.WriteJUnit(junit, sum); err != nil {
+					fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
+					return &exitError{code: exitTestError}
+				}
+			}
+			printSuiteSummary(sanitize.NewWriter(cmd.OutOrStdout()), sum, out)
+			return &exitError{code: sum.ExitCode}
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output directory for the merged suite.json and junit.xml, new or empty")
+	cmd.Flags().StringVar(&junit, "junit", "", "also write the merged JUnit XML here")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 4 when the worst verdict is pass-with-concerns")
+	return cmd
+}

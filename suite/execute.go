@@ -1,0 +1,278 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// Options are how a plan is run.
+type Options struct {
+	// Out is the suite's output directory: new or empty, or (with Resume)
+	// an earlier output of the same plan.
+	Out string
+	// Workers bounds the runs at once (0: the plan's, else DefaultWorkers).
+	Workers int
+	// Resume keeps the complete runs of an earlier output whose identity
+	// matches, and re-runs those that did not finish.
+	Resume bool
+	// Strict makes pass-with-concerns exit 4, as run --strict.
+	Strict  bool
+	Version string
+	// ModelTransport, when set, carries every run's model requests.
+	ModelTransport http.RoundTripper
+	// OnStart and OnEnd see each run begin and end (the --headless lines);
+	// they are called from the workers and must be safe for that.
+	OnStart func(Planned)
+	OnEnd   func(RunResult)
+}
+
+// DefaultWorkers is one run per core: a run's Xvfb, application and
+// capture keep about one core busy.
+func DefaultWorkers() int { return max(runtime.NumCPU(), 1) }
+
+// BadInputError is a problem found before any run started: the command
+// line exits 3.
+type BadInputError struct{ Err error }
+
+func (e *BadInputError) Error() string { return e.Err.Error() }
+func (e *BadInputError) Unwrap() error { return e.Err }
+
+func badInput(format string, args ...any) error {
+	return &BadInputError{Err: fmt.Errorf(format, args...)}
+}
+
+// Execute runs the plan and writes suite.json. Every check that can refuse
+// the suite (the output directory, resume identities, settings that
+// cannot be shared by parallel runs, the model's name) comes before the
+// first run, as a *BadInputError. Once runs have started, ctx ending
+// (Ctrl-C) ends the running ones, each with a complete report, and marks
+// the rest not run.
+func Execute(ctx context.Context, plan *Plan, opts Options) (*Summary, error) {
+	workers := opts.Workers
+	if workers == 0 {
+		workers = plan.Workers
+	}
+	if workers == 0 {
+		workers = DefaultWorkers()
+	}
+	if workers < 1 || workers > scenarios.MaxSuiteWorkers {
+		return nil, badInput("--workers %d: want 1 to %d", workers, scenarios.MaxSuiteWorkers)
+	}
+	if err := checkShareable(plan, workers); err != nil {
+		return nil, err
+	}
+	kept, err := prepareOut(plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plan.Runs {
+		if _, done := kept[p.Key]; done || p.Files.Scenario.Goal == "" {
+			continue
+		}
+		if err := engine.ResolveModelName(ctx, p.Files, opts.ModelTransport); err != nil {
+			return nil, &BadInputError{Err: fmt.Errorf("%s: %w", p.Path, err)}
+		}
+	}
+
+	sum := &Summary{Schema: Schema, KasmrtVersion: opts.Version, Name: plan.Name, Shard: plan.Shard.String(),
+		PlanSHA256: plan.SHA256, Planned: plan.Keys, Started: time.Now().UTC()}
+	results := make([]RunResult, len(plan.Runs))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				p := plan.Runs[i]
+				if opts.OnStart != nil {
+					opts.OnStart(p)
+				}
+				results[i] = runOne(ctx, p, opts)
+				if opts.OnEnd != nil {
+					opts.OnEnd(results[i])
+				}
+			}
+		}()
+	}
+	started := make([]bool, len(plan.Runs))
+feed:
+	for i, p := range plan.Runs {
+		if r, done := kept[p.Key]; done {
+			results[i], started[i] = r, true
+			if opts.OnEnd != nil {
+				opts.OnEnd(r)
+			}
+			continue
+		}
+		select {
+		case jobs <- i:
+			started[i] = true
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for i, p := range plan.Runs {
+		if !started[i] {
+			results[i] = RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags,
+				Verdict: VerdictNotRun, Reasons: []string{"the suite was stopped before this run started"}}
+			if opts.OnEnd != nil {
+				opts.OnEnd(results[i])
+			}
+		}
+	}
+	sum.Runs = results
+	sum.Ended = time.Now().UTC()
+	summarize(sum, opts.Strict)
+	if err := writeJSON(opts.Out, SummaryFile, sum); err != nil {
+		return sum, err
+	}
+	if err := WriteJUnit(filepath.Join(opts.Out, JUnitFile), sum); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// checkShareable refuses settings parallel runs would fight over: one
+// existing display, or one inbox address.
+func checkShareable(plan *Plan, workers int) error {
+	if workers == 1 {
+		return nil
+	}
+	for _, p := range plan.Runs {
+		op := p.Files.Operator
+		if op.Session.Display != "" {
+			return badInput("%s: session.display %s cannot be shared by %d workers; each run needs its own embedded Xvfb (leave session.display unset) or use --workers 1", op.KeyPos("session.display"), op.Session.Display, workers)
+		}
+		if op.Inbox.Listen != "" {
+			return badInput("%s: inbox.listen %s cannot be bound by %d runs at once; use --workers 1", op.KeyPos("inbox.listen"), op.Inbox.Listen, workers)
+		}
+	}
+	return nil
+}
+
+// prepareOut makes the output directory ready and, with Resume, returns
+// the complete runs to keep, after refusing any whose identity differs
+// from the plan's and clearing those that did not finish.
+func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
+	if opts.Out == "" {
+		return nil, badInput("no output directory (--out)")
+	}
+	entries, err := os.ReadDir(opts.Out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if opts.Resume {
+			return nil, badInput("--resume: %s does not exist; there is nothing to resume", opts.Out)
+		}
+		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+			return nil, badInput("create --out %s: %v", opts.Out, err)
+		}
+		return nil, nil
+	case err != nil:
+		return nil, badInput("--out %s: %v", opts.Out, err)
+	case len(entries) > 0 && !opts.Resume:
+		return nil, badInput("--out %s is not empty; name a new directory, or add --resume to continue the suite written there", opts.Out)
+	case !opts.Resume:
+		return nil, nil
+	}
+	kept := map[string]RunResult{}
+	var clear []string
+	var diffs []string
+	for _, p := range plan.Runs {
+		dir := filepath.Join(opts.Out, p.Dir)
+		m, err := engine.ReadManifest(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, statErr := os.Stat(dir); statErr == nil {
+				clear = append(clear, dir) // begun, but no manifest yet
+			}
+			continue
+		}
+		if err != nil {
+			return nil, badInput("--resume: %s: %v", p.Key, err)
+		}
+		if d := p.Identity.Differences(m.Identity); len(d) > 0 {
+			diffs = append(diffs, fmt.Sprintf("%s: %s", p.Key, strings.Join(d, ", ")))
+			continue
+		}
+		if !m.Complete() {
+			clear = append(clear, dir)
+			continue
+		}
+		r := resultFrom(p, opts.Out, m)
+		r.Resumed = true
+		kept[p.Key] = r
+	}
+	if len(diffs) > 0 {
+		return nil, badInput("--resume: %s holds runs of a different configuration; start a new --out directory instead of mixing results. Fields that differ:\n  %s", opts.Out, strings.Join(diffs, "\n  "))
+	}
+	for _, dir := range clear {
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, badInput("--resume: clear the unfinished run %s: %v", dir, err)
+		}
+	}
+	return kept, nil
+}
+
+// runOne runs one planned run in its own report directory (and, through
+// the engine, its own Xvfb).
+func runOne(ctx context.Context, p Planned, opts Options) RunResult {
+	dir := filepath.Join(opts.Out, p.Dir)
+	res := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		res.Verdict, res.Error = "test-error", err.Error()
+		return res
+	}
+	runner, err := engine.New(p.Files, engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport})
+	if err != nil {
+		res.Verdict, res.Error = "test-error", err.Error()
+		return res
+	}
+	out, err := runner.Run(ctx)
+	if err != nil {
+		res.Error = runner.Redact(err.Error())
+	}
+	res.Verdict, res.Outcome = out.Verdict, out.Outcome
+	if res.Verdict == "" {
+		res.Verdict = "test-error"
+	}
+	if m, merr := engine.ReadManifest(dir); merr == nil {
+		r := resultFrom(p, opts.Out, m)
+		r.Error = res.Error
+		return r
+	}
+	return res
+}
+
+// resultFrom reads a finished run's manifest and report into its result.
+func resultFrom(p Planned, out string, m engine.Manifest) RunResult {
+	r := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir,
+		Verdict: m.Verdict, Outcome: m.Outcome, DurationMS: m.DurationMS, Tokens: m.Tokens, IdentitySHA256: m.IdentitySHA256}
+	if rep, err := readReport(filepath.Join(out, p.Dir)); err == nil {
+		r.Reasons, r.Concerns = rep.Reasons, rep.Concerns
+	}
+	return r
+}
+
+func readReport(dir string) (report.Report, error) {
+	var rep report.Report
+	data, err := readHead(filepath.Join(dir, "report.json"), 64<<20)
+	if err != nil {
+		return rep, err
+	}
+	return rep, jsonUnmarshal(data, &rep)
+}

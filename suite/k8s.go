@@ -1,0 +1,176 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// EnvJobIndex is the variable Kubernetes sets in each pod of an Indexed
+// Job to the pod's 0-based completion index.
+const EnvJobIndex = "JOB_COMPLETION_INDEX"
+
+// ShardFromJob is --shard's form "job/N": the shard is the Indexed Job's
+// completion index plus one.
+const ShardFromJob = "job"
+
+// ReportsMount is where the Job mounts its reports volume.
+const ReportsMount = "/reports"
+
+// JobOptions describe the Kubernetes Job a suite is emitted as.
+type JobOptions struct {
+	// Name is the Job's name (default: from the suite's name).
+	Name string
+	// Image is the container image with kasmrt and the applications under
+	// test (see the Dockerfile).
+	Image string
+	// Shards is the number of indexes: one pod per shard.
+	Shards int
+	// Parallelism bounds the pods at once (default: Shards).
+	Parallelism int
+	// Claim is the PersistentVolumeClaim the reports land in.
+	Claim string
+	// EnvSecret, when set, names a Secret whose keys become the pods'
+	// environment (the model endpoint, its key).
+	EnvSecret string
+	// SuiteArgs are the suite's arguments and flags as the pods run them
+	// (paths inside the image's working directory), without --shard and
+	// --out, which the Job sets.
+	SuiteArgs []string
+	// Retries is backoffLimitPerIndex: how many times a crashed or killed
+	// shard is tried again.
+	Retries int32
+}
+
+// kasmrt's exit codes as the Job's pod failure policy sees them.
+var (
+	// exitBadInput fails the whole Job at once: every shard would refuse
+	// the same files.
+	jobFailJobCodes = []int32{3}
+	// A verdict is a result: the index is failed without a retry, and the
+	// reports are in the volume for the merge.
+	jobVerdictCodes = []int32{1, 2, 4}
+)
+
+var dnsLabelRE = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// Job builds the Indexed Job that runs a suite's shards: one completion
+// index per shard, each pod running `kasmrt suite … --shard job/N` into
+// its own directory of the reports volume.
+func Job(o JobOptions) (*batchv1.Job, error) {
+	if o.Shards < 1 || o.Shards > 1000 {
+		return nil, fmt.Errorf("--shards %d: want 1 to 1000", o.Shards)
+	}
+	if o.Image == "" {
+		return nil, fmt.Errorf("--image: the Job needs a container image (build one with the Dockerfile)")
+	}
+	name := strings.Trim(dnsLabelRE.ReplaceAllString(strings.ToLower(o.Name), "-"), "-")
+	if name == "" {
+		name = "kasmrt-suite"
+	}
+	if len(name) > 52 { // room for the controller's pod name suffixes
+		name = strings.TrimRight(name[:52], "-")
+	}
+	claim := o.Claim
+	if claim == "" {
+		claim = "kasmrt-reports"
+	}
+	parallelism := int32(o.Parallelism)
+	if parallelism <= 0 || parallelism > int32(o.Shards) {
+		parallelism = int32(o.Shards)
+	}
+	completions := int32(o.Shards)
+	retries := o.Retries
+	indexed := batchv1.IndexedCompletion
+	args := append([]string{"suite"}, o.SuiteArgs...)
+	args = append(args, "--shard", fmt.Sprintf("%s/%d", ShardFromJob, o.Shards),
+		"--out", ReportsMount+"/"+name+"/shard-$("+EnvJobIndex+")", "--headless")
+	nonRoot, noEscalation := true, false
+	uid := int64(10001)
+	container := corev1.Container{
+		Name:       "kasmrt",
+		Image:      o.Image,
+		Command:    []string{"kasmrt"},
+		Args:       args,
+		WorkingDir: "/src",
+		// Declared so $(JOB_COMPLETION_INDEX) in the arguments expands
+		// whatever the cluster version injects on its own.
+		Env: []corev1.EnvVar{{Name: EnvJobIndex, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "reports", MountPath: ReportsMount}},
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot: &nonRoot, RunAsUser: &uid, AllowPrivilegeEscalation: &noEscalation,
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}
+	if o.EnvSecret != "" {
+		container.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: o.EnvSecret}}}}
+	}
+	job := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/name": "kasmrt", "kasmrt.dev/suite": name}},
+		Spec: batchv1.JobSpec{
+			CompletionMode:       &indexed,
+			Completions:          &completions,
+			Parallelism:          &parallelism,
+			BackoffLimitPerIndex: &retries,
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+				{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: &container.Name, Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: jobFailJobCodes}},
+				{Action: batchv1.PodFailurePolicyActionFailIndex, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: &container.Name, Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: jobVerdictCodes}},
+				// An eviction, a preemption or a node drain is not the
+				// suite's doing: try the shard again without counting it.
+				{Action: batchv1.PodFailurePolicyActionIgnore, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{
+					{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
+			}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/name": "kasmrt", "kasmrt.dev/suite": name}},
+				Spec: corev1.PodSpec{
+					// The pod failure policy needs pods that are not restarted
+					// in place.
+					RestartPolicy:   corev1.RestartPolicyNever,
+					SecurityContext: &corev1.PodSecurityContext{FSGroup: &uid},
+					Containers:      []corev1.Container{container},
+					Volumes: []corev1.Volume{{Name: "reports", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
+				},
+			},
+		},
+	}
+	return job, nil
+}
+
+// JobYAML is the Job as YAML for kubectl apply -f.
+func JobYAML(job *batchv1.Job) ([]byte, error) {
+	b, err := yaml.Marshal(job)
+	if err != nil {
+		return nil, fmt.Errorf("encode the Job: %w", err)
+	}
+	return b, nil
+}
+
+// ShardFromEnv resolves --shard job/N with the pod's completion index.
+func ShardFromEnv(spec string, getenv func(string) string) (string, error) {
+	rest, ok := strings.CutPrefix(spec, ShardFromJob+"/")
+	if !ok {
+		return spec, nil
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	raw := getenv(EnvJobIndex)
+	i, err := strconv.Atoi(raw)
+	if err != nil || i < 0 {
+		return "", fmt.Errorf("--shard %s: %s is %q, want the Indexed Job's 0-based completion index", spec, EnvJobIndex, raw)
+	}
+	return fmt.Sprintf("%d/%s", i+1, rest), nil
+}

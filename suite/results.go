@@ -1,0 +1,187 @@
+package suite
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// Schema names suite.json's format.
+const Schema = "kasmrt.suite/v1"
+
+// SummaryFile is the suite's result in its output directory.
+const SummaryFile = "suite.json"
+
+// VerdictNotRun is the verdict of a run the suite never started: it was
+// stopped (Ctrl-C) before the run's turn came.
+const VerdictNotRun = "not-run"
+
+// RunResult is one run as the suite saw it end.
+type RunResult struct {
+	Key      string   `json:"key"`
+	Scenario string   `json:"scenario"`
+	File     string   `json:"file"`
+	Sample   int      `json:"sample"`
+	Tags     []string `json:"tags,omitempty"`
+	Verdict  string   `json:"verdict"`
+	Outcome  string   `json:"outcome,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
+	Concerns []string `json:"concerns,omitempty"`
+	// Report is the run's report directory, relative to suite.json.
+	Report     string  `json:"report,omitempty"`
+	DurationMS int64   `json:"duration_ms"`
+	Tokens     float64 `json:"tokens"`
+	// IdentitySHA256 is the run's manifest identity.
+	IdentitySHA256 string `json:"identity_sha256,omitempty"`
+	// Resumed is set when --resume found the run complete and kept it.
+	Resumed bool `json:"resumed,omitempty"`
+	// Error is a fault that kept the run's report from being complete.
+	Error string `json:"error,omitempty"`
+}
+
+// ScenarioSummary is a scenario judged over its samples.
+type ScenarioSummary struct {
+	Scenario string `json:"scenario"`
+	File     string `json:"file"`
+	Samples  int    `json:"samples"`
+	// Passed counts pass and pass-with-concerns.
+	Passed   int            `json:"passed"`
+	PassRate float64        `json:"pass_rate"`
+	Flaky    bool           `json:"flaky"`
+	Verdicts map[string]int `json:"verdicts"`
+	// DurationMS sums the samples' durations.
+	DurationMS int64   `json:"duration_ms"`
+	Tokens     float64 `json:"tokens"`
+}
+
+// Summary is suite.json.
+type Summary struct {
+	Schema        string `json:"schema"`
+	KasmrtVersion string `json:"kasmrt_version"`
+	Name          string `json:"name"`
+	// Shard is "i/N" for one shard's output, "" for a whole suite.
+	Shard string `json:"shard,omitempty"`
+	// PlanSHA256 identifies the unsharded plan (every run's key and
+	// identity); shards of one suite share it.
+	PlanSHA256 string `json:"plan_sha256"`
+	// Planned are the keys of every run of the unsharded plan.
+	Planned   []string          `json:"planned"`
+	Started   time.Time         `json:"started"`
+	Ended     time.Time         `json:"ended"`
+	Counts    map[string]int    `json:"counts"`
+	ExitCode  int               `json:"exit_code"`
+	Scenarios []ScenarioSummary `json:"scenarios"`
+	Runs      []RunResult       `json:"runs"`
+}
+
+// verdictRank orders verdicts from best to worst for the exit code.
+func exitCodeOf(verdict string, strict bool) int {
+	switch verdict {
+	case events.VerdictPass:
+		return 0
+	case events.VerdictPassConcerns:
+		if strict {
+			return 4
+		}
+		return 0
+	case events.VerdictAppFailed:
+		return 1
+	}
+	// test-error, and a run that never ran: the suite could not judge it.
+	return 2
+}
+
+// worse reports whether exit code a is worse than b: 2 (test-error) over
+// 1 (app-failed) over 4 (concerns under --strict) over 0.
+func worse(a, b int) bool {
+	rank := map[int]int{0: 0, 4: 1, 1: 2, 2: 3}
+	return rank[a] > rank[b]
+}
+
+// summarize folds the runs into counts, per-scenario results and the exit
+// code by the worst verdict.
+func summarize(s *Summary, strict bool) {
+	s.Counts = map[string]int{}
+	s.ExitCode = 0
+	byFile := map[string]*ScenarioSummary{}
+	var order []string
+	for _, r := range s.Runs {
+		s.Counts[r.Verdict]++
+		if c := exitCodeOf(r.Verdict, strict); worse(c, s.ExitCode) {
+			s.ExitCode = c
+		}
+		sc, ok := byFile[r.File]
+		if !ok {
+			sc = &ScenarioSummary{Scenario: r.Scenario, File: r.File, Verdicts: map[string]int{}}
+			byFile[r.File] = sc
+			order = append(order, r.File)
+		}
+		sc.Samples++
+		sc.Verdicts[r.Verdict]++
+		if r.Verdict == events.VerdictPass || r.Verdict == events.VerdictPassConcerns {
+			sc.Passed++
+		}
+		sc.DurationMS += r.DurationMS
+		sc.Tokens += r.Tokens
+	}
+	sort.Strings(order)
+	s.Scenarios = s.Scenarios[:0]
+	for _, f := range order {
+		sc := byFile[f]
+		sc.PassRate = float64(sc.Passed) / float64(sc.Samples)
+		// Samples disagree when some passed and some did not; a run that
+		// never ran says nothing about the scenario.
+		judged := sc.Samples - sc.Verdicts[VerdictNotRun]
+		sc.Flaky = sc.Passed > 0 && sc.Passed < judged
+		s.Scenarios = append(s.Scenarios, *sc)
+	}
+	sort.SliceStable(s.Runs, func(i, j int) bool { return s.Runs[i].Key < s.Runs[j].Key })
+}
+
+// writeJSON writes v as dir/name atomically.
+func writeJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
+	}
+	if werr != nil {
+		return fmt.Errorf("write %s: %w", name, werr)
+	}
+	return nil
+}
+
+// ReadSummary reads dir/suite.json.
+func ReadSummary(dir string) (*Summary, error) {
+	path := filepath.Join(dir, SummaryFile)
+	data, err := readHead(path, 64<<20)
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if s.Schema != Schema {
+		return nil, fmt.Errorf("read %s: schema %q, want %q", path, s.Schema, Schema)
+	}
+	return &s, nil
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
