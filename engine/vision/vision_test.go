@@ -18,6 +18,10 @@ import (
 
 func client(t *testing.T, srv *modeltest.Server, p model.Profile) *model.Client {
 	t.Helper()
+	if p.ServedModel == "" {
+		// The openai-compatible profile names no model; a run resolves one.
+		p.ServedModel = "served-model"
+	}
 	c, err := model.New(model.Config{Endpoint: srv.URL(), Profile: p, Retry: model.NoRetry})
 	if err != nil {
 		t.Fatal(err)
