@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// finalCaptureTimeout bounds the final capture, so a display that stopped
+// answering cannot eat the reserve the report needs.
+const finalCaptureTimeout = 5 * time.Second
+
+// finalCapture records the screen as the run ended — after the loop or
+// the script, on a failure, the deadline or Ctrl-C alike, and also when no
+// step ran — so every report shows how the application was left. A run
+// that never had a display records nothing; one whose display is gone
+// records why there is no capture.
+func (s *runState) finalCapture(ctx context.Context, outcome string) {
+	if s.desk == nil {
+		return
+	}
+	final := events.FinalCapture{Ending: outcome}
+	if s.session != nil {
+		select {
+		case <-s.session.Done():
+			s.publish(events.Event{Message: "no final capture: the X server went away", Data: final})
+			return
+		default:
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, finalCaptureTimeout)
+	defer cancel()
+	rel, img, err := s.capture(ctx, false)
+	if err != nil {
+		s.publish(events.Event{Message: fmt.Sprintf("no final capture: %v", err), Data: final})
+		return
+	}
+	b := img.Bounds()
+	final.Width, final.Height = b.Dx(), b.Dy()
+	s.publish(events.Event{Screen: rel, Data: final})
+}
