@@ -116,6 +116,7 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newSchemaCommand(),
 		newVersionCommand(),
 		newReplayCommand(),
+		newReportCommand(),
 	)
 	return root
 }
