@@ -133,7 +133,6 @@ tools:
 	ip.wantClean(t)
 }
 
-
 // Hostile strings: markup that runs script if it is ever parsed as HTML,
 // and terminal control sequences.
 const (
