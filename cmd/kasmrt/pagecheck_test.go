@@ -33,7 +33,7 @@ type loadedPage struct {
 
 // openPage loads path (report.html or an index) from the file system in
 // real headless Chromium and waits until it has loaded.
-func openPage(t *testing.T, path string) *loadedPage {
+func openPage(t testing.TB, path string) *loadedPage {
 	t.Helper()
 	if _, err := os.Stat(kcdp.DefaultExecPath); err != nil {
 		t.Skipf("Debian chromium is not installed at %s: %v", kcdp.DefaultExecPath, err)
@@ -85,10 +85,23 @@ func openPage(t *testing.T, path string) *loadedPage {
 	return p
 }
 
+// reload loads the page again and returns how long Chromium took until
+// the page was ready to use (domContentLoadedEventEnd) and until it had
+// loaded with its visible screens (loadEventEnd), in milliseconds.
+func (p *loadedPage) reload(t testing.TB) (ready, loaded float64) {
+	t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.Reload()); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	var ms [2]float64
+	p.eval(t, `new Promise(r => { const done = () => { const n = performance.getEntriesByType("navigation")[0]; if (n && n.loadEventEnd > 0) { r([n.domContentLoadedEventEnd, n.loadEventEnd]) } else { setTimeout(done, 5) } }; done() })`, &ms)
+	return ms[0], ms[1]
+}
+
 // eval evaluates a test expression in the page (the test's own script,
 // run through DevTools; the page's policy does not apply to it) and
 // decodes its value into out (nil: ignore it).
-func (p *loadedPage) eval(t *testing.T, expr string, out any) {
+func (p *loadedPage) eval(t testing.TB, expr string, out any) {
 	t.Helper()
 	raw, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -101,14 +114,14 @@ func (p *loadedPage) eval(t *testing.T, expr string, out any) {
 	}
 }
 
-func (p *loadedPage) int(t *testing.T, expr string) int {
+func (p *loadedPage) int(t testing.TB, expr string) int {
 	t.Helper()
 	var n int
 	p.eval(t, expr, &n)
 	return n
 }
 
-func (p *loadedPage) str(t *testing.T, expr string) string {
+func (p *loadedPage) str(t testing.TB, expr string) string {
 	t.Helper()
 	var s string
 	p.eval(t, expr, &s)
@@ -116,7 +129,7 @@ func (p *loadedPage) str(t *testing.T, expr string) string {
 }
 
 // press sends a key to the page as a person would type it.
-func (p *loadedPage) press(t *testing.T, key string) {
+func (p *loadedPage) press(t testing.TB, key string) {
 	t.Helper()
 	if err := chromedp.Do(p.ctx, chromedp.KeyEvent(key)); err != nil {
 		t.Fatalf("press %q: %v", key, err)
@@ -125,7 +138,7 @@ func (p *loadedPage) press(t *testing.T, key string) {
 
 // wantClean fails the test for every console error, exception or dialog
 // the page caused.
-func (p *loadedPage) wantClean(t *testing.T) {
+func (p *loadedPage) wantClean(t testing.TB) {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -258,3 +258,36 @@ goal: Print the greeting.
 		})
 	}
 }
+
+// TestReportCommandBadInput: kasmrt report refuses what is not a report
+// directory with exit 3 and writes nothing.
+func TestReportCommandBadInput(t *testing.T) {
+	t.Parallel()
+	empty := t.TempDir()
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing", []string{"report", filepath.Join(empty, "nope")}, "no such file"},
+		{"not a report", []string{"report", empty}, "not a report directory"},
+		{"a file", []string{"report", file}, "is not a directory"},
+		{"many without --index", []string{"report", empty, empty}, "use --index"},
+		{"index over a non-report", []string{"report", "--index", empty, "--out", filepath.Join(empty, "i.html")}, "not a report directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errs := kasmrt(t, tt.args...)
+			if code != exitBadInput || !strings.Contains(errs, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 3 and %q", code, errs, tt.want)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("a refused report command wrote %v", entries)
+	}
+}
