@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
@@ -289,5 +291,21 @@ func TestReportCommandBadInput(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
 		t.Errorf("a refused report command wrote %v", entries)
+	}
+}
+
+// TestReportPageInterrupted: a run ended by Ctrl-C (SIGINT to the real
+// process) mid-step still ends with its final capture, and its page shows
+// it.
+func TestReportPageInterrupted(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	cmd, dir := startEnding(t, io.Discard, "--headless")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	_, rep := checkReportPage(t, dir)
+	if rep.Outcome != "interrupted" || rep.Final.Ending != "interrupted" {
+		t.Errorf("outcome %s, final capture's ending %s; want interrupted", rep.Outcome, rep.Final.Ending)
 	}
 }
