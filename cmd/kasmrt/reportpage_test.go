@@ -218,6 +218,7 @@ func TestReportPageEndings(t *testing.T) {
 		model                    bool
 		code                     int // -1: whatever the verdict says
 		outcome                  string
+		check                    func(t *testing.T, p *loadedPage)
 	}{
 		{name: "deadline", deadline: "6", code: 2, outcome: "deadline", scenario: `name: page deadline` + runTestXterm + `steps:
   - observe_screen: {}
@@ -233,6 +234,21 @@ steps:
   - wait: 5
   - observe_screen: {}
 `},
+		{name: "startup timeout", deadline: "60", code: 2, outcome: "window-unmatched", scenario: `name: page startup
+app:
+  command: [xterm, -class, KasmReal, -e, sh]
+  window: {class: KasmWrong}
+  startup_timeout_s: 2
+steps:
+  - observe_screen: {}
+`, check: func(t *testing.T, p *loadedPage) {
+			if n := p.int(t, `document.querySelectorAll("#startup tr.ok").length`); n != 1 {
+				t.Errorf("the startup section lists %d windows of the app, want xterm's", n)
+			}
+			if s := p.str(t, `document.querySelector("#startup code").textContent`); !strings.Contains(s, "KasmReal") {
+				t.Errorf("the suggested matcher %q does not name the app's class", s)
+			}
+		}},
 		{name: "model off at once", deadline: "60", model: true, code: -1, scenario: `name: page model off
 app:
   command: [xterm, -class, KasmOff, -e, sh]
@@ -250,9 +266,12 @@ goal: Print the greeting.
 				operator, endpoint = pageOperator, srv.URL()
 			}
 			dir, code := runForPage(t, c.scenario, operator, endpoint)
-			_, rep := checkReportPage(t, dir)
+			p, rep := checkReportPage(t, dir)
 			if c.code >= 0 && code != c.code || c.outcome != "" && rep.Outcome != c.outcome {
 				t.Errorf("exit %d, outcome %s; want %d, %s", code, rep.Outcome, c.code, c.outcome)
+			}
+			if c.check != nil {
+				c.check(t, p)
 			}
 			if c.model && (len(rep.Steps) != 0 || rep.Screens != 1) {
 				t.Errorf("%d steps and %d screens, want none but the final capture", len(rep.Steps), rep.Screens)

@@ -41,6 +41,8 @@ type view struct {
 	AppLog     string
 	AppLogNote string
 	Final      *finalView
+	Startup    *startupView
+	Console    *consoleView
 	Started    string
 	Duration   string
 	Warning    string
@@ -102,6 +104,28 @@ type exchangeView struct {
 	Duration  string
 	Status    string
 }
+
+// startupView is what the display showed when the app's window did not
+// appear in time.
+type startupView struct {
+	Reason, Match, Suggestion string
+	Windows                   []windowView
+	Screen                    *shot
+}
+
+type windowView struct {
+	ID, Title, Class, Instance, Geometry string
+	PID                                  int
+	Viewable, Application                bool
+}
+
+// consoleView is what the browser's console said.
+type consoleView struct {
+	Summary string
+	Entries []consoleEntryView
+}
+
+type consoleEntryView struct{ At, Level, Text, Where string }
 
 type finalView struct {
 	Screen *shot
@@ -246,6 +270,26 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 			Answer: b.clean(q.Answer), By: b.clean(q.By), Unanswered: b.clean(q.Unanswered)})
 	}
 	v.Exchanges = b.exchanges(evs)
+	if st := rep.Startup; st != nil {
+		sv := &startupView{Reason: b.clean(st.Reason), Match: b.clean(st.Match), Suggestion: b.clean(st.Suggestion), Screen: b.shot(st.Screen, nil)}
+		for _, w := range st.Windows {
+			sv.Windows = append(sv.Windows, windowView{ID: b.clean(w.ID), Title: b.clean(w.Title), Class: b.clean(w.Class),
+				Instance: b.clean(w.Instance), Geometry: fmt.Sprintf("%dx%d+%d+%d", w.Width, w.Height, w.X, w.Y),
+				PID: w.PID, Viewable: w.Viewable, Application: w.Application})
+		}
+		v.Startup = sv
+	}
+	if br := rep.Browser; br != nil {
+		cv := &consoleView{Summary: fmt.Sprintf("%d messages, %d recorded", br.Total, br.Recorded)}
+		for _, c := range br.Console {
+			where := c.URL
+			if c.Line > 0 {
+				where += fmt.Sprintf(":%d", c.Line)
+			}
+			cv.Entries = append(cv.Entries, consoleEntryView{At: b.at(c.T), Level: b.clean(c.Level), Text: b.clean(c.Text), Where: b.clean(where)})
+		}
+		v.Console = cv
+	}
 	if f := rep.Final; f != nil {
 		v.Final = &finalView{Screen: b.shot(f.Screen, nil), Ending: b.clean(f.Ending), Note: b.clean(f.Note)}
 	}

@@ -37,6 +37,7 @@ func fixtureEvents() []events.Event {
 		{T: at(120), Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "q " + hostile}},
 		{T: at(130), Kind: events.KindAnswer, Question: &events.Question{ID: "q1", Text: "q " + hostile, Answer: "a " + hostile, By: "console"}},
 		{T: at(140), Kind: events.KindConcern, Message: "concern " + hostile},
+		{T: at(145), Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "error", Source: "console", Text: "console " + hostile, URL: "http://x/" + hostile, Line: 3}},
 		{T: at(150), Kind: events.KindScreen, Screen: "screens/0003.png", Data: events.ScreenCaptured{Width: 100, Height: 80}},
 		{T: at(150), Kind: events.KindFinal, Screen: "screens/0003.png", Data: events.FinalCapture{Width: 100, Height: 80, Ending: "completed"}},
 		{T: at(160), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictPassConcerns, Outcome: "completed", Reasons: []string{"why " + hostile}}},
