@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
 
@@ -91,6 +93,20 @@ tools:
 	}
 	if n := p.int(t, `document.querySelectorAll("#step-1 .shot svg.marked").length`); n != 0 {
 		t.Errorf("observe_screen's screen is marked, though nothing was clicked")
+	}
+	// Play shows the steps at the run's own pace: from the first, the
+	// selection moves on by itself and reaches the last.
+	p.press(t, kb.Home)
+	p.press(t, " ")
+	last := rep.Steps[len(rep.Steps)-1].N
+	span := rep.Steps[len(rep.Steps)-1].Started.Sub(rep.Steps[0].Started).Milliseconds()
+	var played struct{ N, MS int64 }
+	p.eval(t, `new Promise(r => { const t0 = Date.now(); const poll = () => { const n = +document.body.dataset.selected; if (n === `+strconv.Itoa(last)+` || Date.now() - t0 > `+strconv.FormatInt(span*3+2000, 10)+`) { r({N: n, MS: Date.now() - t0}) } else { setTimeout(poll, 20) } }; poll() })`, &played)
+	if played.N != int64(last) {
+		t.Errorf("play stopped at step %d, want the last step %d within the run's %d ms", played.N, last, span)
+	}
+	if played.MS < span*8/10 {
+		t.Errorf("play reached the last step in %d ms, faster than the run's %d ms", played.MS, span)
 	}
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil {
