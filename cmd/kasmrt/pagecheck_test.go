@@ -150,26 +150,12 @@ func (p *loadedPage) wantClean(t testing.TB) {
 	}
 }
 
-// readReport reads dir/report.json.
-func readReport(t *testing.T, dir string) report.Report {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
 // checkReportPage loads dir/report.html and checks what every page must
 // do: load without a complaint, show as many steps as report.json has,
 // move the selection with the arrow keys and show the final capture.
 func checkReportPage(t *testing.T, dir string) (*loadedPage, report.Report) {
 	t.Helper()
-	rep := readReport(t, dir)
+	rep, _ := readReport(t, dir)
 	p := openPage(t, filepath.Join(dir, "report.html"))
 	if n := p.int(t, `document.querySelectorAll("article.step").length`); n != len(rep.Steps) {
 		t.Errorf("the page shows %d steps, report.json has %d", n, len(rep.Steps))
