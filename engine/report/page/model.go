@@ -416,11 +416,6 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 			row.Text = "model reply: " + e.Message
 		case events.KindLoopEnded:
 			row.Text = "loop ended: " + e.Message
-		case events.KindRunStarted, events.KindSessionStarted, events.KindRunEnded, events.KindTools:
-			row.Text = string(e.Kind)
-			if e.Message != "" {
-				row.Text += ": " + e.Message
-			}
 		default:
 			row.Text = string(e.Kind)
 			if e.Message != "" {
