@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"image"
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -32,7 +33,19 @@ func (s *runState) finalCapture(ctx context.Context, outcome string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, finalCaptureTimeout)
 	defer cancel()
-	rel, img, err := s.capture(ctx, false)
+	// The capture is announced by the final event alone: it is no tool's
+	// screen, so it is not a screen event.
+	var img *image.RGBA
+	var err error
+	if s.web.pageIsTheScreen() {
+		img, err = s.web.screenshot(ctx)
+	} else {
+		img, err = s.desk.Capture(ctx)
+	}
+	var rel string
+	if err == nil {
+		rel, _, err = s.rep.SaveScreen(img)
+	}
 	if err != nil {
 		s.publish(events.Event{Message: fmt.Sprintf("no final capture: %v", err), Data: final})
 		return

@@ -184,6 +184,9 @@ func (s *State) Apply(index int, e events.Event) {
 		// ends on how the application was left.
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 		s.setScreen(e.Screen)
+		if d, _ := e.Data.(events.FinalCapture); d.Width > 0 && d.Height > 0 {
+			s.ScreenW, s.ScreenH = d.Width, d.Height
+		}
 	case events.KindScreen:
 		s.setScreen(e.Screen)
 		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {

@@ -169,6 +169,9 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindScreen:
 		r.Screens++
 	case events.KindFinal:
+		if e.Screen != "" {
+			r.Screens++
+		}
 		d, _ := e.Data.(events.FinalCapture)
 		r.Final = &Final{Screen: e.Screen, T: e.T, Width: d.Width, Height: d.Height, Ending: d.Ending, Note: e.Message}
 	case events.KindAppWindows:

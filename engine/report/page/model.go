@@ -240,6 +240,9 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 		if d, ok := e.Data.(events.ScreenCaptured); ok && e.Screen != "" {
 			b.sizes[e.Screen] = [2]int{d.Width, d.Height}
 		}
+		if d, ok := e.Data.(events.FinalCapture); ok && e.Screen != "" {
+			b.sizes[e.Screen] = [2]int{d.Width, d.Height}
+		}
 	}
 	v := view{
 		Scenario: b.clean(rep.Scenario.Name), File: b.clean(rep.Scenario.File),
