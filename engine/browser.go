@@ -516,7 +516,10 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 		return r
 	}
 	r.message = "clicked " + el.String()
-	if s.hasWin && !s.web.headless && !s.web.attached && !el.Box.Empty() {
+	if s.web.pageIsTheScreen() && !el.Box.Empty() {
+		// The capture is the page's viewport, so the box is where it shows.
+		r.point = &events.Point{X: (el.Box.Min.X + el.Box.Max.X) / 2, Y: (el.Box.Min.Y + el.Box.Max.Y) / 2}
+	} else if s.hasWin && !s.web.headless && !s.web.attached && !el.Box.Empty() {
 		if origin, err := s.web.tab.ViewportOrigin(callCtx); err == nil {
 			c := el.Box.Add(origin)
 			r.point = &events.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}

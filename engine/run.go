@@ -17,6 +17,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/engine/report/page"
 	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -268,6 +269,9 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	werr := rep.WriteReport()
 	if err := rep.Close(); err != nil && werr == nil {
 		werr = fmt.Errorf("write report: %w", err)
+	}
+	if err := page.Write(r.opts.ReportDir, page.Options{Redact: r.redact.String}); err != nil && werr == nil {
+		werr = err
 	}
 	// The manifest is written last: a run is complete on resume only when
 	// its manifest says it ended, so everything else is on disk first.

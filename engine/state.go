@@ -573,6 +573,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	if concern != "" {
 		s.concern(concern)
 	}
+	s.finalCapture(ctx, v.Outcome)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.shutdown()
 	s.publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})

@@ -162,12 +162,23 @@ func rowText(r Row) (text, status string) {
 		case events.KindConsole:
 			d, _ := e.Data.(events.ConsoleMessage)
 			return fmt.Sprintf("  browser %s: %s", d.Level, d.Text), ""
+		case events.KindFinal:
+			return "  " + formatFinal(e), ""
 		}
 		return "  app exited: " + e.Message, ""
 	case RowLoop:
 		return "  loop ended: " + e.Message, ""
 	}
 	return string(e.Kind), ""
+}
+
+// formatFinal says what the run's last capture is, or why there is none.
+func formatFinal(e events.Event) string {
+	d, _ := e.Data.(events.FinalCapture)
+	if e.Screen == "" {
+		return fmt.Sprintf("final capture (%s): %s", d.Ending, e.Message)
+	}
+	return fmt.Sprintf("final capture (%s): %s", d.Ending, e.Screen)
 }
 
 func formatAppLaunched(e events.Event) string {

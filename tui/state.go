@@ -179,6 +179,14 @@ func (s *State) Apply(index int, e events.Event) {
 		if d, _ := e.Data.(events.ConsoleMessage); d.Level == "error" || d.Level == "exception" {
 			s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 		}
+	case events.KindFinal:
+		// The run's last capture gets a row of its own, so the timeline
+		// ends on how the application was left.
+		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
+		s.setScreen(e.Screen)
+		if d, _ := e.Data.(events.FinalCapture); d.Width > 0 && d.Height > 0 {
+			s.ScreenW, s.ScreenH = d.Width, d.Height
+		}
 	case events.KindScreen:
 		s.setScreen(e.Screen)
 		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {

@@ -133,6 +133,8 @@ func transcriptLine(e events.Event) string {
 			s += " (" + u + ")"
 		}
 		return s
+	case events.KindFinal:
+		return formatFinal(e)
 	case events.KindScreen:
 		d, _ := e.Data.(events.ScreenCaptured)
 		return fmt.Sprintf("screen %s %dx%d", e.Screen, d.Width, d.Height)

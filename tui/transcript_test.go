@@ -153,3 +153,45 @@ func TestPrintVersion1Report(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalCaptureShown: the run's last capture is a line of the
+// transcript and a row of the console's timeline, and the screen the
+// console shows; one that could not be taken says why.
+func TestFinalCaptureShown(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ev   events.Event
+		want string
+	}{
+		{"taken", events.Event{Kind: events.KindFinal, Screen: "screens/0004.png", Data: events.FinalCapture{Width: 8, Height: 6, Ending: "deadline"}},
+			"final capture (deadline): screens/0004.png"},
+		{"display gone", events.Event{Kind: events.KindFinal, Message: "no final capture: the X server went away", Data: events.FinalCapture{Ending: "session-lost"}},
+			"final capture (session-lost): no final capture: the X server went away"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			p := NewPrinter(&out)
+			p.Event(events.Event{Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "s", Mode: "scripted"}})
+			p.Event(tt.ev)
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("the transcript lacks %q:\n%s", tt.want, out.String())
+			}
+			s := NewState()
+			s.Apply(0, tt.ev)
+			if len(s.Rows) != 1 || !strings.Contains(finalRowText(s.Rows[0]), tt.want) {
+				t.Errorf("the console's rows %+v lack %q", s.Rows, tt.want)
+			}
+			if s.Screen != tt.ev.Screen {
+				t.Errorf("the console shows screen %q, want the final capture %q", s.Screen, tt.ev.Screen)
+			}
+		})
+	}
+}
+
+func finalRowText(r Row) string {
+	text, _ := rowText(r)
+	return text
+}

@@ -118,6 +118,7 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newReplayCommand(),
 		newSuiteCommand(),
 		newMergeCommand(),
+		newReportCommand(),
 	)
 	return root
 }

@@ -25,6 +25,7 @@ const (
 	KindAppWindows     Kind = "app.windows"     // AppWindows; Message: what was seen; Screen: the capture at the timeout
 	KindTools          Kind = "tools"           // ToolList; Message: what widened it
 	KindScreen         Kind = "screen"          // ScreenCaptured; Screen: the capture's file
+	KindFinal          Kind = "final"           // FinalCapture; Screen: the last capture (none when the display was gone), Message: why there is none
 	KindStepStarted    Kind = "step.started"    // Step, Tool, Args, Source
 	KindStepEnded      Kind = "step.ended"      // Step, Tool, Args, Source, Status, Message, Screen, DurationMS, Point
 	KindProposal       Kind = "proposal"        // step mode: a call waiting for approval (Step, Tool, Args)

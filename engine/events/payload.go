@@ -81,6 +81,17 @@ type ScreenCaptured struct {
 	Diagnostic bool `json:"diagnostic,omitempty"`
 }
 
+// FinalCapture is final's payload: the screen as the run ended, taken
+// after the work stopped and before anything was shut down, so every run
+// whose display was still alive shows how the application was left.
+type FinalCapture struct {
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+	// Ending is the outcome the run ended with (completed, deadline,
+	// interrupted…), so the capture says what it documents.
+	Ending string `json:"ending"`
+}
+
 // ModelRequest is model.request's payload: the size of one request.
 type ModelRequest struct {
 	Iteration  int `json:"iteration"`
@@ -135,6 +146,7 @@ func (AppLaunched) Kind() Kind    { return KindAppLaunched }
 func (AppWindow) Kind() Kind      { return KindAppWindow }
 func (ToolList) Kind() Kind       { return KindTools }
 func (ScreenCaptured) Kind() Kind { return KindScreen }
+func (FinalCapture) Kind() Kind   { return KindFinal }
 func (ModelRequest) Kind() Kind   { return KindModelRequest }
 func (ModelReply) Kind() Kind     { return KindModelReply }
 func (ModelRetry) Kind() Kind     { return KindModelRetry }
@@ -180,6 +192,7 @@ func (p ToolList) redacted(r func(string) string) Payload {
 }
 
 func (p ScreenCaptured) redacted(func(string) string) Payload { return p }
+func (p FinalCapture) redacted(func(string) string) Payload   { return p }
 func (p ModelRequest) redacted(func(string) string) Payload   { return p }
 func (p ModelReply) redacted(func(string) string) Payload     { return p }
 func (p ModelRetry) redacted(func(string) string) Payload     { return p }
@@ -236,6 +249,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[ToolList](raw)
 	case KindScreen:
 		return decodeAs[ScreenCaptured](raw)
+	case KindFinal:
+		return decodeAs[FinalCapture](raw)
 	case KindModelRequest:
 		return decodeAs[ModelRequest](raw)
 	case KindModelReply:

@@ -19,6 +19,7 @@ func payloadSamples() []Payload {
 		AppWindow{ID: "0x200003", Title: "Groceries", Class: "Zenity"},
 		ToolList{Tools: []string{"click", "wait"}, ATSPIControls: 2, CDPTab: true},
 		ScreenCaptured{Width: 1280, Height: 800, Settled: true},
+		FinalCapture{Width: 1280, Height: 800, Ending: "deadline"},
 		ModelRequest{Iteration: 3, Messages: 6, Images: 2, ImageBytes: 20995},
 		ModelReply{Calls: 1, Attempts: 2},
 		ModelRetry{Attempt: 1, Status: 429, DelayMS: 2000},
@@ -153,6 +154,7 @@ var structural = []string{
 // structural.
 var structuralData = map[Kind][]string{
 	KindRunStarted: {"Data.SHA256", "Data.Mode"},
+	KindFinal:      {"Data.Ending"},
 }
 
 // TestRedactionCoversEveryString plants a marker in every string field of

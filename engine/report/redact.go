@@ -102,6 +102,11 @@ func (r Report) Redacted(redact func(string) string) Report {
 		}
 		r.Browser = &b
 	}
+	if r.Final != nil {
+		f := *r.Final
+		f.Note = redact(f.Note)
+		r.Final = &f
+	}
 	r.Session.Display, r.Session.WindowManager = redact(r.Session.Display), redact(r.Session.WindowManager)
 	return r
 }

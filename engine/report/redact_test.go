@@ -26,7 +26,7 @@ func TestRedactedCoversEveryString(t *testing.T) {
 		"Schema", "Scenario.SHA256", "Mode", "Verdict", "Outcome",
 		"Steps[].Source", "Steps[].Status", "Steps[].Screen", "Startup.Screen",
 		"Grounding[].Outcome", "Questions[].ID", "Steering[].Action",
-		"Budgets[].Name", "Budgets[].Unit",
+		"Budgets[].Name", "Budgets[].Unit", "Final.Screen", "Final.Ending",
 	}
 	var r Report
 	plant.Fill(reflect.ValueOf(&r).Elem(), marker)

@@ -36,6 +36,9 @@ type Report struct {
 	Session      events.SessionStarted `json:"session"`
 	Timing       Timing                `json:"timing"`
 	Screens      int                   `json:"screens"`
+	// Final is the capture taken as the run ended; null when the run never
+	// had a display.
+	Final *Final `json:"final"`
 	// Startup is set when the application's window did not appear in time:
 	// what was on the display then.
 	Startup *Startup `json:"startup,omitempty"`
@@ -101,6 +104,17 @@ type Grounding struct {
 	Reason      string        `json:"reason,omitempty"`
 }
 
+// Final is the run's last capture: the screen as the application was left,
+// or why there is none (the display was gone).
+type Final struct {
+	Screen string    `json:"screen"`
+	T      time.Time `json:"t"`
+	Width  int       `json:"width,omitempty"`
+	Height int       `json:"height,omitempty"`
+	Ending string    `json:"ending"`
+	Note   string    `json:"note,omitempty"`
+}
+
 // Usage sums the numeric usage fields of every model response.
 type Usage struct {
 	Total map[string]float64 `json:"total"`
@@ -154,6 +168,12 @@ func (b *Builder) Event(e events.Event) {
 		r.Session, _ = e.Data.(events.SessionStarted)
 	case events.KindScreen:
 		r.Screens++
+	case events.KindFinal:
+		if e.Screen != "" {
+			r.Screens++
+		}
+		d, _ := e.Data.(events.FinalCapture)
+		r.Final = &Final{Screen: e.Screen, T: e.T, Width: d.Width, Height: d.Height, Ending: d.Ending, Note: e.Message}
 	case events.KindAppWindows:
 		r.Startup = startupFrom(e)
 	case events.KindConsole, events.KindConsoleSummary:
