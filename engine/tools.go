@@ -157,7 +157,7 @@ func (s *runState) click(ctx context.Context, c call) result {
 	if err != nil {
 		return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
 	}
-	return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, fmt.Sprintf("clicked %s at (%d, %d)", target, p.X, p.Y), &p)
+	return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, "clicked "+target, &p)
 }
 
 // typeText types a provided value; the result names its ref and length,
@@ -270,7 +270,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 	s.focusForInput()
 	err := act()
 	if err != nil {
-		if errors.Is(err, x11.ErrUnknownKey) {
+		if errors.Is(err, x11.ErrUnknownKey) || errors.Is(err, x11.ErrKeyNotOnLayout) {
 			return failed(failResolution, "%s", explainDriverError(err))
 		}
 		return s.driverFailure(err)
