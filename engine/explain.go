@@ -12,6 +12,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/vision"
 )
 
 // explanation says why a driver call failed in the author's terms and what
@@ -60,6 +61,8 @@ func explainRules() []explainRule {
 		{matches: as[*cdp.WaitTimeoutError]()},
 		{matches: as[*atspi.NotFoundError]()},
 		{matches: as[*atspi.AmbiguousError]()},
+		{matches: is(vision.ErrNotFound)},
+		{matches: is(vision.ErrAmbiguous)},
 
 		{as[*cdp.SelectorError](), explanation{
 			"the cdp target's CSS selector is not valid",

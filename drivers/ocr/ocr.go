@@ -11,6 +11,7 @@ import (
 	"image"
 	"image/png"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -49,10 +50,15 @@ func NewReader(n int) *Reader {
 	return &Reader{slots: make(chan struct{}, max(n, 1))}
 }
 
-// upscale is how much a capture is enlarged before reading: tesseract
-// expects 300 dpi print, and a 96 dpi widget label read at twice its size
-// is read far more often (docs/benchmarks.md).
-const upscale = 2
+// upscale is how much a small capture (a window, a region) is enlarged
+// before reading: tesseract expects 300 dpi print, and a 96 dpi widget
+// label read at twice its size is read far more often. Images larger than
+// upscaleUpTo pixels are read as they are, since reading costs about
+// linearly in pixels (docs/benchmarks.md).
+const (
+	upscale     = 2
+	upscaleUpTo = 800 * 600
+)
 
 // Read returns the words on img. An image with no text has no words; that
 // is an answer, not an error.
@@ -65,7 +71,11 @@ func (r *Reader) Read(ctx context.Context, img image.Image) ([]Word, error) {
 	if b.Empty() {
 		return nil, nil
 	}
-	big := image.NewRGBA(image.Rect(0, 0, b.Dx()*upscale, b.Dy()*upscale))
+	scale := 1
+	if b.Dx()*b.Dy() <= upscaleUpTo {
+		scale = upscale
+	}
+	big := image.NewRGBA(image.Rect(0, 0, b.Dx()*scale, b.Dy()*scale))
 	draw.ApproxBiLinear.Scale(big, big.Bounds(), img, b, draw.Src, nil)
 	var in bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
@@ -102,10 +112,10 @@ func (r *Reader) Read(ctx context.Context, img image.Image) ([]Word, error) {
 	}
 	for i := range words {
 		w := &words[i]
-		w.Box = image.Rect(w.Box.Min.X/upscale, w.Box.Min.Y/upscale,
-			(w.Box.Max.X+upscale-1)/upscale, (w.Box.Max.Y+upscale-1)/upscale).Add(b.Min)
+		w.Box = image.Rect(w.Box.Min.X/scale, w.Box.Min.Y/scale,
+			(w.Box.Max.X+scale-1)/scale, (w.Box.Max.Y+scale-1)/scale).Add(b.Min)
 	}
-	return words, nil
+	return inRows(words), nil
 }
 
 // parseTSV reads tesseract's TSV output: a header, then one row per page,
@@ -153,7 +163,42 @@ func parseTSV(data []byte) ([]Word, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	return words, nil
+	return inRows(words), nil
+}
+
+// inRows renumbers Line by the rows words sit on and puts the words in
+// reading order: with sparse-text segmentation tesseract may split one row
+// of a screen into blocks listed out of order ("Ada Lovelace!" before
+// "Hello,"). A word joins a row when its vertical centre lies within the
+// row's first word's height.
+func inRows(words []Word) []Word {
+	sorted := slices.Clone(words)
+	slices.SortStableFunc(sorted, func(a, b Word) int { return a.Box.Min.Y - b.Box.Min.Y })
+	var rows [][]Word
+	for _, w := range sorted {
+		centre := (w.Box.Min.Y + w.Box.Max.Y) / 2
+		placed := false
+		for i := range rows {
+			first := rows[i][0].Box
+			if centre >= first.Min.Y && centre < first.Max.Y {
+				rows[i] = append(rows[i], w)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			rows = append(rows, []Word{w})
+		}
+	}
+	out := make([]Word, 0, len(words))
+	for i, row := range rows {
+		slices.SortStableFunc(row, func(a, b Word) int { return a.Box.Min.X - b.Box.Min.X })
+		for _, w := range row {
+			w.Line = i + 1
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Text lays words out as text: one line per line read, words separated by

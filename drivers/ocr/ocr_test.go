@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,22 @@ func TestReadGTKDialog(t *testing.T) {
 	}
 }
 
+// A whole screen is read in reading order, one row per line, even where
+// tesseract lists a row's parts out of order.
+func TestReadScreenInRows(t *testing.T) {
+	t.Parallel()
+	need(t)
+	// A capture of the xterm demo after it greeted the visitor.
+	img := decode(t, "../../scenarios/examples/greeting-done.png")
+	words, err := NewReader(1).Read(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := Text(words); !strings.Contains(text, "Hello, Ada Lovelace!") {
+		t.Errorf("read %q, want the greeting on one line", text)
+	}
+}
+
 // A blank image has no words, and that is an answer.
 func TestReadBlank(t *testing.T) {
 	t.Parallel()
@@ -128,7 +145,7 @@ func TestParseTSVAndFind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Text(words); got != "Save As…\nsave\nAs" {
+	if got := Text(words); got != "Save As… As\nsave" {
 		t.Errorf("Text = %q", got)
 	}
 	tests := []struct {
