@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// seeingZenity is a zenity question whose question text, TEXT, a step
+// waits to be read before it clicks TARGET.
+const seeingZenity = `name: zenity targets
+app:
+  command: [zenity, --question, "--title=Proceed?", "--text=TEXT", --width=320]
+  env: {GSETTINGS_BACKEND: memory}
+  window: {pid: true, title: "Proceed?"}
+  startup_timeout_s: 15
+  success_exit_codes: [0]
+click_targets:
+  TARGETS
+wait_conditions:
+  question_not_shown: {text_absent: "TEXT", timeout_s: 20}
+steps:
+  - wait_while: question_not_shown
+  - click: target
+`
+
+// Text and name targets resolve on a real GTK dialog to the control a
+// person means, and absence and ambiguity are resolution errors that list
+// what was found, without pixel coordinates.
+func TestTextAndNameTargets(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "Xvfb", "zenity", "tesseract", "dbus-daemon")
+	tests := []struct {
+		name, text, target string
+		verdict, outcome   string
+		reasons            []string
+	}{
+		// No exits 1 and Yes 0: the status says which button was clicked.
+		{"name and role", "Continue the test?", `{name: "No", role: button}`,
+			events.VerdictAppFailed, OutcomeAppExited, []string{"exited with status 1"}},
+		{"text", "Continue the test?", `{text: "Yes"}`,
+			events.VerdictPass, OutcomeCompleted, nil},
+		{"text absent", "Continue the test?", `{text: "Maybe"}`,
+			events.VerdictTestError, OutcomeStepError, []string{`no text "Maybe"; read: `, "Continue the test?"}},
+		{"text read twice", "Yes means yes", `{text: "yes", within: {x: 0, y: 0, width: 400, height: 300}}`,
+			events.VerdictTestError, OutcomeStepError, []string{`the text "yes" is read 3 times`, "narrow the target"}},
+		{"text read twice, near a name", "Yes means yes", `{text: "yes", near: no}`,
+			events.VerdictPass, OutcomeCompleted, nil},
+		{"name of another role", "Continue the test?", `{name: "No", role: check box}`,
+			events.VerdictTestError, OutcomeStepError, []string{`among controls of role "check box"`, `no control named "No"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := strings.ReplaceAll(seeingZenity, "TEXT", tt.text)
+			sc = strings.Replace(sc, "TARGETS", "target: "+tt.target+"\n  no: {name: \"No\", role: button}", 1)
+			o := scriptRun(t, scriptRunSpec{scenario: sc})
+			o.want(t, tt.verdict, tt.outcome, tt.reasons...)
+			for _, s := range o.rep.Steps {
+				if loopPixelPair.MatchString(s.Message) {
+					t.Errorf("step %d's message shows pixel coordinates: %q", s.N, s.Message)
+				}
+			}
+		})
+	}
+}
