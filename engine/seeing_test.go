@@ -45,7 +45,7 @@ func TestTextAndNameTargets(t *testing.T) {
 			events.VerdictTestError, OutcomeStepError, []string{`no text "Maybe"; read: `, "Continue the test?"}},
 		{"text read twice", "Yes means yes", `{text: "yes", within: {x: 0, y: 0, width: 400, height: 300}}`,
 			events.VerdictTestError, OutcomeStepError, []string{`the text "yes" is read 3 times`, "narrow the target"}},
-		{"text read twice, near a name", "Yes means yes", `{text: "yes", near: no}`,
+		{"text read three times, near a name", "Yes means yes", `{text: "yes", near: yes_control}`,
 			events.VerdictPass, OutcomeCompleted, nil},
 		{"name of another role", "Continue the test?", `{name: "No", role: check box}`,
 			events.VerdictTestError, OutcomeStepError, []string{`among controls of role "check box"`, `no control named "No"`}},
@@ -54,9 +54,12 @@ func TestTextAndNameTargets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sc := strings.ReplaceAll(seeingZenity, "TEXT", tt.text)
-			sc = strings.Replace(sc, "TARGETS", "target: "+tt.target+"\n  no: {name: \"No\", role: button}", 1)
+			sc = strings.Replace(sc, "TARGETS", "target: "+tt.target+"\n  yes_control: {name: \"Yes\", role: button}", 1)
 			o := scriptRun(t, scriptRunSpec{scenario: sc})
 			o.want(t, tt.verdict, tt.outcome, tt.reasons...)
+			if tt.verdict == events.VerdictPass && !strings.Contains(o.rep.Checks.Evidence["process_alive"], "status 0") {
+				t.Errorf("process_alive evidence %q: the click did not press Yes", o.rep.Checks.Evidence["process_alive"])
+			}
 			for _, s := range o.rep.Steps {
 				if loopPixelPair.MatchString(s.Message) {
 					t.Errorf("step %d's message shows pixel coordinates: %q", s.N, s.Message)
