@@ -115,7 +115,7 @@ func (r *Reader) Read(ctx context.Context, img image.Image) ([]Word, error) {
 		w.Box = image.Rect(w.Box.Min.X/scale, w.Box.Min.Y/scale,
 			(w.Box.Max.X+scale-1)/scale, (w.Box.Max.Y+scale-1)/scale).Add(b.Min)
 	}
-	return inRows(words), nil
+	return words, nil
 }
 
 // parseTSV reads tesseract's TSV output: a header, then one row per page,
