@@ -40,6 +40,10 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		return s.driverFailure(err)
 	}
 	if err := s.visionReady(); err != nil {
+		if r, judged := s.checkByOCR(ctx, c, expectation); judged {
+			r.screen, r.image, r.png = rel, img, s.lastPNG
+			return r
+		}
 		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
 		r.screen, r.image, r.png = rel, img, s.lastPNG
@@ -60,6 +64,10 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		why := j.Reason
 		if err != nil {
 			why = err.Error()
+		}
+		if byOCR, judged := s.checkByOCR(ctx, c, expectation); judged {
+			r = byOCR
+			break
 		}
 		s.concern(fmt.Sprintf("check_expectation %q was unavailable: %s", expectation, why))
 		r = ok("unavailable: " + why)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"regexp"
 	"strings"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
@@ -150,4 +151,54 @@ func (s *runState) textCondition(ctx context.Context, text string) (bool, error)
 		return false, err
 	}
 	return len(ocr.Find(words, text)) > 0, nil
+}
+
+// quotedText finds the texts an expectation quotes ("the dialog says
+// "Saved""), in straight or curly double quotes.
+var quotedText = regexp.MustCompile(`"([^"]+)"|“([^”]+)”`)
+
+// ocrJudgement answers a check_expectation that quotes text by reading
+// the window, for when the model is off or unavailable: it holds when
+// every quoted text is read. ok is false when the expectation quotes
+// nothing or the text cannot be read; the caller then reports the check
+// unavailable as before.
+func (s *runState) ocrJudgement(ctx context.Context, expectation string) (met bool, reason string, ok bool) {
+	var quotes []string
+	for _, m := range quotedText.FindAllStringSubmatch(expectation, -1) {
+		q := strings.TrimSpace(m[1] + m[2])
+		if q != "" {
+			quotes = append(quotes, q)
+		}
+	}
+	if len(quotes) == 0 || s.desk == nil {
+		return false, "", false
+	}
+	words, _, err := s.readText(ctx, nil)
+	if err != nil {
+		s.log("read the window's text for check_expectation: %v", err)
+		return false, "", false
+	}
+	for _, q := range quotes {
+		if len(ocr.Find(words, q)) == 0 {
+			return false, fmt.Sprintf("judged by OCR: the text %q is not read in the window", q), true
+		}
+	}
+	return true, fmt.Sprintf("judged by OCR: the window shows %s", strings.Join(quoteAll(quotes), " and ")), true
+}
+
+// checkByOCR is check_expectation's result when OCR could judge it; the
+// verdict rules are the model judge's (a false scripted check fails).
+func (s *runState) checkByOCR(ctx context.Context, c call, expectation string) (result, bool) {
+	met, reason, judged := s.ocrJudgement(ctx, expectation)
+	if !judged {
+		return result{}, false
+	}
+	if met {
+		return ok("true: " + reason), true
+	}
+	s.checkFalse = true
+	if c.Source == "script" {
+		return failed(failAssertion, "the expectation %q is false: %s", expectation, reason), true
+	}
+	return ok("false: " + reason), true
 }

@@ -68,3 +68,37 @@ func TestTextAndNameTargets(t *testing.T) {
 		})
 	}
 }
+
+// With the model unavailable, a check_expectation that quotes text is judged by
+// reading the window; one that quotes nothing stays unjudged, a concern.
+func TestCheckExpectationByOCR(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "Xvfb", "zenity", "tesseract")
+	tests := []struct {
+		name, expectation string
+		verdict, outcome  string
+		message           string
+	}{
+		{"quoted text shown", `the dialog asks “Continue the test?”`, events.VerdictPass, OutcomeCompleted,
+			`true: judged by OCR: the window shows "Continue the test?"`},
+		{"quoted text not shown", `the dialog says "Saved"`, events.VerdictAppFailed, OutcomeStepFailed,
+			`is false: judged by OCR: the text "Saved" is not read in the window`},
+		{"nothing quoted", `the dialog asks a question`, events.VerdictPassConcerns, OutcomeCompleted,
+			"unavailable: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := strings.ReplaceAll(seeingZenity, "TEXT", "Continue the test?")
+			sc = strings.Replace(sc, "TARGETS", "unused: {text: Nothing}", 1)
+			sc = strings.Replace(sc, "  - click: target\n", "  - check_expectation: {expectation: '"+tt.expectation+"'}\n", 1)
+			// The model's endpoint refuses every connection: the model is
+			// unavailable.
+			o := scriptRun(t, scriptRunSpec{scenario: sc, operator: "model:\n  endpoint: http://127.0.0.1:9/v1\n  retry: 0\n  timeout: 2\n"})
+			o.want(t, tt.verdict, tt.outcome)
+			if s := o.step(t, 2); !strings.Contains(s.Message, tt.message) {
+				t.Errorf("check step %s %q, want %q", s.Status, s.Message, tt.message)
+			}
+		})
+	}
+}
