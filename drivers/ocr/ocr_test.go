@@ -196,3 +196,18 @@ func BenchmarkReadWindow(b *testing.B) {
 	}
 }
 
+
+// BenchmarkFind finds a two-word phrase among the words of a zenity dialog
+// read once: the part of resolving a text target after the read.
+func BenchmarkFind(b *testing.B) {
+	screen, win := zenityWindow(b)
+	words, err := NewReader(1).Read(context.Background(), screen.SubImage(win))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if len(Find(words, "the test?")) != 1 {
+			b.Fatal("phrase not found")
+		}
+	}
+}
