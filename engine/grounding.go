@@ -103,7 +103,8 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			if err != nil {
 				return s.driverFailure(err)
 			}
-			p, err := vision.Locate(ctx, s, s.model.profile, img, description)
+			var locator vision.Locator = vision.Model{Turner: s, Profile: s.model.profile}
+			p, err := locator.Locate(ctx, img, description)
 			if err != nil {
 				reason := err.Error()
 				s.grounding(n, attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "")
