@@ -16,8 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
-	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"

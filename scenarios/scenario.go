@@ -323,10 +323,10 @@ type CDPWait struct {
 // WaitCondition is a named condition wait_while waits out. Exactly one of
 // its kinds is set.
 type WaitCondition struct {
-	Pos            Pos     `yaml:"-"`
-	ScreenChanging bool    `yaml:"screen_changing"`
-	WindowTitle    string  `yaml:"window_title"`
-	FileMissing    string  `yaml:"file_missing"`
+	Pos            Pos    `yaml:"-"`
+	ScreenChanging bool   `yaml:"screen_changing"`
+	WindowTitle    string `yaml:"window_title"`
+	FileMissing    string `yaml:"file_missing"`
 	// TextVisible holds while the text is read in the window; TextAbsent
 	// while it is not.
 	TextVisible string  `yaml:"text_visible"`

@@ -196,7 +196,6 @@ func BenchmarkReadWindow(b *testing.B) {
 	}
 }
 
-
 // BenchmarkFind finds a two-word phrase among the words of a zenity dialog
 // read once: the part of resolving a text target after the read.
 func BenchmarkFind(b *testing.B) {
