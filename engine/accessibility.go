@@ -66,7 +66,7 @@ func (s *runState) accessibilityOff() (reason string, relevant bool) {
 	if sc.App == nil {
 		return "the browser is reached over the DevTools Protocol (the cdp_* tools)", false
 	}
-	relevant = sc.Goal != "" || sc.BindsAccessibles() ||
+	relevant = sc.Goal != "" || sc.BindsAccessibles() || sc.NamesControls() ||
 		slices.ContainsFunc(sc.Steps, func(st scenarios.Step) bool {
 			return st.Tool == "click_element" || st.Expect.NeedsAccessibility()
 		})

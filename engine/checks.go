@@ -169,14 +169,14 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 			}
 			ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 			defer cancel()
-			text, err := ocr.Text(ctx, img)
+			words, err := s.textReader().ReadText(ctx, img)
 			if errors.Is(err, ocr.ErrNotInstalled) {
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
 			}
 			if err != nil {
 				return false, "", err
 			}
-			read := normalizeSpace(text)
+			read := normalizeSpace(ocr.Text(words))
 			// Redact before quoting: the screen may show a typed secret.
 			seen := fmt.Sprintf("the text read %q", truncate(s.r.Redact(read), maxScreenTextQuote))
 			if read == "" {
@@ -330,7 +330,7 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 			if !s.hasWin {
 				return false, "click targets are relative to the app window, and the run has none", errCannotCheck
 			}
-			p, err := s.clickPoint(target)
+			p, err := s.clickPoint(ctx, target)
 			if err != nil {
 				// The window went away: no control is there any more.
 				return false, err.Error(), nil

@@ -12,6 +12,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/vision"
 )
 
 // explanation says why a driver call failed in the author's terms and what
@@ -60,6 +61,8 @@ func explainRules() []explainRule {
 		{matches: as[*cdp.WaitTimeoutError]()},
 		{matches: as[*atspi.NotFoundError]()},
 		{matches: as[*atspi.AmbiguousError]()},
+		{matches: is(vision.ErrNotFound)},
+		{matches: is(vision.ErrAmbiguous)},
 
 		{as[*cdp.SelectorError](), explanation{
 			"the cdp target's CSS selector is not valid",
@@ -79,6 +82,9 @@ func explainRules() []explainRule {
 		{is(x11.ErrUnknownKey), explanation{
 			"press_key does not know that key name",
 			"a key name from docs/language.md, such as Return, Tab, Escape, F5 or ctrl+shift+s"}},
+		{is(x11.ErrKeyNotOnLayout), explanation{
+			"the session's keyboard layout has no key that produces it, so no person at this keyboard could press it",
+			"a key the layout maps; to enter such a character into a field, type it with type_text from a provided value"}},
 		{is(x11.ErrOffScreen), explanation{
 			"the point is outside the screen",
 			"checking the click target's x and y: click_targets are pixels from the window's top-left corner and must land inside session.width × session.height"}},

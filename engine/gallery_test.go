@@ -36,6 +36,17 @@ func TestGalleryExamples(t *testing.T) {
 			},
 		},
 		{
+			// A GTK dialog driven by the text a person reads and by an
+			// accessible name: Yes ends it with status 0.
+			example: "zenity-read.yaml",
+			bins:    []string{"zenity", "tesseract", "dbus-daemon"},
+			after: func(t *testing.T, _ string, tools []events.Event) {
+				if len(tools) == 0 || !strings.Contains(tools[0].Message, ": No, Yes") {
+					t.Errorf("tools events %+v: want zenity's controls, No among them", tools)
+				}
+			},
+		},
+		{
 			example: "athena-xedit.yaml",
 			bins:    []string{"xedit"},
 			after: func(t *testing.T, demoDir string, _ []events.Event) {

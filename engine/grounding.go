@@ -40,6 +40,10 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		return s.driverFailure(err)
 	}
 	if err := s.visionReady(); err != nil {
+		if r, judged := s.checkByOCR(ctx, c, expectation); judged {
+			r.screen, r.image, r.png = rel, img, s.lastPNG
+			return r
+		}
 		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
 		r.screen, r.image, r.png = rel, img, s.lastPNG
@@ -60,6 +64,10 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		why := j.Reason
 		if err != nil {
 			why = err.Error()
+		}
+		if byOCR, judged := s.checkByOCR(ctx, c, expectation); judged {
+			r = byOCR
+			break
 		}
 		s.concern(fmt.Sprintf("check_expectation %q was unavailable: %s", expectation, why))
 		r = ok("unavailable: " + why)
@@ -95,7 +103,8 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			if err != nil {
 				return s.driverFailure(err)
 			}
-			p, err := vision.Locate(ctx, s, s.model.profile, img, description)
+			var locator vision.Locator = vision.Model{Turner: s, Profile: s.model.profile}
+			p, err := locator.Locate(ctx, img, description)
 			if err != nil {
 				reason := err.Error()
 				s.grounding(n, attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "")
@@ -112,10 +121,12 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 		if lastPoint != nil && *lastPoint == pt {
 			// Scripted retry that found the same place: clicking it again
 			// would repeat what was already contradicted.
-			return failed(failAssertion, "the expected change (%s) was NOT observed; re-locating found the same point (%d, %d), so the runtime did not click again", expect, pt.X, pt.Y)
+			return failed(failAssertion, "the expected change (%s) was NOT observed; re-locating found the same place, so the runtime did not click again", expect)
 		}
+		// The point goes to the report and the events, never into the
+		// message: the model never sees pixel coordinates.
 		point := &events.Point{X: pt.X, Y: pt.Y}
-		r := s.input(ctx, func() error { return s.desk.Click(ctx, pt.X, pt.Y) }, fmt.Sprintf("clicked %q at (%d, %d)", description, pt.X, pt.Y), point)
+		r := s.input(ctx, func() error { return s.desk.Click(ctx, pt.X, pt.Y) }, fmt.Sprintf("clicked %q", description), point)
 		clicks++
 		if r.status != events.StatusOK {
 			return r
@@ -129,10 +140,10 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			return r
 		case vision.Contradicted:
 			s.grounding(n, attempt, description, expect, point, events.GroundingContradicted, j.Reason, beforeRel, r.screen)
-			if c.Source == "script" && clicks == 1 {
-				// A scripted step re-locates once.
+			if c.Source == "script" && clicks == 1 && attempt < attempts {
+				// A scripted step re-locates once, if
+				// runner.grounding_attempts leaves a locate for it.
 				lastPoint = &pt
-				attempts = attempt + 1
 				continue
 			}
 			res := failed(failGrounding, "%s; the expected change was NOT observed (%s). Observe the screen before any further pointer action.", r.message, j.Reason)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,9 +181,34 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
+	loopNoCoordinates(t, srv.Requests())
 	mu.Lock()
 	defer mu.Unlock()
 	return loopResult{res: res, rep: rep, reqs: srv.Requests(), events: append([]events.Event(nil), evs...), dir: opts.ReportDir, srv: srv}
+}
+
+// loopPixelPair matches a pixel point as the runtime and drivers write
+// one: "(x, y)" or "at x,y".
+var loopPixelPair = regexp.MustCompile(`\(\s*\d+\s*,\s*\d+\s*\)|\bat \d+,\d+`)
+
+// loopNoCoordinates fails the test if a tool result the runtime sent the
+// model carries pixel coordinates: the model picks names, never points.
+func loopNoCoordinates(t testing.TB, reqs []modeltest.Request) {
+	t.Helper()
+	for _, req := range reqs {
+		for _, m := range req.Messages() {
+			if m["role"] != "tool" && m["type"] != "function_call_output" {
+				continue
+			}
+			text := loopContentText(m)
+			if out, ok := m["output"].(string); ok {
+				text += out
+			}
+			if p := loopPixelPair.FindString(text); p != "" {
+				t.Errorf("request %d: a tool result shows the model the pixel coordinates %q: %q", req.N, p, text)
+			}
+		}
+	}
 }
 
 // loopSleep stands in for the client's backoff: it records nothing and

@@ -190,7 +190,7 @@ func TestLoopTurns(t *testing.T) {
 				{"type_text", "ok", "typed"},
 				{"press_key", "refused", "call observe_screen"},
 				{"observe_screen", "ok", "observed"},
-				{"click", "ok", "clicked center at"},
+				{"click", "ok", "clicked center"},
 				{"record_verdict", "ok", "recorded goal-met"},
 			},
 		},
@@ -609,7 +609,7 @@ func loopRunGroundCases(t *testing.T, newMachine func() *fakeMachine) {
 				return []mt.Exchange{locate, judge(false), locate}
 			},
 			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
-			want:     []loopStep{{"click_grounded", "error", "re-locating found the same point"}},
+			want:     []loopStep{{"click_grounded", "error", "re-locating found the same place"}},
 			outcomes: []string{"contradicted"},
 		},
 		{
@@ -619,8 +619,32 @@ func loopRunGroundCases(t *testing.T, newMachine func() *fakeMachine) {
 				return []mt.Exchange{locate, judge(false), mt.Text(`{"point": [100, 60]}`), judge(true)}
 			},
 			verdict: events.VerdictPass, outcome: OutcomeCompleted,
-			want:     []loopStep{{"click_grounded", "ok", "clicked \"the terminal window\" at (100, 60); the expected change was observed"}},
+			want:     []loopStep{{"click_grounded", "ok", "clicked \"the terminal window\"; the expected change was observed"}},
 			outcomes: []string{"contradicted", "confirmed"},
+		},
+		{
+			name: "scripted re-locate counts against grounding_attempts", profile: "openai-compatible",
+			steps: "steps:\n  - click_grounded: {description: the terminal window, expect: the terminal has focus}\n",
+			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
+				// The first locate answer is unusable, the second is the
+				// bound's last: no third locate may follow the
+				// contradiction.
+				return []mt.Exchange{mt.Text(`somewhere`), locate, judge(false), mt.Text(`{"point": [100, 60]}`), judge(true)}
+			},
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			want:     []loopStep{{"click_grounded", "error", "the expected change was NOT observed"}},
+			outcomes: []string{"unavailable", "contradicted"},
+			check: func(t *testing.T, r loopResult) {
+				locates := 0
+				for _, req := range r.reqs {
+					if locate, _ := loopIsVision(req); locate {
+						locates++
+					}
+				}
+				if locates != 2 {
+					t.Errorf("%d locate requests, want 2 (runner.grounding_attempts)", locates)
+				}
+			},
 		},
 	}
 	for _, c := range cases {

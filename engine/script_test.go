@@ -78,7 +78,7 @@ tools:
 	if got := o.step(t, 7).Message; got != `typed the value "word" (10 characters)` {
 		t.Errorf("type_text message %q", got)
 	}
-	if s := o.step(t, 2); !strings.HasPrefix(s.Message, "clicked center at (") {
+	if s := o.step(t, 2); s.Message != "clicked center" {
 		t.Errorf("click message %q", s.Message)
 	}
 	if got := o.step(t, 10).Message; !strings.Contains(got, "hello kasmA") {
@@ -119,9 +119,19 @@ steps:
 `})
 	o.want(t, events.VerdictAppFailed, OutcomeAppExited, "exited with status 3")
 	win := o.window(t)
-	want := fmt.Sprintf("clicked ok_button at (%d, %d)", win.X+16, win.Y+38)
-	if s := o.step(t, 2); s.Status != events.StatusOK || s.Message != want {
-		t.Errorf("click step %q (%s), want %q: the target is placed relative to the window", s.Message, s.Status, want)
+	// The message names the target; the point, which the model must never
+	// see, is kept in the step's event.
+	if s := o.step(t, 2); s.Status != events.StatusOK || s.Message != "clicked ok_button" {
+		t.Errorf("click step %q (%s), want %q", s.Message, s.Status, "clicked ok_button")
+	}
+	var point *events.Point
+	for _, e := range o.events {
+		if e.Kind == events.KindStepEnded && e.Step == 2 {
+			point = e.Point
+		}
+	}
+	if want := (events.Point{X: win.X + 16, Y: win.Y + 38}); point == nil || *point != want {
+		t.Errorf("click step's point %v, want %v: the target is placed relative to the window", point, want)
 	}
 	if len(o.rep.Steps) != 2 {
 		t.Errorf("%d steps ran, want the run to stop after the click", len(o.rep.Steps))
@@ -231,6 +241,21 @@ steps:
 				}
 				if !strings.Contains(o.appLog, "all fine\n") || !strings.Contains(o.appLog, "FATAL: the flux") {
 					t.Errorf("app.log %q", o.appLog)
+				}
+			},
+		},
+		{
+			// The runtime never remaps a spare keycode for press_key.
+			name: "key the layout does not map",
+			scenario: `name: key not on the layout` + scriptXtermPlain + `steps:
+  - observe_screen: {}
+  - press_key: "€"
+  - observe_screen: {}
+`,
+			verdict: events.VerdictTestError, outcome: OutcomeStepError, reasons: []string{"step 2 (press_key)", `the key "€"`, "keyboard layout"},
+			more: func(t *testing.T, o scriptOutcome) {
+				if s := o.step(t, 2); s.Status != events.StatusError || len(o.rep.Steps) != 2 {
+					t.Errorf("press_key step %s: %q; %d steps ran", s.Status, s.Message, len(o.rep.Steps))
 				}
 			},
 		},

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/drivers/ocr"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -107,6 +108,8 @@ type runState struct {
 	appEnv []string
 
 	a11y *accessibility
+	// ocrReader reads text for text targets and conditions (seeing.go).
+	ocrReader *ocr.Reader
 	// web is the browser over CDP, when the scenario has a browser: section.
 	web *browserRun
 	// appFinished is set when the app exited with a success exit code: the

@@ -153,11 +153,11 @@ func (s *runState) pressKey(ctx context.Context, c call) result {
 
 func (s *runState) click(ctx context.Context, c call) result {
 	target, _ := c.Args["target"].(string)
-	p, err := s.clickPoint(target)
+	p, err := s.clickPoint(ctx, target)
 	if err != nil {
 		return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
 	}
-	return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, fmt.Sprintf("clicked %s at (%d, %d)", target, p.X, p.Y), &p)
+	return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, "clicked "+target, &p)
 }
 
 // typeText types a provided value; the result names its ref and length,
@@ -270,7 +270,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 	s.focusForInput()
 	err := act()
 	if err != nil {
-		if errors.Is(err, x11.ErrUnknownKey) {
+		if errors.Is(err, x11.ErrUnknownKey) || errors.Is(err, x11.ErrKeyNotOnLayout) {
 			return failed(failResolution, "%s", explainDriverError(err))
 		}
 		return s.driverFailure(err)
@@ -293,9 +293,10 @@ func (s *runState) settled(ctx context.Context, r result) result {
 	return r
 }
 
-// clickPoint resolves a click target to screen pixels: the window's centre
-// or a point the scenario author placed relative to the window.
-func (s *runState) clickPoint(target string) (events.Point, error) {
+// clickPoint resolves a click target to screen pixels: the window's centre,
+// a point the scenario author placed relative to the window, where its
+// text is read or where its accessible control is.
+func (s *runState) clickPoint(ctx context.Context, target string) (events.Point, error) {
 	if !s.hasWin {
 		return events.Point{}, errors.New("the application window is not known")
 	}
@@ -310,6 +311,12 @@ func (s *runState) clickPoint(target string) (events.Point, error) {
 	t, found := s.files.Scenario.ClickTargets[target]
 	if !found {
 		return events.Point{}, fmt.Errorf("no click target %q", target)
+	}
+	switch t.Kind() {
+	case "text":
+		return s.textTarget(ctx, t)
+	case "name":
+		return s.nameTarget(ctx, t)
 	}
 	return events.Point{X: w.X + t.X, Y: w.Y + t.Y}, nil
 }
@@ -479,6 +486,11 @@ func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition
 			path = filepath.Join(s.r.appDir(), path)
 		}
 		return !fileExists(path), nil
+	case c.TextVisible != "":
+		return s.textCondition(ctx, c.TextVisible)
+	case c.TextAbsent != "":
+		visible, err := s.textCondition(ctx, c.TextAbsent)
+		return !visible, err
 	}
 	return false, nil
 }

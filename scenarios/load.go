@@ -279,12 +279,7 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 			v.secretPlaces(s, "provides."+key+".secret.into", sec.Into)
 		}
 	}
-	for _, name := range sortedKeys(s.ClickTargets) {
-		t := s.ClickTargets[name]
-		if t.X < 0 || t.Y < 0 {
-			v.fail(t.Pos, "click target %s: x and y are pixels from the window's top-left corner and cannot be negative", name)
-		}
-	}
+	v.clickTargets(s)
 	for _, name := range sortedKeys(s.CDPTargets) {
 		if strings.TrimSpace(s.CDPTargets[name]) == "" {
 			v.failAt("cdp_targets."+name, "a cdp target is a CSS selector and cannot be empty")
@@ -314,13 +309,13 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 	for _, name := range sortedKeys(s.WaitConditions) {
 		w := s.WaitConditions[name]
 		kinds := 0
-		for _, set := range []bool{w.ScreenChanging, w.WindowTitle != "", w.FileMissing != ""} {
+		for _, set := range []bool{w.ScreenChanging, w.WindowTitle != "", w.FileMissing != "", w.TextVisible != "", w.TextAbsent != ""} {
 			if set {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			v.fail(w.Pos, "wait condition %s: set exactly one of screen_changing, window_title, file_missing", name)
+			v.fail(w.Pos, "wait condition %s: set exactly one of screen_changing, window_title, file_missing, text_visible, text_absent", name)
 		}
 		if w.Timeout < 0 {
 			v.failAt("wait_conditions."+name+".timeout_s", "cannot be negative")

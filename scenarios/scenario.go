@@ -290,13 +290,25 @@ func (p *Provided) decodeYAML(d *decoder, n *yaml.Node, path string) {
 	}
 }
 
-// ClickTarget is a point the scenario author chose, in pixels relative to
-// the application window's top-left corner.
+// ClickTarget is a place the scenario author chose: a point in pixels
+// relative to the application window's top-left corner, the visible text
+// there (read on a fresh capture) or a control's accessible name. Exactly
+// one of the three is set (see targets.go).
 type ClickTarget struct {
 	Pos         Pos    `yaml:"-"`
 	X           int    `yaml:"x"`
 	Y           int    `yaml:"y"`
 	Description string `yaml:"description"`
+	// Text is the words a person reads on the target, in one line.
+	Text string `yaml:"text"`
+	// Within narrows a text target to a region of the window.
+	Within *Region `yaml:"within"`
+	// Near picks, among several places the text is read, the one nearest
+	// to another click target.
+	Near string `yaml:"near"`
+	// Name is the control's accessible name; Role narrows it.
+	Name string `yaml:"name"`
+	Role string `yaml:"role"`
 }
 
 // CDPWait is a named condition on the page that cdp_wait waits for.
@@ -311,11 +323,15 @@ type CDPWait struct {
 // WaitCondition is a named condition wait_while waits out. Exactly one of
 // its kinds is set.
 type WaitCondition struct {
-	Pos            Pos     `yaml:"-"`
-	ScreenChanging bool    `yaml:"screen_changing"`
-	WindowTitle    string  `yaml:"window_title"`
-	FileMissing    string  `yaml:"file_missing"`
-	Timeout        float64 `yaml:"timeout_s"`
+	Pos            Pos    `yaml:"-"`
+	ScreenChanging bool   `yaml:"screen_changing"`
+	WindowTitle    string `yaml:"window_title"`
+	FileMissing    string `yaml:"file_missing"`
+	// TextVisible holds while the text is read in the window; TextAbsent
+	// while it is not.
+	TextVisible string  `yaml:"text_visible"`
+	TextAbsent  string  `yaml:"text_absent"`
+	Timeout     float64 `yaml:"timeout_s"`
 }
 
 // DeclaredTool is a tool the scenario gives the model. Its parameters are

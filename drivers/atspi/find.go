@@ -30,7 +30,9 @@ type AmbiguousError struct {
 func (e *AmbiguousError) Error() string {
 	parts := make([]string, len(e.Candidates))
 	for i, c := range e.Candidates {
-		parts[i] = fmt.Sprintf("%q (%s at %d,%d)", c.Name, c.Role, c.Extents.Min.X, c.Extents.Min.Y)
+		// No coordinates: the model reads this, and it picks names, not
+		// points.
+		parts[i] = fmt.Sprintf("%q (%s)", c.Name, c.Role)
 	}
 	return fmt.Sprintf("%d controls match %q: %s", len(e.Candidates), e.Name, strings.Join(parts, ", "))
 }

@@ -108,7 +108,7 @@ func (c *Conn) resolve(km *keymap, sym xproto.Keysym) (xproto.Keycode, bool, err
 // MappingNotify, so a rebinding that overtakes them changes what they type.
 const scratchSettle = 50 * time.Millisecond
 
-// restoreScratch unbinds every keycode TypeText or PressKey bound. It runs
+// restoreScratch unbinds every keycode TypeText bound. It runs
 // on Close, not after each call, for the reason given at scratchSettle.
 // Callers hold inputMu.
 func (c *Conn) restoreScratch() {
@@ -124,11 +124,13 @@ func (c *Conn) fake(kind byte, detail byte) {
 }
 
 // PressKey presses and releases a chord such as "Return", "ctrl+l",
-// "shift+Tab", "alt+F4", "super+a", "A" or "€". Modifiers are ctrl
-// (control), alt, shift and super, in any case; the key is an X keysym
-// name, an alias (enter, esc, pageup…) or one character. A key that needs
-// shift on this keymap ("A", "exclam") gets it added. An unknown name is an
-// *UnknownKeyError (errors.Is ErrUnknownKey).
+// "shift+Tab", "alt+F4", "super+a" or "A". Modifiers are ctrl (control),
+// alt, shift and super, in any case; the key is an X keysym name, an alias
+// (enter, esc, pageup…) or one character. A key that needs shift on this
+// keymap ("A", "exclam") gets it added. An unknown name is an
+// *UnknownKeyError (errors.Is ErrUnknownKey); a known key the keymap does
+// not map ("€" on a US layout) is a *KeyNotOnLayoutError (errors.Is
+// ErrKeyNotOnLayout).
 func (c *Conn) PressKey(ctx context.Context, keys string) error {
 	ch, err := parseChord(keys)
 	if err != nil {
@@ -153,9 +155,15 @@ func (c *Conn) PressKey(ctx context.Context, keys string) error {
 		hasShift = hasShift || m == modifierKeysyms["shift"]
 		held = append(held, code)
 	}
-	code, shift, err := c.resolve(km, ch.key)
-	if err != nil {
-		return fmt.Errorf("press %s: %w", keys, err)
+	// Unlike TypeText, PressKey never binds a spare keycode: a test presses
+	// only keys a person at this keyboard could press.
+	code, shift, ok := km.lookup(ch.key)
+	if bound, scratch := c.scratch[ch.key]; scratch && bound == code {
+		// TypeText's own binding is not the layout's.
+		ok = false
+	}
+	if !ok {
+		return fmt.Errorf("press %s: %w", keys, &KeyNotOnLayoutError{Chord: keys, Key: ch.name})
 	}
 	if shift && !hasShift {
 		shiftCode, _, ok := km.lookup(modifierKeysyms["shift"])

@@ -30,6 +30,23 @@ func (e *UnknownKeyError) Error() string {
 
 func (e *UnknownKeyError) Is(target error) bool { return target == ErrUnknownKey }
 
+// ErrKeyNotOnLayout is wrapped by KeyNotOnLayoutError so callers can test
+// with errors.Is.
+var ErrKeyNotOnLayout = errors.New("key not on the keyboard layout")
+
+// KeyNotOnLayoutError names a key PressKey knows but the session's
+// keyboard layout does not map, so no physical key would produce it.
+type KeyNotOnLayoutError struct {
+	// Chord is the whole chord as given; Key is the key the layout lacks.
+	Chord, Key string
+}
+
+func (e *KeyNotOnLayoutError) Error() string {
+	return fmt.Sprintf("the key %q in %q is not on the session's keyboard layout", e.Key, e.Chord)
+}
+
+func (e *KeyNotOnLayoutError) Is(target error) bool { return target == ErrKeyNotOnLayout }
+
 // modifierKeysyms maps the modifier words a chord may use to the keysym
 // that is held down for them.
 var modifierKeysyms = map[string]xproto.Keysym{
@@ -66,6 +83,8 @@ var keysymFolded = func() map[string]uint32 {
 type chord struct {
 	mods []xproto.Keysym
 	key  xproto.Keysym
+	// name is the key as the chord spelled it.
+	name string
 }
 
 // parseChord reads "ctrl+shift+Tab", "Return", "a", "€" or "ctrl++".
@@ -97,7 +116,7 @@ func parseChord(s string) (chord, error) {
 	if !ok {
 		return chord{}, &UnknownKeyError{Chord: s, Key: key}
 	}
-	c.key = sym
+	c.key, c.name = sym, key
 	return c, nil
 }
 

@@ -355,6 +355,28 @@ func TestPressKeyUnknown(t *testing.T) {
 	}
 }
 
+// A key the layout does not map is refused, not bound to a spare keycode,
+// even after TypeText bound the same character for typing.
+func TestPressKeyNotOnLayout(t *testing.T) {
+	t.Parallel()
+	_, c := newDisplay(t)
+	for _, chord := range []string{"€", "ctrl+EuroSign", "€", "eacute"} {
+		err := c.PressKey(context.Background(), chord)
+		var nl *KeyNotOnLayoutError
+		if !errors.As(err, &nl) || !errors.Is(err, ErrKeyNotOnLayout) || !strings.Contains(err.Error(), nl.Key) {
+			t.Errorf("PressKey(%q) = %v, want *KeyNotOnLayoutError naming the key", chord, err)
+		}
+		if chord == "€" {
+			if err := c.TypeText(context.Background(), "€"); err != nil {
+				t.Fatalf("TypeText: %v", err)
+			}
+		}
+	}
+	if err := c.PressKey(context.Background(), "ctrl+a"); err != nil {
+		t.Errorf("PressKey(ctrl+a) = %v on a US layout", err)
+	}
+}
+
 func TestWaitSettled(t *testing.T) {
 	t.Parallel()
 	opts := SettleOptions{Interval: 50 * time.Millisecond, Cap: 1500 * time.Millisecond}

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"regexp"
+	"strings"
+
+	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/vision"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// textReader is the run's OCR, made on first use; one tesseract runs at a
+// time for the run.
+func (s *runState) textReader() vision.OCR {
+	if s.ocrReader == nil {
+		s.ocrReader = ocr.NewReader(1)
+	}
+	return vision.OCR{Reader: s.ocrReader}
+}
+
+// windowArea is the part of the screen the app window covers (the whole
+// screen without a known window), and region, when given, is taken inside
+// it.
+func (s *runState) windowArea(screen image.Rectangle, region *scenarios.Region) (image.Rectangle, error) {
+	area := screen
+	origin := screen.Min
+	if s.hasWin {
+		w, err := s.desk.Window(s.win.ID)
+		if err != nil {
+			return image.Rectangle{}, fmt.Errorf("the application window is gone: %w", err)
+		}
+		s.win = w
+		origin = image.Pt(w.X, w.Y)
+		area = image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(screen)
+	}
+	if region != nil {
+		r := image.Rect(region.X, region.Y, region.X+region.Width, region.Y+region.Height).Add(origin)
+		area = area.Intersect(r)
+	}
+	if area.Empty() {
+		return image.Rectangle{}, errors.New("the region to read is outside the screen")
+	}
+	return area, nil
+}
+
+// readText reads the words in the window (or a region of it) on a fresh
+// capture.
+func (s *runState) readText(ctx context.Context, region *scenarios.Region) ([]ocr.Word, image.Rectangle, error) {
+	img, err := s.desk.Capture(ctx)
+	if err != nil {
+		return nil, image.Rectangle{}, fmt.Errorf("capture the screen: %w", err)
+	}
+	area, err := s.windowArea(img.Bounds(), region)
+	if err != nil {
+		return nil, image.Rectangle{}, err
+	}
+	words, err := s.textReader().ReadText(ctx, img.SubImage(area))
+	if err != nil {
+		return nil, image.Rectangle{}, err
+	}
+	return words, area, nil
+}
+
+// textTarget finds where a text target is read: the one place, or the
+// place nearest to its near target.
+func (s *runState) textTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
+	words, area, err := s.readText(ctx, t.Within)
+	if err != nil {
+		return events.Point{}, err
+	}
+	matches := ocr.Find(words, t.Text)
+	if t.Near != "" && len(matches) > 1 {
+		anchor, err := s.clickPoint(ctx, t.Near)
+		if err != nil {
+			return events.Point{}, fmt.Errorf("the target it is near, %s: %w", t.Near, err)
+		}
+		best := matches[0]
+		for _, m := range matches[1:] {
+			if distance2(vision.Centre(m.Box), anchor) < distance2(vision.Centre(best.Box), anchor) {
+				best = m
+			}
+		}
+		matches = []ocr.Match{best}
+	}
+	if len(matches) != 1 {
+		return events.Point{}, vision.TextNotOne(t.Text, matches, words, area)
+	}
+	c := vision.Centre(matches[0].Box)
+	return events.Point{X: c.X, Y: c.Y}, nil
+}
+
+func distance2(p image.Point, q events.Point) int {
+	dx, dy := p.X-q.X, p.Y-q.Y
+	return dx*dx + dy*dy
+}
+
+// nameTarget finds the control a name target names, narrowed by role
+// ("button" matches "push button"), and returns its centre.
+func (s *runState) nameTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
+	if s.a11y == nil || !s.a11y.found {
+		why := "the application's accessible controls are not known"
+		if s.a11y != nil && s.a11y.missing != "" {
+			why += ": " + s.a11y.missing
+		}
+		return events.Point{}, errors.New(why)
+	}
+	findCtx, cancel := context.WithTimeout(ctx, findBound)
+	defer cancel()
+	controls, err := s.a11y.app.Controls(findCtx)
+	if err != nil {
+		return events.Point{}, fmt.Errorf("list the application's controls: %w", err)
+	}
+	if t.Role != "" {
+		var kept []atspi.Control
+		for _, c := range controls {
+			if roleMatches(c.Role, t.Role) {
+				kept = append(kept, c)
+			}
+		}
+		controls = kept
+	}
+	ctl, err := atspi.FindControl(controls, t.Name)
+	if err != nil {
+		if t.Role != "" {
+			return events.Point{}, fmt.Errorf("among controls of role %q: %w", t.Role, err)
+		}
+		return events.Point{}, err
+	}
+	if ctl.Extents.Empty() {
+		return events.Point{}, fmt.Errorf("the control %q reports no place on the screen", ctl.Name)
+	}
+	c := ctl.Centre()
+	return events.Point{X: c.X, Y: c.Y}, nil
+}
+
+func roleMatches(role, want string) bool {
+	role, want = strings.ToLower(strings.TrimSpace(role)), strings.ToLower(strings.TrimSpace(want))
+	return role == want || strings.HasSuffix(role, " "+want)
+}
+
+// textCondition reports whether text is read in the window now.
+func (s *runState) textCondition(ctx context.Context, text string) (bool, error) {
+	words, _, err := s.readText(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	return len(ocr.Find(words, text)) > 0, nil
+}
+
+// quotedText finds the texts an expectation quotes ("the dialog says
+// "Saved""), in straight or curly double quotes.
+var quotedText = regexp.MustCompile(`"([^"]+)"|“([^”]+)”`)
+
+// ocrJudgement answers a check_expectation that quotes text by reading
+// the window, for when the model is off or unavailable: it holds when
+// every quoted text is read. ok is false when the expectation quotes
+// nothing or the text cannot be read; the caller then reports the check
+// unavailable as before.
+func (s *runState) ocrJudgement(ctx context.Context, expectation string) (met bool, reason string, ok bool) {
+	var quotes []string
+	for _, m := range quotedText.FindAllStringSubmatch(expectation, -1) {
+		q := strings.TrimSpace(m[1] + m[2])
+		if q != "" {
+			quotes = append(quotes, q)
+		}
+	}
+	if len(quotes) == 0 || s.desk == nil {
+		return false, "", false
+	}
+	words, _, err := s.readText(ctx, nil)
+	if err != nil {
+		s.log("read the window's text for check_expectation: %v", err)
+		return false, "", false
+	}
+	for _, q := range quotes {
+		if len(ocr.Find(words, q)) == 0 {
+			return false, fmt.Sprintf("judged by OCR: the text %q is not read in the window", q), true
+		}
+	}
+	return true, fmt.Sprintf("judged by OCR: the window shows %s", strings.Join(quoteAll(quotes), " and ")), true
+}
+
+// checkByOCR is check_expectation's result when OCR could judge it; the
+// verdict rules are the model judge's (a false scripted check fails).
+func (s *runState) checkByOCR(ctx context.Context, c call, expectation string) (result, bool) {
+	met, reason, judged := s.ocrJudgement(ctx, expectation)
+	if !judged {
+		return result{}, false
+	}
+	if met {
+		return ok("true: " + reason), true
+	}
+	s.checkFalse = true
+	if c.Source == "script" {
+		return failed(failAssertion, "the expectation %q is false: %s", expectation, reason), true
+	}
+	return ok("false: " + reason), true
+}

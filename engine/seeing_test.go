@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+// seeingZenity is a zenity question whose question text, TEXT, a step
+// waits to be read before it clicks TARGET.
+const seeingZenity = `name: zenity targets
+app:
+  command: [zenity, --question, "--title=Proceed?", "--text=TEXT", --width=320]
+  env: {GSETTINGS_BACKEND: memory}
+  window: {pid: true, title: "Proceed?"}
+  startup_timeout_s: 15
+  success_exit_codes: [0]
+click_targets:
+  TARGETS
+wait_conditions:
+  question_not_shown: {text_absent: "TEXT", timeout_s: 20}
+steps:
+  - wait_while: question_not_shown
+  - click: target
+`
+
+// Text and name targets resolve on a real GTK dialog to the control a
+// person means, and absence and ambiguity are resolution errors that list
+// what was found, without pixel coordinates.
+func TestTextAndNameTargets(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "Xvfb", "zenity", "tesseract", "dbus-daemon")
+	tests := []struct {
+		name, text, target string
+		verdict, outcome   string
+		reasons            []string
+	}{
+		// No exits 1 and Yes 0: the status says which button was clicked.
+		{"name and role", "Continue the test?", `{name: "No", role: button}`,
+			events.VerdictAppFailed, OutcomeAppExited, []string{"exited with status 1"}},
+		{"text", "Continue the test?", `{text: "Yes"}`,
+			events.VerdictPass, OutcomeCompleted, nil},
+		{"text absent", "Continue the test?", `{text: "Maybe"}`,
+			events.VerdictTestError, OutcomeStepError, []string{`no text "Maybe"; read: `, "Continue the test?"}},
+		{"text read twice", "Yes means yes", `{text: "yes", within: {x: 0, y: 0, width: 400, height: 300}}`,
+			events.VerdictTestError, OutcomeStepError, []string{`the text "yes" is read 3 times`, "narrow the target"}},
+		{"text read three times, near a name", "Yes means yes", `{text: "yes", near: yes_control}`,
+			events.VerdictPass, OutcomeCompleted, nil},
+		{"name of another role", "Continue the test?", `{name: "No", role: check box}`,
+			events.VerdictTestError, OutcomeStepError, []string{`among controls of role "check box"`, `no control named "No"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := strings.ReplaceAll(seeingZenity, "TEXT", tt.text)
+			sc = strings.Replace(sc, "TARGETS", "target: "+tt.target+"\n  yes_control: {name: \"Yes\", role: button}", 1)
+			o := scriptRun(t, scriptRunSpec{scenario: sc})
+			o.want(t, tt.verdict, tt.outcome, tt.reasons...)
+			if tt.verdict == events.VerdictPass && !strings.Contains(o.rep.Checks.Evidence["process_alive"], "status 0") {
+				t.Errorf("process_alive evidence %q: the click did not press Yes", o.rep.Checks.Evidence["process_alive"])
+			}
+			for _, s := range o.rep.Steps {
+				if loopPixelPair.MatchString(s.Message) {
+					t.Errorf("step %d's message shows pixel coordinates: %q", s.N, s.Message)
+				}
+			}
+		})
+	}
+}
+
+// With the model unavailable, a check_expectation that quotes text is judged by
+// reading the window; one that quotes nothing stays unjudged, a concern.
+func TestCheckExpectationByOCR(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "Xvfb", "zenity", "tesseract")
+	tests := []struct {
+		name, expectation string
+		verdict, outcome  string
+		message           string
+	}{
+		{"quoted text shown", `the dialog asks “Continue the test?”`, events.VerdictPass, OutcomeCompleted,
+			`true: judged by OCR: the window shows "Continue the test?"`},
+		{"quoted text not shown", `the dialog says "Saved"`, events.VerdictAppFailed, OutcomeStepFailed,
+			`is false: judged by OCR: the text "Saved" is not read in the window`},
+		{"nothing quoted", `the dialog asks a question`, events.VerdictPassConcerns, OutcomeCompleted,
+			"unavailable: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := strings.ReplaceAll(seeingZenity, "TEXT", "Continue the test?")
+			sc = strings.Replace(sc, "TARGETS", "unused: {text: Nothing}", 1)
+			sc = strings.Replace(sc, "  - click: target\n", "  - check_expectation: {expectation: '"+tt.expectation+"'}\n", 1)
+			// The model's endpoint refuses every connection: the model is
+			// unavailable.
+			o := scriptRun(t, scriptRunSpec{scenario: sc, operator: "model:\n  endpoint: http://127.0.0.1:9/v1\n  retry: 0\n  timeout: 2\n"})
+			o.want(t, tt.verdict, tt.outcome)
+			if s := o.step(t, 2); !strings.Contains(s.Message, tt.message) {
+				t.Errorf("check step %s %q, want %q", s.Status, s.Message, tt.message)
+			}
+		})
+	}
+}
