@@ -119,6 +119,7 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newSuiteCommand(),
 		newMergeCommand(),
 		newReportCommand(),
+		newMCPCommand(),
 	)
 	return root
 }
