@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/scenarios"
@@ -33,6 +34,9 @@ type Options struct {
 	Getenv func(string) string
 	// MaxSessions bounds the sessions open at once (0: no bound).
 	MaxSessions int
+	// IdleTimeout closes a session no call has used for this long, with a
+	// complete report (0: never).
+	IdleTimeout time.Duration
 }
 
 // ErrTooMany is an open refused because MaxSessions are open.
@@ -53,11 +57,51 @@ type open struct {
 	scenario string
 	goal     string
 	s        *engine.Session
+	// used is when a call last started or ended.
+	used time.Time
 }
 
 // NewManager returns a manager whose sessions live at most as long as ctx.
 func NewManager(ctx context.Context, opts Options) *Manager {
-	return &Manager{opts: opts, ctx: ctx, sessions: map[string]*open{}}
+	m := &Manager{opts: opts, ctx: ctx, sessions: map[string]*open{}}
+	if opts.IdleTimeout > 0 {
+		go m.closeIdle()
+	}
+	return m
+}
+
+// closeIdle closes sessions left unused for the idle timeout, until the
+// manager's context ends.
+func (m *Manager) closeIdle() {
+	tick := time.NewTicker(min(m.opts.IdleTimeout/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case now := <-tick.C:
+			m.mu.Lock()
+			var idle []string
+			for id, o := range m.sessions {
+				if o.s != nil && now.Sub(o.used) >= m.opts.IdleTimeout {
+					idle = append(idle, id)
+				}
+			}
+			m.mu.Unlock()
+			for _, id := range idle {
+				go func() { _, _ = m.Close(m.ctx, id, "", "") }()
+			}
+		}
+	}
+}
+
+// Touch marks a session as used now, so the idle timeout counts from here.
+func (m *Manager) Touch(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, found := m.sessions[id]; found {
+		o.used = time.Now()
+	}
 }
 
 // Resolve turns a scenario name into a path inside the scenarios folder:
@@ -129,7 +173,7 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 		return "", nil, err
 	}
 	m.mu.Lock()
-	m.sessions[id].s = s
+	m.sessions[id].s, m.sessions[id].used = s, time.Now()
 	m.mu.Unlock()
 	// A session the deadline ended keeps its slot until it is closed, so
 	// its agent still learns the verdict.
@@ -144,6 +188,7 @@ func (m *Manager) Get(id string) (*engine.Session, error) {
 	if !found || o.s == nil {
 		return nil, fmt.Errorf("no open session %q", id)
 	}
+	o.used = time.Now()
 	return o.s, nil
 }
 

@@ -206,6 +206,7 @@ func (ms *mcpServer) callTool(name string) mcp.ToolHandler {
 			return textResult(true, "%v", err), nil
 		}
 		res, err := s.Call(ctx, name, args)
+		ms.m.Touch(id)
 		switch {
 		case errors.Is(err, engine.ErrSessionOver):
 			return textResult(true, "%v; close_session returns its verdict and report", err), nil

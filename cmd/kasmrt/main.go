@@ -120,6 +120,7 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newMergeCommand(),
 		newReportCommand(),
 		newMCPCommand(),
+		newServeCommand(),
 	)
 	return root
 }

@@ -51,7 +51,7 @@ with a complete report.`,
 
 // sessionManager checks the flags shared by mcp and serve and returns the
 // manager of their sessions.
-func sessionManager(ctx context.Context, scenariosDir, operator, reports string, maxSessions int) (*serve.Manager, error) {
+func sessionManager(ctx context.Context, scenariosDir, operator, reports string, maxSessions int, idle time.Duration) (*serve.Manager, error) {
 	if scenariosDir == "" {
 		return nil, errors.New("--scenarios is required: the folder sessions' scenarios are named in")
 	}
@@ -67,6 +67,7 @@ func sessionManager(ctx context.Context, scenariosDir, operator, reports string,
 		ScenariosDir: scenariosDir,
 		Operator:     operator,
 		MaxSessions:  maxSessions,
+		IdleTimeout:  idle,
 		NewReportDir: func(name string) (string, error) {
 			d, err := newDefaultReportDir(reports, name, time.Now())
 			return d.path, err
@@ -83,7 +84,7 @@ func serveMCPStdio(cmd *cobra.Command, f mcpFlags) error {
 	// with their reports.
 	sessCtx, cancel := context.WithCancel(context.WithoutCancel(cmd.Context()))
 	defer cancel()
-	m, err := sessionManager(sessCtx, f.scenarios, f.operator, f.reports, 0)
+	m, err := sessionManager(sessCtx, f.scenarios, f.operator, f.reports, 0, 0)
 	if err != nil {
 		return refuse(cmd, err)
 	}
