@@ -221,3 +221,21 @@ func TestSessionEndsAtTheDeadlineWithACompleteReport(t *testing.T) {
 		t.Errorf("report verdict %s", rep.Verdict)
 	}
 }
+
+func TestSessionOutlivesACallItsClientAbandoned(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := openTestSession(t, ctx, "")
+	callCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := s.Call(callCtx, "wait", map[string]any{"seconds": 20.0})
+	if err != nil || res.Status == events.StatusOK || res.Ended || time.Since(start) > 5*time.Second {
+		t.Errorf("an abandoned wait: %+v %v after %s; want it cut short, the session open", res, err, time.Since(start))
+	}
+	if res, err := s.Call(ctx, "observe_screen", nil); err != nil || res.Status != events.StatusOK {
+		t.Errorf("the next call: %+v %v", res, err)
+	}
+	if res, err := s.Close(ctx, "", ""); err != nil || res.Verdict != events.VerdictPass {
+		t.Errorf("Close: %+v %v", res, err)
+	}
+}
