@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +24,7 @@ type HTTPOptions struct {
 }
 
 // NewHandler serves the manager's sessions: MCP's streamable HTTP
-// transport at /mcp. A token in the query string is refused, never
+// transport at /mcp and the HTTP API under /v1 (OpenAPI()). A token in the query string is refused, never
 // accepted; bodies over MaxBodyBytes get 413.
 func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
@@ -36,6 +35,7 @@ func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 			DisableLocalhostProtection:   o.Public,
 		})
 	mux.Handle("/mcp", mcpHandler)
+	mountAPI(mux, m)
 	var h http.Handler = mux
 	if o.Token != "" {
 		h = inbox.RequireBearer(o.Token, "kasmrt", mux)
@@ -56,8 +56,5 @@ func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	writeJSON(w, status, map[string]string{"error": msg})
 }

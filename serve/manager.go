@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -238,4 +239,26 @@ func newID() string {
 	b := make([]byte, 9)
 	_, _ = rand.Read(b)
 	return "s-" + strings.ToLower(hex.EncodeToString(b))
+}
+
+// SessionInfo describes an open session.
+type SessionInfo struct {
+	Session  string `json:"session"`
+	Scenario string `json:"scenario"`
+	Goal     string `json:"goal"`
+	Report   string `json:"report"`
+}
+
+// List returns the open sessions.
+func (m *Manager) List() []SessionInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []SessionInfo{}
+	for id, o := range m.sessions {
+		if o.s != nil {
+			out = append(out, SessionInfo{Session: id, Scenario: o.scenario, Goal: o.goal, Report: o.s.ReportDir()})
+		}
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.Session, b.Session) })
+	return out
 }

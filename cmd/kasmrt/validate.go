@@ -10,6 +10,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/serve"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
@@ -138,6 +139,12 @@ func newSchemaCommand() *cobra.Command {
 		Long:      "schema prints a JSON Schema that YAML language servers use to check and complete files in an editor.",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"scenario", "operator", "suite"},
+		Use:   "schema scenario|operator|api",
+		Short: "Print the JSON Schema of scenario or operator files, or the HTTP API's OpenAPI document",
+		Long: "schema prints a JSON Schema that YAML language servers use to check and complete files in an editor; " +
+			"`schema api` prints the OpenAPI 3.1 document of kasmrt serve's HTTP API (also served at /v1/openapi.json).",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"scenario", "operator", "api"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var schema map[string]any
 			switch args[0] {
@@ -149,6 +156,10 @@ func newSchemaCommand() *cobra.Command {
 				schema = scenarios.SuiteSchema()
 			default:
 				return badInput(fmt.Errorf("schema: want scenario, operator or suite, got %q", args[0]))
+			case "api":
+				schema = serve.OpenAPI()
+			default:
+				return badInput(fmt.Errorf("schema: want scenario, operator or api, got %q", args[0]))
 			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
