@@ -89,7 +89,8 @@ func OpenAPI() map[string]any {
 	paths := map[string]any{}
 	for _, r := range apiRoutes() {
 		op := operations[r.method+" "+r.path]
-		responses := maps.Clone(op.responses)
+		responses := map[string]any{}
+		maps.Copy(responses, op.responses)
 		responses["401"] = errResp("no bearer token, or a wrong one (when the server has a token)")
 		o := map[string]any{"summary": op.summary, "responses": responses}
 		if strings.Contains(r.path, "{id}") {
