@@ -41,7 +41,7 @@ tools:
           sixteen: grep -q "got 16" got.txt
 `
 
-func need(t *testing.T, bins ...string) {
+func need(t testing.TB, bins ...string) {
 	t.Helper()
 	for _, b := range bins {
 		if _, err := exec.LookPath(b); err != nil {
@@ -52,7 +52,7 @@ func need(t *testing.T, bins ...string) {
 
 // testManager writes the scenario into a scenarios folder (with a file
 // outside it and a symlink pointing there) and returns a manager of it.
-func testManager(t *testing.T, ctx context.Context) (*Manager, string) {
+func testManager(t testing.TB, ctx context.Context) (*Manager, string) {
 	t.Helper()
 	base := t.TempDir()
 	dir := filepath.Join(base, "scenarios")
