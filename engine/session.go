@@ -239,3 +239,13 @@ func (s *runState) agentVerdict(ctx context.Context, cl agentClose) {
 	}
 	s.step(ctx, call{Tool: "record_verdict", Args: map[string]any{"verdict": cl.verdict, "reason": reason}, Source: SourceAgent})
 }
+
+// Steer applies an operator's action to the session: abort ends it (the
+// report says the operator aborted it), a note is recorded. Pausing,
+// stepping and approving act on a model's turns, which a session has not.
+func (s *Session) Steer(st events.Steer) error {
+	if st.Action != events.SteerAbort && st.Action != events.SteerNote {
+		return fmt.Errorf("a session takes abort or note, not %q: the other actions act on a model's turns", st.Action)
+	}
+	return s.r.Steer(st)
+}

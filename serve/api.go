@@ -35,6 +35,7 @@ func apiRoutes() []route {
 		{http.MethodPost, "/v1/sessions/{id}/calls", (*api).call},
 		{http.MethodGet, "/v1/sessions/{id}/screen", (*api).screen},
 		{http.MethodGet, "/v1/sessions/{id}/events", (*api).events},
+		{http.MethodPost, "/v1/sessions/{id}/steer", (*api).steer},
 		{http.MethodPost, "/v1/sessions/{id}/close", (*api).close},
 	}
 }
@@ -174,6 +175,22 @@ func (a *api) screen(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Screen", latest)
 	_, _ = w.Write(b)
+}
+
+func (a *api) steer(w http.ResponseWriter, r *http.Request) {
+	_, s, found := a.session(w, r)
+	if !found {
+		return
+	}
+	var body events.Steer
+	if !readBody(w, r, &body) {
+		return
+	}
+	if err := s.Steer(body); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"action": body.Action})
 }
 
 func (a *api) close(w http.ResponseWriter, r *http.Request) {

@@ -236,3 +236,31 @@ func TestHTTPAPIDrivesXtermAndStreamsEventsThatResume(t *testing.T) {
 		t.Errorf("the stream had %d events, events.jsonl %d (%v)", len(all), len(evs), err)
 	}
 }
+
+func TestHTTPAPIAbortEndsTheSessionAsAborted(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	m, _ := testManager(t, t.Context())
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
+	defer srv.Close()
+	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
+	var opened OpenedSession
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
+		t.Fatalf("open: %d %s", resp.StatusCode, body)
+	}
+	base := "/v1/sessions/" + opened.Session
+	if resp, body := apiDo(t, srv, "POST", base+"/steer", `{"action":"pause"}`, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("pause: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := apiDo(t, srv, "POST", base+"/steer", `{"action":"abort","reason":"enough"}`, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("abort: %d %s", resp.StatusCode, body)
+	}
+	// The agent's goal-met does not turn an aborted session into a pass.
+	resp, body = apiDo(t, srv, "POST", base+"/close", `{"verdict":"goal-met"}`, nil)
+	var closed ClosedSession
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &closed) != nil {
+		t.Fatalf("close: %d %s", resp.StatusCode, body)
+	}
+	if closed.Verdict != events.VerdictTestError || closed.Outcome != "aborted" {
+		t.Errorf("closed %+v, want test-error aborted", closed)
+	}
+}

@@ -76,6 +76,14 @@ var operations = map[string]operation{
 			"400": errResp("a Last-Event-ID that is not a seq"),
 			"404": errResp("no open session with this id"),
 		}},
+	"POST /v1/sessions/{id}/steer": {summary: "Steer the session as an operator: abort ends it (the report says so), note is recorded.",
+		body: obj(map[string]any{"action": map[string]any{"type": "string", "enum": []string{events.SteerAbort, events.SteerNote}},
+			"value": strSchema, "reason": strSchema}, "action"),
+		responses: map[string]any{
+			"202": jsonResp("the action was applied", obj(map[string]any{"action": strSchema}, "action")),
+			"400": errResp("an action a session does not take"),
+			"404": errResp("no open session with this id"),
+		}},
 	"POST /v1/sessions/{id}/close": {summary: "End the session; the runtime decides the verdict (the agent's never upgrades a failure).",
 		body: obj(map[string]any{"verdict": verdictIn, "reason": strSchema}),
 		responses: map[string]any{
