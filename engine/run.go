@@ -98,6 +98,9 @@ type Runner struct {
 	// inboxListener is the inbox's bound address (inbox.listen), bound by
 	// Listen before anything launches.
 	inboxListener net.Listener
+	// agent, when set, makes the run a session: its calls come from an
+	// outside agent (Open) instead of steps or a model.
+	agent *agentFeed
 
 	mu  sync.Mutex
 	bus *events.Bus
@@ -105,6 +108,8 @@ type Runner struct {
 	// once it has; over is set when the stream is complete.
 	early []events.Event
 	over  bool
+	// agentOffers are a session's offers once it has launched.
+	agentOffers Offers
 }
 
 // New resolves the files and options into a runner. Nothing is launched.

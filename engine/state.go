@@ -192,12 +192,17 @@ func (s *runState) start() {
 	sc := s.files.Scenario
 	total, reserve := s.r.deadlines()
 	s.setTools(OffersFromFiles(s.files))
+	mode := sc.Mode()
+	if s.r.agent != nil {
+		mode = "session"
+	}
 	plan := sc.Plan
 	if plan == nil {
 		plan = []string{}
 	}
 	s.publish(events.Event{Data: events.RunStarted{
-		Scenario: sc.Name, File: sc.File, SHA256: sc.SHA256, Mode: sc.Mode(),
+		Scenario: sc.Name, File: sc.File, SHA256: sc.SHA256,
+		Mode: mode,
 		Goal: sc.Goal, Plan: plan, DeadlineS: total.Seconds(), ReserveS: reserve.Seconds(),
 		Tools: s.names, Steps: len(sc.Steps),
 	}})
@@ -235,9 +240,12 @@ func (s *runState) execute(ctx context.Context) {
 		}
 		return
 	}
-	if s.files.Scenario.Goal != "" {
+	switch {
+	case s.r.agent != nil:
+		s.serveAgent(ctx)
+	case s.files.Scenario.Goal != "":
 		s.runLoop(ctx)
-	} else {
+	default:
 		s.runScript(ctx)
 	}
 	s.awaitExpectedExit(ctx)

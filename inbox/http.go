@@ -50,6 +50,13 @@ func (in *Inbox) Handler(token string) http.Handler {
 	mux.HandleFunc("POST /questions/{id}/answer", in.serveAnswer)
 	mux.HandleFunc("GET /events", in.serveEvents)
 
+	return RequireBearer(token, "kasmrt inbox", mux)
+}
+
+// RequireBearer serves next only to requests whose "Authorization: Bearer"
+// header carries token, compared in constant time; an empty token refuses
+// every request. Others get a JSON 401 naming the realm.
+func RequireBearer(token, realm string, next http.Handler) http.Handler {
 	// Hashing both sides first gives equal-length inputs, so the
 	// comparison's time says nothing about the token's length either.
 	want := sha256.Sum256([]byte(token))
@@ -58,11 +65,11 @@ func (in *Inbox) Handler(token string) http.Handler {
 		gotSum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 		ok := subtle.ConstantTimeCompare(gotSum[:], want[:]) == 1
 		if token == "" || !strings.EqualFold(scheme, "Bearer") || !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="kasmrt inbox"`)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`"`)
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 

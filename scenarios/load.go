@@ -29,6 +29,10 @@ type Files struct {
 // process environment). Every problem found is returned together, as
 // Problems.
 func Load(scenarioPath, operatorPath string, lookup Lookup) (*Files, error) {
+	return load(scenarioPath, operatorPath, lookup, false)
+}
+
+func load(scenarioPath, operatorPath string, lookup Lookup, session bool) (*Files, error) {
 	if lookup == nil {
 		lookup = osLookup
 	}
@@ -43,7 +47,13 @@ func Load(scenarioPath, operatorPath string, lookup Lookup) (*Files, error) {
 		all = append(all, ps...)
 	}
 	if sc != nil && op != nil {
-		all = append(all, crossCheck(sc, op)...)
+		for _, p := range crossCheck(sc, op) {
+			// An agent, not the model, pursues a session's goal.
+			if session && p.Msg == goalNeedsModel {
+				continue
+			}
+			all = append(all, p)
+		}
 	}
 	if len(all) > 0 {
 		sortProblems(all)
@@ -664,7 +674,7 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 func crossCheck(s *Scenario, o *Operator) Problems {
 	v := &validator{file: s.File, keys: s.keyPos}
 	if s.Goal != "" && !o.HasModel() {
-		v.failAt("goal", "a goal scenario needs a model: set %s or model.endpoint in the operator file", EnvVisionEndpoint)
+		v.failAt("goal", "%s", goalNeedsModel)
 	}
 	catalog := Catalog(s, o)
 	disabled := map[string]bool{}

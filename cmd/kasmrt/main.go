@@ -119,6 +119,8 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newSuiteCommand(),
 		newMergeCommand(),
 		newReportCommand(),
+		newMCPCommand(),
+		newServeCommand(),
 	)
 	return root
 }

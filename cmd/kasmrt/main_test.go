@@ -44,7 +44,9 @@ func TestValidate(t *testing.T) {
 		{"unknown flag", []string{"validate", "--bogus", "x.yaml"}, 3, nil, []string{"nknown flag"}},
 		{"version", []string{"version"}, 0, []string{"kasmrt "}, nil},
 		{"schema", []string{"schema", "scenario"}, 0, []string{`"$schema"`}, nil},
-		{"bad schema kind", []string{"schema", "thing"}, 3, nil, []string{"want scenario, operator or suite"}},
+		{"api schema", []string{"schema", "api"}, 0, []string{`"openapi": "3.1.0"`, `"/v1/sessions/{id}/events"`}, nil},
+		{"bad schema kind", []string{"schema", "thing"}, 3, nil, []string{"want scenario, operator, suite or api"}},
+		{"mcp without --scenarios", []string{"mcp"}, 3, nil, []string{"--scenarios is required"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/serve"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
@@ -133,11 +134,12 @@ func argSummary(t scenarios.ToolSpec) string {
 
 func newSchemaCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:       "schema scenario|operator|suite",
-		Short:     "Print the JSON Schema of scenario, operator or suite files",
-		Long:      "schema prints a JSON Schema that YAML language servers use to check and complete files in an editor.",
+		Use:   "schema scenario|operator|suite|api",
+		Short: "Print the JSON Schema of scenario, operator or suite files, or the HTTP API's OpenAPI document",
+		Long: "schema prints a JSON Schema that YAML language servers use to check and complete files in an editor; " +
+			"`schema api` prints the OpenAPI 3.1 document of kasmrt serve's HTTP API (also served at /v1/openapi.json).",
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"scenario", "operator", "suite"},
+		ValidArgs: []string{"scenario", "operator", "suite", "api"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var schema map[string]any
 			switch args[0] {
@@ -147,8 +149,10 @@ func newSchemaCommand() *cobra.Command {
 				schema = scenarios.OperatorSchema()
 			case "suite":
 				schema = scenarios.SuiteSchema()
+			case "api":
+				schema = serve.OpenAPI()
 			default:
-				return badInput(fmt.Errorf("schema: want scenario, operator or suite, got %q", args[0]))
+				return badInput(fmt.Errorf("schema: want scenario, operator, suite or api, got %q", args[0]))
 			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")

@@ -1,0 +1,266 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+const apiToken = "api-test-token-91c2"
+
+func apiDo(t *testing.T, srv *httptest.Server, method, path, body string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// TestOpenAPIDescribesTheRoutesThatExist asks the server for every
+// operation the document lists (each must reach its handler, not the
+// mux's 404 or 405) and for methods it does not list (405).
+func TestOpenAPIDescribesTheRoutesThatExist(t *testing.T) {
+	m, _ := testManager(t, t.Context())
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
+	defer srv.Close()
+	doc := OpenAPI()
+	if doc["openapi"] != "3.1.0" {
+		t.Errorf("openapi %v", doc["openapi"])
+	}
+	listed := 0
+	for path, item := range doc["paths"].(map[string]any) {
+		concrete := strings.ReplaceAll(path, "{id}", "s-none")
+		for _, method := range []string{"GET", "POST", "PUT", "DELETE", "PATCH"} {
+			_, documented := item.(map[string]any)[strings.ToLower(method)]
+			resp, body := apiDo(t, srv, method, concrete, "{}", nil)
+			reached := resp.Header.Get("Content-Type") == "application/json" && resp.StatusCode != http.StatusMethodNotAllowed
+			if documented {
+				listed++
+				if !reached {
+					t.Errorf("%s %s is documented but answers %d %s", method, path, resp.StatusCode, body)
+				}
+			} else if resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("%s %s is not documented but answers %d", method, path, resp.StatusCode)
+			}
+		}
+	}
+	for _, r := range apiRoutes() {
+		if op, found := operations[r.method+" "+r.path]; !found || op.summary == "" || len(op.responses) == 0 {
+			t.Errorf("%s %s has no documented operation", r.method, r.path)
+		}
+	}
+	if len(operations) != len(apiRoutes()) {
+		t.Errorf("%d documented operations for %d routes", len(operations), len(apiRoutes()))
+	}
+	if listed != len(apiRoutes()) {
+		t.Errorf("the document lists %d operations, the server has %d routes", listed, len(apiRoutes()))
+	}
+	resp, _ := apiDo(t, srv, "GET", "/v1/nothing", "", nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown route: %d", resp.StatusCode)
+	}
+}
+
+func TestHTTPAPIRefusesMissingWrongAndQueryTokens(t *testing.T) {
+	m, _ := testManager(t, t.Context())
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
+	defer srv.Close()
+	for name, c := range map[string]struct {
+		path, auth string
+		status     int
+	}{
+		"none":  {"/v1/sessions", "", http.StatusUnauthorized},
+		"wrong": {"/v1/sessions", "Bearer " + apiToken + "x", http.StatusUnauthorized},
+		"query": {"/v1/sessions?access_token=" + apiToken, "", http.StatusBadRequest},
+		"right": {"/v1/sessions", "Bearer " + apiToken, http.StatusOK},
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+c.path, nil)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: %d, want %d", name, resp.StatusCode, c.status)
+		}
+	}
+}
+
+// sseEvent is one Server-Sent Event.
+type sseEvent struct {
+	id   int64
+	kind string
+}
+
+// readSSE reads up to n events (all, when n is 0) from a stream.
+func readSSE(t *testing.T, body io.Reader, n int) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			cur.id, _ = strconv.ParseInt(strings.TrimPrefix(line, "id: "), 10, 64)
+		case strings.HasPrefix(line, "event: "):
+			cur.kind = strings.TrimPrefix(line, "event: ")
+		case line == "":
+			out = append(out, cur)
+			if n > 0 && len(out) == n {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func TestHTTPAPIDrivesXtermAndStreamsEventsThatResume(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	m, _ := testManager(t, t.Context())
+	m.opts.MaxSessions = 1
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
+	defer srv.Close()
+
+	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"../outside.yaml"}`, nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a path escape: %d %s", resp.StatusCode, body)
+	}
+	resp, body = apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
+	var opened OpenedSession
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
+		t.Fatalf("open: %d %s", resp.StatusCode, body)
+	}
+	resp, body = apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("past --max-sessions: %d (Retry-After %q) %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	base := "/v1/sessions/" + opened.Session
+
+	// A first event stream, dropped after three events.
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL+base+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	stream, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := readSSE(t, stream.Body, 3)
+	stream.Body.Close()
+	if len(first) != 3 || first[0].id != 1 || first[0].kind != string(events.KindRunStarted) {
+		t.Fatalf("the first events: %+v", first)
+	}
+
+	for _, c := range []struct{ body, status string }{
+		{`{"tool":"observe_screen"}`, events.StatusOK},
+		{`{"tool":"click","args":{"target":"prompt"}}`, events.StatusOK},
+		{`{"tool":"type_text","args":{"ref":"password"}}`, events.StatusOK},
+		{`{"tool":"click","args":{"target":"x; rm -rf /"}}`, events.StatusMalformed},
+	} {
+		resp, body := apiDo(t, srv, "POST", base+"/calls", c.body, nil)
+		var cr CallResponse
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &cr) != nil || cr.Status != c.status {
+			t.Errorf("%s: %d %s, want status %s", c.body, resp.StatusCode, body, c.status)
+		}
+		if bytes.Contains(body, []byte(testSecret)) {
+			t.Errorf("%s: the reply carries the secret", c.body)
+		}
+	}
+	resp, body = apiDo(t, srv, "GET", base+"/screen", "", nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" {
+		t.Fatalf("screen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if _, err := png.Decode(bytes.NewReader(body)); err != nil {
+		t.Errorf("the screen is not a PNG: %v", err)
+	}
+	resp, body = apiDo(t, srv, "POST", "/v1/sessions/s-none/calls", `{"tool":"observe_screen"}`, nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown session: %d %s", resp.StatusCode, body)
+	}
+	resp, body = apiDo(t, srv, "POST", base+"/calls", `{"tool":"observe_screen","sneaky":1}`, nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("an unknown body field: %d %s", resp.StatusCode, body)
+	}
+
+	// Resume from the last id seen while the session goes on and closes.
+	req, _ = http.NewRequestWithContext(t.Context(), "GET", srv.URL+base+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(first[2].id, 10))
+	stream, err = srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	rest := make(chan []sseEvent, 1)
+	go func() { rest <- readSSE(t, stream.Body, 0) }()
+
+	resp, body = apiDo(t, srv, "POST", base+"/close", `{"verdict":"goal-met","reason":"typed"}`, nil)
+	var closed ClosedSession
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &closed) != nil || closed.Verdict != events.VerdictPass {
+		t.Fatalf("close: %d %s", resp.StatusCode, body)
+	}
+	all := append(first, <-rest...)
+	for i, e := range all {
+		if e.id != int64(i+1) {
+			t.Fatalf("event %d has id %d: lost or repeated across the reconnect (%+v)", i+1, e.id, all)
+		}
+	}
+	if last := all[len(all)-1]; last.kind != string(events.KindRunEnded) {
+		t.Errorf("the stream ends with %s, want run.ended", last.kind)
+	}
+	evs, err := events.ReadFile(closed.Report + "/events.jsonl")
+	if err != nil || len(evs) != len(all) {
+		t.Errorf("the stream had %d events, events.jsonl %d (%v)", len(all), len(evs), err)
+	}
+}
+
+func TestHTTPAPIAbortEndsTheSessionAsAborted(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	m, _ := testManager(t, t.Context())
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
+	defer srv.Close()
+	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
+	var opened OpenedSession
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
+		t.Fatalf("open: %d %s", resp.StatusCode, body)
+	}
+	base := "/v1/sessions/" + opened.Session
+	if resp, body := apiDo(t, srv, "POST", base+"/steer", `{"action":"pause"}`, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("pause: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := apiDo(t, srv, "POST", base+"/steer", `{"action":"abort","reason":"enough"}`, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("abort: %d %s", resp.StatusCode, body)
+	}
+	// The agent's goal-met does not turn an aborted session into a pass.
+	resp, body = apiDo(t, srv, "POST", base+"/close", `{"verdict":"goal-met"}`, nil)
+	var closed ClosedSession
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &closed) != nil {
+		t.Fatalf("close: %d %s", resp.StatusCode, body)
+	}
+	if closed.Verdict != events.VerdictTestError || closed.Outcome != "aborted" {
+		t.Errorf("closed %+v, want test-error aborted", closed)
+	}
+}

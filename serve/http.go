@@ -1,0 +1,60 @@
+package serve
+
+import (
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kasmrt/kasmrt/inbox"
+)
+
+// MaxBodyBytes caps every request body: a tool call's arguments are a few
+// names and numbers.
+const MaxBodyBytes = 1 << 20
+
+// HTTPOptions configure the server's HTTP surface.
+type HTTPOptions struct {
+	// Token is the bearer token every request needs; "" serves without
+	// one, which the command allows on a loopback address only.
+	Token string
+	// Public is set when the address is not loopback: the MCP handler's
+	// localhost-only Host check is then replaced by the token.
+	Public  bool
+	Version string
+}
+
+// NewHandler serves the manager's sessions: MCP's streamable HTTP
+// transport at /mcp and the HTTP API under /v1 (OpenAPI()). A token in the query string is refused, never
+// accepted; bodies over MaxBodyBytes get 413.
+func NewHandler(m *Manager, o HTTPOptions) http.Handler {
+	mux := http.NewServeMux()
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return NewMCPServer(m, o.Version) },
+		&mcp.StreamableHTTPOptions{
+			MaxRequestBodyBytes:          MaxBodyBytes,
+			PropagateRequestCancellation: true,
+			DisableLocalhostProtection:   o.Public,
+		})
+	mux.Handle("/mcp", mcpHandler)
+	mountAPI(mux, m)
+	var h http.Handler = mux
+	if o.Token != "" {
+		h = inbox.RequireBearer(o.Token, "kasmrt", mux)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		for _, k := range []string{"token", "access_token", "auth", "key"} {
+			if q.Has(k) {
+				writeError(w, http.StatusBadRequest, "credentials are never taken from the query string; send Authorization: Bearer")
+				return
+			}
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
