@@ -75,19 +75,7 @@ func TestWidgetFactoryControls(t *testing.T) {
 
 // BenchmarkControls measures a full Controls call (walk plus extents and
 // actions of the candidates) on gtk3-widget-factory.
-func BenchmarkControls(b *testing.B) {
-	app := widgetFactory(b)
-	ctx := context.Background()
-	var n int
-	for b.Loop() {
-		controls, err := app.Controls(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n = len(controls)
-	}
-	b.ReportMetric(float64(n), "controls")
-}
+func BenchmarkControls(b *testing.B) { benchControls(b, widgetFactory(b)) }
 
 // BenchmarkWalk compares the pipelined walk with one that waits for each
 // accessible's replies before asking about the next.
@@ -145,8 +133,11 @@ func calculator(tb testing.TB) App {
 // BenchmarkCalculatorControls measures a full Controls call on
 // gnome-calculator, whose GTK 4 tree gives every widget an action
 // interface, so the walk describes far more candidates than on GTK 3.
-func BenchmarkCalculatorControls(b *testing.B) {
-	app := calculator(b)
+func BenchmarkCalculatorControls(b *testing.B) { benchControls(b, calculator(b)) }
+
+// benchControls times app's full Controls call and reports how many
+// controls it found.
+func benchControls(b *testing.B, app App) {
 	ctx := context.Background()
 	var n int
 	for b.Loop() {
