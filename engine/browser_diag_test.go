@@ -11,6 +11,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/engine/stage"
 )
 
 // TestBrowserConsoleInReport serves a page that logs, leaks a secret to its
@@ -137,7 +138,7 @@ cdp_targets:
 // fewer still with the true totals.
 func TestBrowserConsoleIsCapped(t *testing.T) {
 	browserNeed(t)
-	const logged = maxConsoleEvents + 100
+	const logged = stage.MaxConsoleEvents + 100
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `<!doctype html><html><head><link rel="icon" href="data:,"></head><body>
 <script>for (let i = 0; i < %d; i++) console.log("line " + i)</script></body></html>`, logged)
@@ -160,7 +161,7 @@ steps:
 		}
 	}
 	b := o.rep.Browser
-	if n != maxConsoleEvents || b == nil || b.Total != logged || b.Recorded != maxConsoleEvents ||
+	if n != stage.MaxConsoleEvents || b == nil || b.Total != logged || b.Recorded != stage.MaxConsoleEvents ||
 		b.Counts["log"] != logged || len(b.Console) != report.MaxConsoleEntries {
 		t.Fatalf("%d console events; browser section %+v", n, b)
 	}

@@ -189,8 +189,8 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 // windowImage captures the application window's part of the screen (the
 // page, when the page is the screen; the whole screen without a window).
 func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
-	if s.web.pageIsTheScreen() {
-		return s.web.screenshot(ctx)
+	if s.web.PageIsTheScreen() {
+		return s.web.Screenshot(ctx)
 	}
 	if s.desk == nil {
 		return nil, fmt.Errorf("%w: there is no screen to read", errCannotCheck)
@@ -241,7 +241,7 @@ func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within ti
 			sel := s.files.Scenario.CDPTargets[name]
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
-			st, err := s.web.tab.Query(callCtx, sel)
+			st, err := s.web.Tab.Query(callCtx, sel)
 			if err != nil {
 				var se *cdp.SelectorError
 				if errors.As(err, &se) {
@@ -354,12 +354,12 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 // that published none at launch cannot be asked (errCannotCheck); a walk
 // that fails is worth another try.
 func (s *runState) accessibleControls(ctx context.Context) ([]atspi.Control, error) {
-	if s.a11y == nil || !s.a11y.found {
+	if s.a11y == nil || !s.a11y.Found {
 		return nil, fmt.Errorf("%w: the application publishes no accessible controls (see the accessibility line of the run's log)", errCannotCheck)
 	}
 	ctx, cancel := context.WithTimeout(ctx, a11yWalkTimeout)
 	defer cancel()
-	controls, err := s.a11y.app.Controls(ctx)
+	controls, err := s.a11y.App.Controls(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the application's accessible controls: %w", err)
 	}
@@ -433,7 +433,7 @@ func (s *runState) cdpNavigate(ctx context.Context, c call) result {
 	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 	defer cancel()
 	start := time.Now()
-	if err := s.web.tab.Navigate(navCtx, u); err != nil {
+	if err := s.web.Tab.Navigate(navCtx, u); err != nil {
 		return s.cdpFailure(err)
 	}
 	return s.settled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())))

@@ -65,14 +65,14 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 	defer cancel()
 	var img *image.RGBA
 	var err error
-	if s.web.pageIsTheScreen() {
-		if !s.web.alive() {
+	if s.web.PageIsTheScreen() {
+		if !s.web.Alive() {
 			return "", "the browser is gone"
 		}
 		// A page between documents (a failed navigation that is committing
 		// its error page) refuses captures for a moment: ask again.
 		for {
-			img, err = s.web.screenshot(ctx)
+			img, err = s.web.Screenshot(ctx)
 			if err == nil || ctx.Err() != nil {
 				break
 			}

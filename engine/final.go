@@ -37,8 +37,8 @@ func (s *runState) finalCapture(ctx context.Context, outcome string) {
 	// screen, so it is not a screen event.
 	var img *image.RGBA
 	var err error
-	if s.web.pageIsTheScreen() {
-		img, err = s.web.screenshot(ctx)
+	if s.web.PageIsTheScreen() {
+		img, err = s.web.Screenshot(ctx)
 	} else {
 		img, err = s.desk.Capture(ctx)
 	}

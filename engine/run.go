@@ -18,6 +18,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/engine/report/page"
+	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -133,7 +134,7 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		getenv: getenv,
 		steer:  newSteering(),
 
-		machine:     drivers{},
+		machine:     stage.Drivers{},
 		serverGrace: 300 * time.Millisecond,
 	}
 	if files.Scenario.App != nil {

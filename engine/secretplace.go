@@ -53,7 +53,7 @@ func (s *runState) destination(ctx context.Context, fillTarget string) (scenario
 		parts = append(parts, fmt.Sprintf("cdp target %q", fillTarget))
 	}
 	if s.web != nil {
-		if fr, ok := s.web.tab.(focusReader); ok {
+		if fr, ok := s.web.Tab.(focusReader); ok {
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
 			selectors := s.files.Scenario.CDPTargets
@@ -101,12 +101,12 @@ func quoteAll(names []string) []string {
 // focusedAccessible reads the application's focused accessible over
 // AT-SPI, when the run has found the application there.
 func (s *runState) focusedAccessible(ctx context.Context) (atspi.Accessible, bool) {
-	if s.a11y == nil || !s.a11y.found {
+	if s.a11y == nil || !s.a11y.Found {
 		return atspi.Accessible{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	acc, ok, err := s.a11y.app.Focused(ctx)
+	acc, ok, err := s.a11y.App.Focused(ctx)
 	if err != nil || !ok {
 		return atspi.Accessible{}, false
 	}

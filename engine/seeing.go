@@ -103,16 +103,16 @@ func distance2(p image.Point, q events.Point) int {
 // nameTarget finds the control a name target names, narrowed by role
 // ("button" matches "push button"), and returns its centre.
 func (s *runState) nameTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
-	if s.a11y == nil || !s.a11y.found {
+	if s.a11y == nil || !s.a11y.Found {
 		why := "the application's accessible controls are not known"
-		if s.a11y != nil && s.a11y.missing != "" {
-			why += ": " + s.a11y.missing
+		if s.a11y != nil && s.a11y.Missing != "" {
+			why += ": " + s.a11y.Missing
 		}
 		return events.Point{}, errors.New(why)
 	}
 	findCtx, cancel := context.WithTimeout(ctx, findBound)
 	defer cancel()
-	controls, err := s.a11y.app.Controls(findCtx)
+	controls, err := s.a11y.App.Controls(findCtx)
 	if err != nil {
 		return events.Point{}, fmt.Errorf("list the application's controls: %w", err)
 	}

@@ -13,44 +13,16 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
-	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
-	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
-
-// desktop is what the engine needs of the X11 session's connection.
-type desktop interface {
-	Capture(ctx context.Context) (*image.RGBA, error)
-	WaitSettled(ctx context.Context, opts x11.SettleOptions) (*image.RGBA, bool, error)
-	PressKey(ctx context.Context, chord string) error
-	TypeText(ctx context.Context, s string) error
-	Click(ctx context.Context, x, y int) error
-	Window(id uint32) (x11.Window, error)
-	Windows() ([]x11.Window, error)
-	FindWindow(ctx context.Context, m x11.WindowMatch) (x11.Window, error)
-	FocusedWindow() (x11.Window, bool, error)
-	Focus(w x11.Window) error
-	WaitPainted(ctx context.Context, w x11.Window, opts x11.SettleOptions) (bool, error)
-	ScreenSize() (w, h int)
-	Close() error
-}
-
-// app is what the engine needs of the launched application.
-type app interface {
-	PID() int
-	Alive() bool
-	Done() <-chan struct{}
-	ExitStatus() proc.Status
-	Stop(grace time.Duration) error
-}
 
 // Outcomes that end a run early, and the verdicts they lead to.
 const (
@@ -89,7 +61,10 @@ type runState struct {
 	files *scenarios.Files
 
 	// life bounds what the run launches; it outlasts the work context.
-	life    context.Context
+	life context.Context
+	// stage is what the run launched (engine/stage); the fields below
+	// are the parts of it the rules act on, taken once it is set.
+	stage   *stage.Stage
 	session session
 	desk    desktop
 	app     app
@@ -98,11 +73,6 @@ type runState struct {
 	// target is the window switch_window chose, while hasTarget.
 	target    x11.Window
 	hasTarget bool
-	// scratchDirs are the isolated runtime and temporary directories,
-	// removed when the run ends.
-	scratchDirs []string
-	// bus is the app's private session bus, when the run is isolated.
-	appBus *atspi.SessionBus
 	// appEnv is what the run adds to the app's environment (display,
 	// isolation); declared tools get it too.
 	appEnv []string
@@ -269,125 +239,6 @@ func (s *runState) interruption(parent, work context.Context) {
 	}
 }
 
-// launch starts the session, the application and finds its window.
-func (s *runState) launch(ctx context.Context) error {
-	op := s.files.Operator
-	sess, err := s.r.machine.StartSession(ctx, x11.SessionOptions{
-		Display: s.r.display(), Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
-		WindowManager: s.windowManager(),
-	})
-	if err != nil {
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("start the X session: %v", err))
-		return err
-	}
-	s.session = sess
-	conn, err := s.r.machine.Dial(sess.Display())
-	if err != nil {
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf("connect to the X session: %v", err))
-		return err
-	}
-	s.desk = conn
-	w, h := conn.ScreenSize()
-	s.publish(events.Event{Data: events.SessionStarted{
-		Display: sess.Display(), Owned: sess.Owned(), Width: w, Height: h,
-		WindowManager: sess.WindowManager(),
-	}})
-
-	a := s.files.Scenario.App
-	if a == nil {
-		// The browser is the application under test.
-		return s.launchBrowser(ctx)
-	}
-	env := []string{"DISPLAY=" + sess.Display()}
-	isolated, err := s.isolation(s.life, sess.Display())
-	if err != nil {
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, err.Error())
-		return err
-	}
-	env = append(env, isolated...)
-	s.appEnv = env
-	env = append(env, s.prepareAccessibility(s.life, sess.Display())...)
-	for _, k := range sortedKeys(a.Env) {
-		env = append(env, k+"="+a.Env[k])
-	}
-	p, err := s.r.machine.StartApp(s.life, proc.Spec{Argv: a.Command, Env: env, Unset: s.r.secretVariables(), Dir: s.r.appDir(), Output: s.outputScanner()})
-	if err != nil {
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, err.Error())
-		return err
-	}
-	s.app = p
-	s.publish(events.Event{Data: events.AppLaunched{PID: p.PID(), Command: a.Command}})
-	if s.browserIsTheWindow() {
-		return s.launchBrowser(ctx)
-	}
-
-	timeout := time.Duration(a.StartupTimeout * float64(time.Second))
-	if timeout <= 0 {
-		timeout = scenarios.DefaultStartupTimeoutS * time.Second
-	}
-	findCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type found struct {
-		w   x11.Window
-		err error
-	}
-	ch := make(chan found, 1)
-	go func() {
-		w, err := conn.FindWindow(findCtx, s.windowMatch())
-		ch <- found{w, err}
-	}()
-	select {
-	case <-p.Done():
-		cancel()
-		<-ch
-		st := p.ExitStatus()
-		s.publish(events.Event{Kind: events.KindAppExited, Message: st.String()})
-		if why := shellCouldNotRun(st.Code); why != "" && st.Signal == 0 {
-			s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf(
-				"the application could not start: %s; check app.command and that its program is installed (app.log has the shell's words)", why))
-			return fmt.Errorf("app %s", st)
-		}
-		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared%s", st, s.lastWords()))
-		return fmt.Errorf("app %s", st)
-	case f := <-ch:
-		if f.err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			s.startupTimedOut(ctx, s.windowMatch(), timeout, "window")
-			return f.err
-		}
-		s.win, s.hasWin = f.w, true
-	}
-	s.publish(events.Event{
-		Box:  &events.Rect{X: s.win.X, Y: s.win.Y, W: s.win.Width, H: s.win.Height},
-		Data: events.AppWindow{ID: fmt.Sprintf("0x%x", s.win.ID), Title: s.win.Title, Class: s.win.Class}})
-	if err := s.desk.Focus(s.win); err != nil {
-		s.log("focus the application window: %v", err)
-	}
-	s.waitReady(findCtx)
-	s.discoverControls(ctx)
-	if s.files.Scenario.Browser != nil {
-		return s.launchBrowser(ctx)
-	}
-	return nil
-}
-
-func (s *runState) windowMatch() x11.WindowMatch {
-	m := x11.WindowMatch{}
-	if wm := s.files.Scenario.App.Window; wm != nil {
-		m.Class, m.Title = wm.Class, wm.Title
-		if wm.PID == nil || *wm.PID {
-			if m.Class == "" && m.Title == "" || wm.PID != nil {
-				m.PID = s.app.PID()
-			}
-		}
-	} else {
-		m.PID = s.app.PID()
-	}
-	return m
-}
-
 // outputScanner is the application's stdout/stderr sink: app.log, and the
 // fatal log patterns.
 func (s *runState) outputScanner() io.Writer {
@@ -534,8 +385,8 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 	var err error
 	settled := true
 	switch {
-	case s.web.pageIsTheScreen():
-		img, err = s.web.screenshot(ctx)
+	case s.web.PageIsTheScreen():
+		img, err = s.web.Screenshot(ctx)
 	case settle:
 		op := s.files.Operator.Runner
 		img, settled, err = s.desk.WaitSettled(ctx, x11.SettleOptions{
@@ -591,35 +442,15 @@ func (s *runState) finish(ctx context.Context) Result {
 	return Result{Verdict: v.Verdict, Outcome: v.Outcome, Reasons: v.Reasons}
 }
 
-// shutdown stops the application and the session; nothing the run
-// started outlives it.
+// shutdown stops everything the run launched, then closes app.log once
+// the output pumps have ended with their processes.
 func (s *runState) shutdown() {
-	if err := s.web.close(); err != nil {
-		s.log("close the browser: %v", err)
-	}
-	if s.app != nil {
-		grace := time.Duration(0)
-		if s.app.Alive() {
-			grace = 2 * time.Second
-		}
-		if err := s.app.Stop(grace); err != nil {
-			s.log("stop the application: %v", err)
-		}
+	if s.stage != nil {
+		s.stage.Strike()
 	}
 	if s.appOut != nil {
-		// The output pumps have ended with their processes.
 		if err := s.appOut.Close(); err != nil {
 			s.log("write app.log: %v", err)
-		}
-	}
-	s.a11y.close()
-	s.removeScratch()
-	if s.desk != nil {
-		_ = s.desk.Close()
-	}
-	if s.session != nil {
-		if err := s.session.Close(); err != nil {
-			s.log("stop the X session: %v", err)
 		}
 	}
 }
@@ -634,13 +465,4 @@ func fileExists(path string) bool {
 
 // truncate shortens s to at most n bytes on a character boundary. Redact
 // before truncating: a secret cut in half no longer matches.
-func truncate(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func truncate(s string, n int) string { return stage.Truncate(s, n) }

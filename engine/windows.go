@@ -4,24 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
-
-// windowManager is the window manager the run's embedded Xvfb runs.
-func (s *runState) windowManager() string {
-	if wm := s.files.Operator.Session.WindowManager; wm != "" {
-		return wm
-	}
-	return x11.WindowManagerOpenbox
-}
 
 // isAppWindow reports whether w belongs to the application: the window
 // found at startup, one whose _NET_WM_PID is the app or a descendant, or,
@@ -153,86 +142,6 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 // to appear (a dialog still opening).
 const switchWindowTimeout = 5 * time.Second
 
-// isolation prepares the application's own HOME, XDG directories, TMPDIR
-// and D-Bus session bus, and returns their environment. HOME is a fresh
-// directory under the report directory (kept with the report, so the files
-// the app wrote can be read afterwards) or session.home; the runtime and
-// temporary directories are private to the run and removed when it ends. The bus is private
-// too: services it starts (dconf keeps GTK apps' settings) write under this
-// HOME, and a toolkit without a bus waits on one it tries to start.
-func (s *runState) isolation(ctx context.Context, display string) ([]string, error) {
-	op := s.files.Operator.Session
-	if op.Isolate != nil && !*op.Isolate {
-		return nil, nil
-	}
-	home := filepath.Join(s.rep.Dir(), "home")
-	if op.Home != "" {
-		home = op.Home
-		if !filepath.IsAbs(home) && s.files.Operator.File != "" {
-			home = filepath.Join(filepath.Dir(s.files.Operator.File), home)
-		}
-	}
-	// The runtime and temporary directories hold Unix sockets (Chromium's
-	// singleton lock, D-Bus, dconf), whose paths may not exceed 107 bytes,
-	// so they live in one short private directory under the system's
-	// temporary directory rather than deep in the report directory.
-	scratch, err := os.MkdirTemp("", "kasmrt-run-")
-	if err != nil {
-		return nil, fmt.Errorf("prepare the application's runtime directory: %w", err)
-	}
-	s.scratchDirs = []string{scratch}
-	runtime := filepath.Join(scratch, "runtime")
-	tmp := filepath.Join(scratch, "tmp")
-	dirs := map[string]string{
-		"HOME":            home,
-		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
-		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
-		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
-		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
-		"XDG_RUNTIME_DIR": runtime,
-		"TMPDIR":          tmp,
-	}
-	var env []string
-	for _, k := range sortedKeys(dirs) {
-		// The runtime directory must be private to the user (XDG base
-		// directory specification); the others follow a home's usual mode.
-		if err := os.MkdirAll(dirs[k], 0o700); err != nil {
-			return nil, fmt.Errorf("prepare the application's %s: %w", k, err)
-		}
-		env = append(env, k+"="+dirs[k])
-	}
-	bus, err := atspi.StartSessionBus(ctx, display, env...)
-	if err != nil {
-		return nil, fmt.Errorf("start the application's session bus: %w", err)
-	}
-	s.appBus = bus
-	return append(env, "DBUS_SESSION_BUS_ADDRESS="+bus.Address()), nil
-}
-
-// sessionBusAddress is the session bus the app uses: the run's own when it
-// is isolated, else the runtime's.
-func (s *runState) sessionBusAddress() string {
-	if s.appBus != nil {
-		return s.appBus.Address()
-	}
-	return s.r.getenv("DBUS_SESSION_BUS_ADDRESS")
-}
-
-// removeScratch stops the isolated session bus and removes the runtime and
-// temporary directories.
-func (s *runState) removeScratch() {
-	if s.appBus != nil {
-		if err := s.appBus.Close(); err != nil {
-			s.log("stop the application's session bus: %v", err)
-		}
-	}
-	for _, d := range s.scratchDirs {
-		if err := os.RemoveAll(d); err != nil {
-			s.log("remove %s: %v", d, err)
-		}
-	}
-}
-
 // expectExit is the scenario's expected ending, or nil.
 func (s *runState) expectExit() *scenarios.ExpectExit {
 	if a := s.files.Scenario.App; a != nil {
@@ -301,24 +210,4 @@ func (s *runState) expectedExitCheck() (events.Check, bool) {
 		c.Evidence = fmt.Sprintf("the application %s; the scenario expects exit codes %v", s.app.ExitStatus(), e.ExitCodes())
 	}
 	return c, true
-}
-
-// waitReady waits until the application's window has painted: its area of
-// the screen is neither blank (one colour, such as a black frame just after
-// mapping) nor still changing. ctx bounds it (app.startup_timeout_s); a
-// window that never paints is logged, not held against the run: a blank
-// window can be what an app shows, and a slow machine's first paint late.
-func (s *runState) waitReady(ctx context.Context) {
-	start := time.Now()
-	op := s.files.Operator.Runner
-	painted, err := s.desk.WaitPainted(ctx, s.win, x11.SettleOptions{
-		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
-		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
-	})
-	switch {
-	case err != nil && ctx.Err() == nil:
-		s.log("wait for the application window to paint: %v", err)
-	case !painted:
-		s.log("the application window was still blank after %.1fs (app.startup_timeout_s); the run goes on", time.Since(start).Seconds())
-	}
 }

@@ -1,0 +1,148 @@
+package stage
+
+import (
+	"context"
+	"image"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
+)
+
+// Machine is where a run gets its X session, its connection to it, the
+// application under test and the browser. The default is the real drivers
+// (Drivers); the engine's rule tests substitute a double that scripts the
+// screen and dies on cue, so the engine's rules run without an X server
+// (docs/architecture.md, "Test layers").
+type Machine interface {
+	StartSession(ctx context.Context, opts x11.SessionOptions) (Session, error)
+	Dial(display string) (Desktop, error)
+	StartApp(ctx context.Context, spec proc.Spec) (App, error)
+	// LaunchBrowser starts Chromium for the run; AttachBrowser connects to
+	// one already running at a DevTools address.
+	LaunchBrowser(ctx context.Context, opts cdp.LaunchOptions) (Browser, error)
+	AttachBrowser(ctx context.Context, debuggerURL string) (Browser, error)
+}
+
+// Session is what a run needs of the X server it uses.
+type Session interface {
+	Display() string
+	// Owned reports whether the run started the server itself.
+	Owned() bool
+	// Done is closed when the server goes away.
+	Done() <-chan struct{}
+	// WindowManager names the window manager the session runs, or "".
+	WindowManager() string
+	Close() error
+}
+
+// Desktop is what a run needs of the X11 session's connection.
+type Desktop interface {
+	Capture(ctx context.Context) (*image.RGBA, error)
+	WaitSettled(ctx context.Context, opts x11.SettleOptions) (*image.RGBA, bool, error)
+	PressKey(ctx context.Context, chord string) error
+	TypeText(ctx context.Context, s string) error
+	Click(ctx context.Context, x, y int) error
+	Window(id uint32) (x11.Window, error)
+	Windows() ([]x11.Window, error)
+	FindWindow(ctx context.Context, m x11.WindowMatch) (x11.Window, error)
+	FocusedWindow() (x11.Window, bool, error)
+	Focus(w x11.Window) error
+	WaitPainted(ctx context.Context, w x11.Window, opts x11.SettleOptions) (bool, error)
+	ScreenSize() (w, h int)
+	Close() error
+}
+
+// App is what a run needs of the launched application.
+type App interface {
+	PID() int
+	Alive() bool
+	Done() <-chan struct{}
+	ExitStatus() proc.Status
+	Stop(grace time.Duration) error
+}
+
+// Browser is what a run needs of Chromium, launched or attached.
+type Browser interface {
+	Tab() BrowserTab
+	PID() int
+	// Done is closed when a launched browser exits.
+	Done() <-chan struct{}
+	ExitStatus() proc.Status
+	DebuggerURL() string
+	Close() error
+}
+
+// BrowserTab is what a run needs of the attached browser tab.
+type BrowserTab interface {
+	URL(ctx context.Context) (string, error)
+	Navigate(ctx context.Context, url string) error
+	ListInteractive(ctx context.Context, filter string) ([]cdp.Element, error)
+	ClickDescribed(ctx context.Context, handle, text string) (cdp.Element, error)
+	ViewportOrigin(ctx context.Context) (image.Point, error)
+	Query(ctx context.Context, selector string) (cdp.ElementState, error)
+	Click(ctx context.Context, selector string) error
+	Fill(ctx context.Context, selector, value string) error
+	Wait(ctx context.Context, spec cdp.WaitSpec) error
+	Screenshot(ctx context.Context) (image.Image, error)
+}
+
+// Drivers is the machine made of the real drivers: Xvfb (or a given
+// display), an X connection, a process group for the app and Chromium.
+type Drivers struct{}
+
+func (Drivers) StartSession(ctx context.Context, opts x11.SessionOptions) (Session, error) {
+	s, err := x11.StartSession(ctx, opts)
+	if err != nil {
+		// A nil *x11.Session in a Session would not compare equal to nil.
+		return nil, err
+	}
+	return s, nil
+}
+
+func (Drivers) Dial(display string) (Desktop, error) {
+	c, err := x11.Dial(display)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (Drivers) StartApp(ctx context.Context, spec proc.Spec) (App, error) {
+	p, err := proc.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (Drivers) LaunchBrowser(ctx context.Context, opts cdp.LaunchOptions) (Browser, error) {
+	b, err := cdp.Launch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return cdpBrowser{b}, nil
+}
+
+func (Drivers) AttachBrowser(ctx context.Context, debuggerURL string) (Browser, error) {
+	b, err := cdp.Attach(ctx, debuggerURL)
+	if err != nil {
+		return nil, err
+	}
+	return cdpBrowser{b}, nil
+}
+
+// cdpBrowser gives the driver's browser the stage's view of its tab.
+type cdpBrowser struct{ *cdp.Browser }
+
+func (b cdpBrowser) Tab() BrowserTab { return b.Browser.Tab() }
+
+// Ensure the drivers' types satisfy what a run needs of them.
+var (
+	_ Machine = Drivers{}
+	_ Session = (*x11.Session)(nil)
+	_ Desktop = (*x11.Conn)(nil)
+	_ App     = (*proc.Process)(nil)
+	_ Browser = cdpBrowser{}
+)
