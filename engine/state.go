@@ -52,14 +52,26 @@ type ending struct {
 	reason  string
 }
 
-// runState is everything one run holds while it runs. Only the run's own
-// goroutine touches it, except where a field says otherwise.
+// runState is everything one run holds while it runs, grouped by what
+// reads and writes it, so a method's fields say which part of the run it
+// touches. Only the run's own goroutine touches it, except where a field
+// says otherwise.
 type runState struct {
 	r     *Runner
 	bus   *events.Bus
 	rep   *report.Writer
 	files *scenarios.Files
 
+	environment
+	guards
+	loopState
+	outcome
+}
+
+// environment is what the run launched and acts on: the stage's parts,
+// the window input goes to, the readers of the screen and what the
+// application says.
+type environment struct {
 	// life bounds what the run launches; it outlasts the work context.
 	life context.Context
 	// stage is what the run launched (engine/stage); the fields below
@@ -82,17 +94,6 @@ type runState struct {
 	ocrReader *ocr.Reader
 	// web is the browser over CDP, when the scenario has a browser: section.
 	web *browserRun
-	// appFinished is set when the app exited with a success exit code: the
-	// run ends normally.
-	appFinished bool
-	offers      Offers
-	tools       map[string]scenarios.ToolSpec
-	names       []string
-	observed    bool
-	stepN       int
-
-	// expectedExit is the exit code a step's expect: saw the app end with.
-	expectedExit *int
 
 	// appOut redacts the app's and the browser's output on its way to
 	// app.log as one stream, so a secret split between reads is masked.
@@ -100,22 +101,49 @@ type runState struct {
 	// fatalLine is set from the output pump's goroutine.
 	fatalMu   sync.Mutex
 	fatalLine string
+}
 
+// guards is what a call is checked against before it runs: the tool list
+// and what the model has seen of the screen.
+type guards struct {
+	offers Offers
+	tools  map[string]scenarios.ToolSpec
+	names  []string
+	// observed is set while the model has looked at the screen since it
+	// last changed (observe before acting).
+	observed   bool
+	lastScreen *image.RGBA
+	lastPNG    []byte // lastScreen as written to the report
+}
+
+// loopState is the work's progress and the budgets it spends: steps,
+// declared tools' calls, time held waiting, the loop's counters, the
+// model and its memory of the screens.
+type loopState struct {
+	stepN         int
 	declaredCalls map[string]int
 	held          time.Duration
 	toolErrors    int // consecutive declared-tool failures
-	end           *ending
-	escalated     bool
-	checkFalse    bool
-	modelVerdict  string
-	modelReason   string
-	concerns      []string
 	loop          loopStats
 	model         *modelState
 	memory        *memory.Memory
 	startedAt     time.Time
-	lastScreen    *image.RGBA
-	lastPNG       []byte // lastScreen as written to the report
+}
+
+// outcome is what the verdict is decided from, besides the final checks:
+// how the run ended, what the model said and the concerns raised.
+type outcome struct {
+	// appFinished is set when the app exited with a success exit code: the
+	// run ends normally.
+	appFinished bool
+	// expectedExit is the exit code a step's expect: saw the app end with.
+	expectedExit *int
+	end          *ending
+	escalated    bool
+	checkFalse   bool
+	modelVerdict string
+	modelReason  string
+	concerns     []string
 }
 
 type loopStats struct {
@@ -128,8 +156,7 @@ type loopStats struct {
 func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 	return &runState{
 		r: r, bus: bus, rep: rep, files: r.files,
-		startedAt:     time.Now(),
-		declaredCalls: map[string]int{},
+		loopState: loopState{startedAt: time.Now(), declaredCalls: map[string]int{}},
 	}
 }
 
