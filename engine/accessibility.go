@@ -69,7 +69,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	p := &events.Point{X: centre.X, Y: centre.Y}
 	how := "its accessibility action"
 	act := func() error {
-		if err := ctl.Click(ctx); err != nil {
+		if err := s.a11y.App.Activate(ctx, ctl); err != nil {
 			how = "the pointer (the action was refused: " + err.Error() + ")"
 			return s.desk.Click(ctx, centre.X, centre.Y)
 		}

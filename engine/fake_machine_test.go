@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
@@ -79,6 +80,15 @@ type fakeMachine struct {
 	// interactive the elements cdp_list_interactive lists.
 	page        map[string]cdp.ElementState
 	interactive []cdp.Element
+	// controls are the application's named controls over AT-SPI; nil is
+	// an application without an accessibility bridge (xterm). refuse makes
+	// the toolkit refuse every action, so click_element falls back to the
+	// pointer; focused is the accessible with the keyboard focus.
+	controls []atspi.Control
+	refuse   bool
+	focused  *atspi.Accessible
+	// buses counts the session buses the run started.
+	buses int
 }
 
 var (

@@ -68,17 +68,6 @@ type loopCase struct {
 	machine *fakeMachine
 }
 
-// getenv is the environment the engine sees. On the double, a session bus
-// address that is never dialled keeps the accessibility set-up from
-// starting a bus of its own: the double's app loads no bridge, so none is
-// looked for.
-func (c loopCase) getenv(name string) string {
-	if v, ok := c.env[name]; ok || c.machine == nil || name != "DBUS_SESSION_BUS_ADDRESS" {
-		return v
-	}
-	return "unix:path=/nonexistent/kasmrt-fake-bus"
-}
-
 // loopResult is what a goal run produced.
 type loopResult struct {
 	res    Result
@@ -142,7 +131,7 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 		ReportDir:  filepath.Join(dir, "report"),
 		Display:    "-",
 		ModelSleep: loopSleep,
-		Getenv:     func(name string) string { return c.getenv(name) },
+		Getenv:     func(name string) string { return c.env[name] },
 		Sinks: []func(events.Event){func(e events.Event) {
 			mu.Lock()
 			evs = append(evs, e)

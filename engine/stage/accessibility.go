@@ -14,11 +14,11 @@ import (
 // Accessibility is the run's view of the application over AT-SPI: the bus
 // the stage started (if any), the connection and the application node.
 type Accessibility struct {
-	sessionBus *atspi.SessionBus // started by the stage when there was none
+	sessionBus SessionBus // started by the stage when there was none
 	address    string
-	bus        *atspi.Bus
+	bus        AccessibilityBus
 	// App is the application's node, once Found.
-	App   atspi.App
+	App   AccessibleApp
 	Found bool
 	// off says why the run does not look for controls at all, when it
 	// does not.
@@ -84,7 +84,7 @@ func (st *Stage) prepareAccessibility(ctx context.Context, display string) []str
 	st.A11y = a
 	env := append([]string{"GSETTINGS_BACKEND=memory"}, appAccessibilityEnv...)
 	if a.address == "" {
-		sb, err := atspi.StartSessionBus(ctx, display)
+		sb, err := st.cfg.Machine.StartSessionBus(ctx, display)
 		if err != nil {
 			a.off = fmt.Sprintf("the accessibility bus is not running: %v", err)
 			return nil
@@ -111,7 +111,7 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	connectCtx, cancel := context.WithTimeout(ctx, st.startupTimeout())
-	bus, err := atspi.ConnectSession(connectCtx, a.address)
+	bus, err := st.cfg.Machine.ConnectAccessibility(connectCtx, a.address)
 	cancel()
 	if err != nil {
 		st.noClickElement(fmt.Sprintf("the accessibility bus is not running: %v", err))
@@ -127,9 +127,9 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	a.App, a.Found = found.App, true
-	who := found.App.Name
-	if found.App.Toolkit != "" {
-		who += " (" + found.App.Toolkit + ")"
+	who := found.Name
+	if found.Toolkit != "" {
+		who += " (" + found.Toolkit + ")"
 	}
 	st.rep.Offer(Offer{
 		Message: fmt.Sprintf("%s published %d named controls in %s: %s",

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/kasmrt/kasmrt/drivers/atspi"
 )
 
 // isolation prepares the application's own HOME, XDG directories, TMPDIR
@@ -58,7 +56,7 @@ func (st *Stage) isolation(ctx context.Context, display string) ([]string, error
 		}
 		env = append(env, k+"="+dirs[k])
 	}
-	bus, err := atspi.StartSessionBus(ctx, display, env...)
+	bus, err := st.cfg.Machine.StartSessionBus(ctx, display, env...)
 	if err != nil {
 		return nil, fmt.Errorf("start the application's session bus: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"image"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
@@ -23,6 +24,52 @@ type Machine interface {
 	// one already running at a DevTools address.
 	LaunchBrowser(ctx context.Context, opts cdp.LaunchOptions) (Browser, error)
 	AttachBrowser(ctx context.Context, debuggerURL string) (Browser, error)
+	// StartSessionBus starts a private D-Bus session bus on the display:
+	// the isolated application's own, or one for the accessibility bus
+	// when the runtime has none.
+	StartSessionBus(ctx context.Context, display string, env ...string) (SessionBus, error)
+	// ConnectAccessibility connects to the accessibility bus the session
+	// bus at sessionAddress announces.
+	ConnectAccessibility(ctx context.Context, sessionAddress string) (AccessibilityBus, error)
+}
+
+// SessionBus is a D-Bus session bus the stage started.
+type SessionBus interface {
+	Address() string
+	// Env is the environment that points a program at the bus.
+	Env() []string
+	Close() error
+}
+
+// AccessibilityBus is what a run needs of the accessibility bus.
+type AccessibilityBus interface {
+	// Discover waits until the application whose process is pid, or one of
+	// its descendants, shows named controls.
+	Discover(ctx context.Context, pid int, opts atspi.DiscoverOptions) (Discovery, error)
+	Close() error
+}
+
+// Discovery is the application found on the accessibility bus: its name,
+// its toolkit ("GTK 4.8.3", or ""), its node and its named controls then.
+type Discovery struct {
+	Name     string
+	Toolkit  string
+	App      AccessibleApp
+	Controls []atspi.Control
+}
+
+// AccessibleApp is what a run needs of the application over AT-SPI.
+type AccessibleApp interface {
+	// Controls are the application's showing named controls now.
+	Controls(ctx context.Context) ([]atspi.Control, error)
+	// Find looks for the control of that name (an *atspi.NotFoundError
+	// lists the names there are).
+	Find(ctx context.Context, name string) (atspi.Control, error)
+	// Focused is the accessible with the keyboard focus, if any.
+	Focused(ctx context.Context) (atspi.Accessible, bool, error)
+	// Activate performs the control's activation action; an error means
+	// the toolkit refused it (a pointer click may still work).
+	Activate(ctx context.Context, c atspi.Control) error
 }
 
 // Session is what a run needs of the X server it uses.
@@ -133,6 +180,38 @@ func (Drivers) AttachBrowser(ctx context.Context, debuggerURL string) (Browser, 
 	return cdpBrowser{b}, nil
 }
 
+func (Drivers) StartSessionBus(ctx context.Context, display string, env ...string) (SessionBus, error) {
+	b, err := atspi.StartSessionBus(ctx, display, env...)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (Drivers) ConnectAccessibility(ctx context.Context, sessionAddress string) (AccessibilityBus, error) {
+	b, err := atspi.ConnectSession(ctx, sessionAddress)
+	if err != nil {
+		return nil, err
+	}
+	return atspiBus{b}, nil
+}
+
+// atspiBus gives the driver's bus the stage's view of what it discovers.
+type atspiBus struct{ *atspi.Bus }
+
+func (b atspiBus) Discover(ctx context.Context, pid int, opts atspi.DiscoverOptions) (Discovery, error) {
+	found, err := b.Bus.Discover(ctx, pid, opts)
+	if err != nil {
+		return Discovery{}, err
+	}
+	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{found.App}, Controls: found.Controls}, nil
+}
+
+// atspiApp acts on a control through the bus it was read from.
+type atspiApp struct{ atspi.App }
+
+func (atspiApp) Activate(ctx context.Context, c atspi.Control) error { return c.Click(ctx) }
+
 // cdpBrowser gives the driver's browser the stage's view of its tab.
 type cdpBrowser struct{ *cdp.Browser }
 
@@ -140,9 +219,11 @@ func (b cdpBrowser) Tab() BrowserTab { return b.Browser.Tab() }
 
 // Ensure the drivers' types satisfy what a run needs of them.
 var (
-	_ Machine = Drivers{}
-	_ Session = (*x11.Session)(nil)
-	_ Desktop = (*x11.Conn)(nil)
-	_ App     = (*proc.Process)(nil)
-	_ Browser = cdpBrowser{}
+	_ Machine       = Drivers{}
+	_ Session       = (*x11.Session)(nil)
+	_ Desktop       = (*x11.Conn)(nil)
+	_ App           = (*proc.Process)(nil)
+	_ Browser       = cdpBrowser{}
+	_ SessionBus    = (*atspi.SessionBus)(nil)
+	_ AccessibleApp = atspiApp{}
 )

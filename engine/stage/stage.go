@@ -15,7 +15,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -99,7 +98,7 @@ type Stage struct {
 	// removed when the stage is struck.
 	scratchDirs []string
 	// appBus is the app's private session bus, when the run is isolated.
-	appBus *atspi.SessionBus
+	appBus SessionBus
 }
 
 // New prepares a stage; nothing is started until Set.

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"image"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+)
+
+// fakeControl is a named control of the double's application: enabled,
+// with a click action, 80x30 at x,y.
+func fakeControl(name, role string, x, y int) atspi.Control {
+	return atspi.Control{Name: name, Role: role, Extents: image.Rect(x, y, x+80, y+30), Actions: []string{"click"}, Enabled: true}
+}
+
+// fakeDialog is a dialog's OK and Cancel buttons and a check box that a
+// press of it ticks.
+func fakeDialog() *fakeMachine {
+	f := &fakeMachine{controls: []atspi.Control{
+		fakeControl("OK", "push button", 40, 200), fakeControl("Cancel", "push button", 140, 200),
+		fakeControl("Remember me", "check box", 40, 150),
+	}}
+	f.on = func(f *fakeMachine, input string) {
+		if input != "press Remember me" {
+			return
+		}
+		cs := f.showing()
+		for i := range cs {
+			if cs[i].Name == "Remember me" {
+				cs[i].Checked = true
+			}
+		}
+		f.setControls(cs...)
+	}
+	return f
+}
+
+// TestRulesClickElement runs click_element and the controls checks on the
+// double's accessibility bus: a control is pressed through its action and
+// through the pointer when the toolkit refuses, a missing name lists the
+// names there are, an application without a bridge is told why, and a
+// control's state decides an expect.
+func TestRulesClickElement(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name             string
+		machine          func() *fakeMachine
+		steps            string
+		verdict, outcome string
+		want             []loopStep
+		inputs           []string
+		reason           string
+	}{
+		{
+			name: "a named control is pressed through its action", machine: fakeDialog,
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `clicked the push button "OK" through its accessibility action`}},
+			inputs: []string{"press OK"},
+		},
+		{
+			name: "a name in another case still finds the control", machine: fakeDialog,
+			steps:   "  - click_element: {name: cancel}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `clicked the push button "Cancel"`}},
+			inputs: []string{"press Cancel"},
+		},
+		{
+			name:    "a refused action falls back to the pointer at the control's centre",
+			machine: func() *fakeMachine { f := fakeDialog(); f.refuse = true; return f },
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `clicked the push button "OK" through the pointer (the action was refused`}},
+			inputs: []string{"click 80,215"},
+		},
+		{
+			name: "a missing name lists the names there are", machine: fakeDialog,
+			steps:   "  - click_element: {name: Apply}\n",
+			verdict: events.VerdictTestError, outcome: OutcomeStepError,
+			want: []loopStep{{"click_element", "error", `no control named "Apply"; available: "OK", "Cancel", "Remember me"`}},
+		},
+		{
+			name:    "an application without a bridge is told why click_element is not offered",
+			machine: func() *fakeMachine { return &fakeMachine{} },
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictTestError, outcome: OutcomeStepError,
+			want: []loopStep{{"click_element", "malformed", "unknown tool \"click_element\" (click_element is not offered: the application did not connect to the accessibility bus"}},
+		},
+		{
+			name: "a control's state after a press passes its expect", machine: fakeDialog,
+			steps:   "  - click_element: {name: Remember me}\n    expect:\n      controls:\n        Remember me: {checked: true}\n        Apply: {present: false}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `clicked the check box "Remember me"`}},
+			inputs: []string{"press Remember me"},
+		},
+		{
+			name: "a control in the wrong state fails its expect", machine: fakeDialog,
+			steps:   "  - expect:\n      controls:\n        OK: {enabled: false, within_s: 0.3}\n",
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			reason: `"OK"`,
+		},
+		{
+			name: "a box not yet ticked fails an expect that it is", machine: fakeDialog,
+			steps:   "  - expect:\n      controls:\n        Remember me: {checked: true, within_s: 0.3}\n",
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			reason:  `"Remember me"`,
+		},
+		{
+			name: "an expected control that is not there fails", machine: fakeDialog,
+			steps:   "  - expect:\n      controls:\n        Apply: {present: true, within_s: 0.3}\n",
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			reason: "Apply",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := c.machine()
+			r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n" + c.steps, operator: "runner: {}\n", machine: f})
+			loopWant(t, r, c.verdict, c.outcome, 0, 0)
+			if c.want != nil {
+				loopWantSteps(t, r.rep, c.want...)
+			}
+			if got := f.inputs(); !slices.Equal(got, c.inputs) {
+				t.Errorf("input = %q, want %q", got, c.inputs)
+			}
+			if why := strings.Join(r.rep.Reasons, " "); !strings.Contains(why, c.reason) {
+				t.Errorf("reasons = %q, want one containing %q", r.rep.Reasons, c.reason)
+			}
+		})
+	}
+}
+
+// TestRulesControlsOffer checks that named controls decide the tool list:
+// a goal run on an application that publishes them offers click_element
+// and the model's call presses the control; one that publishes none is
+// not offered it, and the tools event says why.
+func TestRulesControlsOffer(t *testing.T) {
+	t.Parallel()
+	offered := func(r loopResult) (tools []string, why string) {
+		for _, e := range r.events {
+			if d, ok := e.Data.(events.ToolList); ok && e.Kind == events.KindTools {
+				tools, why = d.Tools, d.NoClickElement
+			}
+		}
+		return tools, why
+	}
+	t.Run("published", func(t *testing.T) {
+		t.Parallel()
+		f := fakeDialog()
+		r := loopRun(t, loopCase{scenario: rulesGoal, machine: f,
+			script: []mt.Exchange{mt.Call("click_element", `{"name": "OK"}`), loopGoalMet}})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+		loopWantSteps(t, r.rep, loopStep{"click_element", "ok", `clicked the push button "OK"`}, loopStep{"record_verdict", "ok", ""})
+		if tools, _ := offered(r); !slices.Contains(tools, "click_element") {
+			t.Errorf("tools = %q, want click_element offered", tools)
+		}
+		if got := f.inputs(); !slices.Equal(got, []string{"press OK"}) {
+			t.Errorf("input = %q", got)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: rulesGoal, machine: &fakeMachine{controls: []atspi.Control{}},
+			script: []mt.Exchange{mt.Call("click_element", `{"name": "OK"}`), loopGoalMet}})
+		tools, why := offered(r)
+		if slices.Contains(tools, "click_element") || !strings.Contains(why, "shows no named controls") {
+			t.Errorf("tools = %q, no click_element because %q", tools, why)
+		}
+		if r.rep.Loop.Malformed != 1 {
+			t.Errorf("loop = %+v, want the unoffered call malformed", r.rep.Loop)
+		}
+	})
+}
