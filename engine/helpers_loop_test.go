@@ -18,7 +18,6 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/engine/report"
-	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // loopXterm is a goal scenario around a real xterm running sh: typing a
@@ -107,20 +106,7 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 		op = loopOperator
 	}
 	op = strings.ReplaceAll(op, "ENDPOINT", srv.URL())
-	scPath, opPath := filepath.Join(dir, "scenario.yaml"), filepath.Join(dir, "operator.yaml")
-	for path, body := range map[string]string{scPath: sc, opPath: op} {
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lookup := func(name string) (string, bool) {
-		v, ok := c.env[name]
-		return v, ok
-	}
-	files, err := scenarios.Load(scPath, opPath, lookup)
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
+	files := loadRunFiles(t, dir, sc, op, c.env)
 	var (
 		mu     sync.Mutex
 		evs    []events.Event
@@ -142,7 +128,7 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 			}
 		}},
 	}
-	runner, err = New(files, opts)
+	runner, err := New(files, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
-	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // scriptRunSpec is one end-to-end scripted run: a scenario written into a
@@ -71,25 +70,7 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(dir, "scenario.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(spec.scenario, "$DIR", dir)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	lookup := func(name string) (string, bool) {
-		v, ok := spec.env[name]
-		return v, ok
-	}
-	operator := ""
-	if spec.operator != "" {
-		operator = filepath.Join(dir, "operator.yaml")
-		if err := os.WriteFile(operator, []byte(spec.operator), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	files, err := scenarios.Load(path, operator, lookup)
-	if err != nil {
-		t.Fatalf("load the scenario: %v", err)
-	}
+	files := loadRunFiles(t, dir, strings.ReplaceAll(spec.scenario, "$DIR", dir), spec.operator, spec.env)
 
 	out := scriptOutcome{info: scriptRunInfo{dir: dir, reportDir: filepath.Join(dir, "report")}}
 	var mu sync.Mutex

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +9,6 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
-	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // A finished scripted run leaves a complete manifest whose identity is the
@@ -119,18 +116,7 @@ inbox:
 `
 	load := func(t *testing.T, sc, op string, env map[string]string) Identity {
 		t.Helper()
-		dir := t.TempDir()
-		scPath, opPath := filepath.Join(dir, "s.yaml"), filepath.Join(dir, "o.yaml")
-		if err := os.WriteFile(scPath, []byte(sc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(opPath, []byte(op), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		files, err := scenarios.Load(scPath, opPath, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-		if err != nil {
-			t.Fatal(err)
-		}
+		files := loadRunFiles(t, t.TempDir(), sc, op, env)
 		id, err := IdentityOf(files, Options{Version: "v1"})
 		if err != nil {
 			t.Fatal(err)

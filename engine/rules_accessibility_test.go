@@ -107,7 +107,7 @@ func TestRulesClickElement(t *testing.T) {
 			name: "a box not yet ticked fails an expect that it is", machine: fakeDialog,
 			steps:   "  - expect:\n      controls:\n        Remember me: {checked: true, within_s: 0.3}\n",
 			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
-			reason:  `"Remember me"`,
+			reason: `"Remember me"`,
 		},
 		{
 			name: "an expected control that is not there fails", machine: fakeDialog,

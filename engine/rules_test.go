@@ -14,7 +14,6 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
-	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // The tests in this file run the engine's rules (docs/architecture.md,
@@ -709,15 +708,7 @@ func TestRulesToolList(t *testing.T) {
 				[]string{"cdp_click_described", "cdp_list_interactive", "cdp_url"}},
 		}
 		for _, c := range cases {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "scenario.yaml")
-			if err := os.WriteFile(path, []byte(c.scenario), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			files, err := scenarios.Load(path, "", func(name string) (string, bool) { return "pw", name == "APP_PASSWORD" })
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
+			files := loadRunFiles(t, t.TempDir(), c.scenario, "", map[string]string{"APP_PASSWORD": "pw"})
 			var got []string
 			for _, spec := range PendingTools(files) {
 				got = append(got, spec.Name)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/redact"
-	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // scriptXterm is an xterm whose shell program first reports one mouse
@@ -603,26 +602,12 @@ func BenchmarkScriptRun(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
-			path := filepath.Join(dir, "scenario.yaml")
 			scenario := `name: bench` + scriptXtermPlain + `steps:
   - observe_screen: {}
   - press_key: a
   - observe_screen: {}
 `
-			if err := os.WriteFile(path, []byte(scenario), 0o600); err != nil {
-				b.Fatal(err)
-			}
-			opPath := ""
-			if c.operator != "" {
-				opPath = filepath.Join(dir, "operator.yaml")
-				if err := os.WriteFile(opPath, []byte(c.operator), 0o600); err != nil {
-					b.Fatal(err)
-				}
-			}
-			files, err := scenarios.Load(path, opPath, func(string) (string, bool) { return "", false })
-			if err != nil {
-				b.Fatal(err)
-			}
+			files := loadRunFiles(b, dir, scenario, c.operator, nil)
 			b.ResetTimer()
 			for i := range b.N {
 				r, err := New(files, Options{ReportDir: filepath.Join(dir, fmt.Sprintf("report-%d", i)), Display: "-",

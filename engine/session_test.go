@@ -48,15 +48,12 @@ func openTestSession(t *testing.T, ctx context.Context, deadline string) (*Sessi
 	t.Helper()
 	scriptNeed(t, "Xvfb", "xterm")
 	dir := t.TempDir()
-	path := filepath.Join(dir, "scenario.yaml")
-	if err := os.WriteFile(path, []byte(sessionScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := writeRunFiles(t, dir, sessionScenario, "")
 	env := map[string]string{"SESSION_PW": sessionSecret}
 	if deadline != "" {
 		env["KASM_RUNTIME_DEADLINE_S"] = deadline
 	}
-	files, err := scenarios.LoadSession(path, "", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	files, err := scenarios.LoadSession(path, "", lookupIn(env))
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}

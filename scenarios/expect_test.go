@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,17 +11,7 @@ import (
 func loadProblems(t *testing.T, scenario, operator string) (Problems, string) {
 	t.Helper()
 	dir := t.TempDir()
-	sc := filepath.Join(dir, "t.yaml")
-	if err := os.WriteFile(sc, []byte(scenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	op := ""
-	if operator != "" {
-		op = filepath.Join(dir, "op.yaml")
-		if err := os.WriteFile(op, []byte(operator), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sc, op := writeTestFiles(t, dir, scenario, operator)
 	_, err := Load(sc, op, env(map[string]string{"DOCS": "http://127.0.0.1:8090"}))
 	if err == nil {
 		return nil, ""

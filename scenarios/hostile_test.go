@@ -13,22 +13,29 @@ import (
 	"time"
 )
 
-// loadHostile writes a scenario (and an operator file when given) into a
-// fresh directory and loads them with env.
-func loadHostile(t *testing.T, scenario, operator string, vars map[string]string) (*Files, error) {
+// writeTestFiles writes a scenario (t.yaml) and, when given, an operator
+// file (op.yaml) into dir, and returns their paths; the operator's is ""
+// without one.
+func writeTestFiles(t *testing.T, dir, scenario, operator string) (sc, op string) {
 	t.Helper()
-	dir := t.TempDir()
-	sc := filepath.Join(dir, "t.yaml")
+	sc = filepath.Join(dir, "t.yaml")
 	if err := os.WriteFile(sc, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	op := ""
 	if operator != "" {
 		op = filepath.Join(dir, "op.yaml")
 		if err := os.WriteFile(op, []byte(operator), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return sc, op
+}
+
+// loadHostile writes a scenario (and an operator file when given) into a
+// fresh directory and loads them with env.
+func loadHostile(t *testing.T, scenario, operator string, vars map[string]string) (*Files, error) {
+	t.Helper()
+	sc, op := writeTestFiles(t, t.TempDir(), scenario, operator)
 	return Load(sc, op, env(vars))
 }
 

@@ -218,17 +218,7 @@ func TestRejections(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			sc := filepath.Join(dir, "t.yaml")
-			if err := os.WriteFile(sc, []byte(tc.scenario), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			op := ""
-			if tc.operator != "" {
-				op = filepath.Join(dir, "op.yaml")
-				if err := os.WriteFile(op, []byte(tc.operator), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			sc, op := writeTestFiles(t, dir, tc.scenario, tc.operator)
 			_, err := Load(sc, op, env(tc.env))
 			if err == nil {
 				t.Fatal("accepted bad input")
