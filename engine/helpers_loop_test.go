@@ -6,7 +6,6 @@ import (
 	"image"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -77,14 +76,10 @@ type loopResult struct {
 	srv    *modeltest.Server
 }
 
-// loopNeed skips a test when a binary it runs is not installed.
+// loopNeed skips a test when Xvfb or a binary it runs is not installed.
 func loopNeed(t testing.TB, bins ...string) {
 	t.Helper()
-	for _, b := range append([]string{"Xvfb"}, bins...) {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s is not installed (%v)", b, err)
-		}
-	}
+	scriptNeed(t, append([]string{"Xvfb"}, bins...)...)
 }
 
 // loopRun writes the files, runs the goal scenario in an embedded Xvfb and

@@ -123,7 +123,7 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 }
 
 // scriptNeed skips the test when a binary it starts is not installed.
-func scriptNeed(t *testing.T, bins ...string) {
+func scriptNeed(t testing.TB, bins ...string) {
 	t.Helper()
 	for _, b := range bins {
 		if _, err := exec.LookPath(b); err != nil {
