@@ -10,7 +10,7 @@ REPORTS  ?= reports
 # two-core machine.
 TESTFLAGS ?= -p 2 -timeout 20m
 
-.PHONY: all deps build test demo bench fuzz vet mutate clean
+.PHONY: all deps build test demo bench fuzz vet mutate mutate-stage clean
 
 all: build
 
@@ -45,12 +45,26 @@ fuzz:
 # glue and the engine's subpackages are not mutated.
 GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 RULE_TESTS  := ^(TestRules|TestTruncateAndTail|TestParseArgs|TestCanonicalJSON|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
-MUTATE_SKIP ?= -E '^(events|model|memory|redact|report|vision)/' -E '^(browser|accessibility|machine|builtins|steer|console|diagnose|explain)\.go$$'
+MUTATE_SKIP ?= -E '^(events|model|memory|redact|report|vision|stage)/' -E '^(browser|accessibility|machine|builtins|steer|diagnose|explain)\.go$$'
 MUTATE_OUT  ?= $(REPORTS)/mutate.json
+# The stage (engine/stage) has no tests of its own: the engine's rule tests
+# exercise it. gremlins pairs a mutant with its own package's tests except
+# in integration mode, so mutate-stage runs in that mode, on a snapshot of
+# HEAD without the packages above the engine (every mutant would rebuild
+# their tests); go test's cache answers for the packages a mutant leaves
+# alone.
+MUTATE_TREE ?= $(CURDIR)/$(REPORTS)/mutate-tree
+STAGE_SKIP  ?= -E '^(events|model|memory|redact|report|vision|internal|testdata)/' -E '^[^/]*\.go$$'
 
 mutate:
 	@mkdir -p $(REPORTS)
 	GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 20 $(MUTATE_SKIP) -o $(MUTATE_OUT) ./engine
+
+mutate-stage:
+	@rm -rf $(MUTATE_TREE) && mkdir -p $(MUTATE_TREE)
+	git archive HEAD | tar -x -C $(MUTATE_TREE)
+	rm -rf $(MUTATE_TREE)/cmd $(MUTATE_TREE)/tui $(MUTATE_TREE)/serve $(MUTATE_TREE)/suite
+	cd $(MUTATE_TREE) && GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash -i --coverpkg ./... --workers 2 --timeout-coefficient 20 $(STAGE_SKIP) -o $(CURDIR)/$(REPORTS)/mutate-stage.json ./engine
 
 clean:
 	rm -rf bin $(REPORTS)
