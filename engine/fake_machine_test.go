@@ -54,6 +54,11 @@ type fakeMachine struct {
 	// exitAtLaunch makes the app exit with this status before its window
 	// appears.
 	exitAtLaunch *proc.Status
+	// sessionErr, dialErr, startErr and browserErr, when set, are what
+	// starting the X server, connecting to it, starting the app and
+	// starting or attaching the browser answer; navigateErr is what every
+	// navigation of the tab answers.
+	sessionErr, dialErr, startErr, browserErr, navigateErr error
 	// focusErr, when set, is what focusing the window answers; settleErr
 	// what waiting for a settled screen does.
 	focusErr  error
@@ -100,6 +105,9 @@ var (
 func (f *fakeMachine) StartSession(_ context.Context, opts x11.SessionOptions) (session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.sessionErr != nil {
+		return nil, f.sessionErr
+	}
 	f.width, f.height = opts.Width, opts.Height
 	if f.width == 0 {
 		f.width, f.height = 640, 400
@@ -108,12 +116,20 @@ func (f *fakeMachine) StartSession(_ context.Context, opts x11.SessionOptions) (
 	return f.sess, nil
 }
 
-func (f *fakeMachine) Dial(string) (desktop, error) { return f, nil }
+func (f *fakeMachine) Dial(string) (desktop, error) {
+	if f.dialErr != nil {
+		return nil, f.dialErr
+	}
+	return f, nil
+}
 
 func (f *fakeMachine) StartApp(_ context.Context, spec proc.Spec) (app, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.specs = append(f.specs, spec)
+	if f.startErr != nil {
+		return nil, f.startErr
+	}
 	f.app = &fakeApp{done: make(chan struct{}), out: spec.Output}
 	if f.exitAtLaunch != nil {
 		f.app.exit(*f.exitAtLaunch)
@@ -384,10 +400,16 @@ func (s *fakeSession) Close() error          { s.close(); return nil }
 func (s *fakeSession) close()                { s.once.Do(func() { close(s.done) }) }
 
 func (f *fakeMachine) LaunchBrowser(context.Context, cdp.LaunchOptions) (browser, error) {
+	if f.browserErr != nil {
+		return nil, f.browserErr
+	}
 	return f.newBrowser(""), nil
 }
 
 func (f *fakeMachine) AttachBrowser(_ context.Context, debuggerURL string) (browser, error) {
+	if f.browserErr != nil {
+		return nil, f.browserErr
+	}
 	return f.newBrowser(debuggerURL), nil
 }
 
@@ -430,6 +452,9 @@ func (t *fakeTab) URL(context.Context) (string, error) {
 }
 
 func (t *fakeTab) Navigate(_ context.Context, url string) error {
+	if t.f.navigateErr != nil {
+		return t.f.navigateErr
+	}
 	t.mu.Lock()
 	t.url = url
 	t.mu.Unlock()
