@@ -176,3 +176,49 @@ func TestRulesControlsOffer(t *testing.T) {
 		}
 	})
 }
+
+// TestRulesSecretIntoRole checks secret.into by accessible role on the
+// double: the secret is typed when the focused accessible has the bound
+// role, refused (and never typed) when it has another or when nothing
+// says which has the focus.
+func TestRulesSecretIntoRole(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-double-secret"
+	const scenario = `name: secret role
+app:
+  command: [fake-app]
+provides:
+  pw:
+    secret:
+      env: ROLE_SECRET
+      into:
+        - role: password text
+steps:
+  - type_text: pw
+`
+	cases := []struct {
+		name    string
+		focused *atspi.Accessible
+		status  string
+		message string
+		inputs  []string
+	}{
+		{"a password field takes it", &atspi.Accessible{Role: "password text", Name: "Password"}, events.StatusOK, "", []string{"type " + secret}},
+		{"a plain entry is refused", &atspi.Accessible{Role: "text"}, events.StatusRefused, "this type_text would put it into the focused text", nil},
+		{"no known focus is refused", nil, events.StatusRefused, "", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := fakeDialog()
+			f.focused = c.focused
+			r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f, env: map[string]string{"ROLE_SECRET": secret}})
+			if len(r.rep.Steps) != 1 || r.rep.Steps[0].Status != c.status || !strings.Contains(r.rep.Steps[0].Message, c.message) {
+				t.Fatalf("steps = %+v, want one %s containing %q", r.rep.Steps, c.status, c.message)
+			}
+			if got := f.inputs(); !slices.Equal(got, c.inputs) {
+				t.Errorf("input = %q, want %q", got, c.inputs)
+			}
+		})
+	}
+}
