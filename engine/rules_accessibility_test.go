@@ -163,6 +163,21 @@ func TestRulesControlsOffer(t *testing.T) {
 			t.Errorf("input = %q", got)
 		}
 	})
+	t.Run("switched off", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: rulesGoal, operator: strings.Replace(loopOperator, "session:\n", "session:\n  accessibility: false\n", 1), machine: fakeDialog(),
+			script: []mt.Exchange{loopGoalMet}})
+		if tools, why := offered(r); slices.Contains(tools, "click_element") || why != "accessibility is off (session.accessibility: false)" {
+			t.Errorf("tools = %q, no click_element because %q", tools, why)
+		}
+	})
+	t.Run("not needed by the script", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: fakeDialog()})
+		if tools, why := offered(r); slices.Contains(tools, "click_element") || why != "" {
+			t.Errorf("tools = %q, no click_element because %q: a script that cannot use it is not told why", tools, why)
+		}
+	})
 	t.Run("none", func(t *testing.T) {
 		t.Parallel()
 		r := loopRun(t, loopCase{scenario: rulesGoal, machine: &fakeMachine{controls: []atspi.Control{}},

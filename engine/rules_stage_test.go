@@ -58,6 +58,11 @@ func TestRulesStageFailures(t *testing.T) {
 			if len(r.reqs) != 0 || len(r.rep.Steps) != 0 {
 				t.Errorf("%d model requests and %d steps, want none", len(r.reqs), len(r.rep.Steps))
 			}
+			for _, e := range r.events {
+				if e.Kind == events.KindLog && strings.Contains(e.Message, "no screen") {
+					t.Errorf("log %q: the double's screen can always be captured", e.Message)
+				}
+			}
 		})
 	}
 }
