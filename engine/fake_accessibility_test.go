@@ -26,7 +26,10 @@ func (f *fakeMachine) StartSessionBus(context.Context, string, ...string) (stage
 	return fakeSessionBus{address: fmt.Sprintf("unix:path=/nonexistent/kasmrt-fake-bus-%d", f.buses)}, nil
 }
 
-func (f *fakeMachine) ConnectAccessibility(context.Context, string) (stage.AccessibilityBus, error) {
+func (f *fakeMachine) ConnectAccessibility(_ context.Context, sessionAddress string) (stage.AccessibilityBus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dialled = append(f.dialled, sessionAddress)
 	return fakeAccessibilityBus{f}, nil
 }
 

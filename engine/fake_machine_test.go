@@ -92,8 +92,10 @@ type fakeMachine struct {
 	controls []atspi.Control
 	refuse   bool
 	focused  *atspi.Accessible
-	// buses counts the session buses the run started.
-	buses int
+	// buses counts the session buses the run started; dialled lists the
+	// session bus addresses it reached the accessibility bus through.
+	buses   int
+	dialled []string
 }
 
 var (

@@ -237,3 +237,34 @@ steps:
 		})
 	}
 }
+
+// TestRulesAccessibilityBus checks which session bus the application's
+// controls are looked for on: the isolated run's own, the runtime's when
+// the run is not isolated, and one the run starts when there is neither.
+func TestRulesAccessibilityBus(t *testing.T) {
+	t.Parallel()
+	const runtimeBus = "unix:path=/nonexistent/runtime-bus"
+	cases := []struct {
+		name, operator string
+		env            map[string]string
+		buses          int
+		dialled        string
+	}{
+		{"isolated: the run's own bus", "runner: {}\n", nil, 1, "unix:path=/nonexistent/kasmrt-fake-bus-1"},
+		{"not isolated: the runtime's bus", "session:\n  isolate: false\n", map[string]string{"DBUS_SESSION_BUS_ADDRESS": runtimeBus}, 0, runtimeBus},
+		{"not isolated and no bus: one for the controls", "session:\n  isolate: false\n", nil, 1, "unix:path=/nonexistent/kasmrt-fake-bus-1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := fakeDialog()
+			r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - click_element: {name: OK}\n", operator: c.operator, env: c.env, machine: f})
+			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.buses != c.buses || !slices.Equal(f.dialled, []string{c.dialled}) {
+				t.Errorf("%d buses started, controls looked for through %q; want %d and %q", f.buses, f.dialled, c.buses, c.dialled)
+			}
+		})
+	}
+}
