@@ -13,7 +13,6 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
@@ -109,6 +108,11 @@ type Model struct {
 	framePane    graphics.Pane
 	frameKey     string
 	inflight     bool
+
+	// lay is the layout computed for layoutIn.
+	lay       consoleLayout
+	layoutIn  layoutInput
+	layoutSet bool
 
 	// lastView is the newest rendered screen, readable from other
 	// goroutines (tests and benchmarks wait on it).
@@ -510,10 +514,10 @@ func (m *Model) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-// screenPane is the screen pane's rectangle in terminal cells.
+// screenPane is the screen pane's rectangle inside its border, where the
+// image goes, as the graphics renderer positions it.
 func (m *Model) screenPane() graphics.Pane {
-	l := m.layout()
-	return graphics.Pane{Row: 3, Col: 2, Cols: l.leftW - 2, Rows: l.screenH - 2, CellW: m.cellW, CellH: m.cellH}
+	return paneFor(m.layout().Screen, m.cellW, m.cellH)
 }
 
 // wantScreen is what the screen pane should show now.
@@ -578,23 +582,18 @@ func (m *Model) resendRaw() tea.Cmd {
 	return tea.Tick(40*time.Millisecond, func(time.Time) tea.Msg { return msg })
 }
 
-type layoutRects struct {
-	leftW, rightW              int
-	bodyH, screenH, timelineH  int
-	budgetsH, inboxH, verdictH int
-}
-
-func (m *Model) layout() layoutRects {
-	var l layoutRects
-	l.bodyH = max(0, m.height-3)
-	l.leftW = m.width * 3 / 5
-	l.rightW = m.width - l.leftW
-	l.screenH = l.bodyH * 11 / 20
-	l.timelineH = l.bodyH - l.screenH
-	l.budgetsH = min(max(4, len(m.st.Budgets)+3+len(noClickElementLines(m.st, l.rightW-2))), l.bodyH/3)
-	l.verdictH = max(4, l.bodyH/4)
-	l.inboxH = l.bodyH - l.budgetsH - l.verdictH
-	return l
+// layout returns the console's layout for the current size and panes,
+// computing it only when what it depends on changed.
+func (m *Model) layout() consoleLayout {
+	in := layoutInput{
+		Width: m.width, Height: m.height,
+		BudgetLines: budgetLines(m.st, m.width*2/5-2),
+		Inbox:       m.focus == focusInbox || len(m.st.Pending()) > 0,
+	}
+	if !m.layoutSet || in != m.layoutIn {
+		m.lay, m.layoutIn, m.layoutSet = computeLayout(in), in, true
+	}
+	return m.lay
 }
 
 // View draws the console.
@@ -623,13 +622,16 @@ func (m *Model) windowTitle() string {
 }
 
 func (m *Model) render() string {
-	if m.width < 40 || m.height < 12 {
-		return fmt.Sprintf("terminal too small (%dx%d): kasmrt needs 40x12", m.width, m.height)
+	if m.width < minWidth || m.height < minHeight {
+		return fmt.Sprintf("terminal too small (%dx%d): kasmrt needs %dx%d", m.width, m.height, minWidth, minHeight)
 	}
 	l := m.layout()
 	st := m.styles
-	header := fit(m.header(), m.width, 1)[0]
-	var body string
+	parts := []part{
+		{l.Header, fit(m.header(), m.width, 1)[0]},
+		{l.Status, fit(m.statusLine(), m.width, 1)[0]},
+		{l.Help, fit(m.helpBar(), m.width, 1)[0]},
+	}
 	if m.showHelp {
 		var groups [][]key.Binding
 		if m.live {
@@ -637,22 +639,23 @@ func (m *Model) render() string {
 		} else {
 			groups = m.rpKeys.FullHelp()
 		}
-		body = box(st, "keys", m.help.FullHelpView(groups), m.width, l.bodyH, true)
-	} else {
-		left := lipgloss.JoinVertical(lipgloss.Left,
-			box(st, m.screenTitle(), m.screenBody(), l.leftW, l.screenH, false),
-			box(st, "timeline · "+m.timeline.filter.String(), m.timeline.View(st, m.st.Rows, l.leftW-2, l.timelineH-2), l.leftW, l.timelineH, m.focus == focusTimeline),
-		)
-		right := lipgloss.JoinVertical(lipgloss.Left,
-			box(st, "budgets", budgetsView(st, m.st, l.rightW-2), l.rightW, l.budgetsH, false),
-			box(st, m.inboxTitle(), m.inboxBody(l.rightW-2, l.inboxH-2), l.rightW, l.inboxH, m.focus == focusInbox),
-			box(st, "verdict", verdictView(st, m.st, l.rightW-2), l.rightW, l.verdictH, false),
-		)
-		body = lipgloss.JoinHorizontal(lipgloss.Top, left, right)
+		parts = append(parts, part{l.Body, box(st, "keys", m.help.FullHelpView(groups), l.Body.Dx(), l.Body.Dy(), true)})
+		return compose(m.width, m.height, parts...)
 	}
-	status := fit(m.statusLine(), m.width, 1)[0]
-	helpBar := fit(m.helpBar(), m.width, 1)[0]
-	return header + "\n" + body + "\n" + status + "\n" + helpBar
+	pane := func(r uv.Rectangle, title string, focused bool, body func(w, h int) string) {
+		if in := inner(r); !in.Empty() {
+			parts = append(parts, part{r, box(st, title, body(in.Dx(), in.Dy()), r.Dx(), r.Dy(), focused)})
+		}
+	}
+	pane(l.Screen, m.screenTitle(), false, func(int, int) string { return m.screenBody() })
+	pane(l.Timeline, "timeline · "+m.timeline.filter.String(), m.focus == focusTimeline, func(w, h int) string {
+		return m.timeline.View(st, m.st.Rows, w, h)
+	})
+	pane(l.Budgets, "budgets", false, func(w, _ int) string { return budgetsView(st, m.st, w) })
+	pane(l.Inbox, m.inboxTitle(), m.focus == focusInbox, m.inboxBody)
+	pane(l.Verdict, "verdict", false, func(w, _ int) string { return verdictView(st, m.st, w) })
+	pane(l.Summary, "run", false, func(w, h int) string { return summaryView(st, m.st, w, h) })
+	return compose(m.width, m.height, parts...)
 }
 
 func (m *Model) header() string {
