@@ -2,10 +2,11 @@ package tui
 
 import (
 	"image"
+	"slices"
+	"strings"
 
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/ultraviolet/layout"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
@@ -134,16 +135,37 @@ type part struct {
 	text string
 }
 
-// compose draws every part into its rectangle on a w×h buffer and
-// renders the buffer, one line per row.
+// compose draws every part into its rectangle on a w×h area and returns
+// the area one line per row. A part's lines are exactly its rectangle's
+// width (box and fit make them so), so each row is its parts' lines side
+// by side, left to right, and no cell is measured or parsed again; cells
+// no part covers are blank.
 func compose(w, h int, parts ...part) string {
-	buf := uv.NewScreenBuffer(w, h)
-	buf.Method = ansi.GraphemeWidth
-	for _, p := range parts {
-		if p.rect.Empty() {
-			continue
+	sorted := slices.Clone(parts)
+	sorted = slices.DeleteFunc(sorted, func(p part) bool { return p.rect.Empty() })
+	slices.SortStableFunc(sorted, func(a, b part) int { return a.rect.Min.X - b.rect.Min.X })
+	lines := make([][]string, len(sorted))
+	for i, p := range sorted {
+		lines[i] = strings.SplitN(p.text, "\n", p.rect.Dy())
+		for len(lines[i]) < p.rect.Dy() {
+			lines[i] = append(lines[i], strings.Repeat(" ", p.rect.Dx()))
 		}
-		uv.NewStyledString(p.text).Draw(buf, p.rect)
 	}
-	return buf.Render()
+	var out strings.Builder
+	for y := range h {
+		if y > 0 {
+			out.WriteByte('\n')
+		}
+		x := 0
+		for i, p := range sorted {
+			if y < p.rect.Min.Y || y >= p.rect.Max.Y || p.rect.Min.X < x {
+				continue
+			}
+			out.WriteString(strings.Repeat(" ", p.rect.Min.X-x))
+			out.WriteString(lines[i][y-p.rect.Min.Y])
+			x = p.rect.Max.X
+		}
+		out.WriteString(strings.Repeat(" ", max(0, w-x)))
+	}
+	return out.String()
 }

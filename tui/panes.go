@@ -35,12 +35,12 @@ func box(st themes.Styles, title, body string, w, h int, focused bool) string {
 	}
 	out.WriteString(edge.Render(strings.Repeat(b.Top, max(0, inner-used))))
 	out.WriteString(edge.Render(b.TopRight))
-	lines := fit(body, inner, h-2)
-	for _, l := range lines {
+	left, right := edge.Render(b.Left), edge.Render(b.Right)
+	for _, l := range fit(body, inner, h-2) {
 		out.WriteString("\n")
-		out.WriteString(edge.Render(b.Left))
+		out.WriteString(left)
 		out.WriteString(l)
-		out.WriteString(edge.Render(b.Right))
+		out.WriteString(right)
 	}
 	out.WriteString("\n")
 	out.WriteString(edge.Render(b.BottomLeft + strings.Repeat(b.Bottom, inner) + b.BottomRight))
