@@ -83,6 +83,10 @@ type Model struct {
 	timeline      timelinePane
 	compare       bool
 	showHelp      bool
+	// detail is what the detail pane shows (detailNone: it is closed),
+	// scrolled by detailOffset lines.
+	detail        detailKind
+	detailOffset  int
 	status        string
 	paused        bool
 	stepMode      bool
@@ -293,6 +297,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		return m, m.handleMouse(msg.(tea.MouseMsg))
 	}
 	// Blink and other component messages.
 	var cmds []tea.Cmd
@@ -372,14 +378,35 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp = true
 	case key.Matches(msg, k.Up):
 		m.timeline.move(m.st.Rows, -1)
+		return m.refreshScreen()
 	case key.Matches(msg, k.Down):
 		m.timeline.move(m.st.Rows, 1)
+		return m.refreshScreen()
 	case key.Matches(msg, k.PageUp):
 		m.timeline.move(m.st.Rows, -10)
+		return m.refreshScreen()
 	case key.Matches(msg, k.PageDown):
 		m.timeline.move(m.st.Rows, 10)
+		return m.refreshScreen()
 	case key.Matches(msg, k.Follow):
 		m.timeline.selected = -1
+		return m.refreshScreen()
+	case key.Matches(msg, k.Detail):
+		return m.toggleDetail(detailStep)
+	case key.Matches(msg, k.Why):
+		return m.toggleDetail(detailWhy)
+	case key.Matches(msg, k.Close):
+		if m.detail != detailNone {
+			return m.toggleDetail(m.detail)
+		}
+	case key.Matches(msg, k.ScrollDown):
+		m.detailOffset += wheelStep
+	case key.Matches(msg, k.ScrollUp):
+		m.detailOffset = max(0, m.detailOffset-wheelStep)
+	case key.Matches(msg, k.NextFailed):
+		return m.jumpFailed(1)
+	case key.Matches(msg, k.PrevFailed):
+		return m.jumpFailed(-1)
 	case key.Matches(msg, k.Filter):
 		m.cycleFilter()
 	case key.Matches(msg, k.Compare):
@@ -520,19 +547,48 @@ func (m *Model) screenPane() graphics.Pane {
 	return paneFor(m.layout().Screen, m.cellW, m.cellH)
 }
 
-// wantScreen is what the screen pane should show now.
+// wantScreen is what the screen pane should show now: the row the live
+// view inspects, or the newest screen; either one's before and after in
+// compare mode.
 func (m *Model) wantScreen() (screenRequest, bool) {
 	pane := m.screenPane()
 	if pane.Cols <= 0 || pane.Rows <= 0 {
 		return screenRequest{}, false
 	}
-	if m.compare && m.st.Grounding != nil && m.st.Grounding.Before != "" && m.st.Grounding.After != "" {
-		return screenRequest{Screen: m.st.Grounding.After, Before: m.st.Grounding.Before, After: m.st.Grounding.After, Point: m.st.Grounding.Point, Pane: pane}, true
+	if m.compare {
+		if before, after, point, _, ok := m.comparePair(); ok {
+			return screenRequest{Screen: after, Before: before, After: after, Point: point, Pane: pane}, true
+		}
+	}
+	if m.inspecting() {
+		r, _ := m.currentRow()
+		if r.Screen == "" {
+			return screenRequest{}, false
+		}
+		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Pane: pane}, true
 	}
 	if m.st.Screen == "" {
 		return screenRequest{}, false
 	}
 	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Pane: pane}, true
+}
+
+// comparePair is the before and after the compare mode shows: the current
+// row's when it has them, else (following or in the replay) the latest
+// grounding attempt's.
+func (m *Model) comparePair() (before, after string, point *events.Point, title string, ok bool) {
+	if r, found := m.currentRow(); found {
+		if before, after, point, title, ok = rowCompare(m.st, r); ok {
+			return before, after, point, title, true
+		}
+	}
+	if m.inspecting() {
+		return "", "", nil, "", false
+	}
+	if g := m.st.Grounding; g != nil && g.Before != "" && g.After != "" {
+		return g.Before, g.After, g.Point, fmt.Sprintf("before | after · step %d attempt %d · %s", g.Step, g.Attempt, g.Outcome), true
+	}
+	return "", "", nil, "", false
 }
 
 // refreshScreen starts rendering what the pane should show unless that is
@@ -589,6 +645,7 @@ func (m *Model) layout() consoleLayout {
 		Width: m.width, Height: m.height,
 		BudgetLines: budgetLines(m.st, m.width*2/5-2),
 		Inbox:       m.focus == focusInbox || len(m.st.Pending()) > 0,
+		Detail:      m.detail != detailNone,
 	}
 	if !m.layoutSet || in != m.layoutIn {
 		m.lay, m.layoutIn, m.layoutSet = computeLayout(in), in, true
@@ -602,6 +659,9 @@ func (m *Model) View() tea.View {
 	m.lastView.Store(&content)
 	v := tea.NewView(content)
 	v.AltScreen = true
+	// Clicks and the wheel only: cell motion reports no bare movement, so
+	// the program is not woken by a mouse passing over it.
+	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = m.windowTitle()
 	return v
 }
@@ -648,13 +708,17 @@ func (m *Model) render() string {
 		}
 	}
 	pane(l.Screen, m.screenTitle(), false, func(int, int) string { return m.screenBody() })
-	pane(l.Timeline, "timeline · "+m.timeline.filter.String(), m.focus == focusTimeline, func(w, h int) string {
+	pane(l.Timeline, m.timelineTitle(), m.focus == focusTimeline, func(w, h int) string {
 		return m.timeline.View(st, m.st.Rows, w, h)
 	})
 	pane(l.Budgets, "budgets", false, func(w, _ int) string { return budgetsView(st, m.st, w) })
 	pane(l.Inbox, m.inboxTitle(), m.focus == focusInbox, m.inboxBody)
 	pane(l.Verdict, "verdict", false, func(w, _ int) string { return verdictView(st, m.st, w) })
 	pane(l.Summary, "run", false, func(w, h int) string { return summaryView(st, m.st, w, h) })
+	if in := inner(l.Detail); !in.Empty() {
+		doc := m.detailDoc(in.Dx())
+		pane(l.Detail, m.detailPaneTitle(doc.title), false, func(_, h int) string { return m.detailBody(doc, h) })
+	}
 	return compose(m.width, m.height, parts...)
 }
 
@@ -683,6 +747,9 @@ func (m *Model) header() string {
 		if m.st.ModelIteration > 0 {
 			parts = append(parts, fmt.Sprintf("turn %d", m.st.ModelIteration))
 		}
+		if m.inspecting() {
+			parts = append(parts, st.Question.Render("INSPECTING"))
+		}
 	} else {
 		parts[0] = st.Title.Render("kasmrt replay")
 		if len(m.evs) > 0 {
@@ -701,29 +768,58 @@ func (m *Model) header() string {
 }
 
 func (m *Model) screenTitle() string {
-	if m.compare && m.st.Grounding != nil && m.st.Grounding.Before != "" && m.st.Grounding.After != "" {
-		g := m.st.Grounding
-		return fmt.Sprintf("before | after · step %d attempt %d · %s", g.Step, g.Attempt, g.Outcome)
+	if m.compare {
+		if _, _, _, title, ok := m.comparePair(); ok {
+			return title
+		}
 	}
-	if m.st.Screen == "" {
-		return "screen"
+	screen, point, box := m.st.Screen, m.st.Point, m.st.Box
+	prefix := ""
+	if m.inspecting() {
+		r, _ := m.currentRow()
+		screen, point, box = r.Screen, r.Point, r.Box
+		prefix = "past "
+		if step := r.Step(); step > 0 {
+			prefix = fmt.Sprintf("step %d · ", step)
+		}
 	}
-	t := fmt.Sprintf("screen %04d", screenNumber(m.st.Screen))
-	if m.st.Point != nil {
-		t += " · click " + formatPoint(m.st.Point)
+	if screen == "" {
+		return prefix + "screen"
 	}
-	if m.st.Box != nil {
-		t += " · box " + formatRect(m.st.Box)
+	t := fmt.Sprintf("%sscreen %04d", prefix, screenNumber(screen))
+	if point != nil {
+		t += " · click " + formatPoint(point)
+	}
+	if box != nil {
+		t += " · box " + formatRect(box)
 	}
 	return t + " · " + m.mode.String()
 }
 
+// timelineTitle says the filter and, live, whether the timeline follows
+// the run or shows a past row (and how to come back).
+func (m *Model) timelineTitle() string {
+	t := "timeline · " + m.timeline.filter.String()
+	if !m.live {
+		return t
+	}
+	if m.inspecting() {
+		n := len(m.timeline.visible(m.st.Rows))
+		return fmt.Sprintf("%s · row %d/%d · G: latest", t, m.timeline.selected+1, n)
+	}
+	return t + " · following"
+}
+
 func (m *Model) screenBody() string {
-	if m.st.Screen == "" {
+	req, ok := m.wantScreen()
+	if !ok {
+		if m.inspecting() {
+			return m.styles.Muted.Render("no capture at this row yet")
+		}
 		return m.styles.Muted.Render("no capture yet")
 	}
 	if m.probing || m.frameKey == "" {
-		return m.styles.Muted.Render(graphics.Label(screenNumber(m.st.Screen), m.st.ScreenW, m.st.ScreenH))
+		return m.styles.Muted.Render(graphics.Label(screenNumber(req.Screen), m.st.ScreenW, m.st.ScreenH))
 	}
 	return m.frame.Cells
 }

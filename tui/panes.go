@@ -101,6 +101,9 @@ type timelinePane struct {
 	filter   Filter
 	selected int // index into the filtered rows; -1 follows the tail
 	offset   int
+	// listH is how many rows the last View listed, so a click can tell a
+	// row from the detail lines under the list.
+	listH int
 }
 
 // visible returns the indexes into rows that pass the filter.
@@ -178,6 +181,7 @@ func (t *timelinePane) View(st themes.Styles, rows []Row, w, h int) string {
 		t.offset = sel - listH + 1
 	}
 	t.offset = min(t.offset, max(0, len(vis)-listH))
+	t.listH = listH
 	var lines []string
 	for k := t.offset; k < len(vis) && k < t.offset+listH; k++ {
 		lines = append(lines, t.line(st, rows[vis[k]], w, k == sel))
