@@ -176,6 +176,11 @@ func TestReplayMouseInTmux(t *testing.T) {
 	const cols, rows = 120, 40
 	term := startTmux(t, cols, rows, bin, "replay", dir, "--graphics", "blocks")
 	term.screen("pass-with-concerns")
+	// The console asked the terminal for clicks and the wheel in SGR form,
+	// and not for every movement of the pointer.
+	if out, err := term.run("display", "-p", "-t", "console", "#{mouse_button_flag} #{mouse_all_flag} #{mouse_sgr_flag}"); err != nil || strings.TrimSpace(out) != "1 0 1" {
+		t.Fatalf("mouse modes (button, all motion, SGR) = %q (%v), want 1 0 1", out, err)
+	}
 	timeline := inner(computeLayout(layoutInput{Width: cols, Height: rows}).Timeline)
 	// A click on step 3's row (the fourth) moves the replay there; a
 	// second click opens its detail.
