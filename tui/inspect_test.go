@@ -127,13 +127,7 @@ func TestFailedStepJump(t *testing.T) {
 	})
 	t.Run("replay", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
-		writeWhyReport(t, dir)
-		r, err := LoadReport(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := NewReplay(r, Options{Theme: testTheme(t, false), Graphics: graphics.None, Env: func(string) string { return "" }})
+		m := whyReplay(t, false)
 		tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 			teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 		t.Cleanup(func() { _ = tm.Quit() })
@@ -254,14 +248,20 @@ func TestDetailGolden(t *testing.T) {
 // detail pane showing kind.
 func whyReplayAt(t *testing.T, kind detailKind) *Model {
 	t.Helper()
+	m := whyReplay(t, true)
+	m.jumpFailed(-1)
+	m.detail = kind
+	return m
+}
+
+// whyReplay is the replay of a copy of the why run, at its end.
+func whyReplay(t *testing.T, noColor bool) *Model {
+	t.Helper()
 	dir := t.TempDir()
 	writeWhyReport(t, dir)
 	r, err := LoadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewReplay(r, Options{Theme: testTheme(t, true), Graphics: graphics.None, Env: func(string) string { return "" }})
-	m.jumpFailed(-1)
-	m.detail = kind
-	return m
+	return NewReplay(r, Options{Theme: testTheme(t, noColor), Graphics: graphics.None, Env: func(string) string { return "" }})
 }

@@ -315,16 +315,21 @@ func budgetsView(st themes.Styles, s *State, w int) string {
 	return strings.Join(lines, "\n")
 }
 
+// verdictLine is the verdict and its outcome, coloured as passing or not.
+func verdictLine(st themes.Styles, v *events.Verdict) string {
+	style := st.VerdictFail
+	if v.Verdict == events.VerdictPass || v.Verdict == events.VerdictPassConcerns {
+		style = st.VerdictPass
+	}
+	return style.Render(fmt.Sprintf("%s (%s)", v.Verdict, v.Outcome))
+}
+
 // verdictView renders the verdict with why, the checks and the concerns.
 func verdictView(st themes.Styles, s *State, w int) string {
 	var lines []string
 	switch {
 	case s.Verdict != nil:
-		style := st.VerdictFail
-		if s.Verdict.Verdict == events.VerdictPass || s.Verdict.Verdict == events.VerdictPassConcerns {
-			style = st.VerdictPass
-		}
-		lines = append(lines, style.Render(fmt.Sprintf("%s (%s)", s.Verdict.Verdict, s.Verdict.Outcome)))
+		lines = append(lines, verdictLine(st, s.Verdict))
 		for _, r := range s.Verdict.Reasons {
 			for _, l := range wrap("· "+r, w) {
 				lines = append(lines, l)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
 )
 
@@ -28,11 +27,7 @@ func summaryView(st themes.Styles, s *State, w, h int) string {
 	var lines []string
 	switch {
 	case s.Verdict != nil:
-		style := st.VerdictFail
-		if s.Verdict.Verdict == events.VerdictPass || s.Verdict.Verdict == events.VerdictPassConcerns {
-			style = st.VerdictPass
-		}
-		line := style.Render(fmt.Sprintf("%s (%s)", s.Verdict.Verdict, s.Verdict.Outcome))
+		line := verdictLine(st, s.Verdict)
 		if len(s.Verdict.Reasons) > 0 {
 			line += st.Muted.Render(" · " + s.Verdict.Reasons[0])
 		}
