@@ -77,9 +77,15 @@ func TestLiveInspectPastStep(t *testing.T) {
 	waitView(t, tm.m, "INSPECTING")
 	waitView(t, tm.m, "step 4 · screen 0004")
 	waitView(t, tm.m, "[screen 0004 · 640×400]")
+	// b puts the screens before and after the inspected step side by side.
+	press(tm, "b")
+	waitView(t, tm.m, "before | after · step 4 type_text")
+	press(tm, "b")
+	waitView(t, tm.m, "step 4 · screen 0004")
 	press(tm, "enter")
 	waitView(t, tm.m, "typed the value \"greeting\" (10 characters)")
 	waitView(t, tm.m, "ref: greeting")
+	waitView(t, tm.m, "before 0003 · after 0004")
 	// The run goes on: step 6 fails, the run ends; the selection stays.
 	feed(sink, evs[36:])
 	waitView(t, tm.m, "· ended ·")
