@@ -229,10 +229,12 @@ func whyDetail(st themes.Styles, s *State, t int, w int) detailDoc {
 		lw.text(turn.Reply.Message)
 	}
 	lw.heading("it called")
-	if len(turn.Steps) == 0 {
-		if turn.Reply != nil {
-			lw.muted("  no tool")
-		}
+	if p := s.Proposal; len(turn.Steps) == 0 && p != nil && t == len(s.Turns)-1 {
+		// Step mode: the call waits for the operator, who decides on it
+		// with this view in front of them.
+		lw.text(fmt.Sprintf("%d %s %s → waiting for approval (a approve · r reject)", p.Step, p.Tool, formatArgs(p.Args)))
+	} else if len(turn.Steps) == 0 && turn.Reply != nil {
+		lw.muted("  no tool")
 	}
 	for _, n := range turn.Steps {
 		if i, ok := s.stepRows[n]; ok {

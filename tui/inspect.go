@@ -72,7 +72,9 @@ func (m *Model) detailDoc(w int) detailDoc {
 	switch {
 	case m.detail == detailWhy:
 		t, found := len(m.st.Turns)-1, len(m.st.Turns) > 0
-		if ok {
+		// A call waiting for approval has no row yet: while the timeline
+		// follows, its turn is the one to explain.
+		if ok && (m.st.Proposal == nil || m.timeline.selected >= 0) {
 			t, found = turnFor(m.st, r)
 		}
 		if !found {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -270,4 +271,31 @@ func whyReplay(t *testing.T, noColor bool) *Model {
 		t.Fatal(err)
 	}
 	return NewReplay(r, Options{Theme: testTheme(t, noColor), Graphics: graphics.None, Env: func(string) string { return "" }})
+}
+
+// TestWhyViewOfAProposal shows, in step mode, why the model proposes the
+// call that waits for the operator's approval.
+func TestWhyViewOfAProposal(t *testing.T) {
+	t.Parallel()
+	evs := whyEvents(t)
+	// Turn 4's request and reply, its call proposed instead of run.
+	upTo := 0
+	for i, e := range evs {
+		if e.Kind == events.KindStepStarted && e.Step == 4 {
+			upTo = i
+			break
+		}
+	}
+	proposal := events.Event{Seq: evs[upTo].Seq, T: evs[upTo].T, Kind: events.KindProposal, Step: 4, Tool: "type_text",
+		Args: map[string]any{"ref": "greeting"}, Source: "model"}
+	m := liveAt(t, append(slices.Clone(evs[:upTo]), proposal))
+	m.width, m.height = 120, 40
+	m.detail = detailWhy
+	v := ansi.Strip(m.render())
+	for _, want := range []string{"why · turn 4", "The prompt is there; typing the greeting.",
+		`4 type_text {"ref":"greeting"} → waiting for`, "proposed: step 4 type_text"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the why view of a proposal lacks %q:\n%s", want, v)
+		}
+	}
 }
