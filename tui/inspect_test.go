@@ -299,3 +299,37 @@ func TestWhyViewOfAProposal(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailNeutralisesHostileText: control sequences in what the model
+// said, in a tool's result and in a call's arguments reach the detail and
+// why views as visible characters, never as commands to the terminal.
+func TestDetailNeutralisesHostileText(t *testing.T) {
+	t.Parallel()
+	const title, clear = "\x1b]0;pwned\a", "\x1b[2J"
+	evs := slices.Clone(whyEvents(t))
+	for i, e := range evs {
+		switch {
+		case e.Kind == events.KindModelReply:
+			e.Message = "look" + title + clear
+		case e.Kind == events.KindStepEnded && e.Step == 4:
+			e.Message = "typed" + clear
+			e.Args = map[string]any{"ref": "greeting" + title}
+		case e.Kind == events.KindStepStarted && e.Step == 4:
+			e.Args = map[string]any{"ref": "greeting" + title}
+		}
+		evs[i] = e
+	}
+	m := liveAt(t, evs[:36])
+	m.width, m.height = 200, 60
+	m.timeline.selected = 4
+	for _, kind := range []detailKind{detailStep, detailWhy} {
+		m.detail = kind
+		v := m.render()
+		if strings.Contains(v, title) || strings.Contains(v, clear) || strings.Contains(v, "\a") {
+			t.Errorf("view %d passes a control sequence to the terminal:\n%q", kind, v)
+		}
+		if !strings.Contains(v, `\x1b]0;pwned\x07`) && !strings.Contains(v, `\x1b[2J`) {
+			t.Errorf("view %d does not show the neutralised sequence:\n%s", kind, ansi.Strip(v))
+		}
+	}
+}

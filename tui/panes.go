@@ -9,6 +9,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // box draws a pane: a w×h border with the title set into its top edge and
@@ -197,6 +198,9 @@ func (t *timelinePane) View(st themes.Styles, rows []Row, w, h int) string {
 
 func (t *timelinePane) line(st themes.Styles, r Row, w int, selected bool) string {
 	text, status := rowText(r)
+	// A row carries the model's, the app's and the tools' words: their
+	// control sequences are shown, not obeyed, and stay on one line.
+	text, status = sanitize.Line(text), sanitize.Line(status)
 	mark := " "
 	if selected {
 		mark = "›"
@@ -240,7 +244,7 @@ func (t *timelinePane) detail(r Row, w int) []string {
 	if r.Kind != RowStep || r.Ended == nil || r.Ended.Message == "" {
 		return nil
 	}
-	lines := wrap(r.Ended.Status+": "+r.Ended.Message, w)
+	lines := wrap(r.Ended.Status+": "+sanitize.Line(r.Ended.Message), w)
 	if len(lines) > 3 {
 		lines = lines[:3]
 	}
@@ -394,7 +398,7 @@ func inboxView(st themes.Styles, s *State, w, h int) string {
 			prefix = "note to model: "
 			style = st.Muted
 		}
-		for _, l := range wrap(prefix+it.Text, w) {
+		for _, l := range wrap(prefix+sanitize.Text(it.Text), w) {
 			lines = append(lines, style.Render(l))
 		}
 	}
