@@ -46,12 +46,17 @@ func rowCompare(s *State, r Row) (before, after string, point *events.Point, tit
 		}
 	}
 	if g := r.Event.Grounding; r.Kind == RowGrounding && g != nil && g.Before != "" && g.After != "" {
-		return g.Before, g.After, g.Point, fmt.Sprintf("before | after · step %d attempt %d · %s", g.Step, g.Attempt, g.Outcome), true
+		return g.Before, g.After, g.Point, groundingCompareTitle(g), true
 	}
 	if r.Kind == RowStep && r.Before != "" && r.Screen != "" && r.Before != r.Screen {
 		return r.Before, r.Screen, r.Point, fmt.Sprintf("before | after · step %d %s", r.Event.Step, r.Event.Tool), true
 	}
 	return "", "", nil, "", false
+}
+
+// groundingCompareTitle titles a grounding attempt's before and after.
+func groundingCompareTitle(g *events.Grounding) string {
+	return fmt.Sprintf("before | after · step %d attempt %d · %s", g.Step, g.Attempt, g.Outcome)
 }
 
 // toggleDetail opens the detail pane on kind, or closes it when it shows

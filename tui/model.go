@@ -586,7 +586,7 @@ func (m *Model) comparePair() (before, after string, point *events.Point, title 
 		return "", "", nil, "", false
 	}
 	if g := m.st.Grounding; g != nil && g.Before != "" && g.After != "" {
-		return g.Before, g.After, g.Point, fmt.Sprintf("before | after · step %d attempt %d · %s", g.Step, g.Attempt, g.Outcome), true
+		return g.Before, g.After, g.Point, groundingCompareTitle(g), true
 	}
 	return "", "", nil, "", false
 }
