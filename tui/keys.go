@@ -57,14 +57,22 @@ func (k liveKeys) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Follow, k.Filter, k.NextFailed, k.PrevFailed},
 		{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note},
 		{k.Detail, k.Why, k.Close, k.ScrollDown, k.ScrollUp, k.Compare},
-		{k.Focus, k.Help, k.Quit, mouseHelp()},
+		{k.Focus, k.Help, k.Quit},
+		mouseHelp(),
 	}
 }
 
 // mouseHelp tells the help view what the mouse does; every action it
-// takes also has a key.
-func mouseHelp() key.Binding {
-	return key.NewBinding(key.WithKeys("mouse"), key.WithHelp("mouse", "click a row (again: detail) · wheel scrolls · click the inbox"))
+// takes also has a key. The bindings match no key: they only describe.
+func mouseHelp() []key.Binding {
+	b := func(what, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys("mouse "+what), key.WithHelp(what, desc))
+	}
+	return []key.Binding{
+		b("click", "select a row (again: its detail)"),
+		b("wheel", "scroll the timeline or the detail"),
+		b("click inbox", "answer a question"),
+	}
 }
 
 // inboxKeys apply while the inbox's text area has focus.
@@ -138,7 +146,8 @@ func (k replayKeys) FullHelp() [][]key.Binding {
 		{k.NextFailed, k.PrevFailed, k.NextRefusal, k.PrevRefusal, k.NextGrounding, k.PrevGrounding},
 		{k.NextConcern, k.PrevConcern, k.NextQuestion, k.PrevQuestion, k.Filter, k.Compare},
 		{k.Detail, k.Why, k.Close, k.ScrollDown, k.ScrollUp},
-		{k.Help, k.Quit, mouseHelp()},
+		{k.Help, k.Quit},
+		mouseHelp(),
 	}
 }
 

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/ansi"
-
+	"charm.land/bubbles/v2/key"
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
@@ -98,6 +98,31 @@ func TestScreenPaneFollowsLayout(t *testing.T) {
 			want := graphics.Pane{Row: row + 2, Col: col + 2, Cols: cols, Rows: rows, CellW: 9, CellH: 18}
 			if got := m.screenPane(); got != want {
 				t.Errorf("%dx%d inbox=%v: the image goes to %+v, the pane is drawn at %+v", size[0], size[1], inbox, got, want)
+			}
+		}
+	}
+}
+
+// TestHelpShowsEveryKey opens the help at the smallest common terminal
+// and checks that every binding's description is on screen, none cut off.
+func TestHelpShowsEveryKey(t *testing.T) {
+	t.Parallel()
+	live := liveAt(t, sampleEvents())
+	replay := NewReplay(&Report{Events: sampleEvents()}, Options{Theme: testTheme(t, true), Graphics: graphics.None, Env: func(string) string { return "" }})
+	for name, c := range map[string]struct {
+		m      *Model
+		groups [][]key.Binding
+	}{
+		"live":   {live, append(live.keys.FullHelp(), live.inKeys.ShortHelp())},
+		"replay": {replay, replay.rpKeys.FullHelp()},
+	} {
+		c.m.width, c.m.height, c.m.showHelp = 80, 24, true
+		v := ansi.Strip(c.m.render())
+		for _, g := range c.groups {
+			for _, b := range g {
+				if !strings.Contains(v, b.Help().Desc) {
+					t.Errorf("%s: the help at 80x24 lacks %q:\n%s", name, b.Help().Desc, v)
+				}
 			}
 		}
 	}

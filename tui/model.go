@@ -699,7 +699,7 @@ func (m *Model) render() string {
 		} else {
 			groups = m.rpKeys.FullHelp()
 		}
-		parts = append(parts, part{l.Body, box(st, "keys", m.help.FullHelpView(groups), l.Body.Dx(), l.Body.Dy(), true)})
+		parts = append(parts, part{l.Body, box(st, "keys", m.fullHelp(groups, l.Body.Dx()-2), l.Body.Dx(), l.Body.Dy(), true)})
 		return compose(m.width, m.height, parts...)
 	}
 	pane := func(r uv.Rectangle, title string, focused bool, body func(w, h int) string) {
@@ -720,6 +720,26 @@ func (m *Model) render() string {
 		pane(l.Detail, m.detailPaneTitle(doc.title), false, func(_, h int) string { return m.detailBody(doc, h) })
 	}
 	return compose(m.width, m.height, parts...)
+}
+
+// fullHelp lays the key groups out in as many columns as fit width w,
+// continuing on further rows, so no group is cut off on a small terminal.
+func (m *Model) fullHelp(groups [][]key.Binding, w int) string {
+	m.help.SetWidth(0)
+	defer m.help.SetWidth(m.width)
+	var rows []string
+	var row [][]key.Binding
+	for _, g := range groups {
+		if len(row) > 0 && ansi.StringWidth(strings.Split(m.help.FullHelpView(append(row, g)), "\n")[0]) > w {
+			rows = append(rows, m.help.FullHelpView(row))
+			row = nil
+		}
+		row = append(row, g)
+	}
+	if len(row) > 0 {
+		rows = append(rows, m.help.FullHelpView(row))
+	}
+	return strings.Join(rows, "\n\n")
 }
 
 func (m *Model) header() string {
