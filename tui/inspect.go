@@ -229,6 +229,9 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 			return m.refreshScreen()
 		case at.In(l.Detail):
 			m.detailOffset = max(0, m.detailOffset+delta)
+		case at.In(l.Inbox):
+			// The newest line is at the bottom: the wheel up goes back.
+			m.inboxBack = max(0, m.inboxBack-delta)
 		}
 	}
 	return nil

@@ -333,3 +333,34 @@ func TestDetailNeutralisesHostileText(t *testing.T) {
 		}
 	}
 }
+
+// TestInboxWheel scrolls the inbox's history back with the wheel and
+// forward again to the newest message.
+func TestInboxWheel(t *testing.T) {
+	t.Parallel()
+	evs := slices.Clone(whyEvents(t)[:36])
+	at := evs[len(evs)-1].T
+	for i := range 12 {
+		evs = append(evs, events.Event{T: at, Kind: events.KindRespond, Message: fmt.Sprintf("message %d", i+1)})
+	}
+	m := liveAt(t, evs)
+	m.width, m.height = 120, 40
+	inbox := computeLayout(layoutInput{Width: 120, Height: 40}).Inbox
+	view := func() string { return ansi.Strip(m.render()) }
+	if v := view(); !strings.Contains(v, "model: message 12") || strings.Contains(v, "lines back") {
+		t.Fatalf("the inbox does not end on the newest message:\n%s", v)
+	}
+	for range 10 {
+		m.Update(tea.MouseWheelMsg{X: inbox.Min.X + 2, Y: inbox.Max.Y - 2, Button: tea.MouseWheelUp})
+	}
+	if v := view(); !strings.Contains(v, "note to model: the prompt is at the top left") || strings.Contains(v, "model: message 12") ||
+		!strings.Contains(v, "lines back") {
+		t.Fatalf("the wheel did not scroll the inbox back to its oldest line:\n%s", v)
+	}
+	for range 10 {
+		m.Update(tea.MouseWheelMsg{X: inbox.Min.X + 2, Y: inbox.Max.Y - 2, Button: tea.MouseWheelDown})
+	}
+	if v := view(); !strings.Contains(v, "model: message 12") || strings.Contains(v, "lines back") {
+		t.Fatalf("the wheel did not come back to the newest message:\n%s", v)
+	}
+}

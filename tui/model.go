@@ -85,8 +85,10 @@ type Model struct {
 	showHelp      bool
 	// detail is what the detail pane shows (detailNone: it is closed),
 	// scrolled by detailOffset lines.
-	detail        detailKind
-	detailOffset  int
+	detail       detailKind
+	detailOffset int
+	// inboxBack scrolls the inbox's history back from the newest line.
+	inboxBack     int
 	status        string
 	paused        bool
 	stepMode      bool
@@ -712,7 +714,12 @@ func (m *Model) render() string {
 		return m.timeline.View(st, m.st.Rows, w, h)
 	})
 	pane(l.Budgets, "budgets", false, func(w, _ int) string { return budgetsView(st, m.st, w) })
-	pane(l.Inbox, m.inboxTitle(), m.focus == focusInbox, m.inboxBody)
+	if in := inner(l.Inbox); !in.Empty() {
+		// The body first: it keeps the scroll within the history the title
+		// then reports.
+		body := m.inboxBody(in.Dx(), in.Dy())
+		pane(l.Inbox, m.inboxTitle(), m.focus == focusInbox, func(int, int) string { return body })
+	}
 	pane(l.Verdict, "verdict", false, func(w, _ int) string { return verdictView(st, m.st, w) })
 	pane(l.Summary, "run", false, func(w, h int) string { return summaryView(st, m.st, w, h) })
 	if in := inner(l.Detail); !in.Empty() {
@@ -845,18 +852,26 @@ func (m *Model) screenBody() string {
 }
 
 func (m *Model) inboxTitle() string {
+	t := "inbox"
 	if n := len(m.st.Pending()); n > 0 {
-		return fmt.Sprintf("inbox · %d waiting", n)
+		t = fmt.Sprintf("inbox · %d waiting", n)
 	}
-	return "inbox"
+	if m.inboxBack > 0 {
+		t += fmt.Sprintf(" · %d lines back", m.inboxBack)
+	}
+	return t
 }
 
 func (m *Model) inboxBody(w, h int) string {
 	if !m.live || h < 5 {
-		return inboxView(m.styles, m.st, w, h)
+		view, back := inboxWindow(m.styles, m.st, w, h, m.inboxBack)
+		m.inboxBack = back
+		return view
 	}
 	m.answer.SetWidth(w)
-	return inboxView(m.styles, m.st, w, h-3) + "\n" + strings.Repeat("─", w) + "\n" + m.answer.View()
+	view, back := inboxWindow(m.styles, m.st, w, h-3, m.inboxBack)
+	m.inboxBack = back
+	return view + "\n" + strings.Repeat("─", w) + "\n" + m.answer.View()
 }
 
 func (m *Model) statusLine() string {

@@ -372,8 +372,15 @@ func verdictView(st themes.Styles, s *State, w int) string {
 // inboxView renders the inbox history, newest at the bottom, with pending
 // questions marked, into h lines (the caller adds the text area).
 func inboxView(st themes.Styles, s *State, w, h int) string {
+	view, _ := inboxWindow(st, s, w, h, 0)
+	return view
+}
+
+// inboxWindow is inboxView scrolled back by back lines from the newest,
+// with back kept within the history.
+func inboxWindow(st themes.Styles, s *State, w, h, back int) (string, int) {
 	if len(s.Inbox) == 0 {
-		return st.Muted.Render("no questions or messages")
+		return st.Muted.Render("no questions or messages"), 0
 	}
 	var lines []string
 	for _, it := range s.Inbox {
@@ -402,10 +409,9 @@ func inboxView(st themes.Styles, s *State, w, h int) string {
 			lines = append(lines, style.Render(l))
 		}
 	}
-	if len(lines) > h {
-		lines = lines[len(lines)-h:]
-	}
-	return strings.Join(lines, "\n")
+	back = min(max(0, back), max(0, len(lines)-h))
+	end := len(lines) - back
+	return strings.Join(lines[max(0, end-h):end], "\n"), back
 }
 
 func isPending(s *State, id string) bool {
