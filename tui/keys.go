@@ -70,7 +70,7 @@ func mouseHelp() []key.Binding {
 	}
 	return []key.Binding{
 		b("click", "select a row (again: its detail)"),
-		b("wheel", "scroll the timeline or the detail"),
+		b("wheel", "scroll the timeline, the detail or the inbox"),
 		b("click inbox", "answer a question"),
 	}
 }
