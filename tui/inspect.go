@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // currentRow is the timeline row the screen and the detail pane describe:
@@ -49,7 +50,7 @@ func rowCompare(s *State, r Row) (before, after string, point *events.Point, tit
 		return g.Before, g.After, g.Point, groundingCompareTitle(g), true
 	}
 	if r.Kind == RowStep && r.Before != "" && r.Screen != "" && r.Before != r.Screen {
-		return r.Before, r.Screen, r.Point, fmt.Sprintf("before | after · step %d %s", r.Event.Step, r.Event.Tool), true
+		return r.Before, r.Screen, r.Point, fmt.Sprintf("before | after · step %d %s", r.Event.Step, sanitize.Line(r.Event.Tool)), true
 	}
 	return "", "", nil, "", false
 }

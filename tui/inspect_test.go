@@ -316,12 +316,17 @@ func TestDetailNeutralisesHostileText(t *testing.T) {
 			e.Args = map[string]any{"ref": "greeting" + title}
 		case e.Kind == events.KindStepStarted && e.Step == 4:
 			e.Args = map[string]any{"ref": "greeting" + title}
+		case e.Step == 2 && e.Tool == "observe":
+			// A tool name is the model's word too.
+			e.Tool = "observe" + title
 		}
 		evs[i] = e
 	}
 	m := liveAt(t, evs[:36])
 	m.width, m.height = 200, 60
 	m.timeline.selected = 4
+	proposal := events.Event{T: evs[35].T, Kind: events.KindProposal, Step: 6, Tool: "exit" + clear, Source: "model"}
+	m.applyEvents([]events.Event{proposal})
 	for _, kind := range []detailKind{detailStep, detailWhy} {
 		m.detail = kind
 		v := m.render()

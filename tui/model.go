@@ -20,6 +20,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // Options configure the console.
@@ -885,7 +886,7 @@ func (m *Model) statusLine() string {
 		return st.StepError.Render("abort the run? (y/n)")
 	}
 	if p := m.st.Proposal; p != nil && m.live {
-		return st.Question.Render(fmt.Sprintf("proposed: step %d %s %s", p.Step, p.Tool, formatArgs(p.Args))) +
+		return st.Question.Render(fmt.Sprintf("proposed: step %d %s %s", p.Step, sanitize.Line(p.Tool), formatArgs(p.Args))) +
 			st.Muted.Render(" — a approve · r reject")
 	}
 	if !m.live && len(m.evs) > 0 {
