@@ -369,3 +369,51 @@ func TestInboxWheel(t *testing.T) {
 		t.Fatalf("the wheel did not come back to the newest message:\n%s", v)
 	}
 }
+
+// TestEveryViewAtEveryEvent renders the step detail, the why view and the
+// before/after of every row at every point of both recorded runs and of a
+// stream with odd events (a reply without a request, a grounding without
+// its attempt, a step that ends twice), at the smallest and a large size:
+// whatever the stream holds, the console draws a whole frame.
+func TestEveryViewAtEveryEvent(t *testing.T) {
+	t.Parallel()
+	at := whyEvents(t)[0].T
+	odd := []events.Event{
+		{T: at, Kind: events.KindModelReply, Message: "a reply no request asked for"},
+		{T: at, Kind: events.KindGrounding},
+		{T: at, Kind: events.KindStepEnded, Step: 9, Tool: "click", Status: events.StatusError, Source: "model"},
+		{T: at, Kind: events.KindStepEnded, Step: 9, Tool: "click", Status: events.StatusOK, Source: "model"},
+		{T: at, Kind: events.KindModelRequest},
+		{T: at, Kind: events.KindStepStarted, Step: 10, Tool: "wait", Source: "model"},
+	}
+	for name, evs := range map[string][]events.Event{"why-run": whyEvents(t), "recorded-run": sampleEvents(), "odd": odd} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// Following the run after each event; then, at its end, each row.
+			m := liveAt(t, evs[:1])
+			for n := 1; n <= len(evs); n++ {
+				if n > 1 {
+					m.applyEvents(evs[n-1 : n])
+				}
+				rows := []int{-1}
+				if n == len(evs) {
+					for sel := range m.st.Rows {
+						rows = append(rows, sel)
+					}
+				}
+				for _, size := range [][2]int{{minWidth, minHeight}, {120, 40}} {
+					m.width, m.height = size[0], size[1]
+					for _, sel := range rows {
+						m.timeline.selected = sel
+						for _, kind := range []detailKind{detailNone, detailStep, detailWhy} {
+							m.detail, m.compare = kind, kind == detailStep
+							if got := len(strings.Split(m.render(), "\n")); got != size[1] {
+								t.Fatalf("after %d events, row %d, view %d: %d lines, want %d", n, sel, kind, got, size[1])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
