@@ -198,9 +198,7 @@ func (s *runState) runLoop(ctx context.Context) {
 			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
 		}
 		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: tools, Seed: s.seed(s.loop.iterations)}
-		s.publish(events.Event{Data: events.ModelRequest{
-			Iteration: s.loop.iterations + 1, Messages: len(req.Messages), Images: countImages(req.Messages), ImageBytes: imageBytes(req.Messages),
-		}})
+		s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
 		s.loop.iterations++
 		resp, err := s.Turn(ctx, req)
 		if err != nil {

@@ -99,3 +99,33 @@ func BenchmarkKeyToRepaint(b *testing.B) {
 	stop.Store(true)
 	<-done
 }
+
+// BenchmarkRender measures drawing the whole console at 200x60 with a
+// half-block screen, the most cells a frame carries.
+func BenchmarkRender(b *testing.B) {
+	dir := b.TempDir()
+	writeReport(b, dir, sampleEvents(), true)
+	r, err := LoadReport(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	theme, err := themes.Load("dark", "", func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := NewReplay(r, Options{Theme: theme, Graphics: graphics.Blocks, Profile: colorprofile.TrueColor, Env: func(string) string { return "" }})
+	m.width, m.height = 200, 60
+	req, ok := m.wantScreen()
+	if !ok {
+		b.Fatal("no screen to show")
+	}
+	msg := renderScreen(m.ctx, m.renderer, dir, req)().(frameMsg)
+	if msg.err != nil {
+		b.Fatal(msg.err)
+	}
+	m.installFrame(msg)
+	b.ResetTimer()
+	for range b.N {
+		_ = m.render()
+	}
+}

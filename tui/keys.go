@@ -10,6 +10,9 @@ import (
 type liveKeys struct {
 	Up, Down, PageUp, PageDown, Follow key.Binding
 	Filter, Focus, Compare             key.Binding
+	Detail, Why, Close                 key.Binding
+	ScrollDown, ScrollUp               key.Binding
+	NextFailed, PrevFailed             key.Binding
 	Pause, Step, Approve, Reject       key.Binding
 	Abort, Note, Help, Quit            key.Binding
 }
@@ -19,34 +22,56 @@ func newLiveKeys() liveKeys {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
 	return liveKeys{
-		Up:       b([]string{"k", "up"}, "↑/k", "up"),
-		Down:     b([]string{"j", "down"}, "↓/j", "down"),
-		PageUp:   b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
-		PageDown: b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
-		Follow:   b([]string{"G", "end"}, "G", "follow newest"),
-		Filter:   b([]string{"f", "/"}, "f", "filter"),
-		Focus:    b([]string{"i", "tab"}, "i/tab", "inbox"),
-		Compare:  b([]string{"b"}, "b", "before/after"),
-		Pause:    b([]string{"p"}, "p", "pause/resume"),
-		Step:     b([]string{"s"}, "s", "step mode"),
-		Approve:  b([]string{"a"}, "a", "approve"),
-		Reject:   b([]string{"r"}, "r", "reject"),
-		Abort:    b([]string{"x"}, "x", "abort"),
-		Note:     b([]string{"n"}, "n", "note"),
-		Help:     b([]string{"?"}, "?", "help"),
-		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
+		Up:         b([]string{"k", "up"}, "↑/k", "up"),
+		Down:       b([]string{"j", "down"}, "↓/j", "down"),
+		PageUp:     b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
+		PageDown:   b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
+		Follow:     b([]string{"G", "end"}, "G", "follow newest"),
+		Detail:     b([]string{"enter"}, "enter", "step detail"),
+		Why:        b([]string{"w"}, "w", "why the model acted"),
+		Close:      b([]string{"esc"}, "esc", "close detail"),
+		ScrollDown: b([]string{"J"}, "J/K", "scroll detail"),
+		ScrollUp:   b([]string{"K"}, "K", "scroll detail up"),
+		NextFailed: b([]string{"e"}, "e/E", "next/prev failed step"),
+		PrevFailed: b([]string{"E"}, "E", "previous failed step"),
+		Filter:     b([]string{"f", "/"}, "f", "filter"),
+		Focus:      b([]string{"i", "tab"}, "i/tab", "inbox"),
+		Compare:    b([]string{"b"}, "b", "before/after"),
+		Pause:      b([]string{"p"}, "p", "pause/resume"),
+		Step:       b([]string{"s"}, "s", "step mode"),
+		Approve:    b([]string{"a"}, "a", "approve"),
+		Reject:     b([]string{"r"}, "r", "reject"),
+		Abort:      b([]string{"x"}, "x", "abort"),
+		Note:       b([]string{"n"}, "n", "note"),
+		Help:       b([]string{"?"}, "?", "help"),
+		Quit:       b([]string{"q", "ctrl+c"}, "q", "quit"),
 	}
 }
 
 func (k liveKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note, k.Focus, k.Filter, k.Help, k.Quit}
+	return []key.Binding{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note, k.Focus, k.Detail, k.Why, k.NextFailed, k.Follow, k.Filter, k.Help, k.Quit}
 }
 
 func (k liveKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Follow, k.Filter},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Follow, k.Filter, k.NextFailed, k.PrevFailed},
 		{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note},
-		{k.Focus, k.Compare, k.Help, k.Quit},
+		{k.Detail, k.Why, k.Close, k.ScrollDown, k.ScrollUp, k.Compare},
+		{k.Focus, k.Help, k.Quit},
+		mouseHelp(),
+	}
+}
+
+// mouseHelp tells the help view what the mouse does; every action it
+// takes also has a key. The bindings match no key: they only describe.
+func mouseHelp() []key.Binding {
+	b := func(what, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys("mouse "+what), key.WithHelp(what, desc))
+	}
+	return []key.Binding{
+		b("click", "select a row (again: its detail)"),
+		b("wheel", "scroll the timeline, the detail or the inbox"),
+		b("click inbox", "answer a question"),
 	}
 }
 
@@ -73,6 +98,8 @@ type replayKeys struct {
 	NextGrounding, PrevGrounding                key.Binding
 	NextConcern, PrevConcern                    key.Binding
 	NextQuestion, PrevQuestion                  key.Binding
+	NextFailed, PrevFailed                      key.Binding
+	Detail, Why, Close, ScrollDown, ScrollUp    key.Binding
 	Filter, Compare, Help, Quit                 key.Binding
 }
 
@@ -95,6 +122,13 @@ func newReplayKeys() replayKeys {
 		PrevConcern:   b([]string{"C"}, "C", "previous concern"),
 		NextQuestion:  b([]string{"a"}, "a/A", "next/prev question"),
 		PrevQuestion:  b([]string{"A"}, "A", "previous question"),
+		NextFailed:    b([]string{"e"}, "e/E", "next/prev failed step"),
+		PrevFailed:    b([]string{"E"}, "E", "previous failed step"),
+		Detail:        b([]string{"enter"}, "enter", "step detail"),
+		Why:           b([]string{"w"}, "w", "why the model acted"),
+		Close:         b([]string{"esc"}, "esc", "close detail"),
+		ScrollDown:    b([]string{"J"}, "J/K", "scroll detail"),
+		ScrollUp:      b([]string{"K"}, "K", "scroll detail up"),
 		Filter:        b([]string{"f", "/"}, "f", "filter"),
 		Compare:       b([]string{"b"}, "b", "before/after"),
 		Help:          b([]string{"?"}, "?", "help"),
@@ -103,14 +137,17 @@ func newReplayKeys() replayKeys {
 }
 
 func (k replayKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Next, k.Prev, k.NextRefusal, k.NextGrounding, k.NextConcern, k.NextQuestion, k.Compare, k.Help, k.Quit}
+	return []key.Binding{k.Next, k.Prev, k.NextFailed, k.NextRefusal, k.NextGrounding, k.NextConcern, k.NextQuestion, k.Detail, k.Why, k.Compare, k.Help, k.Quit}
 }
 
 func (k replayKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Next, k.Prev, k.NextStep, k.PrevStep, k.First, k.Last},
-		{k.NextRefusal, k.PrevRefusal, k.NextGrounding, k.PrevGrounding, k.NextConcern, k.PrevConcern},
-		{k.NextQuestion, k.PrevQuestion, k.Filter, k.Compare, k.Help, k.Quit},
+		{k.NextFailed, k.PrevFailed, k.NextRefusal, k.PrevRefusal, k.NextGrounding, k.PrevGrounding},
+		{k.NextConcern, k.PrevConcern, k.NextQuestion, k.PrevQuestion, k.Filter, k.Compare},
+		{k.Detail, k.Why, k.Close, k.ScrollDown, k.ScrollUp},
+		{k.Help, k.Quit},
+		mouseHelp(),
 	}
 }
 

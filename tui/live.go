@@ -19,12 +19,13 @@ type Controls interface {
 }
 
 // lossy reports whether only the newest pending event of e's kind matters:
-// frames and gauges, which the next one replaces. Model replies are not
-// lossy: their usage is summed into the token count. Everything else (steps,
-// refusals, questions, verdicts) must reach the console.
+// frames and gauges, which the next one replaces. Model requests and
+// replies are not lossy: each is a turn the why view shows, and replies'
+// usage is summed into the token count. Everything else (steps, refusals,
+// questions, verdicts) must reach the console.
 func lossy(e events.Event) bool {
 	switch e.Kind {
-	case events.KindScreen, events.KindBudget, events.KindModelRequest:
+	case events.KindScreen, events.KindBudget:
 		return true
 	}
 	return false

@@ -13,7 +13,6 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
@@ -21,6 +20,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // Options configure the console.
@@ -84,6 +84,12 @@ type Model struct {
 	timeline      timelinePane
 	compare       bool
 	showHelp      bool
+	// detail is what the detail pane shows (detailNone: it is closed),
+	// scrolled by detailOffset lines.
+	detail       detailKind
+	detailOffset int
+	// inboxBack scrolls the inbox's history back from the newest line.
+	inboxBack     int
 	status        string
 	paused        bool
 	stepMode      bool
@@ -109,6 +115,11 @@ type Model struct {
 	framePane    graphics.Pane
 	frameKey     string
 	inflight     bool
+
+	// lay is the layout computed for layoutIn.
+	lay       consoleLayout
+	layoutIn  layoutInput
+	layoutSet bool
 
 	// lastView is the newest rendered screen, readable from other
 	// goroutines (tests and benchmarks wait on it).
@@ -289,6 +300,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		return m, m.handleMouse(msg.(tea.MouseMsg))
 	}
 	// Blink and other component messages.
 	var cmds []tea.Cmd
@@ -368,14 +381,35 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp = true
 	case key.Matches(msg, k.Up):
 		m.timeline.move(m.st.Rows, -1)
+		return m.refreshScreen()
 	case key.Matches(msg, k.Down):
 		m.timeline.move(m.st.Rows, 1)
+		return m.refreshScreen()
 	case key.Matches(msg, k.PageUp):
 		m.timeline.move(m.st.Rows, -10)
+		return m.refreshScreen()
 	case key.Matches(msg, k.PageDown):
 		m.timeline.move(m.st.Rows, 10)
+		return m.refreshScreen()
 	case key.Matches(msg, k.Follow):
 		m.timeline.selected = -1
+		return m.refreshScreen()
+	case key.Matches(msg, k.Detail):
+		return m.toggleDetail(detailStep)
+	case key.Matches(msg, k.Why):
+		return m.toggleDetail(detailWhy)
+	case key.Matches(msg, k.Close):
+		if m.detail != detailNone {
+			return m.toggleDetail(m.detail)
+		}
+	case key.Matches(msg, k.ScrollDown):
+		m.detailOffset += wheelStep
+	case key.Matches(msg, k.ScrollUp):
+		m.detailOffset = max(0, m.detailOffset-wheelStep)
+	case key.Matches(msg, k.NextFailed):
+		return m.jumpFailed(1)
+	case key.Matches(msg, k.PrevFailed):
+		return m.jumpFailed(-1)
 	case key.Matches(msg, k.Filter):
 		m.cycleFilter()
 	case key.Matches(msg, k.Compare):
@@ -510,25 +544,54 @@ func (m *Model) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-// screenPane is the screen pane's rectangle in terminal cells.
+// screenPane is the screen pane's rectangle inside its border, where the
+// image goes, as the graphics renderer positions it.
 func (m *Model) screenPane() graphics.Pane {
-	l := m.layout()
-	return graphics.Pane{Row: 3, Col: 2, Cols: l.leftW - 2, Rows: l.screenH - 2, CellW: m.cellW, CellH: m.cellH}
+	return paneFor(m.layout().Screen, m.cellW, m.cellH)
 }
 
-// wantScreen is what the screen pane should show now.
+// wantScreen is what the screen pane should show now: the row the live
+// view inspects, or the newest screen; either one's before and after in
+// compare mode.
 func (m *Model) wantScreen() (screenRequest, bool) {
 	pane := m.screenPane()
 	if pane.Cols <= 0 || pane.Rows <= 0 {
 		return screenRequest{}, false
 	}
-	if m.compare && m.st.Grounding != nil && m.st.Grounding.Before != "" && m.st.Grounding.After != "" {
-		return screenRequest{Screen: m.st.Grounding.After, Before: m.st.Grounding.Before, After: m.st.Grounding.After, Point: m.st.Grounding.Point, Pane: pane}, true
+	if m.compare {
+		if before, after, point, _, ok := m.comparePair(); ok {
+			return screenRequest{Screen: after, Before: before, After: after, Point: point, Pane: pane}, true
+		}
+	}
+	if m.inspecting() {
+		r, _ := m.currentRow()
+		if r.Screen == "" {
+			return screenRequest{}, false
+		}
+		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Pane: pane}, true
 	}
 	if m.st.Screen == "" {
 		return screenRequest{}, false
 	}
 	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Pane: pane}, true
+}
+
+// comparePair is the before and after the compare mode shows: the current
+// row's when it has them, else (following or in the replay) the latest
+// grounding attempt's.
+func (m *Model) comparePair() (before, after string, point *events.Point, title string, ok bool) {
+	if r, found := m.currentRow(); found {
+		if before, after, point, title, ok = rowCompare(m.st, r); ok {
+			return before, after, point, title, true
+		}
+	}
+	if m.inspecting() {
+		return "", "", nil, "", false
+	}
+	if g := m.st.Grounding; g != nil && g.Before != "" && g.After != "" {
+		return g.Before, g.After, g.Point, groundingCompareTitle(g), true
+	}
+	return "", "", nil, "", false
 }
 
 // refreshScreen starts rendering what the pane should show unless that is
@@ -578,23 +641,19 @@ func (m *Model) resendRaw() tea.Cmd {
 	return tea.Tick(40*time.Millisecond, func(time.Time) tea.Msg { return msg })
 }
 
-type layoutRects struct {
-	leftW, rightW              int
-	bodyH, screenH, timelineH  int
-	budgetsH, inboxH, verdictH int
-}
-
-func (m *Model) layout() layoutRects {
-	var l layoutRects
-	l.bodyH = max(0, m.height-3)
-	l.leftW = m.width * 3 / 5
-	l.rightW = m.width - l.leftW
-	l.screenH = l.bodyH * 11 / 20
-	l.timelineH = l.bodyH - l.screenH
-	l.budgetsH = min(max(4, len(m.st.Budgets)+3+len(noClickElementLines(m.st, l.rightW-2))), l.bodyH/3)
-	l.verdictH = max(4, l.bodyH/4)
-	l.inboxH = l.bodyH - l.budgetsH - l.verdictH
-	return l
+// layout returns the console's layout for the current size and panes,
+// computing it only when what it depends on changed.
+func (m *Model) layout() consoleLayout {
+	in := layoutInput{
+		Width: m.width, Height: m.height,
+		BudgetLines: budgetLines(m.st, m.width*2/5-2),
+		Inbox:       m.focus == focusInbox || len(m.st.Pending()) > 0,
+		Detail:      m.detail != detailNone,
+	}
+	if !m.layoutSet || in != m.layoutIn {
+		m.lay, m.layoutIn, m.layoutSet = computeLayout(in), in, true
+	}
+	return m.lay
 }
 
 // View draws the console.
@@ -603,6 +662,9 @@ func (m *Model) View() tea.View {
 	m.lastView.Store(&content)
 	v := tea.NewView(content)
 	v.AltScreen = true
+	// Clicks and the wheel only: cell motion reports no bare movement, so
+	// the program is not woken by a mouse passing over it.
+	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = m.windowTitle()
 	return v
 }
@@ -623,13 +685,16 @@ func (m *Model) windowTitle() string {
 }
 
 func (m *Model) render() string {
-	if m.width < 40 || m.height < 12 {
-		return fmt.Sprintf("terminal too small (%dx%d): kasmrt needs 40x12", m.width, m.height)
+	if m.width < minWidth || m.height < minHeight {
+		return fmt.Sprintf("terminal too small (%dx%d): kasmrt needs %dx%d", m.width, m.height, minWidth, minHeight)
 	}
 	l := m.layout()
 	st := m.styles
-	header := fit(m.header(), m.width, 1)[0]
-	var body string
+	parts := []part{
+		{l.Header, fit(m.header(), m.width, 1)[0]},
+		{l.Status, fit(m.statusLine(), m.width, 1)[0]},
+		{l.Help, fit(m.helpBar(), m.width, 1)[0]},
+	}
 	if m.showHelp {
 		var groups [][]key.Binding
 		if m.live {
@@ -637,22 +702,52 @@ func (m *Model) render() string {
 		} else {
 			groups = m.rpKeys.FullHelp()
 		}
-		body = box(st, "keys", m.help.FullHelpView(groups), m.width, l.bodyH, true)
-	} else {
-		left := lipgloss.JoinVertical(lipgloss.Left,
-			box(st, m.screenTitle(), m.screenBody(), l.leftW, l.screenH, false),
-			box(st, "timeline · "+m.timeline.filter.String(), m.timeline.View(st, m.st.Rows, l.leftW-2, l.timelineH-2), l.leftW, l.timelineH, m.focus == focusTimeline),
-		)
-		right := lipgloss.JoinVertical(lipgloss.Left,
-			box(st, "budgets", budgetsView(st, m.st, l.rightW-2), l.rightW, l.budgetsH, false),
-			box(st, m.inboxTitle(), m.inboxBody(l.rightW-2, l.inboxH-2), l.rightW, l.inboxH, m.focus == focusInbox),
-			box(st, "verdict", verdictView(st, m.st, l.rightW-2), l.rightW, l.verdictH, false),
-		)
-		body = lipgloss.JoinHorizontal(lipgloss.Top, left, right)
+		parts = append(parts, part{l.Body, box(st, "keys", m.fullHelp(groups, l.Body.Dx()-2), l.Body.Dx(), l.Body.Dy(), true)})
+		return compose(m.width, m.height, parts...)
 	}
-	status := fit(m.statusLine(), m.width, 1)[0]
-	helpBar := fit(m.helpBar(), m.width, 1)[0]
-	return header + "\n" + body + "\n" + status + "\n" + helpBar
+	pane := func(r uv.Rectangle, title string, focused bool, body func(w, h int) string) {
+		if in := inner(r); !in.Empty() {
+			parts = append(parts, part{r, box(st, title, body(in.Dx(), in.Dy()), r.Dx(), r.Dy(), focused)})
+		}
+	}
+	pane(l.Screen, m.screenTitle(), false, func(int, int) string { return m.screenBody() })
+	pane(l.Timeline, m.timelineTitle(), m.focus == focusTimeline, func(w, h int) string {
+		return m.timeline.View(st, m.st.Rows, w, h)
+	})
+	pane(l.Budgets, "budgets", false, func(w, _ int) string { return budgetsView(st, m.st, w) })
+	if in := inner(l.Inbox); !in.Empty() {
+		// The body first: it keeps the scroll within the history the title
+		// then reports.
+		body := m.inboxBody(in.Dx(), in.Dy())
+		pane(l.Inbox, m.inboxTitle(), m.focus == focusInbox, func(int, int) string { return body })
+	}
+	pane(l.Verdict, "verdict", false, func(w, _ int) string { return verdictView(st, m.st, w) })
+	pane(l.Summary, "run", false, func(w, h int) string { return summaryView(st, m.st, w, h) })
+	if in := inner(l.Detail); !in.Empty() {
+		doc := m.detailDoc(in.Dx())
+		pane(l.Detail, m.detailPaneTitle(doc.title), false, func(_, h int) string { return m.detailBody(doc, h) })
+	}
+	return compose(m.width, m.height, parts...)
+}
+
+// fullHelp lays the key groups out in as many columns as fit width w,
+// continuing on further rows, so no group is cut off on a small terminal.
+func (m *Model) fullHelp(groups [][]key.Binding, w int) string {
+	m.help.SetWidth(0)
+	defer m.help.SetWidth(m.width)
+	var rows []string
+	var row [][]key.Binding
+	for _, g := range groups {
+		if len(row) > 0 && ansi.StringWidth(strings.Split(m.help.FullHelpView(append(row, g)), "\n")[0]) > w {
+			rows = append(rows, m.help.FullHelpView(row))
+			row = nil
+		}
+		row = append(row, g)
+	}
+	if len(row) > 0 {
+		rows = append(rows, m.help.FullHelpView(row))
+	}
+	return strings.Join(rows, "\n\n")
 }
 
 func (m *Model) header() string {
@@ -680,6 +775,9 @@ func (m *Model) header() string {
 		if m.st.ModelIteration > 0 {
 			parts = append(parts, fmt.Sprintf("turn %d", m.st.ModelIteration))
 		}
+		if m.inspecting() {
+			parts = append(parts, st.Question.Render("INSPECTING"))
+		}
 	} else {
 		parts[0] = st.Title.Render("kasmrt replay")
 		if len(m.evs) > 0 {
@@ -698,46 +796,83 @@ func (m *Model) header() string {
 }
 
 func (m *Model) screenTitle() string {
-	if m.compare && m.st.Grounding != nil && m.st.Grounding.Before != "" && m.st.Grounding.After != "" {
-		g := m.st.Grounding
-		return fmt.Sprintf("before | after · step %d attempt %d · %s", g.Step, g.Attempt, g.Outcome)
+	if m.compare {
+		if _, _, _, title, ok := m.comparePair(); ok {
+			return title
+		}
 	}
-	if m.st.Screen == "" {
-		return "screen"
+	screen, point, box := m.st.Screen, m.st.Point, m.st.Box
+	prefix := ""
+	if m.inspecting() {
+		r, _ := m.currentRow()
+		screen, point, box = r.Screen, r.Point, r.Box
+		prefix = "past "
+		if step := r.Step(); step > 0 {
+			prefix = fmt.Sprintf("step %d · ", step)
+		}
 	}
-	t := fmt.Sprintf("screen %04d", screenNumber(m.st.Screen))
-	if m.st.Point != nil {
-		t += " · click " + formatPoint(m.st.Point)
+	if screen == "" {
+		return prefix + "screen"
 	}
-	if m.st.Box != nil {
-		t += " · box " + formatRect(m.st.Box)
+	t := fmt.Sprintf("%sscreen %04d", prefix, screenNumber(screen))
+	if point != nil {
+		t += " · click " + formatPoint(point)
+	}
+	if box != nil {
+		t += " · box " + formatRect(box)
 	}
 	return t + " · " + m.mode.String()
 }
 
+// timelineTitle says the filter and, live, whether the timeline follows
+// the run or shows a past row (and how to come back).
+func (m *Model) timelineTitle() string {
+	t := "timeline · " + m.timeline.filter.String()
+	if !m.live {
+		return t
+	}
+	if m.inspecting() {
+		n := len(m.timeline.visible(m.st.Rows))
+		return fmt.Sprintf("%s · row %d/%d · G: latest", t, m.timeline.selected+1, n)
+	}
+	return t + " · following"
+}
+
 func (m *Model) screenBody() string {
-	if m.st.Screen == "" {
+	req, ok := m.wantScreen()
+	if !ok {
+		if m.inspecting() {
+			return m.styles.Muted.Render("no capture at this row yet")
+		}
 		return m.styles.Muted.Render("no capture yet")
 	}
 	if m.probing || m.frameKey == "" {
-		return m.styles.Muted.Render(graphics.Label(screenNumber(m.st.Screen), m.st.ScreenW, m.st.ScreenH))
+		return m.styles.Muted.Render(graphics.Label(screenNumber(req.Screen), m.st.ScreenW, m.st.ScreenH))
 	}
 	return m.frame.Cells
 }
 
 func (m *Model) inboxTitle() string {
+	t := "inbox"
 	if n := len(m.st.Pending()); n > 0 {
-		return fmt.Sprintf("inbox · %d waiting", n)
+		t = fmt.Sprintf("inbox · %d waiting", n)
 	}
-	return "inbox"
+	if m.inboxBack > 0 {
+		t += fmt.Sprintf(" · %d lines back", m.inboxBack)
+	}
+	return t
 }
 
 func (m *Model) inboxBody(w, h int) string {
 	if !m.live || h < 5 {
-		return inboxView(m.styles, m.st, w, h)
+		view, back := inboxWindow(m.styles, m.st, w, h, m.inboxBack)
+		m.inboxBack = back
+		return view
 	}
 	m.answer.SetWidth(w)
-	return inboxView(m.styles, m.st, w, h-3) + "\n" + strings.Repeat("─", w) + "\n" + m.answer.View()
+	view, back := inboxWindow(m.styles, m.st, w, h-3, m.inboxBack)
+	m.inboxBack = back
+	return view + "\n" + strings.Repeat("─", w) + "\n" + m.answer.View()
 }
 
 func (m *Model) statusLine() string {
@@ -751,7 +886,7 @@ func (m *Model) statusLine() string {
 		return st.StepError.Render("abort the run? (y/n)")
 	}
 	if p := m.st.Proposal; p != nil && m.live {
-		return st.Question.Render(fmt.Sprintf("proposed: step %d %s %s", p.Step, p.Tool, formatArgs(p.Args))) +
+		return st.Question.Render(fmt.Sprintf("proposed: step %d %s %s", p.Step, sanitize.Line(p.Tool), formatArgs(p.Args))) +
 			st.Muted.Render(" — a approve · r reject")
 	}
 	if !m.live && len(m.evs) > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // box draws a pane: a w×h border with the title set into its top edge and
@@ -35,12 +36,12 @@ func box(st themes.Styles, title, body string, w, h int, focused bool) string {
 	}
 	out.WriteString(edge.Render(strings.Repeat(b.Top, max(0, inner-used))))
 	out.WriteString(edge.Render(b.TopRight))
-	lines := fit(body, inner, h-2)
-	for _, l := range lines {
+	left, right := edge.Render(b.Left), edge.Render(b.Right)
+	for _, l := range fit(body, inner, h-2) {
 		out.WriteString("\n")
-		out.WriteString(edge.Render(b.Left))
+		out.WriteString(left)
 		out.WriteString(l)
-		out.WriteString(edge.Render(b.Right))
+		out.WriteString(right)
 	}
 	out.WriteString("\n")
 	out.WriteString(edge.Render(b.BottomLeft + strings.Repeat(b.Bottom, inner) + b.BottomRight))
@@ -101,6 +102,9 @@ type timelinePane struct {
 	filter   Filter
 	selected int // index into the filtered rows; -1 follows the tail
 	offset   int
+	// listH is how many rows the last View listed, so a click can tell a
+	// row from the detail lines under the list.
+	listH int
 }
 
 // visible returns the indexes into rows that pass the filter.
@@ -178,6 +182,7 @@ func (t *timelinePane) View(st themes.Styles, rows []Row, w, h int) string {
 		t.offset = sel - listH + 1
 	}
 	t.offset = min(t.offset, max(0, len(vis)-listH))
+	t.listH = listH
 	var lines []string
 	for k := t.offset; k < len(vis) && k < t.offset+listH; k++ {
 		lines = append(lines, t.line(st, rows[vis[k]], w, k == sel))
@@ -193,6 +198,9 @@ func (t *timelinePane) View(st themes.Styles, rows []Row, w, h int) string {
 
 func (t *timelinePane) line(st themes.Styles, r Row, w int, selected bool) string {
 	text, status := rowText(r)
+	// A row carries the model's, the app's and the tools' words: their
+	// control sequences are shown, not obeyed, and stay on one line.
+	text, status = sanitize.Line(text), sanitize.Line(status)
 	mark := " "
 	if selected {
 		mark = "›"
@@ -236,7 +244,7 @@ func (t *timelinePane) detail(r Row, w int) []string {
 	if r.Kind != RowStep || r.Ended == nil || r.Ended.Message == "" {
 		return nil
 	}
-	lines := wrap(r.Ended.Status+": "+r.Ended.Message, w)
+	lines := wrap(r.Ended.Status+": "+sanitize.Line(r.Ended.Message), w)
 	if len(lines) > 3 {
 		lines = lines[:3]
 	}
@@ -311,16 +319,21 @@ func budgetsView(st themes.Styles, s *State, w int) string {
 	return strings.Join(lines, "\n")
 }
 
+// verdictLine is the verdict and its outcome, coloured as passing or not.
+func verdictLine(st themes.Styles, v *events.Verdict) string {
+	style := st.VerdictFail
+	if v.Verdict == events.VerdictPass || v.Verdict == events.VerdictPassConcerns {
+		style = st.VerdictPass
+	}
+	return style.Render(fmt.Sprintf("%s (%s)", v.Verdict, v.Outcome))
+}
+
 // verdictView renders the verdict with why, the checks and the concerns.
 func verdictView(st themes.Styles, s *State, w int) string {
 	var lines []string
 	switch {
 	case s.Verdict != nil:
-		style := st.VerdictFail
-		if s.Verdict.Verdict == events.VerdictPass || s.Verdict.Verdict == events.VerdictPassConcerns {
-			style = st.VerdictPass
-		}
-		lines = append(lines, style.Render(fmt.Sprintf("%s (%s)", s.Verdict.Verdict, s.Verdict.Outcome)))
+		lines = append(lines, verdictLine(st, s.Verdict))
 		for _, r := range s.Verdict.Reasons {
 			for _, l := range wrap("· "+r, w) {
 				lines = append(lines, l)
@@ -359,8 +372,15 @@ func verdictView(st themes.Styles, s *State, w int) string {
 // inboxView renders the inbox history, newest at the bottom, with pending
 // questions marked, into h lines (the caller adds the text area).
 func inboxView(st themes.Styles, s *State, w, h int) string {
+	view, _ := inboxWindow(st, s, w, h, 0)
+	return view
+}
+
+// inboxWindow is inboxView scrolled back by back lines from the newest,
+// with back kept within the history.
+func inboxWindow(st themes.Styles, s *State, w, h, back int) (string, int) {
 	if len(s.Inbox) == 0 {
-		return st.Muted.Render("no questions or messages")
+		return st.Muted.Render("no questions or messages"), 0
 	}
 	var lines []string
 	for _, it := range s.Inbox {
@@ -385,14 +405,13 @@ func inboxView(st themes.Styles, s *State, w, h int) string {
 			prefix = "note to model: "
 			style = st.Muted
 		}
-		for _, l := range wrap(prefix+it.Text, w) {
+		for _, l := range wrap(prefix+sanitize.Text(it.Text), w) {
 			lines = append(lines, style.Render(l))
 		}
 	}
-	if len(lines) > h {
-		lines = lines[len(lines)-h:]
-	}
-	return strings.Join(lines, "\n")
+	back = min(max(0, back), max(0, len(lines)-h))
+	end := len(lines) - back
+	return strings.Join(lines[max(0, end-h):end], "\n"), back
 }
 
 func isPending(s *State, id string) bool {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
@@ -107,11 +108,15 @@ func checkRect(t *testing.T, s string) {
 	}
 }
 
-// TestConsoleGolden renders the whole replay console at two sizes with
+// consoleSizes are the terminal sizes the whole console is checked at:
+// the smallest common terminal, a laptop's and a large one.
+var consoleSizes = [][2]int{{80, 24}, {120, 40}, {200, 60}}
+
+// TestConsoleGolden renders the whole replay console at each size with
 // the text-label graphics mode.
 func TestConsoleGolden(t *testing.T) {
 	t.Parallel()
-	for _, size := range [][2]int{{100, 30}, {140, 40}} {
+	for _, size := range consoleSizes {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -121,13 +126,50 @@ func TestConsoleGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := NewReplay(r, Options{Theme: testTheme(t, true), Graphics: graphics.None, Env: func(string) string { return "" }})
-			m.width, m.height = size[0], size[1]
-			out := m.render()
-			checkRect(t, out)
-			if got := len(strings.Split(out, "\n")); got != size[1] {
-				t.Fatalf("console has %d lines, want %d", got, size[1])
-			}
-			golden.RequireEqual(t, pinned(t, out, colorprofile.Ascii))
+			requireConsole(t, m, size)
 		})
 	}
+}
+
+// TestLiveConsoleGolden renders the live console at each size while the
+// recorded run is paused with a question waiting.
+func TestLiveConsoleGolden(t *testing.T) {
+	t.Parallel()
+	evs := sampleEvents()
+	paused := slices.IndexFunc(evs, func(e events.Event) bool { return e.Kind == events.KindSteer })
+	for _, size := range consoleSizes {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			t.Parallel()
+			m := liveAt(t, evs[:paused+1])
+			requireConsole(t, m, size)
+		})
+	}
+}
+
+// liveAt is a live console, not running, that has seen evs.
+func liveAt(t *testing.T, evs []events.Event) *Model {
+	t.Helper()
+	dir := t.TempDir()
+	writeReport(t, dir, nil, false)
+	at := evs[len(evs)-1].T
+	m, _ := NewLive(Options{Dir: dir, Theme: testTheme(t, true), Graphics: graphics.None,
+		Env: func(string) string { return "" }, Now: func() time.Time { return at }})
+	m.applyEvents(evs)
+	return m
+}
+
+// requireConsole renders m at size and compares it with the golden file,
+// after checking that it fills the terminal exactly.
+func requireConsole(t *testing.T, m *Model, size [2]int) {
+	t.Helper()
+	m.width, m.height = size[0], size[1]
+	out := m.render()
+	checkRect(t, out)
+	if got := len(strings.Split(out, "\n")); got != size[1] {
+		t.Fatalf("console has %d lines, want %d", got, size[1])
+	}
+	if w := ansi.StringWidth(strings.Split(out, "\n")[0]); w != size[0] {
+		t.Fatalf("console is %d cells wide, want %d", w, size[0])
+	}
+	golden.RequireEqual(t, pinned(t, out, colorprofile.Ascii))
 }

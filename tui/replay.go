@@ -140,18 +140,21 @@ func (m *Model) jump(dir int, what string, match func(events.Event) bool) tea.Cm
 // filter, landing on its result.
 func (m *Model) jumpRow(dir int) tea.Cmd {
 	vis := m.timeline.visible(m.allRows)
+	land := func(ri int) tea.Cmd {
+		m.seek(m.allRows[ri].Last())
+		m.timeline.selectRow(m.st.Rows, ri)
+		return m.refreshScreen()
+	}
 	if dir > 0 {
 		for _, ri := range vis {
 			if r := m.allRows[ri]; r.Last() > m.cursor {
-				m.seek(r.Last())
-				return m.refreshScreen()
+				return land(ri)
 			}
 		}
 	} else {
 		for k := len(vis) - 1; k >= 0; k-- {
 			if r := m.allRows[vis[k]]; r.Last() < m.cursor {
-				m.seek(r.Last())
-				return m.refreshScreen()
+				return land(vis[k])
 			}
 		}
 	}
@@ -175,8 +178,22 @@ func (m *Model) replayKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.refreshScreen()
 	}
 	switch {
+	case keyIs(msg, k.Close) && m.detail != detailNone:
+		return m.toggleDetail(m.detail)
 	case keyIs(msg, k.Quit):
 		return m.quit()
+	case keyIs(msg, k.Detail):
+		return m.toggleDetail(detailStep)
+	case keyIs(msg, k.Why):
+		return m.toggleDetail(detailWhy)
+	case keyIs(msg, k.ScrollDown):
+		m.detailOffset += wheelStep
+	case keyIs(msg, k.ScrollUp):
+		m.detailOffset = max(0, m.detailOffset-wheelStep)
+	case keyIs(msg, k.NextFailed):
+		return m.jumpFailed(1)
+	case keyIs(msg, k.PrevFailed):
+		return m.jumpFailed(-1)
 	case keyIs(msg, k.Help):
 		m.showHelp = true
 	case keyIs(msg, k.Next):
@@ -211,8 +228,8 @@ func (m *Model) replayKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.cycleFilter()
 	case keyIs(msg, k.Compare):
 		m.compare = !m.compare
-		if m.compare && (m.st.Grounding == nil || m.st.Grounding.Before == "" || m.st.Grounding.After == "") {
-			m.status = "no grounded click with before/after captures yet (g jumps to one)"
+		if _, _, _, _, ok := m.comparePair(); m.compare && !ok {
+			m.status = "no before/after captures here (g jumps to a grounded click)"
 		}
 		return m.refreshScreen()
 	}

@@ -34,6 +34,12 @@ type Row struct {
 	// EndIndex its index in the stream.
 	Ended    *events.Event
 	EndIndex int
+	// Screen is the capture that shows the row's result: the latest one
+	// when the row was last updated. Before is the capture current when a
+	// step started. Point and Box are the marks that go with Screen.
+	Screen, Before string
+	Point          *events.Point
+	Box            *events.Rect
 }
 
 // Last is the index of the row's newest event: where the replay lands to
@@ -57,6 +63,24 @@ func (r Row) Status() string {
 func (r Row) Refusal() bool {
 	return r.Kind == RowStep && r.Ended != nil &&
 		(r.Ended.Status == events.StatusRefused || r.Ended.Status == events.StatusMalformed)
+}
+
+// Failed reports whether the row is a step that did not succeed: refused,
+// malformed or failed with an error.
+func (r Row) Failed() bool {
+	return r.Kind == RowStep && r.Ended != nil && r.Ended.Status != events.StatusOK && r.Ended.Status != ""
+}
+
+// Step is the step number the row belongs to (a grounding attempt's
+// step), or 0.
+func (r Row) Step() int {
+	if r.Kind == RowGrounding && r.Event.Grounding != nil {
+		return r.Event.Grounding.Step
+	}
+	if r.Kind == RowStep {
+		return r.Event.Step
+	}
+	return 0
 }
 
 // GroundingRow reports whether the row belongs to grounding: an attempt or
@@ -117,14 +141,18 @@ type State struct {
 
 	ModelIteration int
 	ModelText      string
-	Usage          map[string]float64
-	ModelCalls     int // model replies so far
-	Seen           int // events applied
+	// Turns are the model turns so far, each with what it was sent and
+	// what it did; StepTurn maps a step to the turn that called it.
+	Turns      []Turn
+	StepTurn   map[int]int
+	Usage      map[string]float64
+	ModelCalls int // model replies so far
+	Seen       int // events applied
 }
 
 // NewState returns an empty state.
 func NewState() *State {
-	return &State{stepRows: map[int]int{}, Usage: map[string]float64{}, Reserve: ReserveDuration}
+	return &State{stepRows: map[int]int{}, StepTurn: map[int]int{}, Usage: map[string]float64{}, Reserve: ReserveDuration}
 }
 
 // FoldState applies evs in order to a new state.
@@ -158,6 +186,17 @@ func (s *State) Remaining() time.Duration {
 
 // Apply folds event e, the index-th of its stream, into s.
 func (s *State) Apply(index int, e events.Event) {
+	rows := len(s.Rows)
+	s.apply(index, e)
+	// A new row shows the screen as it was when it was made.
+	for i := rows; i < len(s.Rows); i++ {
+		if s.Rows[i].Screen == "" {
+			s.Rows[i].Screen = s.Screen
+		}
+	}
+}
+
+func (s *State) apply(index int, e events.Event) {
 	s.Seen++
 	if !e.T.IsZero() {
 		s.Now = e.T
@@ -197,18 +236,22 @@ func (s *State) Apply(index int, e events.Event) {
 			s.Proposal = nil
 		}
 		s.stepRows[e.Step] = len(s.Rows)
-		s.Rows = append(s.Rows, Row{Kind: RowStep, Index: index, Event: e})
+		s.Rows = append(s.Rows, Row{Kind: RowStep, Index: index, Event: e, Before: s.Screen})
+		s.linkTurn(e)
 	case events.KindStepEnded:
 		ended := e
-		if i, ok := s.stepRows[e.Step]; ok && s.Rows[i].Ended == nil {
+		i, ok := s.stepRows[e.Step]
+		if ok && s.Rows[i].Ended == nil {
 			s.Rows[i].Ended = &ended
 			s.Rows[i].EndIndex = index
 		} else {
 			// A step refused before it started (guards run first) has no
 			// step.started; its end is its only row.
-			s.stepRows[e.Step] = len(s.Rows)
-			s.Rows = append(s.Rows, Row{Kind: RowStep, Index: index, Event: e, Ended: &ended, EndIndex: index})
+			i = len(s.Rows)
+			s.stepRows[e.Step] = i
+			s.Rows = append(s.Rows, Row{Kind: RowStep, Index: index, Event: e, Ended: &ended, EndIndex: index, Before: s.Screen})
 		}
+		s.linkTurn(e)
 		if s.Proposal != nil && s.Proposal.Step == e.Step {
 			s.Proposal = nil
 		}
@@ -216,17 +259,30 @@ func (s *State) Apply(index int, e events.Event) {
 		if e.Point != nil {
 			s.Point, s.Box = e.Point, nil
 		}
+		s.Rows[i].Screen, s.Rows[i].Point = s.Screen, e.Point
 	case events.KindProposal:
 		p := e
 		s.Proposal = &p
 	case events.KindModelRequest:
 		d, _ := e.Data.(events.ModelRequest)
 		s.ModelIteration = d.Iteration
+		s.Turns = append(s.Turns, Turn{Index: index, T: e.T, Request: d})
 	case events.KindModelReply:
 		s.ModelText = e.Message
 		s.ModelCalls++
 		for k, v := range e.Usage {
 			s.Usage[k] += v
+		}
+		if n := len(s.Turns); n > 0 {
+			t := &s.Turns[n-1]
+			if t.Reply == nil {
+				reply := e
+				t.Reply = &reply
+			} else {
+				// Locating and judging for a grounded click ask the
+				// model too, within the turn that called it.
+				t.Aux++
+			}
 		}
 	case events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled:
 		s.Rows = append(s.Rows, Row{Kind: RowModel, Index: index, Event: e})
@@ -240,7 +296,7 @@ func (s *State) Apply(index int, e events.Event) {
 		if e.Point == nil && e.Grounding != nil {
 			s.Point = e.Grounding.Point
 		}
-		s.Rows = append(s.Rows, Row{Kind: RowGrounding, Index: index, Event: e})
+		s.Rows = append(s.Rows, Row{Kind: RowGrounding, Index: index, Event: e, Screen: s.Screen, Point: s.Point, Box: s.Box})
 	case events.KindTools:
 		// A later tools event (a browser tab attaching) keeps the reason.
 		d, _ := e.Data.(events.ToolList)
@@ -311,6 +367,41 @@ func (s *State) Apply(index int, e events.Event) {
 		s.Ended = true
 		s.Proposal = nil
 	}
+}
+
+// Turn is one model turn: the request with what it carried, the reply and
+// the calls it made.
+type Turn struct {
+	// Index is the model.request's index in the stream.
+	Index   int
+	T       time.Time
+	Request events.ModelRequest
+	// Reply is the loop's model.reply (nil while the model thinks).
+	Reply *events.Event
+	// Aux counts the further model calls made within the turn.
+	Aux int
+	// Steps are the steps of the calls the reply made.
+	Steps []int
+}
+
+// linkTurn ties a model's step to the newest turn, the one whose reply
+// made the call.
+func (s *State) linkTurn(e events.Event) {
+	if e.Source != "model" || len(s.Turns) == 0 {
+		return
+	}
+	if _, ok := s.StepTurn[e.Step]; ok {
+		return
+	}
+	n := len(s.Turns) - 1
+	s.StepTurn[e.Step] = n
+	s.Turns[n].Steps = append(s.Turns[n].Steps, e.Step)
+}
+
+// TurnOf returns the turn that called step, if a model's turn did.
+func (s *State) TurnOf(step int) (int, bool) {
+	i, ok := s.StepTurn[step]
+	return i, ok
 }
 
 func (s *State) setScreen(path string) {

@@ -47,6 +47,84 @@ func needBinary(t *testing.T, name string) {
 	}
 }
 
+// tmuxTerm is a program running in a real terminal: a detached tmux
+// session of a fixed size, read back with capture-pane.
+type tmuxTerm struct {
+	t      *testing.T
+	socket string
+}
+
+// startTmux runs argv in a new tmux session of cols×rows cells.
+func startTmux(t *testing.T, cols, rows int, argv ...string) *tmuxTerm {
+	t.Helper()
+	needBinary(t, "tmux")
+	tt := &tmuxTerm{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	args := append([]string{"new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-s", "console", "env", "TERM=tmux-256color"}, argv...)
+	if out, err := tt.run(args...); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = tt.run("kill-server") })
+	return tt
+}
+
+func (tt *tmuxTerm) run(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", tt.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// keys sends tmux key names (q, Escape, End…).
+func (tt *tmuxTerm) keys(keys ...string) {
+	tt.t.Helper()
+	if out, err := tt.run(append([]string{"send-keys", "-t", "console"}, keys...)...); err != nil {
+		tt.t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
+	}
+}
+
+// mouse sends an SGR mouse report as the terminal writes one: button b
+// (0 left, 64 wheel up, 65 wheel down) at the 0-based cell x, y, pressed
+// and, for a click, released.
+func (tt *tmuxTerm) mouse(b, x, y int) {
+	tt.t.Helper()
+	seq := fmt.Sprintf("\x1b[<%d;%d;%dM", b, x+1, y+1)
+	if b < 64 {
+		seq += fmt.Sprintf("\x1b[<%d;%d;%dm", b, x+1, y+1)
+	}
+	if out, err := tt.run("send-keys", "-t", "console", "-l", seq); err != nil {
+		tt.t.Fatalf("send-keys mouse: %v\n%s", err, out)
+	}
+}
+
+// screen waits until the terminal shows want and returns what it shows.
+func (tt *tmuxTerm) screen(want string) string {
+	tt.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, err := tt.run("capture-pane", "-p", "-t", "console")
+		if err == nil && strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			tt.t.Fatalf("the terminal never showed %q; last screen:\n%s", want, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitExit waits for the program, and with it the session, to end.
+func (tt *tmuxTerm) waitExit(what string) {
+	tt.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := tt.run("has-session", "-t", "console"); err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tt.t.Fatalf("%s did not end the program", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestReplayInTmux runs the built kasmrt replay in a real terminal (tmux),
 // sends keys and reads the screen back with capture-pane.
 func TestReplayInTmux(t *testing.T) {
@@ -56,30 +134,7 @@ func TestReplayInTmux(t *testing.T) {
 	dir := t.TempDir()
 	evs := sampleEvents()
 	writeReport(t, dir, evs, true)
-	socket := filepath.Join(t.TempDir(), "tmux.sock")
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	if out, err := tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "replay",
-		"env", "TERM=tmux-256color", bin, "replay", dir, "--graphics", "blocks"); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = tmux("kill-server") })
-	screen := func(want string) string {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			out, err := tmux("capture-pane", "-p", "-t", "replay")
-			if err == nil && strings.Contains(out, want) {
-				return out
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the terminal never showed %q; last screen:\n%s", want, out)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	term := startTmux(t, 120, 40, bin, "replay", dir, "--graphics", "blocks")
 	at := func(i int) string { return fmt.Sprintf("event %d/%d", i+1, len(evs)) }
 	var refusals []int
 	for i, e := range evs {
@@ -88,8 +143,8 @@ func TestReplayInTmux(t *testing.T) {
 		}
 	}
 	last := at(len(evs) - 1)
-	screen(last)
-	screen("pass-with-concerns (completed)")
+	term.screen(last)
+	term.screen("pass-with-concerns (completed)")
 	steps := []struct{ keys, want string }{
 		{"<", at(0)},
 		{"r", at(refusals[0])},
@@ -102,24 +157,51 @@ func TestReplayInTmux(t *testing.T) {
 		{"End", last},
 	}
 	for _, s := range steps {
-		if out, err := tmux("send-keys", "-t", "replay", s.keys); err != nil {
-			t.Fatalf("send-keys %s: %v\n%s", s.keys, err, out)
-		}
-		screen(s.want)
+		term.keys(s.keys)
+		term.screen(s.want)
 	}
-	if out, err := tmux("send-keys", "-t", "replay", "q"); err != nil {
-		t.Fatalf("send-keys q: %v\n%s", err, out)
+	term.keys("q")
+	term.waitExit("q")
+}
+
+// TestReplayMouseInTmux drives the built kasmrt replay in a real terminal
+// with the mouse as a terminal reports it (SGR mouse sequences) and with
+// the keys of the detail and why views and the failed-step jump.
+func TestReplayMouseInTmux(t *testing.T) {
+	t.Parallel()
+	needBinary(t, "tmux")
+	bin := buildKasmrt(t)
+	dir := t.TempDir()
+	writeWhyReport(t, dir)
+	const cols, rows = 120, 40
+	term := startTmux(t, cols, rows, bin, "replay", dir, "--graphics", "blocks")
+	term.screen("pass-with-concerns")
+	// The console asked the terminal for clicks and the wheel in SGR form,
+	// and not for every movement of the pointer.
+	if out, err := term.run("display", "-p", "-t", "console", "#{mouse_button_flag} #{mouse_all_flag} #{mouse_sgr_flag}"); err != nil || strings.TrimSpace(out) != "1 0 1" {
+		t.Fatalf("mouse modes (button, all motion, SGR) = %q (%v), want 1 0 1", out, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := tmux("has-session", "-t", "replay"); err != nil {
-			break // q ended the program and with it the session
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("q did not end kasmrt replay")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	timeline := inner(computeLayout(layoutInput{Width: cols, Height: rows}).Timeline)
+	// A click on step 3's row (the fourth) moves the replay there; a
+	// second click opens its detail.
+	term.mouse(0, timeline.Min.X+5, timeline.Min.Y+3)
+	term.screen("event 23/56")
+	term.mouse(0, timeline.Min.X+5, timeline.Min.Y+3)
+	term.screen("─step 3─")
+	term.screen("observed the screen (640x400)")
+	// The wheel over the timeline moves a row at a time.
+	term.mouse(65, timeline.Min.X+5, timeline.Min.Y+3)
+	term.screen("─step 4─")
+	term.keys("w")
+	term.screen("why · turn 4")
+	term.screen("The prompt is there; typing the greeting.")
+	term.keys("e")
+	term.screen("why · turn 5")
+	term.screen("user: Operator note: the prompt")
+	term.keys("Escape")
+	term.screen("─verdict─")
+	term.keys("Escape")
+	term.waitExit("esc with no detail open")
 }
 
 // TestReplayCommand checks --print and the exit code for a bad report

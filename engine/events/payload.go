@@ -92,12 +92,30 @@ type FinalCapture struct {
 	Ending string `json:"ending"`
 }
 
-// ModelRequest is model.request's payload: the size of one request.
+// ModelRequest is model.request's payload: the size of one request and
+// what the model was given to decide on, so the console and the replay can
+// show why it acted. Reports written before Tools, Update and Sent existed
+// have them empty.
 type ModelRequest struct {
 	Iteration  int `json:"iteration"`
 	Messages   int `json:"messages"`
 	Images     int `json:"images"`
 	ImageBytes int `json:"image_bytes"`
+	// Tools names the tools the request offered.
+	Tools []string `json:"tools,omitempty"`
+	// Update is the newest Environment Update in the request's context.
+	Update string `json:"update,omitempty"`
+	// Sent is what else the request added since the model's previous
+	// reply (the goal on the first turn; then the call's result, notes
+	// from the operator, corrections), as capped text.
+	Sent []SentMessage `json:"sent,omitempty"`
+}
+
+// SentMessage is one message a model request added, as text.
+type SentMessage struct {
+	Role   string `json:"role"` // user | tool
+	Text   string `json:"text"`
+	Images int    `json:"images,omitempty"`
 }
 
 // ModelReply is model.reply's payload; usage, duration and the text's
@@ -193,11 +211,24 @@ func (p ToolList) redacted(r func(string) string) Payload {
 
 func (p ScreenCaptured) redacted(func(string) string) Payload { return p }
 func (p FinalCapture) redacted(func(string) string) Payload   { return p }
-func (p ModelRequest) redacted(func(string) string) Payload   { return p }
-func (p ModelReply) redacted(func(string) string) Payload     { return p }
-func (p ModelRetry) redacted(func(string) string) Payload     { return p }
-func (p ModelFailed) redacted(func(string) string) Payload    { return p }
-func (p LoopEnded) redacted(func(string) string) Payload      { return p }
+
+func (p ModelRequest) redacted(r func(string) string) Payload {
+	p.Tools, p.Update = redactStrings(p.Tools, r), r(p.Update)
+	if p.Sent != nil {
+		sent := make([]SentMessage, len(p.Sent))
+		for i, m := range p.Sent {
+			m.Role, m.Text = r(m.Role), r(m.Text)
+			sent[i] = m
+		}
+		p.Sent = sent
+	}
+	return p
+}
+
+func (p ModelReply) redacted(func(string) string) Payload  { return p }
+func (p ModelRetry) redacted(func(string) string) Payload  { return p }
+func (p ModelFailed) redacted(func(string) string) Payload { return p }
+func (p LoopEnded) redacted(func(string) string) Payload   { return p }
 
 func (p RunEnded) redacted(r func(string) string) Payload {
 	p.Report = r(p.Report)

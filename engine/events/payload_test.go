@@ -20,7 +20,8 @@ func payloadSamples() []Payload {
 		ToolList{Tools: []string{"click", "wait"}, ATSPIControls: 2, CDPTab: true},
 		ScreenCaptured{Width: 1280, Height: 800, Settled: true},
 		FinalCapture{Width: 1280, Height: 800, Ending: "deadline"},
-		ModelRequest{Iteration: 3, Messages: 6, Images: 2, ImageBytes: 20995},
+		ModelRequest{Iteration: 3, Messages: 6, Images: 2, ImageBytes: 20995, Tools: []string{"click", "observe_screen"},
+			Update: "Environment Update\nscreen-2 (newest)", Sent: []SentMessage{{Role: "tool", Text: "clicked (10,20)", Images: 1}}},
 		ModelReply{Calls: 1, Attempts: 2},
 		ModelRetry{Attempt: 1, Status: 429, DelayMS: 2000},
 		ModelFailed{Consecutive: 2},
@@ -99,7 +100,7 @@ func TestReadVersion1Stream(t *testing.T) {
 	if tl, _ := byKind[KindTools][0].Data.(ToolList); tl.ATSPIControls != 2 || len(tl.Tools) != 12 {
 		t.Errorf("tools = %+v", tl)
 	}
-	if r, _ := byKind[KindModelRequest][1].Data.(ModelRequest); r != (ModelRequest{Iteration: 2, Messages: 4, Images: 2, ImageBytes: 20995}) {
+	if r, _ := byKind[KindModelRequest][1].Data.(ModelRequest); !reflect.DeepEqual(r, ModelRequest{Iteration: 2, Messages: 4, Images: 2, ImageBytes: 20995}) {
 		t.Errorf("second model.request = %+v", r)
 	}
 	if r, _ := byKind[KindModelReply][0].Data.(ModelReply); r != (ModelReply{Calls: 1, Attempts: 1}) {
