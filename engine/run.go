@@ -14,6 +14,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
@@ -52,6 +53,10 @@ type Options struct {
 	// (0 for the first): it is recorded in manifest.json and shifts the
 	// paired sampling seed so samples differ.
 	SampleIndex int
+	// Gates bound the requests to each capacity group
+	// (services.<group>.max_concurrent) and are shared by every run of a
+	// suite; nil gives the run gates of its own from the operator file.
+	Gates *capacity.Gates
 }
 
 // Result is how a run ended.
@@ -126,6 +131,13 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if opts.Gates == nil {
+		g, err := capacity.New(files.Operator.ServiceLimits())
+		if err != nil {
+			return nil, err
+		}
+		opts.Gates = g
 	}
 	r := &Runner{
 		files:  files,

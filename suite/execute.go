@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -74,6 +75,10 @@ func Execute(ctx context.Context, plan *Plan, opts Options) (*Summary, error) {
 	if err := checkShareable(plan, workers); err != nil {
 		return nil, err
 	}
+	gates, err := planGates(plan)
+	if err != nil {
+		return nil, err
+	}
 	kept, err := prepareOut(plan, opts)
 	if err != nil {
 		return nil, err
@@ -101,7 +106,7 @@ func Execute(ctx context.Context, plan *Plan, opts Options) (*Summary, error) {
 				if opts.OnStart != nil {
 					opts.OnStart(p)
 				}
-				results[i] = runOne(ctx, p, opts)
+				results[i] = runOne(ctx, p, opts, gates)
 				if opts.OnEnd != nil {
 					opts.OnEnd(results[i])
 				}
@@ -230,14 +235,14 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 
 // runOne runs one planned run in its own report directory (and, through
 // the engine, its own Xvfb).
-func runOne(ctx context.Context, p Planned, opts Options) RunResult {
+func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates) RunResult {
 	dir := filepath.Join(opts.Out, p.Dir)
 	res := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		res.Verdict, res.Error = "test-error", err.Error()
 		return res
 	}
-	runner, err := engine.New(p.Files, engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport})
+	runner, err := engine.New(p.Files, engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport, Gates: gates})
 	if err != nil {
 		res.Verdict, res.Error = "test-error", err.Error()
 		return res

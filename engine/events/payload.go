@@ -269,6 +269,10 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[ConsoleMessage](raw)
 	case KindConsoleSummary:
 		return decodeAs[ConsoleSummary](raw)
+	case KindCapacityWait:
+		return decodeAs[CapacityWait](raw)
+	case KindCapacityAcquired:
+		return decodeAs[CapacityAcquired](raw)
 	}
 	return RawData{kind: kind, JSON: append(json.RawMessage(nil), raw...)}, nil
 }

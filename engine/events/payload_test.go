@@ -30,6 +30,8 @@ func payloadSamples() []Payload {
 			Windows: []WindowSeen{{ID: "0x1", Title: "t", Class: "XTerm", Instance: "xterm", PID: 7, X: 1, Y: 2, Width: 3, Height: 4, Viewable: true, Application: true}}},
 		ConsoleMessage{Level: "error", Source: "network", Text: "Failed to load resource", URL: "http://x/", Line: 3},
 		ConsoleSummary{Total: 300, Recorded: 200, Counts: map[string]int{"log": 299, "exception": 1}},
+		CapacityWait{Group: "model", Limit: 1, For: "model"},
+		CapacityAcquired{Group: "model", Limit: 1, For: "model", WaitedMS: 1200},
 	}
 }
 
