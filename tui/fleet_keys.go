@@ -6,7 +6,7 @@ import "charm.land/bubbles/v2/key"
 // keys (↑/↓, j/k, pgup/pgdn, g/G) are the table component's.
 type fleetKeys struct {
 	Up, Down, Watch, Back, Filter, Sort, Reverse key.Binding
-	Inbox, Select, Send, Leave, Quit, Interrupt   key.Binding
+	Inbox, Select, Send, Leave, Quit, Interrupt  key.Binding
 	// focus picks which bindings the help bar shows.
 	focus fleetFocus
 }
