@@ -306,6 +306,13 @@ func TestFleetAnswerSecondRun(t *testing.T) {
 	ft.wait(t, "inbox · 1 waiting")
 	ft.waitGone(t, "Question from beta?")
 	ft.wait(t, "alpha #0: Question from alpha?")
+	// The last answer gives the keys back to the table.
+	ft.Type("green")
+	ft.keys("enter")
+	ft.src.waitCalls(t, `answer beta.yaml#0 q2 "the blue one"`, `answer alpha.yaml#0 q1 "green"`)
+	ft.sink.Event("alpha.yaml#0", events.Event{Seq: 4, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q1", Answer: "green", By: "operator"}})
+	ft.wait(t, "no question is waiting")
+	ft.wait(t, "enter watch run")
 }
 
 // Quitting while runs go on asks first; n keeps the console.

@@ -217,6 +217,12 @@ func (f *Fleet) refreshRows() {
 	if len(rows) > 0 {
 		f.table.SetCursor(cursor)
 	}
+	if f.focus == fleetInbox && len(f.pending()) == 0 {
+		// The last question was answered: the keys belong to the table
+		// again, or a q would be typed into an answer nobody needs.
+		f.focus = fleetTable
+		f.answer.Blur()
+	}
 }
 
 // fleetLayout is the table view's rectangles: heights of the table and
