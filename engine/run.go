@@ -57,6 +57,10 @@ type Options struct {
 	// (services.<group>.max_concurrent) and are shared by every run of a
 	// suite; nil gives the run gates of its own from the operator file.
 	Gates *capacity.Gates
+	// Machine is where the run's session, app and browser come from; nil
+	// is the real drivers. A suite's worker passes one that keeps its
+	// display between runs.
+	Machine stage.Machine
 }
 
 // Result is how a run ended.
@@ -153,6 +157,9 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		for _, p := range files.Scenario.App.FatalPatterns {
 			r.fatal = append(r.fatal, regexp.MustCompile(p)) // validated at load
 		}
+	}
+	if opts.Machine != nil {
+		r.machine = opts.Machine
 	}
 	if files.Operator.HasInbox() || opts.Interactive {
 		r.inbox = inbox.New(inbox.Options{Redact: r.redact.String})

@@ -17,6 +17,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -39,6 +40,9 @@ type Options struct {
 	// they are called from the workers and must be safe for that.
 	OnStart func(Planned)
 	OnEnd   func(RunResult)
+	// FreshDisplays starts a new Xvfb for every run instead of keeping
+	// each worker's display between its runs (reset in between).
+	FreshDisplays bool
 	// Interactive gives every run an inbox of its own, so ask_human is
 	// offered: an operator at the suite console answers.
 	Interactive bool
@@ -136,12 +140,18 @@ func (r *Ready) Run(ctx context.Context) (*Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var machine stage.Machine
+			if !opts.FreshDisplays {
+				kept := &keptDisplay{}
+				defer kept.close()
+				machine = kept
+			}
 			for i := range jobs {
 				p := plan.Runs[i]
 				if opts.OnStart != nil {
 					opts.OnStart(p)
 				}
-				results[i] = runOne(ctx, p, opts, gates)
+				results[i] = runOne(ctx, p, opts, gates, machine)
 				if opts.OnEnd != nil {
 					opts.OnEnd(results[i])
 				}
@@ -270,7 +280,7 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 
 // runOne runs one planned run in its own report directory (and, through
 // the engine, its own Xvfb).
-func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates) RunResult {
+func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates, machine stage.Machine) RunResult {
 	dir := filepath.Join(opts.Out, p.Dir)
 	res := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -278,7 +288,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates)
 		return res
 	}
 	eo := engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport,
-		Gates: gates, Interactive: opts.Interactive}
+		Gates: gates, Interactive: opts.Interactive, Machine: machine}
 	if opts.RunSinks != nil {
 		eo.Sinks = opts.RunSinks(p)
 	}

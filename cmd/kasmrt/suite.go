@@ -33,6 +33,7 @@ type suiteFlags struct {
 	tui      bool
 	graphics string
 	theme    string
+	fresh    bool
 	// --emit k8s and the Job's settings.
 	emit        string
 	image       string
@@ -84,6 +85,7 @@ complete report, marks the rest not run, and writes the results.`,
 	fl.StringVar(&f.out, "out", "", "output directory, new or empty (default: a fresh reports/suite-<time>)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the suite in --out: keep complete runs of the same identity, re-run the rest")
 	fl.StringVar(&f.junit, "junit", "", "also write the JUnit XML here (it is always in --out as junit.xml)")
+	fl.BoolVar(&f.fresh, "fresh-displays", false, "start a new Xvfb for every run instead of keeping each worker's between its runs (reset in between)")
 	fl.BoolVar(&f.tui, "tui", false, "show the suite console (default when stdout is a terminal)")
 	fl.BoolVar(&f.headless, "headless", false, "print a line per finished run and the summary instead of the console")
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots of a watched run: auto, kitty, sixel, blocks or none")
@@ -164,7 +166,8 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		}
 		printRunLine(w, done, total, r)
 	}
-	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, Strict: f.strict, Version: version, OnEnd: onEnd}
+	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, Strict: f.strict, Version: version, OnEnd: onEnd,
+		FreshDisplays: f.fresh}
 	var sum *suite.Summary
 	console := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
 	if console {

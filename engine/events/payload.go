@@ -41,6 +41,9 @@ type SessionStarted struct {
 	// WindowManager is the window manager the run started with an
 	// embedded Xvfb ("openbox"), or empty.
 	WindowManager string `json:"window_manager,omitempty"`
+	// Kept says the display is one a suite's worker kept from its
+	// previous run, reset in between, rather than a new one.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // AppLaunched is app.launched's payload: the process under test.

@@ -14,7 +14,7 @@ import (
 func payloadSamples() []Payload {
 	return []Payload{
 		RunStarted{Scenario: "s", File: "s.yaml", SHA256: "ab", Mode: "goal", Goal: "g", Plan: []string{"p"}, DeadlineS: 600, ReserveS: 30, Tools: []string{"wait"}, Steps: 2},
-		SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800},
+		SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800, Kept: true},
 		AppLaunched{PID: 42, Command: []string{"xterm", "-e", "sh"}, Browser: "launch", Headless: true},
 		AppWindow{ID: "0x200003", Title: "Groceries", Class: "Zenity"},
 		ToolList{Tools: []string{"click", "wait"}, ATSPIControls: 2, CDPTab: true},
