@@ -50,9 +50,13 @@ func newSuiteCommand() *cobra.Command {
 		Short: "Run many scenarios, each sample in its own session, and write suite.json and JUnit",
 		Long: `suite runs scenario files, globs of them and suite files (see kasmrt schema
 suite), --repeat samples of each, at most --workers at once (default: one per
-core), each run in its own embedded Xvfb with its own report directory under
---out. Every scenario is loaded and validated before the first run starts: one
-bad file stops the suite with exit 3 and every problem listed.
+core), each run with its own report directory under --out. Each worker keeps
+its embedded Xvfb between its runs and resets it in between (every client but
+the window manager disconnected); --fresh-displays starts a new one per run.
+Every scenario is loaded and validated before the first run starts: one bad
+file stops the suite with exit 3 and every problem listed. The operator file's
+services.<group>.max_concurrent bounds the requests in flight to a group (the
+model endpoint is group model) across all the suite's runs.
 
 Each run writes manifest.json (its identity: kasmrt's version, the scenario's
 and the operator configuration's hashes, the prompts' hashes, the seed and the
