@@ -366,7 +366,9 @@ func (f *Fleet) routeRun(msg fleetRunMsg) tea.Cmd {
 	fr := msg.run
 	switch inner := msg.msg.(type) {
 	case tea.RawMsg:
-		if fr != f.watched {
+		// Any run's question rings the bell; only the watched run may
+		// draw (its images go over its own panes).
+		if bell, _ := inner.Msg.(string); fr != f.watched && bell != "\a" {
 			return nil
 		}
 		return func() tea.Msg { return inner }

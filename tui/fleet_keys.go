@@ -5,8 +5,8 @@ import "charm.land/bubbles/v2/key"
 // fleetKeys are the fleet console's bindings. The table's own movement
 // keys (↑/↓, j/k, pgup/pgdn, g/G) are the table component's.
 type fleetKeys struct {
-	Up, Down, Watch, Back, Filter, Sort, Reverse key.Binding
-	Inbox, Select, Send, Leave, Quit, Interrupt  key.Binding
+	Up, Watch, Back, Filter, Sort, Reverse      key.Binding
+	Inbox, Select, Send, Leave, Quit, Interrupt key.Binding
 	// focus picks which bindings the help bar shows.
 	focus fleetFocus
 }
@@ -17,7 +17,6 @@ func newFleetKeys() fleetKeys {
 	}
 	return fleetKeys{
 		Up:        b([]string{"k", "up"}, "↑/↓", "move"),
-		Down:      b([]string{"j", "down"}, "↓/j", "down"),
 		Watch:     b([]string{"enter"}, "enter", "watch run"),
 		Back:      b([]string{"esc", "q"}, "esc", "back to the runs"),
 		Filter:    b([]string{"/"}, "/", "filter"),

@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -67,6 +69,10 @@ func (s *fakeFleet) waitCalls(t *testing.T, want ...string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// oscRE matches an operating system command (a window title), which a
+// BEL may end.
+var oscRE = regexp.MustCompile("\x1b\\][^\x07\x1b]*(\x07|\x1b\\\\)")
 
 var fleetT0 = time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
 
@@ -222,6 +228,10 @@ func newFleetTest(t *testing.T) *fleetTest {
 	}
 	ft := &fleetTest{TestModel: tm, f: f, src: src, sink: sink}
 	ft.wait(t, "Question from beta?")
+	// A question of a run nobody watches still rings the bell (a BEL of
+	// its own, not the one ending the window title's OSC sequence).
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(oscRE.ReplaceAll(b, nil), []byte("\a")) },
+		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	return ft
 }
 
