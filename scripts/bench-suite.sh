@@ -6,6 +6,8 @@
 # (verdict to run.ended), report (run.ended to manifest.json written). Peak
 # memory per run is the most the suite's child processes (each run's Xvfb,
 # window manager, bus and app) held at once, divided by the runs alive.
+# Each worker count runs twice: "fresh" (--fresh-displays, a new Xvfb per
+# run) and "kept" (each worker keeps its display, reset between runs).
 #   scripts/bench-suite.sh [N] [WORKERS...]   (default 20, workers 1 2 4;
 #   needs bin/kasmrt, Xvfb, xmessage)
 set -euo pipefail
@@ -41,15 +43,19 @@ sample() {
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for w in "${workers[@]}"; do
-  rm -f "mem-$w"
-  /usr/bin/time -o "time-$w" -f "%e %M" "$bin" suite 's*.yaml' -o op.yaml --workers "$w" --headless --out "out-$w" > /dev/null &
+for mode in fresh kept; do
+  flag=""
+  if [ "$mode" = fresh ]; then flag=--fresh-displays; fi
+  id="$w-$mode"
+  rm -f "mem-$id"
+  /usr/bin/time -o "time-$id" -f "%e %M" "$bin" suite 's*.yaml' -o op.yaml --workers "$w" $flag --headless --out "out-$id" > /dev/null &
   pid=$!
   sleep 0.05
   kasmrt=$(pgrep -P "$pid" -x kasmrt || echo "$pid")
-  sample "$kasmrt" "mem-$w" &
+  sample "$kasmrt" "mem-$id" &
   wait "$pid" || true
   wait || true
-  python3 - "$w" "out-$w" "time-$w" "mem-$w" <<'PY'
+  python3 - "$w $mode" "out-$id" "time-$id" "mem-$id" <<'PY'
 import datetime, glob, json, os, statistics, sys
 w, out, timef, memf = sys.argv[1:5]
 wall, peak_kasmrt = open(timef).read().split()
@@ -82,5 +88,6 @@ print(f"workers {w}: wall {float(wall):.1f} s, {len(parts['run'])} runs; medians
       f"display {med['display']:.0f} + launch {med['launch']:.0f} + step {med['step']:.0f} + teardown {med['teardown']:.0f} + report {med['report']:.0f} + other; "
       f"fixed cost {fixed:.0f} ms; peak memory per run {per_run/1024:.0f} MB; kasmrt peak RSS {int(peak_kasmrt)/1024:.0f} MB")
 PY
+done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
