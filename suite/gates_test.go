@@ -129,3 +129,62 @@ func TestSuiteGatesMustAgree(t *testing.T) {
 		t.Errorf("a run started: %v", err)
 	}
 }
+
+// A declared tool of a bounded group runs one command at a time across the
+// suite's runs: two runs calling a slow check at once never overlap in it
+// (the check fails if it finds the other inside), and the later one waits.
+func TestSuiteDeclaredToolGate(t *testing.T) {
+	suiteNeed(t)
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "inside")
+	files := map[string]string{"operator.yaml": suiteOperator + "services:\n  checks:\n    max_concurrent: 1\n"}
+	for i := range 2 {
+		files[fmt.Sprintf("check%d.yaml", i)] = fmt.Sprintf(`name: check %d
+app:
+  command: [xmessage, -geometry, +40+40, "check %d"]
+  window: {class: Xmessage}
+steps:
+  - observe_screen: {}
+  - slow_check: {}
+tools:
+  slow_check:
+    run: shell
+    env: {LOCK: %q}
+    command: 'mkdir "$LOCK" || exit 9; sleep 1.5; rmdir "$LOCK"'
+    service: checks
+`, i, i, lock)
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := Build(Input{Args: []string{filepath.Join(dir, "check*.yaml")}, Operator: filepath.Join(dir, "operator.yaml"),
+		Version: "test", Lookup: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := Execute(context.Background(), plan, Options{Out: out, Workers: 2, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	for _, r := range sum.Runs {
+		if r.Verdict != "pass" {
+			t.Errorf("%s: %s %v", r.Key, r.Verdict, r.Reasons)
+		}
+		evs, err := events.ReadFile(filepath.Join(out, r.Report, "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if d, ok := e.Data.(events.CapacityWait); ok && d.Group == "checks" && d.For == "slow_check" {
+				waits++
+			}
+		}
+	}
+	if waits != 1 {
+		t.Errorf("%d waits for the checks group, want 1: the two 1.5 s checks overlap unless one waits", waits)
+	}
+}
