@@ -55,6 +55,13 @@ type Fleet struct {
 	// shown are the runs the table lists, filtered and sorted.
 	shown []*fleetRun
 	table table.Model
+	// tableKey is the size and order the table's columns were laid out
+	// for; boxKey and tableBox are the table's pane as last drawn, drawn
+	// again only when what it shows changed.
+	tableKey, boxKey, tableBox string
+	// rowsStale says events arrived since the rows were computed;
+	// refreshing waits for a refresh tick so a burst costs one.
+	rowsStale, refreshArmed bool
 
 	width, height int
 	watched       *fleetRun
@@ -297,8 +304,16 @@ func (f *Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		f.refreshRows()
 		return f, nil
+	case fleetRefreshMsg:
+		f.refreshArmed = false
+		if f.rowsStale && f.watched == nil {
+			f.refreshRows()
+		}
+		return f, nil
 	case fleetTickMsg:
-		f.refreshRows()
+		if f.watched == nil {
+			f.refreshRows()
+		}
 		return f, f.tick()
 	case fleetControlMsg:
 		if msg.err != nil {
@@ -382,10 +397,20 @@ func (f *Fleet) routeRun(msg fleetRunMsg) tea.Cmd {
 	}
 	cmd := f.forward(fr, msg.msg)
 	if _, ok := msg.msg.(eventsMsg); ok {
-		f.refreshRows()
+		f.rowsStale = true
+		if !f.refreshArmed && f.watched == nil {
+			f.refreshArmed = true
+			cmd = tea.Batch(cmd, tea.Tick(refreshEvery, func(time.Time) tea.Msg { return fleetRefreshMsg{} }))
+		}
 	}
 	return cmd
 }
+
+// refreshEvery is how often events may recompute the table: a hundred
+// runs' events cost ten refreshes a second, not one each.
+const refreshEvery = 100 * time.Millisecond
+
+type fleetRefreshMsg struct{}
 
 func (f *Fleet) forward(fr *fleetRun, msg tea.Msg) tea.Cmd {
 	_, cmd := fr.model.Update(msg)
@@ -503,6 +528,7 @@ func (f *Fleet) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	f.table, cmd = f.table.Update(msg)
+	f.boxKey = "" // the cursor may have moved
 	return cmd
 }
 

@@ -124,6 +124,7 @@ func newSampleFleet(t *testing.T, w, h int) *Fleet {
 			f.Update(fleetRunMsg{run: fr, msg: eventsMsg(e)})
 		}
 	}
+	f.Update(fleetRefreshMsg{})
 	f.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return f
 }

@@ -10,7 +10,6 @@ import (
 
 	"charm.land/bubbles/v2/table"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 )
 
 // fleetColumn is a column of the runs table, in display order.
@@ -173,6 +172,7 @@ func (fr *fleetRun) matches(filter string) bool {
 // refreshRows recomputes the table from the runs: filter, sort, cells. The
 // selection stays on the same run when it is still listed.
 func (f *Fleet) refreshRows() {
+	f.rowsStale = false
 	var selected *fleetRun
 	if i := f.table.Cursor(); i >= 0 && i < len(f.shown) {
 		selected = f.shown[i]
@@ -213,9 +213,15 @@ func (f *Fleet) refreshRows() {
 		}
 		rows[i] = table.Row{fr.scenario(), "#" + strconv.Itoa(fr.desc.Sample), string(fr.state()), fr.step(), fr.verdict(), dur, tok, q}
 	}
-	f.table.SetRows(rows)
-	if len(rows) > 0 {
+	// The table renders its visible rows on every change: give it only
+	// real ones.
+	if !slices.EqualFunc(rows, f.table.Rows(), slices.Equal) {
+		f.table.SetRows(rows)
+		f.boxKey = ""
+	}
+	if len(rows) > 0 && f.table.Cursor() != cursor {
 		f.table.SetCursor(cursor)
+		f.boxKey = ""
 	}
 	if f.focus == fleetInbox && len(f.pending()) == 0 {
 		// The last question was answered: the keys belong to the table
@@ -239,6 +245,11 @@ func (f *Fleet) layout() fleetLayout {
 // keep their width, the scenario and the step share the rest.
 func (f *Fleet) layoutTable() {
 	inner := max(0, f.width-2)
+	key := fmt.Sprintf("%d %d %d %v", inner, f.layout().tableH, f.sortBy, f.sortDesc)
+	if key == f.tableKey {
+		return
+	}
+	f.tableKey, f.boxKey = key, ""
 	narrow := inner < 110
 	fixed := 0
 	for c := range fleetColumnCount {
@@ -337,12 +348,18 @@ func (f *Fleet) render() string {
 	if f.sortDesc {
 		tableTitle += " ↓"
 	}
-	body := box(st, tableTitle, f.table.View(), f.width, l.tableH, f.focus == fleetTable)
+	if key := fmt.Sprintf("%s|%d|%v", tableTitle, l.tableH, f.focus == fleetTable); key != f.boxKey || f.tableBox == "" {
+		f.boxKey = key
+		f.tableBox = box(st, tableTitle, f.table.View(), f.width, l.tableH, f.focus == fleetTable)
+	}
+	body := f.tableBox
 	inbox := box(st, f.inboxTitle(), f.inboxBody(f.width-2, l.inboxH-2), f.width, l.inboxH, f.focus == fleetInbox)
 	status := fit(f.statusLine(), f.width, 1)[0]
 	f.help.SetWidth(f.width)
 	helpBar := fit(f.help.View(f.keys.forFocus(f.focus)), f.width, 1)[0]
-	return lipgloss.JoinVertical(lipgloss.Left, header, body, inbox, status, helpBar)
+	// Every part is already the terminal's width: plain joins, no
+	// measuring of each line again.
+	return header + "\n" + body + "\n" + inbox + "\n" + status + "\n" + helpBar
 }
 
 func (f *Fleet) header() string {
