@@ -23,9 +23,10 @@ const resetTimeout = 2 * time.Second
 // closed and replaced by a new one.
 type keptDisplay struct {
 	stage.Drivers
-	mu       sync.Mutex
-	idle     *x11.Session
-	idleOpts x11.SessionOptions
+	mu        sync.Mutex
+	idle      *x11.Session
+	idleOpts  x11.SessionOptions
+	idleFresh x11.Fresh
 	// Started and Reused count the displays started and handed out
 	// again, for the benchmark.
 	started, reused int
@@ -36,7 +37,7 @@ func (k *keptDisplay) StartSession(ctx context.Context, opts x11.SessionOptions)
 		return k.Drivers.StartSession(ctx, opts)
 	}
 	k.mu.Lock()
-	idle, idleOpts := k.idle, k.idleOpts
+	idle, idleOpts, idleFresh := k.idle, k.idleOpts, k.idleFresh
 	k.idle = nil
 	k.mu.Unlock()
 	if idle != nil {
@@ -44,7 +45,7 @@ func (k *keptDisplay) StartSession(ctx context.Context, opts x11.SessionOptions)
 			k.mu.Lock()
 			k.reused++
 			k.mu.Unlock()
-			return &keptSession{Session: idle, k: k, opts: opts, kept: true}, nil
+			return &keptSession{Session: idle, k: k, opts: opts, fresh: idleFresh, snapshot: true, kept: true}, nil
 		}
 		_ = idle.Close()
 	}
@@ -55,7 +56,16 @@ func (k *keptDisplay) StartSession(ctx context.Context, opts x11.SessionOptions)
 	k.mu.Lock()
 	k.started++
 	k.mu.Unlock()
-	return &keptSession{Session: s, k: k, opts: opts}, nil
+	ks := &keptSession{Session: s, k: k, opts: opts}
+	// What the display holds before any application is what a reset
+	// returns to; without it the display is used once, as a new one.
+	if c, err := x11.Dial(s.Display()); err == nil {
+		if f, err := c.Snapshot(); err == nil {
+			ks.fresh, ks.snapshot = f, true
+		}
+		c.Close()
+	}
+	return ks, nil
 }
 
 // close stops the display the worker kept, when its last run is over.
@@ -82,16 +92,18 @@ func alive(s *x11.Session) bool {
 // the display for the next run instead of stopping it.
 type keptSession struct {
 	*x11.Session
-	k    *keptDisplay
-	opts x11.SessionOptions
-	kept bool
+	k     *keptDisplay
+	opts  x11.SessionOptions
+	fresh x11.Fresh
+	// snapshot says fresh was taken; a display without one is not kept.
+	snapshot, kept bool
 }
 
 // Kept reports whether the display served an earlier run of the worker.
 func (s *keptSession) Kept() bool { return s.kept }
 
 func (s *keptSession) Close() error {
-	if err := reset(s.Session, s.opts); err != nil {
+	if err := reset(s); err != nil {
 		// Not fresh: the next run gets a new display.
 		if cerr := s.Session.Close(); cerr != nil {
 			return fmt.Errorf("%w; stop it: %v", err, cerr)
@@ -99,15 +111,19 @@ func (s *keptSession) Close() error {
 		return nil
 	}
 	s.k.mu.Lock()
-	s.k.idle, s.k.idleOpts = s.Session, s.opts
+	s.k.idle, s.k.idleOpts, s.k.idleFresh = s.Session, s.opts, s.fresh
 	s.k.mu.Unlock()
 	return nil
 }
 
 // reset readies the display for the next run and checks that it is as the
 // run asked for: alive, with the screen it was started with.
-func reset(s *x11.Session, opts x11.SessionOptions) error {
-	if !alive(s) {
+func reset(s *keptSession) error {
+	if !s.snapshot {
+		return fmt.Errorf("keep display %s: its fresh state is not known", s.Display())
+	}
+	opts, fresh := s.opts, s.fresh
+	if !alive(s.Session) {
 		return fmt.Errorf("keep display %s: the server is gone", s.Display())
 	}
 	c, err := x11.Dial(s.Display())
@@ -120,5 +136,5 @@ func reset(s *x11.Session, opts x11.SessionOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
 	defer cancel()
-	return c.Reset(ctx, resetTimeout)
+	return c.Reset(ctx, resetTimeout, fresh)
 }

@@ -11,10 +11,11 @@ import (
 
 const (
 	// leaver's app leaves a client behind in a session of its own, out of
-	// reach of the run's teardown of its process group.
+	// reach of the run's teardown of its process group, and a property on
+	// the root window.
 	leaver = `name: leaver
 app:
-  command: [sh, -c, 'setsid xmessage -title leaked -geometry +300+10 leaked & exec xmessage -title first -geometry +40+40 first']
+  command: [sh, -c, 'xprop -root -f KASMRT_LEFT 8s -set KASMRT_LEFT stale; setsid xmessage -title leaked -geometry +300+10 leaked & exec xmessage -title first -geometry +40+40 first']
   window: {title: first}
 steps:
   - observe_screen: {}
@@ -30,13 +31,14 @@ steps:
 tools:
   nothing_left:
     run: shell
-    command: '! xwininfo -root -tree | grep -q leaked'
+    command: '! xwininfo -root -tree | grep -q leaked && ! xprop -root KASMRT_LEFT | grep -q stale'
 `
 )
 
 // One worker keeps its display for its next run, and the reset between
 // them leaves nothing of the earlier run: a client it left in a session
-// of its own is gone, so the next run sees a display as a new one.
+// of its own is gone and so is the root property it set, so the next run
+// sees a display as a new one.
 func TestWorkerKeepsItsDisplay(t *testing.T) {
 	suiteNeed(t)
 	for _, tc := range []struct {

@@ -16,15 +16,38 @@ import (
 // them every chance to go: it is not as fresh as a new one.
 var ErrClientsLeft = errors.New("clients are still connected")
 
+// Fresh is what a new display's root window holds: the properties there
+// were before any application ran (Snapshot).
+type Fresh struct {
+	props map[xproto.Atom]bool
+}
+
+// Snapshot records the root window's properties of a display no
+// application has used yet, for Reset to return to.
+func (c *Conn) Snapshot() (Fresh, error) {
+	reply, err := xproto.ListProperties(c.x, c.root).Reply()
+	if err != nil {
+		return Fresh{}, fmt.Errorf("snapshot display %s: %w", c.display, err)
+	}
+	f := Fresh{props: map[xproto.Atom]bool{}}
+	for _, a := range reply.Atoms {
+		f.props[a] = true
+	}
+	return f, nil
+}
+
 // Reset makes a display this process owns look to its next application as
 // a new one does: every client but the window manager and this connection
 // is disconnected (XKillClient destroys all of a client's windows and
-// resources), and the pointer is back at the screen's centre, where a new
-// Xvfb puts it. It waits, until timeout, for the server to confirm the
-// clients are gone through the X-Resource extension's client list, and
-// returns ErrClientsLeft when they are not. A client whose process the
-// server cannot tell (a remote one) is disconnected too.
-func (c *Conn) Reset(ctx context.Context, timeout time.Duration) error {
+// resources), the root window loses the properties fresh did not have
+// (an accessibility bus's AT_SPI_BUS, xrdb's RESOURCE_MANAGER; the window
+// manager sets its own again as it needs them), and the pointer is back at
+// the screen's centre, where a new Xvfb puts it. It waits, until timeout,
+// for the server to confirm the clients are gone through the X-Resource
+// extension's client list, and returns ErrClientsLeft when they are not. A
+// client whose process the server cannot tell (a remote one) is
+// disconnected too.
+func (c *Conn) Reset(ctx context.Context, timeout time.Duration, fresh Fresh) error {
 	if err := res.Init(c.x); err != nil {
 		return fmt.Errorf("reset display %s: X-Resource extension: %w", c.display, err)
 	}
@@ -68,6 +91,19 @@ func (c *Conn) Reset(ctx context.Context, timeout time.Duration) error {
 		case <-ctx.Done():
 			return fmt.Errorf("reset display %s: %w", c.display, ctx.Err())
 		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if fresh.props != nil {
+		reply, err := xproto.ListProperties(c.x, c.root).Reply()
+		if err != nil {
+			return fmt.Errorf("reset display %s: list the root's properties: %w", c.display, err)
+		}
+		for _, a := range reply.Atoms {
+			if !fresh.props[a] {
+				if err := xproto.DeletePropertyChecked(c.x, c.root, a).Check(); err != nil {
+					return fmt.Errorf("reset display %s: delete a root property: %w", c.display, err)
+				}
+			}
 		}
 	}
 	err := xproto.WarpPointerChecked(c.x, 0, c.root, 0, 0, 0, 0, int16(c.width/2), int16(c.height/2)).Check()

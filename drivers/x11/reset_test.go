@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +32,10 @@ func TestReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	fresh, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Clients in sessions of their own, as a run's app may leave behind:
 	// two windows and one connection without any.
 	var left []*exec.Cmd
@@ -50,7 +55,12 @@ func TestReset(t *testing.T) {
 		}
 	}
 	_ = c.Click(ctx, 20, 20)
-	if err := c.Reset(ctx, 3*time.Second); err != nil {
+	// A property an application left on the root, as an accessibility
+	// bus leaves its address.
+	if b, err := exec.Command("xprop", "-display", s.Display(), "-root", "-f", "KASMRT_LEFT", "8s", "-set", "KASMRT_LEFT", "stale").CombinedOutput(); err != nil {
+		t.Fatalf("xprop -set: %v\n%s", err, b)
+	}
+	if err := c.Reset(ctx, 3*time.Second, fresh); err != nil {
 		t.Fatalf("reset: %v", err)
 	}
 	wins, err := c.Windows()
@@ -68,6 +78,9 @@ func TestReset(t *testing.T) {
 	}
 	if _, ok := c.windowManagerWindow(); !ok {
 		t.Error("the window manager is gone")
+	}
+	if b, _ := exec.Command("xprop", "-display", s.Display(), "-root", "KASMRT_LEFT").CombinedOutput(); !strings.Contains(string(b), "not found") {
+		t.Errorf("the root keeps KASMRT_LEFT after reset: %s", b)
 	}
 	p, err := xproto.QueryPointer(c.x, c.root).Reply()
 	if err != nil || p.RootX != 320 || p.RootY != 200 {
@@ -95,7 +108,7 @@ func TestResetTimeout(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	time.Sleep(300 * time.Millisecond)
-	if err := c.Reset(context.Background(), 0); !errors.Is(err, ErrClientsLeft) {
+	if err := c.Reset(context.Background(), 0, Fresh{}); !errors.Is(err, ErrClientsLeft) {
 		t.Fatalf("err = %v, want ErrClientsLeft at once", err)
 	}
 }
