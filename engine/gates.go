@@ -24,7 +24,8 @@ func (s *runState) gate(what, group string) func(ctx context.Context) (func(), e
 		},
 		Acquired: func(group string, limit int, waited time.Duration) {
 			s.publish(events.Event{DurationMS: waited.Milliseconds(),
-				Data: events.CapacityAcquired{Group: group, Limit: limit, For: what, WaitedMS: waited.Milliseconds()}})
+				Message: fmt.Sprintf("%s has a slot of capacity group %s after waiting %s", what, group, waited.Round(time.Millisecond)),
+				Data:    events.CapacityAcquired{Group: group, Limit: limit, For: what, WaitedMS: waited.Milliseconds()}})
 		},
 	}
 	return func(ctx context.Context) (func(), error) {

@@ -18,7 +18,7 @@ const (
 	RowStep RowKind = iota
 	RowGrounding
 	RowSteer
-	RowModel // retries, failures, the model being disabled
+	RowModel // retries, failures, the model being disabled, waits for capacity
 	RowCheck
 	RowApp
 	RowLoop
@@ -228,7 +228,7 @@ func (s *State) Apply(index int, e events.Event) {
 		for k, v := range e.Usage {
 			s.Usage[k] += v
 		}
-	case events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled:
+	case events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled, events.KindCapacityWait, events.KindCapacityAcquired:
 		s.Rows = append(s.Rows, Row{Kind: RowModel, Index: index, Event: e})
 	case events.KindGrounding:
 		if e.Grounding != nil {
