@@ -78,14 +78,16 @@ var fleetT0 = time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
 
 func at(s float64) time.Time { return fleetT0.Add(time.Duration(s * float64(time.Second))) }
 
-// fleetSample is three runs of a suite: one passed, one asking a question
-// mid-run, one waiting for a worker; and a resumed run that sent no events.
+// fleetSample is the runs of a suite: one passed, one asking a question
+// mid-run, one waiting for a worker, one waiting for the model's capacity;
+// and a resumed run that sent no events.
 func fleetSample() ([]FleetRun, map[string][]events.Event) {
 	runs := []FleetRun{
 		{ID: "login.yaml#0", Scenario: "login form", Sample: 0, State: RunEnded},
 		{ID: "printer.yaml#0", Scenario: "pick a printer", Sample: 0, State: RunRunning},
 		{ID: "printer.yaml#1", Scenario: "pick a printer", Sample: 1, State: RunQueued},
 		{ID: "save.yaml#0", Scenario: "save as", Sample: 0, State: RunEnded, Verdict: "app-failed", DurationMS: 4200, Tokens: 1800},
+		{ID: "save.yaml#1", Scenario: "save as", Sample: 1, State: RunRunning},
 	}
 	evs := map[string][]events.Event{
 		"login.yaml#0": {
@@ -97,6 +99,10 @@ func fleetSample() ([]FleetRun, map[string][]events.Event) {
 			{Seq: 6, T: at(2.6), Kind: events.KindStepEnded, Step: 2, Tool: "record_verdict", Source: "model", Status: events.StatusOK},
 			{Seq: 7, T: at(3.1), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "pass", Outcome: "goal-met"}},
 			{Seq: 8, T: at(3.3), Kind: events.KindRunEnded, Data: events.RunEnded{Report: "runs/login"}},
+		},
+		"save.yaml#1": {
+			{Seq: 1, T: at(8), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "save as", Mode: "goal", DeadlineS: 600}},
+			{Seq: 2, T: at(8.5), Kind: events.KindCapacityWait, Message: "model waits for capacity group vision", Data: events.CapacityWait{Group: "vision", Limit: 2, For: "model"}},
 		},
 		"printer.yaml#0": {
 			{Seq: 1, T: at(5), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "pick a printer", Mode: "goal", DeadlineS: 600}},
@@ -185,6 +191,7 @@ func TestFleetRows(t *testing.T) {
 		"pick a printer #0": {"running", "1 ask_human …", "", "5.0s", "", "1"},
 		"pick a printer #1": {"queued", "", "", "", "", ""},
 		"save as #0":        {"ended", "", "app-failed", "4.2s", "1800", ""},
+		"save as #1":        {"running", "waits for vision", "", "2.0s", "", ""},
 	}
 	for k, w := range want {
 		if !slices.Equal(got[k], w) {

@@ -10,6 +10,8 @@ import (
 
 	"charm.land/bubbles/v2/table"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/kasmrt/kasmrt/engine/events"
 )
 
 // fleetColumn is a column of the runs table, in display order.
@@ -86,6 +88,11 @@ func (fr *fleetRun) verdict() string {
 // ellipsis.
 func (fr *fleetRun) step() string {
 	rows := fr.model.st.Rows
+	if n := len(rows); n > 0 && rows[n-1].Event.Kind == events.KindCapacityWait {
+		// Standing still for a backend is what the operator should see.
+		d, _ := rows[n-1].Event.Data.(events.CapacityWait)
+		return "waits for " + d.Group
+	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]
 		if r.Kind != RowStep {
