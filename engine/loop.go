@@ -96,6 +96,7 @@ func (s *runState) newModel() (*modelState, error) {
 		return nil, err
 	}
 	cfg.Sleep = s.r.opts.ModelSleep
+	cfg.Gate = s.gate("model", s.files.Operator.ModelService())
 	cfg.OnAttempt = func(a model.Attempt) {
 		if a.Err == nil || a.Delay == 0 {
 			return

@@ -263,6 +263,9 @@ func operatorForIdentity(op *scenarios.Operator) scenarios.Operator {
 	c.Warnings = nil
 	c.File = ""
 	c.EndpointFromEnv = false
+	// Capacity bounds say how this machine shares its backends, not what
+	// a run does: a suite resumed under other bounds gives the same runs.
+	c.Services, c.Model.Service = nil, ""
 	if u, err := url.Parse(c.Model.Endpoint); err == nil && (u.User != nil || u.RawQuery != "") {
 		u.User, u.RawQuery = nil, ""
 		c.Model.Endpoint = u.String()

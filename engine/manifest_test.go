@@ -141,6 +141,7 @@ inbox:
 		{"another key and token", scenario, strings.ReplaceAll(operator, "very-secret", "other"), env, nil},
 		{"another secret value", scenario, operator, map[string]string{"PASSWORD": "other"}, nil},
 		{"another goal", strings.Replace(scenario, "Do the thing.", "Do another thing.", 1), operator, env, []string{"scenario.resolved_sha256", "scenario.sha256"}},
+		{"capacity bounds", scenario, strings.Replace(operator, "model:\n", "services:\n  vision: {max_concurrent: 2}\nmodel:\n  service: vision\n", 1), env, nil},
 		{"another temperature", scenario, strings.Replace(operator, "0.2", "0.3", 1), env, []string{"operator.identity_sha256"}},
 		{"another profile", scenario, strings.Replace(operator, "model:\n", "model:\n  profile: qwen3-vl-8b-instruct\n", 1), env, []string{"operator.identity_sha256", "profile.name", "profile.prompts.loop"}},
 	}

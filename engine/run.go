@@ -14,6 +14,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
@@ -52,6 +53,14 @@ type Options struct {
 	// (0 for the first): it is recorded in manifest.json and shifts the
 	// paired sampling seed so samples differ.
 	SampleIndex int
+	// Gates bound the requests to each capacity group
+	// (services.<group>.max_concurrent) and are shared by every run of a
+	// suite; nil gives the run gates of its own from the operator file.
+	Gates *capacity.Gates
+	// Machine is where the run's session, app and browser come from; nil
+	// is the real drivers. A suite's worker passes one that keeps its
+	// display between runs.
+	Machine stage.Machine
 }
 
 // Result is how a run ended.
@@ -127,6 +136,13 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	if opts.Gates == nil {
+		g, err := capacity.New(files.Operator.ServiceLimits())
+		if err != nil {
+			return nil, err
+		}
+		opts.Gates = g
+	}
 	r := &Runner{
 		files:  files,
 		opts:   opts,
@@ -141,6 +157,9 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		for _, p := range files.Scenario.App.FatalPatterns {
 			r.fatal = append(r.fatal, regexp.MustCompile(p)) // validated at load
 		}
+	}
+	if opts.Machine != nil {
+		r.machine = opts.Machine
 	}
 	if files.Operator.HasInbox() || opts.Interactive {
 		r.inbox = inbox.New(inbox.Options{Redact: r.redact.String})

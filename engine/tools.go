@@ -368,12 +368,17 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	}
 	var out strings.Builder
 	for _, cmd := range cmds {
+		release, err := s.gate(c.Tool, dt.Service)(ctx)
+		if err != nil {
+			return failed(failResolution, "%s was interrupted: %v", c.Tool, err)
+		}
 		res, err := proc.RunCommand(ctx, proc.CommandSpec{
 			Shell: cmd, Env: env, Unset: s.r.secretVariables(), Dir: s.r.appDir(), Timeout: timeout,
 			// Redacting before the cap means a cut never keeps part of a
 			// secret.
 			Filter: func(dst io.Writer) io.WriteCloser { return s.r.redact.Stream(dst) },
 		})
+		release()
 		if ctx.Err() != nil {
 			// The run was cut short, not the tool: neither its timeout nor
 			// a tool error.

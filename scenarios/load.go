@@ -162,7 +162,7 @@ func ParseOperator(path string, data []byte, lookup Lookup) (*Operator, Problems
 	o.File, o.keyPos = path, d.keys
 	v := &validator{file: path, keys: d.keys}
 	v.operator(&o, lookup)
-	all := append(d.problems, v.problems...)
+	all := append(d.problems, v.notAt(d.problems)...)
 	sortProblems(all)
 	if len(all) > 0 {
 		return nil, all
@@ -215,6 +215,22 @@ func (v *validator) fail(pos Pos, format string, args ...any) {
 
 func (v *validator) failAt(path, format string, args ...any) {
 	v.fail(v.at(path), format, args...)
+}
+
+// notAt returns the validator's problems at keys that have none in
+// earlier, so a value the decoder refused is not refused again as zero.
+func (v *validator) notAt(earlier Problems) Problems {
+	bad := map[string]bool{}
+	for _, p := range earlier {
+		bad[p.Path] = true
+	}
+	var out Problems
+	for _, p := range v.problems {
+		if p.Path == "" || !bad[p.Path] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // warnAt records something legal but risky, printed without refusing the
@@ -517,6 +533,7 @@ func (v *validator) declaredTool(name string, t DeclaredTool) {
 	if t.Timeout < 0 {
 		v.failAt(path+".timeout_s", "cannot be negative")
 	}
+	v.serviceName(path+".service", t.Service)
 	v.envNames(path+".env", t.Env)
 	if len(t.Parameters) == 0 {
 		if strings.TrimSpace(t.Command) == "" {
@@ -665,6 +682,7 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 		}
 		seen[name] = true
 	}
+	v.services(o)
 	o.applyDefaults()
 }
 

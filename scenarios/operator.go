@@ -34,6 +34,9 @@ type Operator struct {
 	Tools   ToolsConfig   `yaml:"tools"`
 	Memory  MemoryConfig  `yaml:"memory"`
 	Inbox   InboxConfig   `yaml:"inbox"`
+	// Services bounds the requests to each capacity group at once, across
+	// every run in the process (docs/language.md, "services").
+	Services map[string]ServiceConfig `yaml:"services"`
 
 	// File is where the operator file was loaded from ("" for defaults).
 	File string `yaml:"-"`
@@ -117,6 +120,9 @@ type ModelConfig struct {
 	RepetitionPenalty  *float64 `yaml:"repetition_penalty"`
 	PresencePenalty    *float64 `yaml:"presence_penalty"`
 	ReasoningEffort    string   `yaml:"reasoning_effort"`
+	// Service is the endpoint's capacity group (services.<group>);
+	// DefaultModelService when empty.
+	Service string `yaml:"service"`
 }
 
 // ToolsConfig lets the operator remove built-in tools.

@@ -347,6 +347,9 @@ type DeclaredTool struct {
 	Env     map[string]string `yaml:"env"`
 	Budget  int               `yaml:"budget"`
 	Timeout float64           `yaml:"timeout_s"`
+	// Service is the capacity group the tool's commands call
+	// (services.<group> in the operator file); empty: not bounded.
+	Service string `yaml:"service"`
 }
 
 // DeclaredParam is one enum parameter of a declared tool: each allowed value

@@ -42,6 +42,14 @@ func OperatorSchema() map[string]any {
 	mem := s["properties"].(map[string]any)["memory"].(map[string]any)["properties"].(map[string]any)
 	mem["emit_policy"] = map[string]any{"enum": []string{"always", "on_change"}}
 	disabled := s["properties"].(map[string]any)["tools"].(map[string]any)["properties"].(map[string]any)
+	model["service"] = serviceNameSchema()
+	s["properties"].(map[string]any)["services"] = map[string]any{
+		"type": "object", "propertyNames": serviceNameSchema(),
+		"additionalProperties": map[string]any{
+			"type": "object", "additionalProperties": false, "required": []string{"max_concurrent"},
+			"properties": map[string]any{"max_concurrent": map[string]any{"type": "integer", "minimum": 1, "maximum": MaxConcurrentLimit}},
+		},
+	}
 	disabled["disabled"] = map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"enum": BuiltinNames()}}
 	return s
 }
@@ -147,6 +155,7 @@ func declaredToolSchema() map[string]any {
 			"command":     map[string]any{"type": "string"},
 			"budget":      map[string]any{"type": "integer", "minimum": 0},
 			"timeout_s":   map[string]any{"type": "number", "minimum": 0},
+			"service":     serviceNameSchema(),
 			"env":         map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 			"parameters": map[string]any{"type": "object", "additionalProperties": map[string]any{
 				"type": "object", "additionalProperties": false, "required": []string{"values"},
@@ -157,4 +166,8 @@ func declaredToolSchema() map[string]any {
 			}},
 		},
 	}
+}
+
+func serviceNameSchema() map[string]any {
+	return map[string]any{"type": "string", "pattern": serviceNameRE.String()}
 }

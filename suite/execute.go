@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/capacity"
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -37,6 +40,17 @@ type Options struct {
 	// they are called from the workers and must be safe for that.
 	OnStart func(Planned)
 	OnEnd   func(RunResult)
+	// FreshDisplays starts a new Xvfb for every run instead of keeping
+	// each worker's display between its runs (reset in between).
+	FreshDisplays bool
+	// Interactive gives every run an inbox of its own, so ask_human is
+	// offered: an operator at the suite console answers.
+	Interactive bool
+	// RunSinks, when set, gives each run's extra event sinks before it is
+	// created; OnRunner is handed the runner before it runs, to answer and
+	// steer it. Both are called from the workers.
+	RunSinks func(Planned) []func(events.Event)
+	OnRunner func(Planned, *engine.Runner)
 }
 
 // DefaultWorkers is one run per core: a run's Xvfb, application and
@@ -61,6 +75,27 @@ func badInput(format string, args ...any) error {
 // (Ctrl-C) ends the running ones, each with a complete report, and marks
 // the rest not run.
 func Execute(ctx context.Context, plan *Plan, opts Options) (*Summary, error) {
+	ready, err := Prepare(ctx, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ready.Run(ctx)
+}
+
+// Ready is a plan whose every check has passed: nothing is left that can
+// refuse it, so a console can start before its first run.
+type Ready struct {
+	plan    *Plan
+	opts    Options
+	workers int
+	gates   *capacity.Gates
+	kept    map[string]RunResult
+}
+
+// Prepare makes the checks Execute makes before the first run (the
+// output directory, resume identities, shareable settings, capacity
+// bounds, the model's name); every refusal is a *BadInputError.
+func Prepare(ctx context.Context, plan *Plan, opts Options) (*Ready, error) {
 	workers := opts.Workers
 	if workers == 0 {
 		workers = plan.Workers
@@ -72,6 +107,10 @@ func Execute(ctx context.Context, plan *Plan, opts Options) (*Summary, error) {
 		return nil, badInput("--workers %d: want 1 to %d", workers, scenarios.MaxSuiteWorkers)
 	}
 	if err := checkShareable(plan, workers); err != nil {
+		return nil, err
+	}
+	gates, err := planGates(plan)
+	if err != nil {
 		return nil, err
 	}
 	kept, err := prepareOut(plan, opts)
@@ -86,7 +125,12 @@ func Execute(ctx context.Context, plan *Plan, opts Options) (*Summary, error) {
 			return nil, &BadInputError{Err: fmt.Errorf("%s: %w", p.Path, err)}
 		}
 	}
+	return &Ready{plan: plan, opts: opts, workers: workers, gates: gates, kept: kept}, nil
+}
 
+// Run runs the prepared plan and writes suite.json and the JUnit file.
+func (r *Ready) Run(ctx context.Context) (*Summary, error) {
+	plan, opts, workers, gates, kept := r.plan, r.opts, r.workers, r.gates, r.kept
 	sum := &Summary{Schema: Schema, KasmrtVersion: opts.Version, Name: plan.Name, Shard: plan.Shard.String(),
 		PlanSHA256: plan.SHA256, Planned: plan.Keys, Started: time.Now().UTC()}
 	results := make([]RunResult, len(plan.Runs))
@@ -96,12 +140,18 @@ func Execute(ctx context.Context, plan *Plan, opts Options) (*Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var machine stage.Machine
+			if !opts.FreshDisplays {
+				kept := &keptDisplay{}
+				defer kept.close()
+				machine = kept
+			}
 			for i := range jobs {
 				p := plan.Runs[i]
 				if opts.OnStart != nil {
 					opts.OnStart(p)
 				}
-				results[i] = runOne(ctx, p, opts)
+				results[i] = runOne(ctx, p, opts, gates, machine)
 				if opts.OnEnd != nil {
 					opts.OnEnd(results[i])
 				}
@@ -230,17 +280,25 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 
 // runOne runs one planned run in its own report directory (and, through
 // the engine, its own Xvfb).
-func runOne(ctx context.Context, p Planned, opts Options) RunResult {
+func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates, machine stage.Machine) RunResult {
 	dir := filepath.Join(opts.Out, p.Dir)
 	res := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		res.Verdict, res.Error = "test-error", err.Error()
 		return res
 	}
-	runner, err := engine.New(p.Files, engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport})
+	eo := engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport,
+		Gates: gates, Interactive: opts.Interactive, Machine: machine}
+	if opts.RunSinks != nil {
+		eo.Sinks = opts.RunSinks(p)
+	}
+	runner, err := engine.New(p.Files, eo)
 	if err != nil {
 		res.Verdict, res.Error = "test-error", err.Error()
 		return res
+	}
+	if opts.OnRunner != nil {
+		opts.OnRunner(p, runner)
 	}
 	out, err := runner.Run(ctx)
 	if err != nil {

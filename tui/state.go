@@ -18,7 +18,7 @@ const (
 	RowStep RowKind = iota
 	RowGrounding
 	RowSteer
-	RowModel // retries, failures, the model being disabled
+	RowModel // retries, failures, the model being disabled, waits for capacity
 	RowCheck
 	RowApp
 	RowLoop
@@ -284,7 +284,7 @@ func (s *State) apply(index int, e events.Event) {
 				t.Aux++
 			}
 		}
-	case events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled:
+	case events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled, events.KindCapacityWait, events.KindCapacityAcquired:
 		s.Rows = append(s.Rows, Row{Kind: RowModel, Index: index, Event: e})
 	case events.KindGrounding:
 		if e.Grounding != nil {

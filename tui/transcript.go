@@ -175,6 +175,8 @@ func transcriptLine(e events.Event) string {
 		return fmt.Sprintf("model failed (%d in a row): %s", d.Consecutive, e.Message)
 	case events.KindModelDisabled:
 		return "model disabled: " + e.Message
+	case events.KindCapacityWait, events.KindCapacityAcquired:
+		return e.Message
 	case events.KindGrounding:
 		s := formatGrounding(e.Grounding)
 		if e.Box != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/scenarios"
 	"github.com/kasmrt/kasmrt/suite"
+	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
@@ -29,6 +30,10 @@ type suiteFlags struct {
 	headless bool
 	json     bool
 	strict   bool
+	tui      bool
+	graphics string
+	theme    string
+	fresh    bool
 	// --emit k8s and the Job's settings.
 	emit        string
 	image       string
@@ -45,9 +50,13 @@ func newSuiteCommand() *cobra.Command {
 		Short: "Run many scenarios, each sample in its own session, and write suite.json and JUnit",
 		Long: `suite runs scenario files, globs of them and suite files (see kasmrt schema
 suite), --repeat samples of each, at most --workers at once (default: one per
-core), each run in its own embedded Xvfb with its own report directory under
---out. Every scenario is loaded and validated before the first run starts: one
-bad file stops the suite with exit 3 and every problem listed.
+core), each run with its own report directory under --out. Each worker keeps
+its embedded Xvfb between its runs and resets it in between (every client but
+the window manager disconnected); --fresh-displays starts a new one per run.
+Every scenario is loaded and validated before the first run starts: one bad
+file stops the suite with exit 3 and every problem listed. The operator file's
+services.<group>.max_concurrent bounds the requests in flight to a group (the
+model endpoint is group model) across all the suite's runs.
 
 Each run writes manifest.json (its identity: kasmrt's version, the scenario's
 and the operator configuration's hashes, the prompts' hashes, the seed and the
@@ -56,8 +65,13 @@ identity, re-runs unfinished ones, and refuses (exit 3, naming the fields)
 when the identity differs. --shard i/N runs one part of the suite, split by a
 stable hash of each run; kasmrt merge combines the parts.
 
-A line is printed per finished run, then the summary (--json: the runs and the
-summary as JSON lines). The exit code is the worst verdict's, as for run:
+On a terminal the suite console shows every run in a table (scenario, sample,
+state, current step, verdict, duration, tokens, waiting questions): s sorts,
+/ filters, enter watches a run in the live panes and esc goes back, and one
+inbox holds the questions of every run (each run offers ask_human), answered
+by picking one. Quitting it stops the suite as Ctrl-C does. Elsewhere, or
+with --headless, a line is printed per finished run, then the summary
+(--json: the runs and the summary as JSON lines). The exit code is the worst verdict's, as for run:
 2 when any run is test-error or was not run, else 1 when any is app-failed,
 else 0 (--strict: 4 for concerns). Ctrl-C ends the running runs, each with a
 complete report, marks the rest not run, and writes the results.`,
@@ -75,7 +89,11 @@ complete report, marks the rest not run, and writes the results.`,
 	fl.StringVar(&f.out, "out", "", "output directory, new or empty (default: a fresh reports/suite-<time>)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the suite in --out: keep complete runs of the same identity, re-run the rest")
 	fl.StringVar(&f.junit, "junit", "", "also write the JUnit XML here (it is always in --out as junit.xml)")
-	fl.BoolVar(&f.headless, "headless", false, "print a line per finished run and the summary (the default for now)")
+	fl.BoolVar(&f.fresh, "fresh-displays", false, "start a new Xvfb for every run instead of keeping each worker's between its runs (reset in between)")
+	fl.BoolVar(&f.tui, "tui", false, "show the suite console (default when stdout is a terminal)")
+	fl.BoolVar(&f.headless, "headless", false, "print a line per finished run and the summary instead of the console")
+	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots of a watched run: auto, kitty, sixel, blocks or none")
+	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
 	fl.BoolVar(&f.json, "json", false, "print every finished run and the summary as JSON lines")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the worst verdict is pass-with-concerns")
 	fl.StringVar(&f.emit, "emit", "", `print a deployment of the suite instead of running it: "k8s" (a Kubernetes Indexed Job, one index per shard)`)
@@ -98,6 +116,18 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		if err := refuseBlockingOutput("--junit", f.junit); err != nil {
 			return refuse(cmd, err)
 		}
+	}
+	if f.tui && (f.headless || f.json) {
+		return refuse(cmd, errors.New("--tui cannot be combined with --headless or --json"))
+	}
+	if _, builtin := themes.Builtin(f.theme); f.theme != "" && !builtin {
+		if err := requireRegularFile("--theme", f.theme); err != nil {
+			return refuse(cmd, err)
+		}
+	}
+	cs, err := loadConsoleSettings(runFlags{graphics: f.graphics, theme: f.theme})
+	if err != nil {
+		return err
 	}
 	if f.emit != "" && f.shard != "" {
 		return refuse(cmd, errors.New("--emit writes a Job that sets --shard for each pod; drop --shard"))
@@ -140,8 +170,15 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		}
 		printRunLine(w, done, total, r)
 	}
-	sum, err := suite.Execute(cmd.Context(), plan, suite.Options{Out: out, Workers: f.workers, Resume: f.resume,
-		Strict: f.strict, Version: version, OnEnd: onEnd})
+	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, Strict: f.strict, Version: version, OnEnd: onEnd,
+		FreshDisplays: f.fresh}
+	var sum *suite.Summary
+	console := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
+	if console {
+		sum, err = runSuiteConsole(cmd, plan, opts, cs)
+	} else {
+		sum, err = suite.Execute(cmd.Context(), plan, opts)
+	}
 	var bad *suite.BadInputError
 	if errors.As(err, &bad) {
 		return refuse(cmd, bad.Err)
@@ -156,6 +193,13 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		if err := suite.WriteJUnit(f.junit, sum); err != nil {
 			fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
 			return &exitError{code: exitTestError}
+		}
+	}
+	if console {
+		// The console's screen is gone: leave every run's line in the
+		// terminal's scrollback.
+		for i, r := range sum.Runs {
+			printRunLine(w, i+1, len(sum.Runs), r)
 		}
 	}
 	if f.json {

@@ -41,6 +41,9 @@ type SessionStarted struct {
 	// WindowManager is the window manager the run started with an
 	// embedded Xvfb ("openbox"), or empty.
 	WindowManager string `json:"window_manager,omitempty"`
+	// Kept says the display is one a suite's worker kept from its
+	// previous run, reset in between, rather than a new one.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // AppLaunched is app.launched's payload: the process under test.
@@ -300,6 +303,10 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[ConsoleMessage](raw)
 	case KindConsoleSummary:
 		return decodeAs[ConsoleSummary](raw)
+	case KindCapacityWait:
+		return decodeAs[CapacityWait](raw)
+	case KindCapacityAcquired:
+		return decodeAs[CapacityAcquired](raw)
 	}
 	return RawData{kind: kind, JSON: append(json.RawMessage(nil), raw...)}, nil
 }

@@ -14,7 +14,7 @@ import (
 func payloadSamples() []Payload {
 	return []Payload{
 		RunStarted{Scenario: "s", File: "s.yaml", SHA256: "ab", Mode: "goal", Goal: "g", Plan: []string{"p"}, DeadlineS: 600, ReserveS: 30, Tools: []string{"wait"}, Steps: 2},
-		SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800},
+		SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800, Kept: true},
 		AppLaunched{PID: 42, Command: []string{"xterm", "-e", "sh"}, Browser: "launch", Headless: true},
 		AppWindow{ID: "0x200003", Title: "Groceries", Class: "Zenity"},
 		ToolList{Tools: []string{"click", "wait"}, ATSPIControls: 2, CDPTab: true},
@@ -31,6 +31,8 @@ func payloadSamples() []Payload {
 			Windows: []WindowSeen{{ID: "0x1", Title: "t", Class: "XTerm", Instance: "xterm", PID: 7, X: 1, Y: 2, Width: 3, Height: 4, Viewable: true, Application: true}}},
 		ConsoleMessage{Level: "error", Source: "network", Text: "Failed to load resource", URL: "http://x/", Line: 3},
 		ConsoleSummary{Total: 300, Recorded: 200, Counts: map[string]int{"log": 299, "exception": 1}},
+		CapacityWait{Group: "model", Limit: 1, For: "model"},
+		CapacityAcquired{Group: "model", Limit: 1, For: "model", WaitedMS: 1200},
 	}
 }
 

@@ -47,6 +47,10 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// OnAttempt, when set, is told about every attempt.
 	OnAttempt func(Attempt)
+	// Gate, when set, is called before each HTTP attempt and may wait for
+	// the endpoint's capacity group; release is called once the reply is
+	// read. The wait is outside the attempt's Timeout.
+	Gate func(ctx context.Context) (release func(), err error)
 }
 
 // Client sends turns to one model endpoint with one profile.
@@ -60,6 +64,7 @@ type Client struct {
 	http      *http.Client
 	sleep     func(ctx context.Context, d time.Duration) error
 	onAttempt func(Attempt)
+	gate      func(ctx context.Context) (func(), error)
 }
 
 // New checks the configuration and returns a client.
@@ -89,6 +94,7 @@ func New(cfg Config) (*Client, error) {
 		http:      cfg.HTTPClient,
 		sleep:     cfg.Sleep,
 		onAttempt: cfg.OnAttempt,
+		gate:      cfg.Gate,
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -130,8 +136,13 @@ func (c *Client) Turn(ctx context.Context, req Request) (Response, error) {
 	}
 
 	for n := 1; ; n++ {
+		release, err := c.acquire(ctx)
+		if err != nil {
+			return Response{}, fmt.Errorf("model turn: %w", err)
+		}
 		start := time.Now()
 		status, raw, retryAfter, err := c.attempt(ctx, body)
+		release()
 		if ctx.Err() != nil {
 			// The caller gave up; that is not the endpoint's failure.
 			return Response{}, fmt.Errorf("model turn: %w", ctx.Err())
@@ -166,6 +177,14 @@ func (c *Client) Turn(ctx context.Context, req Request) (Response, error) {
 			return Response{}, fmt.Errorf("model turn: wait before retry: %w", err)
 		}
 	}
+}
+
+// acquire passes the client's gate, if it has one.
+func (c *Client) acquire(ctx context.Context) (func(), error) {
+	if c.gate == nil {
+		return func() {}, nil
+	}
+	return c.gate(ctx)
 }
 
 // attempt sends the body once. It returns the status (0 without one), the

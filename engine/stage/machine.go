@@ -84,6 +84,13 @@ type Session interface {
 	Close() error
 }
 
+// kept reports whether the session is a display kept from an earlier run
+// (a suite worker's), which a session says by having Kept() true.
+func kept(s Session) bool {
+	k, ok := s.(interface{ Kept() bool })
+	return ok && k.Kept()
+}
+
 // Desktop is what a run needs of the X11 session's connection.
 type Desktop interface {
 	Capture(ctx context.Context) (*image.RGBA, error)

@@ -136,7 +136,7 @@ func (st *Stage) Set(ctx, life context.Context) error {
 	w, h := conn.ScreenSize()
 	st.rep.Publish(events.Event{Data: events.SessionStarted{
 		Display: sess.Display(), Owned: sess.Owned(), Width: w, Height: h,
-		WindowManager: sess.WindowManager(),
+		WindowManager: sess.WindowManager(), Kept: kept(sess),
 	}})
 
 	a := files.Scenario.App

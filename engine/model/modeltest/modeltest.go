@@ -51,6 +51,16 @@ type Server struct {
 	// which are not turns and use no scripted exchange.
 	models []string
 	listed int
+	// inFlight is the turns being answered now, and peak the most there
+	// ever were at once.
+	inFlight, peak int
+}
+
+// PeakConcurrency is the most turns the server was answering at once.
+func (s *Server) PeakConcurrency() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
 }
 
 // DefaultModel is the one model a new server lists at GET /v1/models.
@@ -133,6 +143,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("modeltest: no endpoint %s %s", r.Method, r.URL.Path))
 		return
 	}
+	s.mu.Lock()
+	s.inFlight++
+	s.peak = max(s.peak, s.inFlight)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "modeltest: read body: "+err.Error())

@@ -1,0 +1,80 @@
+package suite
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+)
+
+const (
+	// leaver's app leaves a client behind in a session of its own, out of
+	// reach of the run's teardown of its process group, and a property on
+	// the root window.
+	leaver = `name: leaver
+app:
+  command: [sh, -c, 'xprop -root -f KASMRT_LEFT 8s -set KASMRT_LEFT stale; setsid xmessage -title leaked -geometry +300+10 leaked & exec xmessage -title first -geometry +40+40 first']
+  window: {title: first}
+steps:
+  - observe_screen: {}
+`
+	// follower checks that no window of an earlier run is on its display.
+	follower = `name: follower
+app:
+  command: [xmessage, -title, second, -geometry, +40+40, second]
+  window: {title: second}
+steps:
+  - observe_screen: {}
+  - nothing_left: {}
+tools:
+  nothing_left:
+    run: shell
+    command: '! xwininfo -root -tree | grep -q leaked && ! xprop -root KASMRT_LEFT | grep -q stale'
+`
+)
+
+// One worker keeps its display for its next run, and the reset between
+// them leaves nothing of the earlier run: a client it left in a session
+// of its own is gone and so is the root property it set, so the next run
+// sees a display as a new one.
+func TestWorkerKeepsItsDisplay(t *testing.T) {
+	suiteNeed(t)
+	for _, tc := range []struct {
+		name  string
+		fresh bool
+	}{{"kept", false}, {"fresh", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := suiteDir(t, map[string]string{"a.yaml": leaver, "b.yaml": follower, "operator.yaml": suiteOperator})
+			plan, err := Build(Input{Args: []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}, Operator: filepath.Join(dir, "operator.yaml"),
+				Version: "test", Lookup: func(string) (string, bool) { return "", false }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			sum, err := Execute(context.Background(), plan, Options{Out: out, Workers: 1, Version: "test", FreshDisplays: tc.fresh})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kept []bool
+			for _, r := range sum.Runs {
+				if r.Verdict != "pass" {
+					t.Errorf("%s: %s %v", r.Key, r.Verdict, r.Reasons)
+				}
+				evs, err := events.ReadFile(filepath.Join(out, r.Report, "events.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range evs {
+					if d, ok := e.Data.(events.SessionStarted); ok {
+						kept = append(kept, d.Kept)
+					}
+				}
+			}
+			if want := []bool{false, !tc.fresh}; !slices.Equal(kept, want) {
+				t.Errorf("session.started kept = %v, want %v", kept, want)
+			}
+		})
+	}
+}
