@@ -711,6 +711,7 @@ func (m *Model) render() string {
 		}
 	}
 	pane(l.Screen, m.screenTitle(), false, func(int, int) string { return m.screenBody() })
+	m.timeline.detailOpen = !l.Detail.Empty()
 	pane(l.Timeline, m.timelineTitle(), m.focus == focusTimeline, func(w, h int) string {
 		return m.timeline.View(st, m.st.Rows, w, h)
 	})

@@ -105,6 +105,9 @@ type timelinePane struct {
 	// listH is how many rows the last View listed, so a click can tell a
 	// row from the detail lines under the list.
 	listH int
+	// detailOpen leaves the selected row's message to the detail pane,
+	// giving its lines to the list.
+	detailOpen bool
 }
 
 // visible returns the indexes into rows that pass the filter.
@@ -173,7 +176,10 @@ func (t *timelinePane) View(st themes.Styles, rows []Row, w, h int) string {
 		sel = len(vis) - 1
 	}
 	// The selected row's full message gets the pane's last lines.
-	detail := t.detail(rows[vis[sel]], w)
+	var detail []string
+	if !t.detailOpen {
+		detail = t.detail(rows[vis[sel]], w)
+	}
 	listH := max(1, h-len(detail))
 	if t.offset > sel {
 		t.offset = sel
