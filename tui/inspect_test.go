@@ -89,7 +89,7 @@ func TestLiveInspectPastStep(t *testing.T) {
 	waitView(t, tm.m, "before 0003 · after 0004")
 	// The run goes on: step 6 fails, the run ends; the selection stays.
 	feed(sink, evs[36:])
-	waitView(t, tm.m, "· ended ·")
+	waitView(t, tm.m, "· pass-with-concerns (completed) ·")
 	waitView(t, tm.m, "row 5/14 · G: latest")
 	// A frame rendered before the selection moved may show for a moment;
 	// the inspected step's is what stays.

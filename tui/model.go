@@ -763,6 +763,10 @@ func (m *Model) header() string {
 	}
 	if m.live {
 		switch {
+		case m.st.Verdict != nil:
+			// The verdict pane may be hidden (a detail open, a compact
+			// layout's inbox): the header always says how the run ended.
+			parts = append(parts, verdictLine(st, m.st.Verdict))
 		case m.st.Ended:
 			parts = append(parts, "ended")
 		case m.st.Paused:

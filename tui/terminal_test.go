@@ -344,3 +344,42 @@ func requestLine(t *testing.T, evs []events.Event, turn int) string {
 	t.Fatalf("no model.request for turn %d", turn)
 	return ""
 }
+
+// TestLiveInspectInTmux runs a real scripted run (xterm in its own Xvfb)
+// under `kasmrt run --tui` in a real terminal and, while a step is still
+// running, selects the step before it: the console shows that step's
+// screen and detail and marks itself inspecting, the run goes on, and G
+// follows it again.
+func TestLiveInspectInTmux(t *testing.T) {
+	t.Parallel()
+	needBinary(t, "tmux")
+	needBinary(t, "Xvfb")
+	needBinary(t, "xterm")
+	bin := buildKasmrt(t)
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "inspect.yaml")
+	if err := os.WriteFile(scenario, []byte("name: inspect live\napp:\n  command: [xterm, -e, sleep, 3600]\nsteps:\n  - observe_screen: {}\n  - wait: 20\n  - observe_screen: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	term := startTmux(t, 120, 40, "DISPLAY=", bin, "run", scenario, "--tui", "--graphics", "blocks", "--report", filepath.Join(dir, "report"))
+	term.screen("2 wait")
+	term.screen("following")
+	term.keys("k")
+	term.screen("INSPECTING")
+	term.screen("step 1 · screen")
+	term.keys("Enter")
+	term.screen("─step 1─")
+	term.screen("observed the screen")
+	// The wait is still running behind the inspected step.
+	if out := term.screen("2 wait"); !strings.Contains(out, "running") {
+		t.Fatalf("the run's current step is not shown running while a past one is inspected:\n%s", out)
+	}
+	term.keys("G")
+	term.screen("following")
+	term.keys("x")
+	term.screen("abort the run?")
+	term.keys("y")
+	term.screen("test-error (aborted)")
+	term.keys("q")
+	term.waitExit("q after the verdict")
+}
