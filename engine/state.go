@@ -433,7 +433,7 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 	b := img.Bounds()
 	s.lastScreen, s.lastPNG = img, data
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
-		Width: b.Dx(), Height: b.Dy(), Settled: settled,
+		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
 	}})
 	return rel, img, nil
 }

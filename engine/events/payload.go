@@ -82,6 +82,11 @@ type ScreenCaptured struct {
 	// Diagnostic marks a capture that documents a failure (a failed or
 	// refused step, a startup timeout) rather than one a tool made.
 	Diagnostic bool `json:"diagnostic,omitempty"`
+	// Window is the application's window on this capture, in its pixels:
+	// the one with the focus, or the one input goes to. The console shows
+	// it by default, since a dialog is a fraction of the screen. Absent
+	// when the application has no window, or the capture is a page.
+	Window *Rect `json:"window,omitempty"`
 }
 
 // FinalCapture is final's payload: the screen as the run ended, taken
