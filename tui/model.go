@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"image"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -82,6 +83,7 @@ type Model struct {
 	width, height int
 	focus         focusArea
 	timeline      timelinePane
+	screen        screenPane
 	compare       bool
 	showHelp      bool
 	// detail is what the detail pane shows (detailNone: it is closed),
@@ -103,6 +105,7 @@ type Model struct {
 	inKeys  inboxKeys
 	rpKeys  replayKeys
 	prKeys  promptKeys
+	scKeys  screenKeys
 	quitted bool
 
 	// Graphics.
@@ -152,6 +155,7 @@ func newModel(opts Options) *Model {
 		inKeys:        newInboxKeys(),
 		rpKeys:        newReplayKeys(),
 		prKeys:        newPromptKeys(),
+		scKeys:        newScreenKeys(),
 		help:          help.New(),
 		answer:        textarea.New(),
 		input:         textinput.New(),
@@ -223,6 +227,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.mode == graphics.Auto {
 		if canAsk {
 			m.probing = true
+			// Until the terminal answers, screens are drawn as the fallback
+			// draws them, so the first capture shows at once.
+			m.renderer = graphics.NewRenderer(graphics.Detect(m.opts.Env), m.rendererOptions())
 			cmds = append(cmds, tea.Raw(cellSizeQuery+graphics.Probe),
 				tea.Tick(time.Second, func(time.Time) tea.Msg { return probeTimeoutMsg{} }))
 		} else {
@@ -232,6 +239,10 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, tea.Raw(cellSizeQuery))
 	}
 	if m.live {
+		// Events that came before the console started (a run already
+		// going, an attached stream's history) are folded before the first
+		// frame, so it shows their latest capture instead of none.
+		m.fold(m.queue.take())
 		cmds = append(cmds, m.queue.listen(), m.tick())
 	}
 	return tea.Batch(cmds...)
@@ -321,7 +332,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // questions and re-arms the listener.
 func (m *Model) applyEvents(evs eventsMsg) tea.Cmd {
 	cmds := []tea.Cmd{m.queue.listen()}
-	bell := false
+	if m.fold(evs) {
+		cmds = append(cmds, tea.Raw("\a"))
+	}
+	cmds = append(cmds, m.refreshScreen())
+	return tea.Batch(cmds...)
+}
+
+// fold applies live events to the state and reports whether a new
+// question came (the bell rings for it).
+func (m *Model) fold(evs []events.Event) (bell bool) {
 	for _, e := range evs {
 		m.st.Apply(m.st.Seen, e)
 		if e.Kind == events.KindQuestion && e.Question != nil && !m.seenQuestions[e.Question.ID] {
@@ -337,11 +357,7 @@ func (m *Model) applyEvents(evs eventsMsg) tea.Cmd {
 			}
 		}
 	}
-	if bell {
-		cmds = append(cmds, tea.Raw("\a"))
-	}
-	cmds = append(cmds, m.refreshScreen())
-	return tea.Batch(cmds...)
+	return bell
 }
 
 // handleKey routes a key press: prompt first, then help, the inbox's text
@@ -356,6 +372,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.focus == focusInbox {
 		return m.inboxKey(msg)
+	}
+	if cmd, ok := m.screenKey(msg); ok {
+		return cmd
 	}
 	if m.live {
 		return m.liveKey(msg)
@@ -544,10 +563,19 @@ func (m *Model) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-// screenPane is the screen pane's rectangle inside its border, where the
-// image goes, as the graphics renderer positions it.
+// screenPane places the screen pane — its rectangle in the layout, or the
+// layout's whole body when it has the terminal to itself — and returns
+// where its image goes, as the graphics renderer positions it.
 func (m *Model) screenPane() graphics.Pane {
-	return paneFor(m.layout().Screen, m.cellW, m.cellH)
+	l := m.layout()
+	if m.screen.full {
+		r := l.Body
+		m.screen.SetRect(cellRect{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy()}, false)
+	} else {
+		r := l.Screen
+		m.screen.SetRect(cellRect{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy()}, true)
+	}
+	return m.screen.Pane(m.cellW, m.cellH)
 }
 
 // wantScreen is what the screen pane should show now: the row the live
@@ -558,9 +586,14 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 	if pane.Cols <= 0 || pane.Rows <= 0 {
 		return screenRequest{}, false
 	}
+	crop, _ := m.screenCrop(pane)
+	if m.mode == graphics.None {
+		// The label names the capture, whatever part a picture would show.
+		crop = image.Rectangle{}
+	}
 	if m.compare {
 		if before, after, point, _, ok := m.comparePair(); ok {
-			return screenRequest{Screen: after, Before: before, After: after, Point: point, Pane: pane}, true
+			return screenRequest{Screen: after, Before: before, After: after, Point: point, Crop: crop, Pane: pane}, true
 		}
 	}
 	if m.inspecting() {
@@ -568,12 +601,26 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 		if r.Screen == "" {
 			return screenRequest{}, false
 		}
-		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Pane: pane}, true
+		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Crop: crop, Pane: pane}, true
 	}
 	if m.st.Screen == "" {
 		return screenRequest{}, false
 	}
-	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Pane: pane}, true
+	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Crop: crop, Pane: pane}, true
+}
+
+// screenCrop is the part of the screen the pane shows and the view that
+// is; the zero rectangle (the whole capture) while the screen's size is
+// not known.
+func (m *Model) screenCrop(pane graphics.Pane) (image.Rectangle, screenView) {
+	if m.st.ScreenW <= 0 || m.st.ScreenH <= 0 {
+		return image.Rectangle{}, viewScreen
+	}
+	c, v := m.screen.crop(image.Rect(0, 0, m.st.ScreenW, m.st.ScreenH), m.st.Window, m.st.Point, pane)
+	if v == viewScreen {
+		return image.Rectangle{}, v
+	}
+	return c, v
 }
 
 // comparePair is the before and after the compare mode shows: the current
@@ -625,6 +672,12 @@ func (m *Model) installFrame(msg frameMsg) tea.Cmd {
 	} else if strings.HasSuffix(msg.key, fmt.Sprintf("|%+v", pane)) {
 		m.frame, m.frameKey, m.framePane = msg.frame, msg.key, pane
 		cmds = append(cmds, m.resendRaw())
+	} else if msg.frame.Raw == "" && msg.frame.Cells != "" {
+		// Drawn for the pane's size before a resize: cells are clipped or
+		// padded to the new size, which beats showing nothing until the
+		// frame for it is drawn. An image overlay would land in the wrong
+		// place, so those wait.
+		m.frame, m.frameKey = msg.frame, msg.key
 	}
 	cmds = append(cmds, m.refreshScreen())
 	return tea.Batch(cmds...)
@@ -702,7 +755,16 @@ func (m *Model) render() string {
 		} else {
 			groups = m.rpKeys.FullHelp()
 		}
+		groups = append(groups, m.scKeys.FullHelp()...)
 		parts = append(parts, part{l.Body, box(st, "keys", m.fullHelp(groups, l.Body.Dx()-2), l.Body.Dx(), l.Body.Dy(), true)})
+		return compose(m.width, m.height, parts...)
+	}
+	if m.screen.full {
+		// The screen has the whole terminal: its title takes the header's
+		// line, and the image the body's lines.
+		pane := m.screenPane()
+		parts[0] = part{l.Header, fit(st.Title.Render(m.screenTitle())+st.Muted.Render(" · z: back to the console"), m.width, 1)[0]}
+		parts = append(parts, part{l.Body, strings.Join(fit(m.screenBody(), pane.Cols, pane.Rows), "\n")})
 		return compose(m.width, m.height, parts...)
 	}
 	pane := func(r uv.Rectangle, title string, focused bool, body func(w, h int) string) {
@@ -820,6 +882,8 @@ func (m *Model) screenTitle() string {
 		return prefix + "screen"
 	}
 	t := fmt.Sprintf("%sscreen %04d", prefix, screenNumber(screen))
+	crop, view := m.screenCrop(m.screenPane())
+	t += " · " + m.screen.describe(view, crop, point)
 	if point != nil {
 		t += " · click " + formatPoint(point)
 	}
@@ -851,7 +915,9 @@ func (m *Model) screenBody() string {
 		}
 		return m.styles.Muted.Render("no capture yet")
 	}
-	if m.probing || m.frameKey == "" {
+	if m.frame.Cells == "" {
+		// Only until the first frame is drawn: later ones replace it in
+		// place, with no label in between.
 		return m.styles.Muted.Render(graphics.Label(screenNumber(req.Screen), m.st.ScreenW, m.st.ScreenH))
 	}
 	return m.frame.Cells
@@ -908,6 +974,10 @@ func (m *Model) helpBar() string {
 	switch {
 	case m.focus == focusInbox:
 		return m.help.View(m.inKeys)
+	case m.screen.full && m.live:
+		return m.help.View(withScreenKeys{m.keys, m.scKeys})
+	case m.screen.full:
+		return m.help.View(withScreenKeys{m.rpKeys, m.scKeys})
 	case m.live:
 		return m.help.View(m.keys)
 	}

@@ -2,13 +2,17 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
 	"image/png"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -23,13 +27,15 @@ type screenRequest struct {
 	Point         *events.Point
 	Box           *events.Rect
 	Before, After string // compare mode when both are set
-	Pane          graphics.Pane
+	// Crop is the part of the screen to show (the zero rectangle: all).
+	Crop image.Rectangle
+	Pane graphics.Pane
 }
 
 // key identifies a request so a finished render can be matched to what the
 // pane wants now.
 func (r screenRequest) key() string {
-	return fmt.Sprintf("%s|%v|%v|%s|%s|%+v", r.Screen, ptrPoint(r.Point), ptrRect(r.Box), r.Before, r.After, r.Pane)
+	return fmt.Sprintf("%s|%v|%v|%s|%s|%v|%+v", r.Screen, ptrPoint(r.Point), ptrRect(r.Box), r.Before, r.After, r.Crop, r.Pane)
 }
 
 func ptrPoint(p *events.Point) any {
@@ -57,12 +63,35 @@ type frameMsg struct {
 // off the UI goroutine.
 func renderScreen(ctx context.Context, r *graphics.Renderer, dir string, req screenRequest) tea.Cmd {
 	return func() tea.Msg {
-		img, err := loadScreen(dir, req)
+		img, err := loadScreenWhenWritten(ctx, dir, req)
 		if err != nil {
 			return frameMsg{key: req.key(), err: err}
 		}
 		f, err := r.Render(ctx, img, screenNumber(req.Screen), req.Pane)
 		return frameMsg{key: req.key(), frame: f, err: err}
+	}
+}
+
+// screenWriteWait is how long a screen the stream announced may take to
+// appear in the report directory: the report writes its PNG off the run's
+// critical path, so the event can come first.
+const screenWriteWait = 5 * time.Second
+
+// loadScreenWhenWritten is loadScreen, trying again while the file is
+// missing or still being written, so the first frame of a capture shows as
+// soon as it exists rather than an error.
+func loadScreenWhenWritten(ctx context.Context, dir string, req screenRequest) (image.Image, error) {
+	deadline := time.Now().Add(screenWriteWait)
+	for {
+		img, err := loadScreen(dir, req)
+		if err == nil || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, io.ErrUnexpectedEOF)) || time.Now().After(deadline) {
+			return img, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("load screen: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
@@ -78,19 +107,32 @@ func loadScreen(dir string, req screenRequest) (image.Image, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sideBySide(before, after, req.Point), nil
+		return sideBySide(before, after, req.Point, req.Crop), nil
 	}
 	img, err := readPNG(dir, req.Screen)
 	if err != nil {
 		return nil, err
 	}
 	if req.Point == nil && req.Box == nil {
-		return img, nil
+		return cropTo(img, req.Crop), nil
 	}
 	rgba := toRGBA(img)
 	markBox(rgba, req.Box)
 	markPoint(rgba, req.Point)
-	return rgba, nil
+	return cropTo(rgba, req.Crop), nil
+}
+
+// cropTo returns the part r of img, or all of it when r is empty or lies
+// outside it (a capture of another size than its event said).
+func cropTo(img image.Image, r image.Rectangle) image.Image {
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	r = r.Intersect(img.Bounds())
+	if r.Empty() || !ok {
+		return img
+	}
+	return sub.SubImage(r)
 }
 
 func readPNG(dir, rel string) (image.Image, error) {
@@ -156,17 +198,18 @@ func markBox(img *image.RGBA, r *events.Rect) {
 }
 
 // sideBySide puts before and after next to each other with a gap, the
-// click point marked on both.
-func sideBySide(before, after image.Image, p *events.Point) image.Image {
-	bb, ab := before.Bounds(), after.Bounds()
-	gap := max(8, bb.Dx()/40)
-	out := image.NewRGBA(image.Rect(0, 0, bb.Dx()+gap+ab.Dx(), max(bb.Dy(), ab.Dy())))
-	draw.Draw(out, out.Bounds(), image.NewUniform(color.RGBA{A: 255}), image.Point{}, draw.Src)
+// click point marked on both, each cut to crop when it is set.
+func sideBySide(before, after image.Image, p *events.Point, crop image.Rectangle) image.Image {
 	left := toRGBA(before)
 	right := toRGBA(after)
 	markPoint(left, p)
 	markPoint(right, p)
-	draw.Draw(out, left.Bounds(), left, image.Point{}, draw.Src)
-	draw.Draw(out, right.Bounds().Add(image.Pt(bb.Dx()+gap, 0)), right, image.Point{}, draw.Src)
+	l, r := cropTo(left, crop), cropTo(right, crop)
+	lb, rb := l.Bounds(), r.Bounds()
+	gap := max(8, lb.Dx()/40)
+	out := image.NewRGBA(image.Rect(0, 0, lb.Dx()+gap+rb.Dx(), max(lb.Dy(), rb.Dy())))
+	draw.Draw(out, out.Bounds(), image.NewUniform(color.RGBA{A: 255}), image.Point{}, draw.Src)
+	draw.Draw(out, image.Rect(0, 0, lb.Dx(), lb.Dy()), l, lb.Min, draw.Src)
+	draw.Draw(out, image.Rect(lb.Dx()+gap, 0, lb.Dx()+gap+rb.Dx(), rb.Dy()), r, rb.Min, draw.Src)
 	return out
 }

@@ -130,6 +130,12 @@ type State struct {
 	ScreenCount int
 	Point       *events.Point
 	Box         *events.Rect
+	// Window is the application's window on Screen (nil when unknown).
+	Window *events.Rect
+	// windows holds the window each capture showed; appWindow is where
+	// the window appeared at launch, for captures that carry none.
+	windows   map[string]events.Rect
+	appWindow *events.Rect
 	// Grounding is the latest grounding attempt (its Before/After screens
 	// are shown side by side).
 	Grounding *events.Grounding
@@ -152,7 +158,7 @@ type State struct {
 
 // NewState returns an empty state.
 func NewState() *State {
-	return &State{stepRows: map[int]int{}, StepTurn: map[int]int{}, Usage: map[string]float64{}, Reserve: ReserveDuration}
+	return &State{stepRows: map[int]int{}, StepTurn: map[int]int{}, windows: map[string]events.Rect{}, Usage: map[string]float64{}, Reserve: ReserveDuration}
 }
 
 // FoldState applies evs in order to a new state.
@@ -226,7 +232,15 @@ func (s *State) apply(index int, e events.Event) {
 		if d, _ := e.Data.(events.FinalCapture); d.Width > 0 && d.Height > 0 {
 			s.ScreenW, s.ScreenH = d.Width, d.Height
 		}
+	case events.KindAppWindow:
+		if e.Box != nil {
+			w := *e.Box
+			s.appWindow = &w
+		}
 	case events.KindScreen:
+		if d, _ := e.Data.(events.ScreenCaptured); d.Window != nil && e.Screen != "" {
+			s.windows[e.Screen] = *d.Window
+		}
 		s.setScreen(e.Screen)
 		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {
 			s.ScreenW, s.ScreenH = d.Width, d.Height
@@ -409,6 +423,23 @@ func (s *State) setScreen(path string) {
 		s.Screen = path
 		s.ScreenCount++
 	}
+	if path != "" {
+		s.Window = s.WindowOn(path)
+	}
+}
+
+// WindowOn is the application's window on the capture screen: the one its
+// screen event names. A run whose screen events name none (recorded before
+// they did) has the window found at launch instead; in a run that names
+// them, a capture without one (a diagnostic, the final screen) has none.
+func (s *State) WindowOn(screen string) *events.Rect {
+	if w, ok := s.windows[screen]; ok {
+		return &w
+	}
+	if len(s.windows) > 0 {
+		return nil
+	}
+	return s.appWindow
 }
 
 // reserveOf is the part of the deadline the run announced it keeps for
