@@ -1,0 +1,103 @@
+package tui
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/kasmrt/kasmrt/tui/graphics"
+)
+
+// hasQuadrants reports whether s holds the block elements a blocks frame
+// is drawn with, i.e. a screen is shown rather than a label.
+func hasQuadrants(s string) bool { return strings.ContainsAny(s, "▘▝▀▖▌▞▛") }
+
+// TestLiveFirstFrameFromEarlierCaptures starts the live console on a run
+// that has already captured screens (a console attached to a run under
+// way): its first frame shows their latest capture, never "no capture
+// yet", and it is drawn while the terminal has not yet answered the
+// graphics probe (teatest never answers: detection waits for its
+// timeout), in the mode it would fall back to.
+func TestLiveFirstFrameFromEarlierCaptures(t *testing.T) {
+	t.Parallel()
+	r, err := LoadReport(zenityRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TERM": "xterm-256color"}
+	m, sink := NewLive(Options{
+		Dir:      r.Dir,
+		Controls: &fakeControls{},
+		Theme:    testTheme(t, false),
+		Graphics: graphics.Auto,
+		Profile:  colorprofile.TrueColor,
+		Env:      func(k string) string { return env[k] },
+	})
+	// The run up to its fourth capture, the dialog still open.
+	for _, e := range r.Events[:17] {
+		sink(e)
+	}
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor)))
+	t.Cleanup(func() { _ = tm.Quit() })
+	waitView(t, m, "screen 0004 · window 404×120")
+	deadline := time.Now().Add(5 * time.Second)
+	for v := m.LastView(); !(hasQuadrants(v) && strings.Contains(v, "· auto")); v = m.LastView() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no frame was drawn while the graphics probe was out; last screen:\n%s", v)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	press(tm, "q")
+	out, err := io.ReadAll(tm.FinalOutput(t, teatest.WithFinalTimeout(5*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("no capture yet")) {
+		t.Error(`the console showed "no capture yet" although captures had been made`)
+	}
+}
+
+// TestReplayFirstFrameAndViews opens the replay of the zenity run on its
+// first capture with no key pressed, then switches the screen views with
+// their keys and gives the screen the whole terminal and back.
+func TestReplayFirstFrameAndViews(t *testing.T) {
+	t.Parallel()
+	r, err := LoadReport(zenityRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewReplay(r, Options{Theme: testTheme(t, false), Graphics: graphics.Blocks, Profile: colorprofile.TrueColor, Env: func(string) string { return "" }})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor)))
+	t.Cleanup(func() { _ = tm.Quit() })
+	// The replay opens at the end: the final capture, after the dialog
+	// closed, has no window, so the view falls back to the whole screen.
+	waitView(t, m, "screen 0006 · whole screen (no window)")
+	press(tm, "<", "l", "l", "l", "l", "l", "l", "l")
+	waitView(t, m, "screen 0001 · window 404×120")
+	for _, s := range []struct{ keys, want string }{
+		{"v", "screen 0001 · whole screen · blocks"},
+		{"v", "screen 0001 · zoom 2× (the window)"},
+		{"+", "screen 0001 · zoom 3× (the window)"},
+		{"-", "screen 0001 · zoom 2× (the window)"},
+		{"L", "screen 0001 · zoom 2× (panned)"},
+		{"v", "screen 0001 · window 404×120"},
+		{"z", "z: back to the console"},
+		{"z", "timeline · all"},
+	} {
+		press(tm, s.keys)
+		waitView(t, m, s.want)
+		if v := m.LastView(); !hasQuadrants(v) {
+			t.Fatalf("after %q the screen pane shows no picture:\n%s", s.keys, v)
+		}
+	}
+	press(tm, "q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
