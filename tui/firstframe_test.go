@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
@@ -100,4 +101,17 @@ func TestReplayFirstFrameAndViews(t *testing.T) {
 	}
 	press(tm, "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
+
+// TestFullScreenKeepsQuestionsInSight gives the screen the whole terminal
+// and checks that a question arriving then is still announced.
+func TestFullScreenKeepsQuestionsInSight(t *testing.T) {
+	t.Parallel()
+	tm, sink, _ := newLiveTest(t)
+	press(tm, "z")
+	waitView(t, tm.m, "z: back to the console")
+	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "Which printer?"}})
+	waitView(t, tm.m, "1 question(s) waiting · screen")
+	press(tm, "z")
+	waitView(t, tm.m, "? q1 (waiting): Which printer?")
 }

@@ -763,7 +763,12 @@ func (m *Model) render() string {
 		// The screen has the whole terminal: its title takes the header's
 		// line, and the image the body's lines.
 		pane := m.screenPane()
-		parts[0] = part{l.Header, fit(st.Title.Render(m.screenTitle())+st.Muted.Render(" · z: back to the console"), m.width, 1)[0]}
+		title := st.Title.Render(m.screenTitle()) + st.Muted.Render(" · z: back to the console")
+		if n := len(m.st.Pending()); n > 0 {
+			// The inbox is hidden: a waiting question must still be seen.
+			title = st.Question.Render(fmt.Sprintf("%d question(s) waiting", n)) + st.Muted.Render(" · ") + title
+		}
+		parts[0] = part{l.Header, fit(title, m.width, 1)[0]}
 		parts = append(parts, part{l.Body, strings.Join(fit(m.screenBody(), pane.Cols, pane.Rows), "\n")})
 		return compose(m.width, m.height, parts...)
 	}
