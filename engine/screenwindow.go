@@ -12,7 +12,7 @@ import (
 // the window input goes to. nil when the run has no window yet, the
 // capture is a page, or the window is off the screen.
 func (s *runState) screenWindow() *events.Rect {
-	if s.desk == nil || !s.hasWin || s.web.pageIsTheScreen() {
+	if s.desk == nil || !s.hasWin || s.web.PageIsTheScreen() {
 		return nil
 	}
 	w, ok, err := s.desk.FocusedWindow()
