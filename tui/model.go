@@ -242,7 +242,9 @@ func (m *Model) Init() tea.Cmd {
 		// Events that came before the console started (a run already
 		// going, an attached stream's history) are folded before the first
 		// frame, so it shows their latest capture instead of none.
-		m.fold(m.queue.take())
+		if m.fold(m.queue.take()) {
+			cmds = append(cmds, tea.Raw("\a"))
+		}
 		cmds = append(cmds, m.queue.listen(), m.tick())
 	}
 	return tea.Batch(cmds...)
