@@ -580,11 +580,20 @@ func (m *Model) screenPane() graphics.Pane {
 	return m.screen.Pane(m.cellW, m.cellH)
 }
 
+// imagePane is the pane a frame is drawn for: the screen pane, asking for
+// enlargement in the zoom view.
+func (m *Model) imagePane() graphics.Pane {
+	pane := m.screenPane()
+	_, view := m.screenCrop(pane)
+	pane.Enlarge = view == viewZoom
+	return pane
+}
+
 // wantScreen is what the screen pane should show now: the row the live
 // view inspects, or the newest screen; either one's before and after in
 // compare mode.
 func (m *Model) wantScreen() (screenRequest, bool) {
-	pane := m.screenPane()
+	pane := m.imagePane()
 	if pane.Cols <= 0 || pane.Rows <= 0 {
 		return screenRequest{}, false
 	}
@@ -665,7 +674,7 @@ func (m *Model) refreshScreen() tea.Cmd {
 
 func (m *Model) installFrame(msg frameMsg) tea.Cmd {
 	m.inflight = false
-	pane := m.screenPane()
+	pane := m.imagePane()
 	var cmds []tea.Cmd
 	if msg.err != nil {
 		m.status = msg.err.Error()

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/charmbracelet/colorprofile"
+	"golang.org/x/image/draw"
 )
 
 // Pane is the rectangle the console reserves for the screen: its 1-based
@@ -17,6 +18,10 @@ type Pane struct {
 	Row, Col     int
 	Cols, Rows   int
 	CellW, CellH int
+	// Enlarge scales an image smaller than the pane up to fill it in the
+	// pixel modes (sixel, kitty), as a zoom should; otherwise images are
+	// never enlarged, which would only cost bytes.
+	Enlarge bool
 }
 
 // Frame is one screen prepared for a pane.
@@ -79,13 +84,13 @@ func (r *Renderer) Render(ctx context.Context, img image.Image, screen int, pane
 	case Blocks:
 		return Frame{Cells: RenderBlocks(img, pane.Cols, pane.Rows, r.opts.Profile)}, nil
 	case Sixel:
-		seq := r.sixel.Encode(Fit(img, pane.Cols, pane.Rows, pane.CellW, pane.CellH))
+		seq := r.sixel.Encode(fitPane(img, pane))
 		if err := ctx.Err(); err != nil {
 			return Frame{}, fmt.Errorf("render screen %d: %w", screen, err)
 		}
 		return Frame{Cells: blank(pane.Cols, pane.Rows), Raw: Positioned(pane.Row, pane.Col, r.wrap(seq))}, nil
 	case Kitty:
-		fitted := Fit(img, pane.Cols, pane.Rows, pane.CellW, pane.CellH)
+		fitted := fitPane(img, pane)
 		data, err := EncodePNG(fitted)
 		if err != nil {
 			return Frame{}, fmt.Errorf("render screen %d: %w", screen, err)
@@ -100,6 +105,26 @@ func (r *Renderer) Render(ctx context.Context, img image.Image, screen int, pane
 	default:
 		return Frame{Cells: pad(Label(screen, b.Dx(), b.Dy()), 0, pane)}, nil
 	}
+}
+
+// fitPane fits img to the pane's pixels, enlarging it when the pane asks.
+func fitPane(img image.Image, pane Pane) *image.RGBA {
+	fitted := Fit(img, pane.Cols, pane.Rows, pane.CellW, pane.CellH)
+	if !pane.Enlarge {
+		return fitted
+	}
+	cw, ch := pane.CellW, pane.CellH
+	if cw <= 0 || ch <= 0 {
+		cw, ch = DefaultCellWidth, DefaultCellHeight
+	}
+	b := img.Bounds()
+	w, h := fitSize(b.Dx()*64, b.Dy()*64, pane.Cols*cw, pane.Rows*ch)
+	if w <= fitted.Rect.Dx() || h <= fitted.Rect.Dy() {
+		return fitted
+	}
+	big := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.CatmullRom.Scale(big, big.Rect, img, b, draw.Src, nil)
+	return big
 }
 
 // nextKittyID alternates between two ids so the new image can be uploaded

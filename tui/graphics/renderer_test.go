@@ -55,3 +55,26 @@ func TestRenderer(t *testing.T) {
 		t.Error("Render with a cancelled context succeeded")
 	}
 }
+
+// TestRendererEnlarge checks that a pane asking for it (the zoom view)
+// gets a small image scaled up to fill it, and that others never do.
+func TestRendererEnlarge(t *testing.T) {
+	t.Parallel()
+	small := gradient(100, 60)
+	for _, tc := range []struct {
+		enlarge bool
+		raster  string
+	}{
+		{false, "\"1;1;100;60"},
+		{true, "\"1;1;400;240"},
+	} {
+		pane := Pane{Row: 1, Col: 1, Cols: 40, Rows: 12, Enlarge: tc.enlarge}
+		f, err := NewRenderer(Sixel, RendererOptions{}).Render(context.Background(), small, 1, pane)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(f.Raw, tc.raster) {
+			t.Errorf("enlarge %v: sixel raster is not %s: %q", tc.enlarge, tc.raster, f.Raw[:min(40, len(f.Raw))])
+		}
+	}
+}
