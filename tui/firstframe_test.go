@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -23,8 +24,8 @@ func hasQuadrants(s string) bool { return strings.ContainsAny(s, "▘▝▀▖�
 // that has already captured screens (a console attached to a run under
 // way): its first frame shows their latest capture, never "no capture
 // yet", and it is drawn while the terminal has not yet answered the
-// graphics probe (teatest never answers: detection waits for its
-// timeout), in the mode it would fall back to.
+// graphics probe, in the mode it would fall back to; the answer comes
+// after.
 func TestLiveFirstFrameFromEarlierCaptures(t *testing.T) {
 	t.Parallel()
 	r, err := LoadReport(zenityRun)
@@ -39,6 +40,8 @@ func TestLiveFirstFrameFromEarlierCaptures(t *testing.T) {
 		Graphics: graphics.Auto,
 		Profile:  colorprofile.TrueColor,
 		Env:      func(k string) string { return env[k] },
+		// The test answers the probe itself, after the first frame.
+		ProbeTimeout: time.Hour,
 	})
 	// The run up to its fourth capture, the dialog still open.
 	for _, e := range r.Events[:17] {
@@ -55,6 +58,9 @@ func TestLiveFirstFrameFromEarlierCaptures(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// A terminal without sixel or kitty graphics answers.
+	tm.Send(uv.PrimaryDeviceAttributesEvent{62, 22})
+	waitView(t, m, "· blocks")
 	press(tm, "q")
 	out, err := io.ReadAll(tm.FinalOutput(t, teatest.WithFinalTimeout(5*time.Second)))
 	if err != nil {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -42,6 +43,9 @@ type Options struct {
 	// Now is the live view's clock for the deadline countdown (time.Now
 	// when nil).
 	Now func() time.Time
+	// ProbeTimeout is how long graphics detection waits for the terminal's
+	// answer (one second when zero).
+	ProbeTimeout time.Duration
 }
 
 type focusArea int
@@ -231,7 +235,7 @@ func (m *Model) Init() tea.Cmd {
 			// draws them, so the first capture shows at once.
 			m.renderer = graphics.NewRenderer(graphics.Detect(m.opts.Env), m.rendererOptions())
 			cmds = append(cmds, tea.Raw(cellSizeQuery+graphics.Probe),
-				tea.Tick(time.Second, func(time.Time) tea.Msg { return probeTimeoutMsg{} }))
+				tea.Tick(cmp.Or(m.opts.ProbeTimeout, time.Second), func(time.Time) tea.Msg { return probeTimeoutMsg{} }))
 		} else {
 			m.setMode(graphics.Detect(m.opts.Env))
 		}
