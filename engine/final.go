@@ -52,5 +52,6 @@ func (s *runState) finalCapture(ctx context.Context, outcome string) {
 	}
 	b := img.Bounds()
 	final.Width, final.Height = b.Dx(), b.Dy()
+	final.Window = s.screenWindow()
 	s.publish(events.Event{Screen: rel, Data: final})
 }

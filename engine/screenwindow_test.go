@@ -9,7 +9,7 @@ import (
 // TestScreenEventsCarryTheWindow checks that each screen event names the
 // application's window on its capture: the main window first, then the
 // dialog the application opened and that has the focus, though input
-// was never switched to it.
+// was never switched to it, also on the final capture.
 func TestScreenEventsCarryTheWindow(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "xterm", "zenity", "openbox")
@@ -25,7 +25,7 @@ steps:
   - observe_screen: {}
 `})
 	o.want(t, events.VerdictPass, OutcomeCompleted, "")
-	var launched *events.Rect
+	var launched, final *events.Rect
 	var windows []*events.Rect
 	for _, e := range o.events {
 		switch e.Kind {
@@ -34,6 +34,9 @@ steps:
 		case events.KindScreen:
 			d, _ := e.Data.(events.ScreenCaptured)
 			windows = append(windows, d.Window)
+		case events.KindFinal:
+			d, _ := e.Data.(events.FinalCapture)
+			final = d.Window
 		}
 	}
 	if launched == nil || len(windows) < 2 {
@@ -45,5 +48,8 @@ steps:
 	}
 	if last == nil || *last == *first || last.W <= 0 || last.H <= 0 {
 		t.Errorf("the last capture's window is %+v, want the dialog, not the main window %+v", last, first)
+	}
+	if final == nil || last == nil || *final != *last {
+		t.Errorf("the final capture's window is %+v, want the dialog's %+v", final, last)
 	}
 }

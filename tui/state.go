@@ -228,6 +228,9 @@ func (s *State) apply(index int, e events.Event) {
 		// The run's last capture gets a row of its own, so the timeline
 		// ends on how the application was left.
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
+		if d, _ := e.Data.(events.FinalCapture); d.Window != nil && e.Screen != "" {
+			s.windows[e.Screen] = *d.Window
+		}
 		s.setScreen(e.Screen)
 		if d, _ := e.Data.(events.FinalCapture); d.Width > 0 && d.Height > 0 {
 			s.ScreenW, s.ScreenH = d.Width, d.Height

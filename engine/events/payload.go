@@ -98,6 +98,9 @@ type FinalCapture struct {
 	// Ending is the outcome the run ended with (completed, deadline,
 	// interrupted…), so the capture says what it documents.
 	Ending string `json:"ending"`
+	// Window is the application's window on the capture, as on a screen
+	// event; absent when it had none left.
+	Window *Rect `json:"window,omitempty"`
 }
 
 // ModelRequest is model.request's payload: the size of one request and

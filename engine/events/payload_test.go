@@ -19,7 +19,7 @@ func payloadSamples() []Payload {
 		AppWindow{ID: "0x200003", Title: "Groceries", Class: "Zenity"},
 		ToolList{Tools: []string{"click", "wait"}, ATSPIControls: 2, CDPTab: true},
 		ScreenCaptured{Width: 1280, Height: 800, Settled: true, Window: &Rect{X: 438, Y: 340, W: 404, H: 120}},
-		FinalCapture{Width: 1280, Height: 800, Ending: "deadline"},
+		FinalCapture{Width: 1280, Height: 800, Ending: "deadline", Window: &Rect{X: 1, Y: 2, W: 3, H: 4}},
 		ModelRequest{Iteration: 3, Messages: 6, Images: 2, ImageBytes: 20995, Tools: []string{"click", "observe_screen"},
 			Update: "Environment Update\nscreen-2 (newest)", Sent: []SentMessage{{Role: "tool", Text: "clicked (10,20)", Images: 1}}},
 		ModelReply{Calls: 1, Attempts: 2},
