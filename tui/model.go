@@ -588,8 +588,7 @@ func (m *Model) screenPane() graphics.Pane {
 // enlargement in the zoom view.
 func (m *Model) imagePane() graphics.Pane {
 	pane := m.screenPane()
-	_, view := m.screenCrop(pane)
-	pane.Enlarge = view == viewZoom
+	pane.Enlarge = m.screen.view == viewZoom
 	return pane
 }
 
@@ -601,14 +600,18 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 	if pane.Cols <= 0 || pane.Rows <= 0 {
 		return screenRequest{}, false
 	}
-	crop, _ := m.screenCrop(pane)
-	if m.mode == graphics.None {
-		// The label names the capture, whatever part a picture would show.
-		crop = image.Rectangle{}
+	// cropFor is the part of capture screen the pane shows; none for the
+	// label, which names the capture whatever part a picture would show.
+	cropFor := func(screen string, point *events.Point) image.Rectangle {
+		if m.mode == graphics.None {
+			return image.Rectangle{}
+		}
+		c, _ := m.screenCrop(pane, screen, point)
+		return c
 	}
 	if m.compare {
 		if before, after, point, _, ok := m.comparePair(); ok {
-			return screenRequest{Screen: after, Before: before, After: after, Point: point, Crop: crop, Pane: pane}, true
+			return screenRequest{Screen: after, Before: before, After: after, Point: point, Crop: cropFor(after, point), Pane: pane}, true
 		}
 	}
 	if m.inspecting() {
@@ -616,22 +619,22 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 		if r.Screen == "" {
 			return screenRequest{}, false
 		}
-		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Crop: crop, Pane: pane}, true
+		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Crop: cropFor(r.Screen, r.Point), Pane: pane}, true
 	}
 	if m.st.Screen == "" {
 		return screenRequest{}, false
 	}
-	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Crop: crop, Pane: pane}, true
+	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Crop: cropFor(m.st.Screen, m.st.Point), Pane: pane}, true
 }
 
-// screenCrop is the part of the screen the pane shows and the view that
-// is; the zero rectangle (the whole capture) while the screen's size is
-// not known.
-func (m *Model) screenCrop(pane graphics.Pane) (image.Rectangle, screenView) {
+// screenCrop is the part of capture screen the pane shows, around the
+// action at point, and the view that is; the zero rectangle (the whole
+// capture) while the screen's size is not known.
+func (m *Model) screenCrop(pane graphics.Pane, screen string, point *events.Point) (image.Rectangle, screenView) {
 	if m.st.ScreenW <= 0 || m.st.ScreenH <= 0 {
 		return image.Rectangle{}, viewScreen
 	}
-	c, v := m.screen.crop(image.Rect(0, 0, m.st.ScreenW, m.st.ScreenH), m.st.Window, m.st.Point, pane)
+	c, v := m.screen.crop(image.Rect(0, 0, m.st.ScreenW, m.st.ScreenH), m.st.WindowOn(screen), point, pane)
 	if v == viewScreen {
 		return image.Rectangle{}, v
 	}
@@ -902,7 +905,7 @@ func (m *Model) screenTitle() string {
 		return prefix + "screen"
 	}
 	t := fmt.Sprintf("%sscreen %04d", prefix, screenNumber(screen))
-	crop, view := m.screenCrop(m.screenPane())
+	crop, view := m.screenCrop(m.screenPane(), screen, point)
 	t += " · " + m.screen.describe(view, crop, point)
 	if point != nil {
 		t += " · click " + formatPoint(point)

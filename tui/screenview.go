@@ -219,8 +219,7 @@ func (k withScreenKeys) FullHelp() [][]key.Binding {
 func (m *Model) screenKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	k := m.scKeys
 	pan := func(dx, dy int) {
-		pane := m.screenPane()
-		m.screen.panBy(dx, dy, image.Rect(0, 0, m.st.ScreenW, m.st.ScreenH), m.st.Window, m.st.Point, pane)
+		m.screen.panBy(dx, dy, image.Rect(0, 0, m.st.ScreenW, m.st.ScreenH), m.st.WindowOn(m.st.Screen), m.st.Point, m.screenPane())
 	}
 	switch {
 	case key.Matches(msg, k.View):

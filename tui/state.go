@@ -130,10 +130,9 @@ type State struct {
 	ScreenCount int
 	Point       *events.Point
 	Box         *events.Rect
-	// Window is the application's window on Screen (nil when unknown).
-	Window *events.Rect
-	// windows holds the window each capture showed; appWindow is where
-	// the window appeared at launch, for captures that carry none.
+	// windows holds the application's window on each capture (WindowOn);
+	// appWindow is where it appeared at launch, for runs whose captures
+	// carry none.
 	windows   map[string]events.Rect
 	appWindow *events.Rect
 	// Grounding is the latest grounding attempt (its Before/After screens
@@ -425,9 +424,6 @@ func (s *State) setScreen(path string) {
 	if path != "" && path != s.Screen {
 		s.Screen = path
 		s.ScreenCount++
-	}
-	if path != "" {
-		s.Window = s.WindowOn(path)
 	}
 }
 
