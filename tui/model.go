@@ -575,11 +575,9 @@ func (m *Model) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) screenPane() graphics.Pane {
 	l := m.layout()
 	if m.screen.full {
-		r := l.Body
-		m.screen.SetRect(cellRect{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy()}, false)
+		m.screen.SetRect(l.Body, false)
 	} else {
-		r := l.Screen
-		m.screen.SetRect(cellRect{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy()}, true)
+		m.screen.SetRect(l.Screen, true)
 	}
 	return m.screen.Pane(m.cellW, m.cellH)
 }

@@ -29,15 +29,13 @@ const (
 // zoomFactors are the zoom view's magnifications over the whole screen.
 var zoomFactors = [...]int{2, 3, 4, 6, 8}
 
-// cellRect is a rectangle of terminal cells, 0-based from the top left.
-type cellRect struct{ X, Y, W, H int }
-
 // screenPane is the screen pane's place and what it shows of the screen:
 // the view, the zoom and the pan, and whether it has the whole terminal.
 // The layout gives it its rectangle; the image overlay (sixel, kitty) is
 // placed from that rectangle, never from a constant.
 type screenPane struct {
-	rect cellRect
+	// rect is in terminal cells, 0-based from the top left.
+	rect image.Rectangle
 	// bordered says the rectangle includes a one-cell border, so the image
 	// goes inside it.
 	bordered bool
@@ -49,7 +47,7 @@ type screenPane struct {
 
 // SetRect places the pane: r is its outer rectangle, border included when
 // bordered.
-func (p *screenPane) SetRect(r cellRect, bordered bool) {
+func (p *screenPane) SetRect(r image.Rectangle, bordered bool) {
 	p.rect, p.bordered = r, bordered
 }
 
@@ -58,9 +56,11 @@ func (p *screenPane) SetRect(r cellRect, bordered bool) {
 func (p *screenPane) Pane(cellW, cellH int) graphics.Pane {
 	in := p.rect
 	if p.bordered {
-		in = cellRect{X: in.X + 1, Y: in.Y + 1, W: in.W - 2, H: in.H - 2}
+		// Not image.Rect: it would turn a pane too small for its border
+		// inside out instead of leaving it empty.
+		in = image.Rectangle{Min: in.Min.Add(image.Pt(1, 1)), Max: in.Max.Sub(image.Pt(1, 1))}
 	}
-	return graphics.Pane{Row: in.Y + 1, Col: in.X + 1, Cols: max(0, in.W), Rows: max(0, in.H), CellW: cellW, CellH: cellH}
+	return graphics.Pane{Row: in.Min.Y + 1, Col: in.Min.X + 1, Cols: max(0, in.Dx()), Rows: max(0, in.Dy()), CellW: cellW, CellH: cellH}
 }
 
 // cycleView moves to the next view: window, whole screen, zoom.
