@@ -240,3 +240,25 @@ func keyPress(k string) tea.KeyPressMsg {
 	r := []rune(k)[0]
 	return tea.KeyPressMsg{Code: r, Text: k}
 }
+
+// TestScreenPanePlacement checks where the image goes for the rectangle
+// the layout gives the pane: inside its border, 1-based, or empty.
+func TestScreenPanePlacement(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rect     image.Rectangle
+		bordered bool
+		want     graphics.Pane
+	}{
+		{image.Rect(0, 1, 96, 25), true, graphics.Pane{Row: 3, Col: 2, Cols: 94, Rows: 22, CellW: 6, CellH: 13}},
+		{image.Rect(50, 10, 80, 20), true, graphics.Pane{Row: 12, Col: 52, Cols: 28, Rows: 8, CellW: 6, CellH: 13}},
+		{image.Rect(0, 1, 160, 46), false, graphics.Pane{Row: 2, Col: 1, Cols: 160, Rows: 45, CellW: 6, CellH: 13}},
+		{image.Rect(0, 1, 1, 2), true, graphics.Pane{Row: 3, Col: 2, CellW: 6, CellH: 13}},
+	} {
+		var p screenPane
+		p.SetRect(tc.rect, tc.bordered)
+		if got := p.Pane(6, 13); got != tc.want {
+			t.Errorf("%v (bordered %v): pane %+v, want %+v", tc.rect, tc.bordered, got, tc.want)
+		}
+	}
+}
