@@ -94,12 +94,21 @@ func TestReplayFirstFrameAndViews(t *testing.T) {
 		{"v", "screen 0001 · zoom 2× (the window)"},
 		{"+", "screen 0001 · zoom 3× (the window)"},
 		{"-", "screen 0001 · zoom 2× (the window)"},
-		{"L", "screen 0001 · zoom 2× (panned)"},
+		{"shift+right", "screen 0001 · zoom 2× (panned)"},
+		{"v", "screen 0001 · window 404×120"},
+		{"alt+h", "screen 0001 · zoom 2× (panned)"},
 		{"v", "screen 0001 · window 404×120"},
 		{"z", "z: back to the console"},
 		{"z", "timeline · all"},
 	} {
-		press(tm, s.keys)
+		switch s.keys {
+		case "shift+right":
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyRight, Mod: tea.ModShift})
+		case "alt+h":
+			tm.Send(tea.KeyPressMsg{Code: 'h', Mod: tea.ModAlt})
+		default:
+			press(tm, s.keys)
+		}
 		waitView(t, m, s.want)
 		if v := m.LastView(); !hasQuadrants(v) {
 			t.Fatalf("after %q the screen pane shows no picture:\n%s", s.keys, v)

@@ -181,10 +181,10 @@ func newScreenKeys() screenKeys {
 		ZoomIn:   b([]string{"+", "="}, "+/-", "zoom in/out"),
 		ZoomOut:  b([]string{"-"}, "-", "zoom out"),
 		Full:     b([]string{"z"}, "z", "screen fills the terminal"),
-		PanLeft:  b([]string{"H", "shift+left"}, "H/J/K/L", "pan"),
-		PanDown:  b([]string{"J", "shift+down"}, "J", "pan down"),
-		PanUp:    b([]string{"K", "shift+up"}, "K", "pan up"),
-		PanRight: b([]string{"L", "shift+right"}, "L", "pan right"),
+		PanLeft:  b([]string{"shift+left", "alt+h"}, "shift+←↓↑→", "pan"),
+		PanDown:  b([]string{"shift+down", "alt+j"}, "alt+j", "pan down"),
+		PanUp:    b([]string{"shift+up", "alt+k"}, "alt+k", "pan up"),
+		PanRight: b([]string{"shift+right", "alt+l"}, "alt+l", "pan right"),
 	}
 }
 
