@@ -35,6 +35,9 @@ type pageLoads struct {
 	loading   bool
 	requested bool          // only asked for: no frameStartedLoading yet
 	loaded    chan struct{} // closed when the load under way ends
+	// navigated is set when a load begins and cleared once the document
+	// it brought was seen rendering, for Screenshot.
+	navigated bool
 }
 
 func newPageLoads(mainFrame cdp.FrameID) *pageLoads {
@@ -75,6 +78,7 @@ func (l *pageLoads) set(loading, requested bool) {
 	switch {
 	case loading && !l.loading:
 		l.loading, l.requested, l.loaded = true, requested, make(chan struct{})
+		l.navigated = true
 	case loading:
 		l.requested = l.requested && requested
 	case l.loading:
@@ -90,10 +94,33 @@ func (l *pageLoads) busy() bool {
 	return l.loading
 }
 
-// wait returns once the main frame is not loading, or after maxLoadWait,
-// or with ctx's error when it ends first.
+// newDocument reports whether a load began since the last call of
+// rendered, which clears it.
+func (l *pageLoads) newDocument() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.navigated
+}
+
+// rendered notes that the current document was seen rendering, unless a
+// load is under way again.
+func (l *pageLoads) rendered() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.loading {
+		l.navigated = false
+	}
+}
+
+// wait returns once the main frame is not loading, or after maxLoadWait
+// (at most half the time ctx has left, so that a capture after a slow load
+// still fits in it), or with ctx's error when it ends first.
 func (l *pageLoads) wait(ctx context.Context) error {
-	deadline := time.Now().Add(maxLoadWait)
+	budget := maxLoadWait
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)/2)
+	}
+	deadline := time.Now().Add(budget)
 	for {
 		l.mu.Lock()
 		loading, requested, loaded := l.loading, l.requested, l.loaded

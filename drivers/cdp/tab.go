@@ -114,28 +114,48 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 	return img, nil
 }
 
-// renderedFunction resolves once the document has produced a frame since
-// it was called: the second animation frame callback runs after the first
-// frame was committed.
-const renderedFunction = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`
+// Expressions that resolve at the document's next animation frame, and at
+// the one after: the second callback runs after the first frame was
+// committed, so the document has produced a frame.
+const (
+	nextFrameFunction   = `new Promise(r => requestAnimationFrame(() => r(true)))`
+	framesDrawnFunction = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`
+)
 
 // retryRendered is how soon a page between documents is asked again.
 const retryRendered = 10 * time.Millisecond
 
 // rendered returns once no navigation is under way and the document has
-// rendered what it changed before the call. The two animation frames also
-// give a navigation that the last input started time to be announced.
+// rendered. A capture right after a load would otherwise be served from the
+// surface the old document left (Chromium holds the old paint until the new
+// document's first frame; one animation frame was measured not to be
+// enough), or wait for a frame of the document being replaced. Without a
+// new document one animation frame is waited for: the capture asks for a
+// fresh frame itself, and a navigation the last click started has been
+// announced by then (it was seen announced after the click returned).
 func (t *Tab) rendered(ctx context.Context) error {
 	for {
 		if err := t.loads.wait(ctx); err != nil {
 			return err
 		}
+		expr := nextFrameFunction
+		if t.loads.newDocument() {
+			expr = framesDrawnFunction
+		}
 		err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
-			_, err := evaluate(ctx, tgt, renderedFunction, true)
+			_, err := evaluate(ctx, tgt, expr, true)
 			return err
 		})
 		if err == nil && !t.loads.busy() {
-			return nil
+			if expr == framesDrawnFunction {
+				t.loads.rendered()
+				return nil
+			}
+			if !t.loads.newDocument() {
+				return nil
+			}
+			// A load began and ended during the animation frame.
+			continue
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
