@@ -94,7 +94,8 @@ type row struct {
 
 func printTable(w *os.File, rows []row, n int) {
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(w, "Measured %s by `make bench-compare` (medians of %d unless the row says; load average %s).\n\n",
+	fmt.Fprintf(w, "Measured %s by `make bench-compare` (medians of %d unless the row says; load average %s). "+
+		"The ratio is the other tool's figure over kasmrt's: above 1, kasmrt is faster.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), n, strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Fprintln(w, "| what | kasmrt | other | other's figure | ratio | reproduce |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
@@ -302,7 +303,7 @@ func compareX11(ctx context.Context, bin, convert string, n, sleepN int) ([]row,
 	if err != nil {
 		return nil, err
 	}
-	cmd := "go run ./scripts/benchcompare -only x11"
+	cmd := "make bench-compare"
 	return []row{
 		{what: "agent step on xterm 1280x800: key, then the screen", other: "xdotool + scrot + convert", kasmrt: stepMedian, them: procMedian, reproduce: cmd},
 		{what: "the same step, reference loop's 2 s settle sleep", other: fmt.Sprintf("xdotool + sleep 2 + scrot + convert (median of %d)", sleepN), kasmrt: stepMedian, them: sleepMedian, reproduce: cmd},
@@ -464,7 +465,7 @@ provides:
 	if err != nil {
 		return nil, err
 	}
-	repro := "go run ./scripts/benchcompare -only browser -playwright PATH/cli.js"
+	repro := "make bench-compare"
 	other := "Playwright MCP "
 	return []row{
 		{what: "navigate (`cdp_navigate`, with its settled screen)", other: other + "`browser_navigate` (with its snapshot)", kasmrt: kNav, them: pNav, reproduce: repro},
@@ -476,7 +477,7 @@ provides:
 
 // compareSixel runs the console's sixel benchmarks against img2sixel's.
 func compareSixel(ctx context.Context) ([]row, error) {
-	args := []string{"test", "./tui/graphics", "-run", "^$", "-bench", "^(BenchmarkSixel|BenchmarkImg2Sixel)$", "-benchtime", "20x", "-count", "1"}
+	args := []string{"test", "./tui/graphics", "-run", "^$", "-bench", "Sixel", "-benchtime", "20x", "-count", "1"}
 	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("go %s: %w: %s", strings.Join(args, " "), err, out)
@@ -494,7 +495,7 @@ func compareSixel(ctx context.Context) ([]row, error) {
 			nsop[name] = time.Duration(v)
 		}
 	}
-	repro := "go test ./tui/graphics -run '^$' -bench '^(BenchmarkSixel|BenchmarkImg2Sixel)$' -benchtime 20x"
+	repro := "go test ./tui/graphics -run '^$' -bench Sixel -benchtime 20x"
 	var rows []row
 	for _, frame := range []string{"640x400", "1280x800"} {
 		ours := nsop["BenchmarkSixel/frame-"+frame+".png/adaptive"]
