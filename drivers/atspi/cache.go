@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -18,11 +19,18 @@ const (
 	registryPath     = "/org/a11y/atspi/registry"
 )
 
-// registeredEvents are asked for from the registry: the accessibility
+// registeredEvents are asked for from the registry. GTK's accessibility
 // bridge sends children-changed, state-changed and the name, role and
 // parent property changes to everyone, but bounds and window events only
-// once some client has registered for them.
-var registeredEvents = []string{"object:bounds-changed", "window:"}
+// once some client has registered for them; Qt sends nothing it was not
+// asked for.
+var registeredEvents = []string{"object:children-changed", "object:state-changed", "object:property-change",
+	"object:bounds-changed", "window:"}
+
+// registrationLag is how long after registering a toolkit may still not
+// send the events: Qt learns of a registration from a signal and then asks
+// the registry for the list. Until it has passed, every read walks.
+const registrationLag = 500 * time.Millisecond
 
 // signalBuffer is room for the events that arrive between two reads of the
 // cache. godbus delivers a signal that finds the channel full from a
@@ -54,6 +62,9 @@ type controlCache struct {
 	managed  []managedNode
 	// walks counts the full walks, for tests.
 	walks int
+	// trustFrom is when the toolkit has surely started sending the
+	// events registered for.
+	trustFrom time.Time
 }
 
 // Cached returns a copy of a whose Controls answer from a cache kept
@@ -74,11 +85,12 @@ func (a App) Cached(ctx context.Context) (App, error) {
 		// Without the registration only these events are missing, and a
 		// cache that misses them keeps stale extents; so a registry that
 		// refuses is an error.
-		call := conn.Object(registryName, registryPath).CallWithContext(ctx, ifaceRegistry+".RegisterEvent", 0, ev, []string{}, "")
+		call := conn.Object(registryName, registryPath).CallWithContext(ctx, ifaceRegistry+".RegisterEvent", 0, ev, []string{}, a.node.Dest)
 		if call.Err != nil {
 			return a, fmt.Errorf("register for %s events: %w", ev, call.Err)
 		}
 	}
+	c.trustFrom = time.Now().Add(registrationLag)
 	conn.Signal(c.signals)
 	go c.follow()
 	a.cache = c
@@ -312,7 +324,7 @@ func (c *controlCache) walk(ctx context.Context, gen uint64) ([]Control, []manag
 	defer c.mu.Unlock()
 	c.walks++
 	index := make(map[dbus.ObjectPath]int, len(controls))
-	stale := c.gen != gen
+	stale := c.gen != gen || time.Now().Before(c.trustFrom)
 	for i, ctl := range controls {
 		index[ctl.node.Path] = i
 		stale = stale || c.touched[ctl.node.Path]

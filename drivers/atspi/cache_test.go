@@ -123,3 +123,50 @@ func TestCacheFollowsPageSwitch(t *testing.T) {
 	}
 	waitNames(t, app, []string{"Page 1", "Expander", "Add item"}, []string{"checkbutton", "togglebutton", "Andrea"})
 }
+
+// TestCacheFollowsQt shows speedcrunch's keypad (Qt 5) through its View
+// menu once the cache is past its start: Qt sends only the events a
+// client registered for, so the keypad's buttons are seen only if the
+// registration took.
+func TestCacheFollowsQt(t *testing.T) {
+	t.Parallel()
+	requireBinaries(t, "speedcrunch")
+	d := newDesktop(t)
+	// A fresh HOME: speedcrunch remembers whether its keypad was shown.
+	d.env = append(d.env, "QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "HOME="+t.TempDir())
+	p := d.launch(t, "speedcrunch")
+	b := d.connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	app, err := found.App.Cached(ctx)
+	if err != nil {
+		t.Fatalf("Cached: %v", err)
+	}
+	controls := waitNames(t, app, []string{"View"}, []string{"7"})
+	time.Sleep(registrationLag)
+	// A read past the start is kept, so the reads below are answered by
+	// what the events say.
+	controls = waitNames(t, app, []string{"View"}, []string{"7"})
+	walks := app.cachedWalks()
+	for _, name := range []string{"View", "Keypad"} {
+		c, err := FindControl(controls, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Click(ctx); err != nil {
+			t.Fatalf("click %s: %v", name, err)
+		}
+		controls = waitNames(t, app, []string{name}, nil)
+		if name == "View" {
+			controls = waitNames(t, app, []string{"Keypad"}, nil)
+		}
+	}
+	waitNames(t, app, []string{"7", "+", "="}, nil)
+	if app.cachedWalks() == walks {
+		t.Error("the keypad was seen without a walk")
+	}
+}
