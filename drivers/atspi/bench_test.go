@@ -92,6 +92,7 @@ func BenchmarkCachedControls(b *testing.B) {
 			if err != nil {
 				b.Fatalf("Cached: %v", err)
 			}
+			time.Sleep(registrationLag)
 			if _, err := app.Controls(ctx); err != nil {
 				b.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package atspi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -48,6 +49,11 @@ const signalBuffer = 4096
 type controlCache struct {
 	app     App
 	signals chan *dbus.Signal
+	// barriers asks the follower to apply every event received so far
+	// and close the channel it is given; stopped is closed when the bus
+	// connection closes and the follower with it.
+	barriers chan chan struct{}
+	stopped  chan struct{}
 
 	mu sync.Mutex
 	// gen counts the changes seen; a walk's result is kept only when no
@@ -74,7 +80,8 @@ type controlCache struct {
 // nothing. The cache lives as long as the bus connection. ControlsWithin
 // always walks.
 func (a App) Cached(ctx context.Context) (App, error) {
-	c := &controlCache{app: a, signals: make(chan *dbus.Signal, signalBuffer)}
+	c := &controlCache{app: a, signals: make(chan *dbus.Signal, signalBuffer),
+		barriers: make(chan chan struct{}), stopped: make(chan struct{})}
 	conn := a.bus.conn
 	for _, iface := range []string{ifaceEventObject, ifaceEventWindow} {
 		if err := conn.AddMatchSignalContext(ctx, dbus.WithMatchSender(a.node.Dest), dbus.WithMatchInterface(iface)); err != nil {
@@ -97,24 +104,39 @@ func (a App) Cached(ctx context.Context) (App, error) {
 	return a, nil
 }
 
-// barrier is sent through the signal channel behind the application's
-// events; its handling says that every event before it was applied.
-type barrier struct{ done chan struct{} }
-
-const barrierName = "kasmrt.barrier"
-
 // follow applies events until the connection closes.
 func (c *controlCache) follow() {
-	for sig := range c.signals {
-		if sig.Name == barrierName {
-			if b, ok := sig.Body[0].(barrier); ok {
-				close(b.done)
+	defer close(c.stopped)
+	for {
+		select {
+		case sig, ok := <-c.signals:
+			if !ok {
+				return
 			}
-			continue
+			c.handle(sig)
+		case done := <-c.barriers:
+			// godbus puts a signal in the channel before it hands over a
+			// reply that came after it, so what is buffered now is every
+			// event sent before the reply the caller has.
+			for drained := false; !drained; {
+				select {
+				case sig, ok := <-c.signals:
+					if !ok {
+						close(done)
+						return
+					}
+					c.handle(sig)
+				default:
+					drained = true
+				}
+			}
+			close(done)
 		}
-		if sig.Sender != c.app.node.Dest {
-			continue
-		}
+	}
+}
+
+func (c *controlCache) handle(sig *dbus.Signal) {
+	if sig.Sender == c.app.node.Dest {
 		c.apply(sig)
 	}
 }
@@ -254,14 +276,16 @@ func (c *controlCache) sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ask %s: %w", c.app.Name, err)
 	}
-	b := barrier{done: make(chan struct{})}
+	done := make(chan struct{})
 	select {
-	case c.signals <- &dbus.Signal{Name: barrierName, Body: []any{b}}:
+	case c.barriers <- done:
+	case <-c.stopped:
+		return errors.New("the accessibility bus connection is closed")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	select {
-	case <-b.done:
+	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

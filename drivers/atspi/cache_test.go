@@ -25,6 +25,8 @@ func cachedApp(t *testing.T, want []string, argv ...string) App {
 	if err != nil {
 		t.Fatalf("Cached: %v", err)
 	}
+	// Reads keep nothing until the toolkit has surely begun sending.
+	time.Sleep(registrationLag)
 	return app
 }
 
