@@ -10,7 +10,7 @@ REPORTS  ?= reports
 # two-core machine.
 TESTFLAGS ?= -p 2 -timeout 20m
 
-.PHONY: all deps build test demo bench fuzz vet mutate mutate-stage clean
+.PHONY: all deps build test demo bench bench-compare fuzz vet mutate mutate-stage clean
 
 all: build
 
@@ -32,6 +32,11 @@ demo: deps build
 
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime 50x ./drivers/... ./tui/... ./engine/...
+
+# kasmrt side by side with xdotool + scrot + convert, Playwright MCP and
+# img2sixel, in one run; writes the table into docs/benchmarks.md.
+bench-compare:
+	@bash scripts/bench-compare.sh
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoadScenario -fuzztime 30s ./scenarios

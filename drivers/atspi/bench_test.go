@@ -77,6 +77,33 @@ func TestWidgetFactoryControls(t *testing.T) {
 // actions of the candidates) on gtk3-widget-factory.
 func BenchmarkControls(b *testing.B) { benchControls(b, widgetFactory(b)) }
 
+// BenchmarkCachedControls measures Controls answered from the cache after
+// the first walk, on gtk3-widget-factory (GTK 3) and gnome-calculator
+// (GTK 4): one round trip to the application, plus the walk of the subtrees
+// that announce no changes (the factory's small tree view).
+func BenchmarkCachedControls(b *testing.B) {
+	for _, start := range []struct {
+		name string
+		app  func(testing.TB) App
+	}{{"gtk3-widget-factory", widgetFactory}, {"gnome-calculator", calculator}} {
+		b.Run(start.name, func(b *testing.B) {
+			ctx := context.Background()
+			app, err := start.app(b).Cached(ctx)
+			if err != nil {
+				b.Fatalf("Cached: %v", err)
+			}
+			time.Sleep(registrationLag)
+			if _, err := app.Controls(ctx); err != nil {
+				b.Fatal(err)
+			}
+			walks := app.cachedWalks()
+			benchControls(b, app)
+			b.ReportMetric(float64(app.cachedWalks()-walks)/float64(b.N), "walks/op")
+			b.ReportMetric(float64(len(app.cache.managed)), "managed")
+		})
+	}
+}
+
 // BenchmarkWalk compares the pipelined walk with one that waits for each
 // accessible's replies before asking about the next.
 func BenchmarkWalk(b *testing.B) {

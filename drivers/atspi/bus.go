@@ -101,6 +101,8 @@ type App struct {
 
 	bus  *Bus
 	node ref
+	// cache, when set, answers Controls (see Cached).
+	cache *controlCache
 }
 
 // ref addresses one accessible object: a bus name and an object path.

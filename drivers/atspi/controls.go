@@ -52,6 +52,9 @@ type Control struct {
 
 	bus  *Bus
 	node ref
+	// states and namedByLabel let a cache apply the toolkit's events.
+	states       stateSet
+	namedByLabel bool
 }
 
 // Centre is the middle of the control's extents, where a pointer click
@@ -123,6 +126,9 @@ func (w walkRules) activates(action string) bool {
 // Controls walks the application's accessible tree within default Limits
 // and returns its visible named controls that have an action, in tree order.
 func (a App) Controls(ctx context.Context) ([]Control, error) {
+	if a.cache != nil {
+		return a.cache.read(ctx)
+	}
 	return a.ControlsWithin(ctx, Limits{})
 }
 
@@ -163,12 +169,37 @@ type owner struct {
 // bounds how many accessibles share one round of pipelined requests; zero
 // means a whole level.
 func (a App) walk(ctx context.Context, limits Limits, batch int, keep func(node) bool) ([]node, int, error) {
+	return a.walkFrom(ctx, limits, batch, keep, a.node, 0, nil)
+}
+
+// walkTrace records where a walk entered accessibles that manage their own
+// descendants. Toolkits announce no changes of such children (the
+// accessibility bridge drops their children-changed events), so a cache
+// walks those subtrees again each time.
+type walkTrace struct {
+	// managed are the entered accessibles that manage descendants, with
+	// their depth; one inside another is covered by the outer one.
+	managed []managedNode
+	// under maps a candidate to the index in managed of the subtree it is
+	// in; candidates outside every such subtree are absent.
+	under map[ref]int
+}
+
+type managedNode struct {
+	ref   ref
+	depth int
+}
+
+// walkFrom is walk from root, at depth rootDepth, recording managed
+// subtrees in trace when it is not nil.
+func (a App) walkFrom(ctx context.Context, limits Limits, batch int, keep func(node) bool, root ref, rootDepth int, trace *walkTrace) ([]node, int, error) {
 	rules := rulesFor(a.Toolkit)
-	level := []ref{a.node}
-	visited := map[ref]bool{a.node: true}
-	owners := map[ref]owner{a.node: {candidate: -1}}
+	level := []ref{root}
+	visited := map[ref]bool{root: true}
+	owners := map[ref]owner{root: {candidate: -1}}
+	inManaged := map[ref]int{}
 	var candidates []node
-	for depth := 0; len(level) > 0 && depth <= limits.MaxDepth; depth++ {
+	for depth := rootDepth; len(level) > 0 && depth <= limits.MaxDepth; depth++ {
 		var next []ref
 		for start := 0; start < len(level); {
 			end := len(level)
@@ -187,12 +218,20 @@ func (a App) walk(ctx context.Context, limits Limits, batch int, keep func(node)
 					candidates[o.candidate].label = n.name
 				}
 				below := owner{candidate: o.candidate, distance: o.distance + 1}
+				m, inside := inManaged[n.ref]
 				if keep(n) {
 					candidates = append(candidates, n)
 					below = owner{candidate: len(candidates) - 1, distance: 1}
+					if inside && trace != nil {
+						trace.under[n.ref] = m
+					}
 				}
 				if !rules.descend(n) {
 					continue
+				}
+				if !inside && trace != nil && n.states.has(stateManagesDescendants) {
+					m, inside = len(trace.managed), true
+					trace.managed = append(trace.managed, managedNode{ref: n.ref, depth: n.depth})
 				}
 				for _, c := range n.children {
 					if visited[c] || len(visited) >= limits.MaxNodes {
@@ -200,6 +239,9 @@ func (a App) walk(ctx context.Context, limits Limits, batch int, keep func(node)
 					}
 					visited[c] = true
 					owners[c] = below
+					if inside {
+						inManaged[c] = m
+					}
 					next = append(next, c)
 				}
 			}
@@ -354,6 +396,9 @@ func (b *Bus) describe(ctx context.Context, nodes []node, rules walkRules) ([]Co
 			Focused: n.states.has(stateFocused),
 			bus:     b,
 			node:    n.ref,
+			states:  n.states,
+			// controlName took the label's text.
+			namedByLabel: n.label != "" && controlName(n) == n.label && strings.TrimSpace(n.name) != n.label,
 		}
 		activates := false
 		for _, a := range actions {

@@ -28,3 +28,11 @@ func newStateSet(words []uint32) stateSet {
 }
 
 func (s stateSet) has(state uint) bool { return s&(1<<state) != 0 }
+
+// with returns s with state set or cleared.
+func (s stateSet) with(state uint, on bool) stateSet {
+	if on {
+		return s | 1<<state
+	}
+	return s &^ (1 << state)
+}

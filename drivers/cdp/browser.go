@@ -310,7 +310,12 @@ func (b *Browser) attach(ctx context.Context, wsURL string) error {
 	if _, err := boundedBy(ctx, cancel, func() (struct{}, error) { return struct{}{}, chromedp.Do(tabCtx) }); err != nil {
 		return fmt.Errorf("attach tab: %w", err)
 	}
-	b.tab = &Tab{ctx: tabCtx}
+	// Chromium gives a page's main frame its target's id.
+	loads := newPageLoads(cdp.FrameID(chromedp.FromContext(tabCtx).Target.TargetID))
+	if err := chromedp.Listen(tabCtx, loads.onEvent); err != nil {
+		return fmt.Errorf("attach tab: follow page loads: %w", err)
+	}
+	b.tab = &Tab{ctx: tabCtx, loads: loads}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -23,6 +24,8 @@ type Tab struct {
 	// ctx carries chromedp's browser and target; it ends when the Browser
 	// closes. Calls take their deadline from the caller's context instead.
 	ctx context.Context
+	// loads says whether a document is loading, for Screenshot.
+	loads *pageLoads
 }
 
 // callContext joins the caller's cancellation with the tab's chromedp
@@ -83,11 +86,24 @@ func (t *Tab) Navigate(ctx context.Context, url string) error {
 }
 
 // Screenshot captures the viewport through the browser. The engine captures
-// through X11 when the browser is headful; this is the headless path.
+// through X11 when the browser is headful; this is the headless path. A
+// document that is loading is waited for (up to maxLoadWait), so the capture
+// shows the page the last action led to and never waits on a frame of a
+// document being replaced.
 func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
-	ctx, cancel := t.callContext(ctx)
-	defer cancel()
-	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err := t.rendered(ctx); err != nil {
+		return nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
+	}
+	var buf []byte
+	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		res, err := cdp.Call(ctx, tgt, page.CaptureScreenshot, page.CaptureScreenshotParams{
+			FromSurface: new(true), OptimizeForSpeed: new(true)})
+		if err != nil {
+			return err
+		}
+		buf = res.Data
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("capture page: %w", err)
 	}
@@ -96,6 +112,63 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 		return nil, fmt.Errorf("capture page: decode: %w", err)
 	}
 	return img, nil
+}
+
+// Expressions that resolve at the document's next animation frame, and at
+// the one after: the second callback runs after the first frame was
+// committed, so the document has produced a frame.
+const (
+	nextFrameFunction   = `new Promise(r => requestAnimationFrame(() => r(true)))`
+	framesDrawnFunction = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`
+)
+
+// retryRendered is how soon a page between documents is asked again.
+const retryRendered = 10 * time.Millisecond
+
+// rendered returns once no navigation is under way and the document has
+// rendered. A capture right after a load would otherwise be served from the
+// surface the old document left (Chromium holds the old paint until the new
+// document's first frame; one animation frame was measured not to be
+// enough), or wait for a frame of the document being replaced. Without a
+// new document one animation frame is waited for: the capture asks for a
+// fresh frame itself, and a navigation the last click started has been
+// announced by then (it was seen announced after the click returned).
+func (t *Tab) rendered(ctx context.Context) error {
+	for {
+		if err := t.loads.wait(ctx); err != nil {
+			return err
+		}
+		expr := nextFrameFunction
+		if t.loads.newDocument() {
+			expr = framesDrawnFunction
+		}
+		err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+			_, err := evaluate(ctx, tgt, expr, true)
+			return err
+		})
+		if err == nil && !t.loads.busy() {
+			if expr == framesDrawnFunction {
+				t.loads.rendered()
+				return nil
+			}
+			if !t.loads.newDocument() {
+				return nil
+			}
+			// A load began and ended during the animation frame.
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			// The document went away under the call: a navigation.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(retryRendered):
+			}
+		}
+	}
 }
 
 // ViewportOrigin is where the top-left corner of the page's viewport is on
@@ -438,14 +511,24 @@ func callJSON(ctx context.Context, tgt *chromedp.Target, fn string, out any, arg
 
 // evaluateJSON evaluates a fixed expression and decodes its JSON value.
 func evaluateJSON(ctx context.Context, tgt *chromedp.Target, expr string, out any) error {
-	res, err := cdp.Call(ctx, tgt, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ReturnByValue: new(true)})
+	res, err := evaluate(ctx, tgt, expr, false)
 	if err != nil {
 		return err
 	}
-	if res.ExceptionDetails != nil {
-		return errors.New(exceptionText(res.ExceptionDetails))
+	return json.Unmarshal(res.Value, out)
+}
+
+// evaluate evaluates a fixed expression by value, waiting for the promise
+// it returns when await is set.
+func evaluate(ctx context.Context, tgt *chromedp.Target, expr string, await bool) (*runtime.RemoteObject, error) {
+	res, err := cdp.Call(ctx, tgt, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ReturnByValue: new(true), AwaitPromise: new(await)})
+	if err != nil {
+		return nil, err
 	}
-	return json.Unmarshal(res.Result.Value, out)
+	if res.ExceptionDetails != nil {
+		return nil, errors.New(exceptionText(res.ExceptionDetails))
+	}
+	return res.Result, nil
 }
 
 // callOn calls a fixed function declaration with obj as "this".

@@ -74,10 +74,10 @@ func (w *Web) Close() error {
 // the X screen. It is false on a nil Web.
 func (w *Web) PageIsTheScreen() bool { return w != nil && w.pageScreen }
 
-// Screenshot captures the page's viewport. A capture asked for while the
-// page navigates can wait for a frame that never comes (seen about once in
-// four right after a click that follows a link), so each attempt is short
-// and a stalled one is asked again.
+// Screenshot captures the page's viewport. The driver waits for a load
+// under way before it asks, which is when a capture was seen to wait for a
+// frame that never came (about once in four right after a click on a
+// link); each attempt is still short and a stalled one is asked again.
 func (w *Web) Screenshot(ctx context.Context) (*image.RGBA, error) {
 	var img image.Image
 	var err error

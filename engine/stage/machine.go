@@ -211,7 +211,14 @@ func (b atspiBus) Discover(ctx context.Context, pid int, opts atspi.DiscoverOpti
 	if err != nil {
 		return Discovery{}, err
 	}
-	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{found.App}, Controls: found.Controls}, nil
+	// Later reads answer from a cache the application's events keep
+	// current. A registry that refuses the events leaves every read a
+	// walk of the tree: slower, never wrong.
+	app := found.App
+	if cached, err := app.Cached(ctx); err == nil {
+		app = cached
+	}
+	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{app}, Controls: found.Controls}, nil
 }
 
 // atspiApp acts on a control through the bus it was read from.

@@ -1,0 +1,111 @@
+package cdp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+)
+
+// TestPageLoads feeds the main frame's events to pageLoads and checks when
+// a capture would wait. Timing is the browser's business; this checks the
+// state the events leave.
+func TestPageLoads(t *testing.T) {
+	t.Parallel()
+	const main, child = cdp.FrameID("main"), cdp.FrameID("child")
+	requested := func(f cdp.FrameID, d page.ClientNavigationDisposition) any {
+		return &page.EventFrameRequestedNavigation{FrameID: f, Disposition: d}
+	}
+	tests := []struct {
+		name   string
+		events []any
+		busy   bool
+		newDoc bool
+	}{
+		{"nothing happened", nil, false, false},
+		{"a link was clicked", []any{requested(main, page.ClientNavigationDispositionCurrentTab)}, true, true},
+		{"a link opens a new tab", []any{requested(main, page.ClientNavigationDispositionNewTab)}, false, false},
+		{"a load is under way", []any{&page.EventFrameStartedLoading{FrameID: main}}, true, true},
+		{"a load ended", []any{
+			requested(main, page.ClientNavigationDispositionCurrentTab),
+			&page.EventFrameStartedLoading{FrameID: main},
+			&page.EventFrameStoppedLoading{FrameID: main},
+		}, false, true},
+		{"an iframe loads", []any{&page.EventFrameStartedLoading{FrameID: child}}, false, false},
+		{"a fragment link keeps the document", []any{
+			requested(main, page.ClientNavigationDispositionCurrentTab),
+			&page.EventNavigatedWithinDocument{FrameID: main},
+		}, false, true},
+		{"pushState during a load does not end it", []any{
+			&page.EventFrameStartedLoading{FrameID: main},
+			&page.EventNavigatedWithinDocument{FrameID: main},
+		}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := newPageLoads(main)
+			for _, ev := range tt.events {
+				l.onEvent(ev)
+			}
+			if got := l.busy(); got != tt.busy {
+				t.Errorf("busy = %v, want %v", got, tt.busy)
+			}
+			if got := l.newDocument(); got != tt.newDoc {
+				t.Errorf("newDocument = %v, want %v", got, tt.newDoc)
+			}
+		})
+	}
+}
+
+// TestPageLoadsWait checks that a capture waits for a load to end, gives
+// up on a navigation that never starts, and leaves room in the caller's
+// deadline.
+func TestPageLoadsWait(t *testing.T) {
+	t.Parallel()
+	const main = cdp.FrameID("main")
+	t.Run("until the load ends", func(t *testing.T) {
+		t.Parallel()
+		l := newPageLoads(main)
+		l.onEvent(&page.EventFrameStartedLoading{FrameID: main})
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			l.onEvent(&page.EventFrameStoppedLoading{FrameID: main})
+		}()
+		start := time.Now()
+		if err := l.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited < 90*time.Millisecond || l.busy() {
+			t.Errorf("returned after %s with busy %v, want once the load ended", waited, l.busy())
+		}
+	})
+	t.Run("a request that never loads", func(t *testing.T) {
+		t.Parallel()
+		l := newPageLoads(main)
+		l.onEvent(&page.EventFrameRequestedNavigation{FrameID: main, Disposition: page.ClientNavigationDispositionCurrentTab})
+		start := time.Now()
+		if err := l.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited < maxRequestWait || waited > maxLoadWait {
+			t.Errorf("returned after %s, want after about %s", waited, maxRequestWait)
+		}
+	})
+	t.Run("half the caller's time at most", func(t *testing.T) {
+		t.Parallel()
+		l := newPageLoads(main)
+		l.onEvent(&page.EventFrameStartedLoading{FrameID: main})
+		ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if err := l.wait(ctx); err != nil {
+			t.Fatalf("wait: %v, want nil with time left to capture", err)
+		}
+		if waited := time.Since(start); waited > 300*time.Millisecond {
+			t.Errorf("waited %s of a 400ms deadline", waited)
+		}
+	})
+}
