@@ -49,6 +49,10 @@ type Options struct {
 	Getenv func(string) string
 	// Version is kasmrt's version, recorded in manifest.json.
 	Version string
+	// Published is the URL under which the caller serves this run's HTTP
+	// API (kasmrt run --listen, or inbox.listen, in package serve); the
+	// runner then binds no inbox.listen of its own.
+	Published string
 	// SampleIndex numbers this run among repeated samples of one scenario
 	// (0 for the first): it is recorded in manifest.json and shifts the
 	// paired sampling seed so samples differ.
@@ -208,7 +212,7 @@ func (e *NotStartedError) Unwrap() error { return e.Err }
 // not.
 func (r *Runner) Listen() error {
 	addr := r.files.Operator.Inbox.Listen
-	if r.inbox == nil || addr == "" || r.inboxListener != nil {
+	if r.inbox == nil || addr == "" || r.inboxListener != nil || r.opts.Published != "" {
 		return nil
 	}
 	ln, err := net.Listen("tcp", addr)
