@@ -195,7 +195,9 @@ func TestRunListenServesEventsAnswersAndSteering(t *testing.T) {
 	if err := direct.c.Answer(q.Question.ID, "the friendly one"); err != nil {
 		t.Fatalf("answer: %v", err)
 	}
-	isAnswer := func(e events.Event) bool { return e.Kind == events.KindAnswer && e.Question.Answer == "the friendly one" }
+	isAnswer := func(e events.Event) bool {
+		return e.Kind == events.KindAnswer && e.Question.Answer == "the friendly one"
+	}
 	a := dropped.await(t, "answer", isAnswer)
 	if a.Question.By != "attach" {
 		t.Errorf("answered by %q, want attach", a.Question.By)
