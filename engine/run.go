@@ -112,6 +112,8 @@ type Runner struct {
 	// inboxListener is the inbox's bound address (inbox.listen), bound by
 	// Listen before anything launches.
 	inboxListener net.Listener
+	// notifier announces questions to inbox.notify.webhook (nil: none).
+	notifier *notifier
 	// agent, when set, makes the run a session: its calls come from an
 	// outside agent (Open) instead of steps or a model.
 	agent *agentFeed
@@ -166,7 +168,11 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		r.machine = opts.Machine
 	}
 	if files.Operator.HasInbox() || opts.Interactive {
-		r.inbox = inbox.New(inbox.Options{Redact: r.redact.String})
+		opts := inbox.Options{Redact: r.redact.String}
+		if r.notifier = newNotifier(r); r.notifier != nil {
+			opts.Notify = r.notifier.question
+		}
+		r.inbox = inbox.New(opts)
 	}
 	return r, nil
 }
@@ -174,13 +180,7 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 // RedactorFor returns the redactor for a run of files: the scenario's
 // secrets, the model key and the inbox tokens.
 func RedactorFor(files *scenarios.Files) *redact.Redactor {
-	secrets := files.Scenario.SecretValues()
-	o := files.Operator
-	for _, v := range []string{o.Model.Key, o.Inbox.SessionToken, o.Inbox.MessagingToken} {
-		if v != "" {
-			secrets = append(secrets, v)
-		}
-	}
+	secrets := append(files.Scenario.SecretValues(), files.Operator.Credentials()...)
 	return redact.New(secrets...)
 }
 
