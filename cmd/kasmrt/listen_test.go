@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -288,5 +289,69 @@ func TestRunListenRefusals(t *testing.T) {
 				t.Errorf("a refused run left its report directory: %v", err)
 			}
 		})
+	}
+}
+
+// TestRunListenWebhookAnswers: the webhook's receiver gets the question
+// with the URL to answer it at, answers there with the bearer token, and
+// the answer reaches the model.
+func TestRunListenWebhookAnswers(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	model := listenModel(t)
+	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", model.URL())
+	t.Setenv(envToken, listenToken)
+	t.Setenv("LISTEN_HOOK_TOKEN", "hook-t0ken-77")
+	answered := make(chan error, 1)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n struct {
+			Question  struct{ ID, Text string }
+			AnswerURL string `json:"answer_url"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil || r.Header.Get("Authorization") != "Bearer hook-t0ken-77" {
+			answered <- fmt.Errorf("notice: %v, Authorization %q", err, r.Header.Get("Authorization"))
+			return
+		}
+		go func() {
+			req, _ := http.NewRequest("POST", n.AnswerURL, strings.NewReader(`{"answer": "from the webhook", "by": "chat"}`))
+			req.Header.Set("Authorization", "Bearer "+listenToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("answer at %s: %s", n.AnswerURL, resp.Status)
+				}
+			}
+			answered <- err
+		}()
+	}))
+	defer hook.Close()
+	op := filepath.Join(t.TempDir(), "operator.yaml")
+	if err := os.WriteFile(op, []byte("inbox:\n  notify:\n    webhook:\n      url: "+hook.URL+"\n      headers: {Authorization: 'Bearer ${LISTEN_HOOK_TOKEN}'}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, exit, report := startListeningRun(t, "-o", op)
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the webhook never answered")
+	}
+	f := follow(t, "http://"+addr)
+	f.await(t, "the webhook's answer", func(e events.Event) bool {
+		return e.Kind == events.KindAnswer && e.Question.Answer == "from the webhook" && e.Question.By == "chat"
+	})
+	f.await(t, "a step after the answer", func(e events.Event) bool { return e.Kind == events.KindStepEnded && e.Tool == "wait" })
+	if err := f.c.Steer(events.Steer{Action: events.SteerAbort}); err != nil {
+		t.Fatal(err)
+	}
+	<-exit
+	rep, raw := readReport(t, report)
+	if len(rep.Questions) != 1 || rep.Questions[0].Answer != "from the webhook" || len(rep.Concerns) != 0 {
+		t.Errorf("questions %+v, concerns %q", rep.Questions, rep.Concerns)
+	}
+	if strings.Contains(raw, "hook-t0ken-77") {
+		t.Error("the webhook's token is in report.json")
 	}
 }
