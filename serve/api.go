@@ -93,7 +93,7 @@ func (a *api) open(w http.ResponseWriter, r *http.Request) {
 	id, s, err := a.m.Open(body.Scenario)
 	switch {
 	case errors.Is(err, ErrTooMany):
-		w.Header().Set("Retry-After", "30")
+		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	case err != nil:

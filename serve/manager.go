@@ -190,6 +190,13 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 	return id, s, nil
 }
 
+// Full reports whether MaxSessions are open, so an open would be refused.
+func (m *Manager) Full() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.opts.MaxSessions > 0 && len(m.sessions) >= m.opts.MaxSessions
+}
+
 // Get returns an open session.
 func (m *Manager) Get(id string) (*engine.Session, error) {
 	m.mu.Lock()
