@@ -355,3 +355,60 @@ func TestRunListenWebhookAnswers(t *testing.T) {
 		t.Error("the webhook's token is in report.json")
 	}
 }
+
+// TestAttachFollowsAServedSession attaches a client to kasmrt serve's one
+// open session by the server's URL: the agent's calls appear as steps, and
+// an abort from the attached operator ends the session as aborted.
+func TestAttachFollowsAServedSession(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "scenarios")
+	if err := os.MkdirAll(scen, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(scen, "xterm.yaml"), []byte(mcpScenario), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, endpoint := startServe(t, scen, filepath.Join(dir, "reports"), listenToken)
+	root := strings.TrimSuffix(endpoint, "/mcp")
+	post := func(path, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, root+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+listenToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if _, err := remote.Dial(t.Context(), root, listenToken, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no run or open session") {
+		t.Errorf("attach to an empty server: %v", err)
+	}
+	code, body := post("/v1/sessions", `{"scenario":"xterm.yaml"}`)
+	var opened struct{ Session string }
+	if code != http.StatusCreated || json.Unmarshal([]byte(body), &opened) != nil {
+		t.Fatalf("open: %d %s", code, body)
+	}
+	f := follow(t, root)
+	if f.c.Info.Run != opened.Session {
+		t.Errorf("attached to %+v, want session %s", f.c.Info, opened.Session)
+	}
+	if code, body := post("/v1/sessions/"+opened.Session+"/calls", `{"tool":"observe_screen"}`); code != http.StatusOK {
+		t.Fatalf("call: %d %s", code, body)
+	}
+	f.await(t, "the agent's step", func(e events.Event) bool {
+		return e.Kind == events.KindStepEnded && e.Tool == "observe_screen" && e.Source == "agent"
+	})
+	if err := f.c.Steer(events.Steer{Action: events.SteerPause}); err == nil {
+		t.Error("a session took pause")
+	}
+	if err := f.c.Steer(events.Steer{Action: events.SteerAbort, Reason: "from the console"}); err != nil {
+		t.Fatal(err)
+	}
+	code, body = post("/v1/sessions/"+opened.Session+"/close", "")
+	if code != http.StatusOK || !strings.Contains(body, `"outcome":"aborted"`) {
+		t.Errorf("close: %d %s", code, body)
+	}
+	f.await(t, "run.ended", func(e events.Event) bool { return e.Kind == events.KindRunEnded })
+}

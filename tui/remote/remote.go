@@ -53,8 +53,8 @@ type Client struct {
 	lastID int64
 }
 
-// ErrNoRun is a server that publishes no run to attach to.
-var ErrNoRun = errors.New("the server publishes no run")
+// ErrNoRun is a server with no run or session to attach to.
+var ErrNoRun = errors.New("the server has no run or open session")
 
 // Dial finds the run at target: a run's URL (…/v1/runs/ID), or a server's
 // (http://HOST:PORT) that publishes exactly one run. Screens are mirrored
@@ -75,33 +75,89 @@ func Dial(ctx context.Context, target, token, dir string) (*Client, error) {
 		if err := c.getJSON(ctx, c.base, &c.Info); err != nil {
 			return nil, fmt.Errorf("attach %s: %w", target, err)
 		}
-	case p == "" || p == "/v1" || p == "/v1/runs":
-		var list struct {
-			Runs []Run `json:"runs"`
-		}
-		if err := c.getJSON(ctx, root+"/v1/runs", &list); err != nil {
+	case strings.HasPrefix(p, "/v1/sessions/"):
+		// A session of kasmrt serve: watched, answered and steered (abort,
+		// note) like a run; its agent makes the calls.
+		c.base = root + p
+		if err := c.session(ctx, root, path.Base(p)); err != nil {
 			return nil, fmt.Errorf("attach %s: %w", target, err)
 		}
-		switch len(list.Runs) {
-		case 0:
-			return nil, fmt.Errorf("attach %s: %w", target, ErrNoRun)
-		case 1:
-		default:
-			names := make([]string, len(list.Runs))
-			for i, r := range list.Runs {
-				names[i] = root + "/v1/runs/" + url.PathEscape(r.Run)
-			}
-			return nil, fmt.Errorf("attach %s: the server publishes %d runs; attach to one of %s", target, len(list.Runs), strings.Join(names, ", "))
+	case p == "" || p == "/v1" || p == "/v1/runs":
+		if err := c.only(ctx, root); err != nil {
+			return nil, fmt.Errorf("attach %s: %w", target, err)
 		}
-		c.Info = list.Runs[0]
-		c.base = root + "/v1/runs/" + url.PathEscape(c.Info.Run)
 	default:
-		return nil, fmt.Errorf("attach %s: not a server's or a run's URL (want http://HOST:PORT or …/v1/runs/ID)", target)
+		return nil, fmt.Errorf("attach %s: not a server's, a run's or a session's URL (want http://HOST:PORT, …/v1/runs/ID or …/v1/sessions/ID)", target)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "screens"), 0o700); err != nil {
 		return nil, fmt.Errorf("attach: the screens folder: %w", err)
 	}
 	return c, nil
+}
+
+// session describes the open session id of the server at root.
+func (c *Client) session(ctx context.Context, root, id string) error {
+	sessions, err := c.sessions(ctx, root)
+	if err != nil {
+		return err
+	}
+	for _, s := range sessions {
+		if s.Session == id {
+			c.Info = Run{Run: s.Session, Name: s.Scenario, Scenario: s.Scenario, Goal: s.Goal, Report: s.Report}
+			return nil
+		}
+	}
+	return fmt.Errorf("no open session %q", id)
+}
+
+type session struct {
+	Session, Scenario, Goal, Report string
+}
+
+// sessions lists the open sessions of a kasmrt serve (none elsewhere).
+func (c *Client) sessions(ctx context.Context, root string) ([]session, error) {
+	var list struct {
+		Sessions []session `json:"sessions"`
+	}
+	if err := c.getJSON(ctx, root+"/v1/sessions", &list); err != nil {
+		return nil, err
+	}
+	return list.Sessions, nil
+}
+
+// only picks the one run or session the server at root has, or says
+// which there are to choose from.
+func (c *Client) only(ctx context.Context, root string) error {
+	var list struct {
+		Runs []Run `json:"runs"`
+	}
+	if err := c.getJSON(ctx, root+"/v1/runs", &list); err != nil {
+		return err
+	}
+	sessions, err := c.sessions(ctx, root)
+	if err != nil {
+		return err
+	}
+	var urls []string
+	for _, r := range list.Runs {
+		urls = append(urls, root+"/v1/runs/"+url.PathEscape(r.Run))
+	}
+	for _, s := range sessions {
+		urls = append(urls, root+"/v1/sessions/"+url.PathEscape(s.Session))
+	}
+	switch {
+	case len(urls) == 0:
+		return ErrNoRun
+	case len(urls) > 1:
+		return fmt.Errorf("the server has %d runs and sessions; attach to one of %s", len(urls), strings.Join(urls, ", "))
+	case len(list.Runs) == 1:
+		c.Info = list.Runs[0]
+	default:
+		s := sessions[0]
+		c.Info = Run{Run: s.Session, Name: s.Scenario, Scenario: s.Scenario, Goal: s.Goal, Report: s.Report}
+	}
+	c.base = urls[0]
+	return nil
 }
 
 // Dir is the local folder the console reads the run's screens from.
