@@ -359,7 +359,15 @@ func (c *Client) mirror(ctx context.Context, e events.Event) {
 		if _, err := os.Stat(local); err == nil {
 			continue
 		}
-		_ = c.fetchScreen(ctx, rel, local)
+		// A writer that saves captures off the event's path may still be
+		// writing this one: a few short retries, then the events go on.
+		for attempt := 0; attempt < 3 && c.fetchScreen(ctx, rel, local) != nil; attempt++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	}
 }
 
