@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -279,7 +280,10 @@ func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
 	}
 	m.opts.Operator = op
 	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	// Cleanups run last first: the sessions end, so a call still waiting
+	// returns, before the server closes.
+	t.Cleanup(func() { m.CloseAll(context.Background()) })
 	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
 	var opened OpenedSession
 	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
