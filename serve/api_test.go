@@ -1,9 +1,9 @@
 package serve
 
 import (
-	"context"
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"image/png"
 	"io"
