@@ -60,7 +60,11 @@ func bindPublication(f runFlags, files *scenarios.Files, reportDir string) (*pub
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("serve the run on %s (%s): %w", addr, what, err)
+		noun := "the run"
+		if what == "inbox.listen" {
+			noun = "the inbox"
+		}
+		return nil, fmt.Errorf("serve %s on %s (%s): %w", noun, addr, what, err)
 	}
 	// No scenarios folder: this server opens no sessions, it publishes
 	// the one run.
