@@ -35,10 +35,15 @@ abort, note) go to the run over the HTTP API; several consoles may attach to
 one run at once, and an answer given in one leaves the others' inboxes. A
 dropped connection is reconnected, and the events missed meanwhile follow.
 
-URL is the server's (http://HOST:PORT, when it publishes one run) or a run's
-(http://HOST:PORT/v1/runs/ID). The token comes from --token-file or
+URL is a run's (http://HOST:PORT/v1/runs/ID), a session's of kasmrt serve
+(…/v1/sessions/ID) or a server's (http://HOST:PORT). A server with one run
+and no session (kasmrt run --listen) shows that run; any other shows a
+table of its runs and sessions (state, step, verdict, questions waiting,
+age; / filters), where enter watches one, esc goes back, and one inbox
+collects every question. The token comes from --token-file or
 $KASMRT_TOKEN, never from a flag's value. Quitting the console leaves the
-run going; x aborts it. --print prints a line per event instead.
+runs going; x aborts the watched one. --print prints a line per event of
+one run or session instead.
 
 Exit codes: 0 detached or the run ended, 2 the server could not be reached
 or refused, 3 bad input.`,
@@ -56,6 +61,20 @@ or refused, 3 bad input.`,
 	return cmd
 }
 
+// attachServer shows a server's runs and sessions in the fleet console:
+// a table, enter watches one, esc goes back, one inbox for all of them.
+func attachServer(cmd *cobra.Command, target string, srv *remote.Server, cs consoleSettings) error {
+	fleet := tui.NewFleet(tui.FleetOptions{Source: srv, Title: target, Detached: true, Run: tui.Options{
+		Theme: cs.theme, Graphics: cs.mode, Env: os.Getenv, Profile: colorprofile.Detect(os.Stdout, os.Environ()),
+	}})
+	p := tea.NewProgram(fleet, tea.WithContext(cmd.Context()), tea.WithInput(cmd.InOrStdin()), tea.WithOutput(cmd.OutOrStdout()))
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		fmt.Fprintf(errOut(cmd), "kasmrt: console: %v\n", err)
+		return &exitError{code: exitTestError}
+	}
+	return nil
+}
+
 func attach(cmd *cobra.Command, target string, f attachFlags) error {
 	token, err := serveToken(f.tokenFile)
 	if err != nil {
@@ -71,8 +90,23 @@ func attach(cmd *cobra.Command, target string, f attachFlags) error {
 	}
 	defer os.RemoveAll(dir)
 	dialCtx, cancelDial := context.WithTimeout(cmd.Context(), 15*time.Second)
+	defer cancelDial()
+	if remote.IsServerURL(target) {
+		srv, err := remote.DialServer(dialCtx, target, token, dir)
+		if err != nil {
+			fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
+			return &exitError{code: exitTestError}
+		}
+		one, single := srv.Single(dialCtx)
+		if !single {
+			if f.print {
+				return badInput(fmt.Errorf("attach --print takes one run or session; %s has several or none: name one (…/v1/runs/ID, …/v1/sessions/ID)", target))
+			}
+			return attachServer(cmd, target, srv, cs)
+		}
+		target = one
+	}
 	client, err := remote.Dial(dialCtx, target, token, dir)
-	cancelDial()
 	if err != nil {
 		fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
 		return &exitError{code: exitTestError}
