@@ -19,13 +19,7 @@ func (r *Runner) secretVariables() []string {
 			names = append(names, src.Env)
 		}
 	}
-	values := r.files.Scenario.SecretValues()
-	o := r.files.Operator
-	for _, v := range []string{o.Model.Key, o.Inbox.SessionToken, o.Inbox.MessagingToken} {
-		if v != "" {
-			values = append(values, v)
-		}
-	}
+	values := append(r.files.Scenario.SecretValues(), r.files.Operator.Credentials()...)
 	for _, kv := range os.Environ() {
 		name, value, _ := strings.Cut(kv, "=")
 		if value != "" && slices.Contains(values, value) {

@@ -260,6 +260,9 @@ func operatorForIdentity(op *scenarios.Operator) scenarios.Operator {
 	c := *op
 	c.Model.Key = ""
 	c.Inbox.SessionToken, c.Inbox.MessagingToken = "", ""
+	if w := c.Inbox.Notify.Webhook; w != nil {
+		c.Inbox.Notify.Webhook = &scenarios.WebhookConfig{TimeoutS: w.TimeoutS}
+	}
 	c.Warnings = nil
 	c.File = ""
 	c.EndpointFromEnv = false

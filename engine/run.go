@@ -49,6 +49,10 @@ type Options struct {
 	Getenv func(string) string
 	// Version is kasmrt's version, recorded in manifest.json.
 	Version string
+	// Published is the URL under which the caller serves this run's HTTP
+	// API (kasmrt run --listen, or inbox.listen, in package serve); the
+	// runner then binds no inbox.listen of its own.
+	Published string
 	// SampleIndex numbers this run among repeated samples of one scenario
 	// (0 for the first): it is recorded in manifest.json and shifts the
 	// paired sampling seed so samples differ.
@@ -108,6 +112,8 @@ type Runner struct {
 	// inboxListener is the inbox's bound address (inbox.listen), bound by
 	// Listen before anything launches.
 	inboxListener net.Listener
+	// notifier announces questions to inbox.notify.webhook (nil: none).
+	notifier *notifier
 	// agent, when set, makes the run a session: its calls come from an
 	// outside agent (Open) instead of steps or a model.
 	agent *agentFeed
@@ -162,7 +168,11 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		r.machine = opts.Machine
 	}
 	if files.Operator.HasInbox() || opts.Interactive {
-		r.inbox = inbox.New(inbox.Options{Redact: r.redact.String})
+		opts := inbox.Options{Redact: r.redact.String}
+		if r.notifier = newNotifier(r); r.notifier != nil {
+			opts.Notify = r.notifier.question
+		}
+		r.inbox = inbox.New(opts)
 	}
 	return r, nil
 }
@@ -170,13 +180,7 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 // RedactorFor returns the redactor for a run of files: the scenario's
 // secrets, the model key and the inbox tokens.
 func RedactorFor(files *scenarios.Files) *redact.Redactor {
-	secrets := files.Scenario.SecretValues()
-	o := files.Operator
-	for _, v := range []string{o.Model.Key, o.Inbox.SessionToken, o.Inbox.MessagingToken} {
-		if v != "" {
-			secrets = append(secrets, v)
-		}
-	}
+	secrets := append(files.Scenario.SecretValues(), files.Operator.Credentials()...)
 	return redact.New(secrets...)
 }
 
@@ -208,7 +212,7 @@ func (e *NotStartedError) Unwrap() error { return e.Err }
 // not.
 func (r *Runner) Listen() error {
 	addr := r.files.Operator.Inbox.Listen
-	if r.inbox == nil || addr == "" || r.inboxListener != nil {
+	if r.inbox == nil || addr == "" || r.inboxListener != nil || r.opts.Published != "" {
 		return nil
 	}
 	ln, err := net.Listen("tcp", addr)

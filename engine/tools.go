@@ -508,10 +508,12 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	return s.hold(ctx, timeout, func(ctx context.Context) result {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
+	return s.hold(ctx, timeout, func(holdCtx context.Context) result {
+		ctx, cancel := context.WithTimeout(holdCtx, timeout)
 		defer cancel()
 		a, err := s.r.inbox.Ask(ctx, q)
+		// The notice's own bound, not the answer's, limits this wait.
+		s.announce(holdCtx)
 		if err != nil {
 			var ue *inbox.UnansweredError
 			if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {

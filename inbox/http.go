@@ -40,6 +40,12 @@ const (
 // wrong token, 404 unknown question, 409 answered or expired, 413 body over
 // 64 KiB.
 func (in *Inbox) Handler(token string) http.Handler {
+	return RequireBearer(token, "kasmrt inbox", in.Routes())
+}
+
+// Routes are Handler's routes without the token check, for a server that
+// authenticates every request itself before it hands the inbox's on.
+func (in *Inbox) Routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /questions", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"questions": in.Pending()})
@@ -49,8 +55,7 @@ func (in *Inbox) Handler(token string) http.Handler {
 	})
 	mux.HandleFunc("POST /questions/{id}/answer", in.serveAnswer)
 	mux.HandleFunc("GET /events", in.serveEvents)
-
-	return RequireBearer(token, "kasmrt inbox", mux)
+	return mux
 }
 
 // RequireBearer serves next only to requests whose "Authorization: Bearer"

@@ -659,6 +659,7 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 			v.failAt("session.display", "%v", err)
 		}
 	}
+	v.webhook(o)
 	if addr := o.Inbox.Listen; addr != "" {
 		exposed, err := checkListen(addr)
 		switch {

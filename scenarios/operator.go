@@ -150,6 +150,8 @@ type InboxConfig struct {
 	MessagingToken string  `yaml:"messaging_token"`
 	Listen         string  `yaml:"listen"`
 	AnswerTimeoutS float64 `yaml:"answer_timeout_s"`
+	// Notify tells someone elsewhere that a question waits.
+	Notify NotifyConfig `yaml:"notify"`
 }
 
 // HasInbox reports whether ask_human can be offered.

@@ -78,11 +78,13 @@ func TestSchemasValidateExamples(t *testing.T) {
 
 func TestOperatorCIExample(t *testing.T) {
 	t.Parallel()
-	o, ps := LoadOperator("examples/operator-ci.yaml", env(map[string]string{"DISPLAY": ":7", "KASM_MESSAGING_TOKEN": "tok"}))
+	o, ps := LoadOperator("examples/operator-ci.yaml", env(map[string]string{"DISPLAY": ":7", "KASM_MESSAGING_TOKEN": "tok",
+		"KASM_WEBHOOK_URL": "https://hooks.example/kasmrt", "KASM_WEBHOOK_TOKEN": "hook"}))
 	if ps != nil {
 		t.Fatal(ps)
 	}
-	if o.Session.Display != ":7" || !o.HasInbox() || o.Inbox.Listen != "127.0.0.1:8765" {
+	if o.Session.Display != ":7" || !o.HasInbox() || o.Inbox.Listen != "127.0.0.1:8765" ||
+		o.Inbox.Notify.Webhook == nil || o.Inbox.Notify.Webhook.Headers["Authorization"] != "Bearer hook" {
 		t.Fatalf("operator-ci.yaml loaded as %+v", o)
 	}
 }

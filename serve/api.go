@@ -28,16 +28,21 @@ type route struct {
 // apiRoutes returns the routes (a function, since the document's own route
 // refers back to the list).
 func apiRoutes() []route {
-	return []route{
+	routes := []route{
 		{http.MethodGet, "/v1/openapi.json", (*api).openAPI},
 		{http.MethodGet, "/v1/sessions", (*api).list},
 		{http.MethodPost, "/v1/sessions", (*api).open},
 		{http.MethodPost, "/v1/sessions/{id}/calls", (*api).call},
-		{http.MethodGet, "/v1/sessions/{id}/screen", (*api).screen},
-		{http.MethodGet, "/v1/sessions/{id}/events", (*api).events},
-		{http.MethodPost, "/v1/sessions/{id}/steer", (*api).steer},
 		{http.MethodPost, "/v1/sessions/{id}/close", (*api).close},
+		{http.MethodGet, "/v1/runs", (*api).listRuns},
+		{http.MethodGet, "/v1/runs/{id}", (*api).runInfo},
 	}
+	for _, wr := range watchedRoutes {
+		routes = append(routes,
+			route{wr.method, "/v1/sessions/{id}" + wr.suffix, forSession(wr.handler)},
+			route{wr.method, "/v1/runs/{id}" + wr.suffix, forRun(wr.handler)})
+	}
+	return routes
 }
 
 type api struct{ m *Manager }
@@ -88,7 +93,7 @@ func (a *api) open(w http.ResponseWriter, r *http.Request) {
 	id, s, err := a.m.Open(body.Scenario)
 	switch {
 	case errors.Is(err, ErrTooMany):
-		w.Header().Set("Retry-After", "30")
+		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	case err != nil:
@@ -150,11 +155,7 @@ func (a *api) call(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (a *api) screen(w http.ResponseWriter, r *http.Request) {
-	_, s, found := a.session(w, r)
-	if !found {
-		return
-	}
+func (a *api) screen(w http.ResponseWriter, r *http.Request, s Watched) {
 	evs, _ := events.ReadFile(filepath.Join(s.ReportDir(), "events.jsonl"))
 	latest := ""
 	for _, e := range evs {
@@ -171,17 +172,10 @@ func (a *api) screen(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "read the screen: "+err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "image/png")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Screen", latest)
-	_, _ = w.Write(b)
+	writePNG(w, latest, b)
 }
 
-func (a *api) steer(w http.ResponseWriter, r *http.Request) {
-	_, s, found := a.session(w, r)
-	if !found {
-		return
-	}
+func (a *api) steer(w http.ResponseWriter, r *http.Request, s Watched) {
 	var body events.Steer
 	if !readBody(w, r, &body) {
 		return
@@ -221,11 +215,7 @@ func (a *api) close(w http.ResponseWriter, r *http.Request) {
 // with its seq as id, from after Last-Event-ID (or the start), following
 // the file until run.ended. The file holds every event, redacted, so a
 // client that reconnects with the last id it saw loses none.
-func (a *api) events(w http.ResponseWriter, r *http.Request) {
-	_, s, found := a.session(w, r)
-	if !found {
-		return
-	}
+func (a *api) events(w http.ResponseWriter, r *http.Request, s Watched) {
 	after := int64(0)
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -242,7 +232,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	if flusher != nil {
 		flusher.Flush()
 	}
-	_ = followEvents(r.Context(), filepath.Join(s.ReportDir(), "events.jsonl"), after, func(seq int64, kind string, line []byte) error {
+	_ = followEvents(r.Context(), filepath.Join(s.ReportDir(), "events.jsonl"), after, a.m.bell.wait, func(seq int64, kind string, line []byte) error {
 		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", seq, kind, line); err != nil {
 			return err
 		}
@@ -253,9 +243,15 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// followPoll is how often an event stream looks for new events when
+// nothing rang.
+const followPoll = 100 * time.Millisecond
+
 // followEvents calls emit for every complete line of an events.jsonl with
-// a seq after `after`, polling for more until run.ended or ctx ends.
-func followEvents(ctx context.Context, path string, after int64, emit func(seq int64, kind string, line []byte) error) error {
+// a seq after `after`, looking for more whenever wake's channel closes
+// (and every poll interval, for writers that do not ring) until run.ended
+// or ctx ends.
+func followEvents(ctx context.Context, path string, after int64, wake func() <-chan struct{}, emit func(seq int64, kind string, line []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -264,6 +260,7 @@ func followEvents(ctx context.Context, path string, after int64, emit func(seq i
 	rd := bufio.NewReader(f)
 	var partial []byte
 	for {
+		rung := wake()
 		chunk, err := rd.ReadBytes('\n')
 		partial = append(partial, chunk...)
 		if err == nil {
@@ -290,7 +287,8 @@ func followEvents(ctx context.Context, path string, after int64, emit func(seq i
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-rung:
+		case <-time.After(followPoll):
 		}
 	}
 }

@@ -3,14 +3,18 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
 )
@@ -49,7 +53,7 @@ func TestOpenAPIDescribesTheRoutesThatExist(t *testing.T) {
 	}
 	listed := 0
 	for path, item := range doc["paths"].(map[string]any) {
-		concrete := strings.ReplaceAll(path, "{id}", "s-none")
+		concrete := strings.NewReplacer("{id}", "s-none", "{qid}", "q1", "{file}", "0001.png").Replace(path)
 		for _, method := range []string{"GET", "POST", "PUT", "DELETE", "PATCH"} {
 			_, documented := item.(map[string]any)[strings.ToLower(method)]
 			resp, body := apiDo(t, srv, method, concrete, "{}", nil)
@@ -262,5 +266,66 @@ func TestHTTPAPIAbortEndsTheSessionAsAborted(t *testing.T) {
 	}
 	if closed.Verdict != events.VerdictTestError || closed.Outcome != "aborted" {
 		t.Errorf("closed %+v, want test-error aborted", closed)
+	}
+}
+
+// TestHTTPAPIAnswersASessionsQuestion: an agent's ask_human waits until an
+// operator answers it over /v1, reached through the inbox's own routes.
+func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	m, base := testManager(t, t.Context())
+	op := filepath.Join(base, "operator.yaml")
+	if err := os.WriteFile(op, []byte("inbox:\n  session_token: inbox-t0ken-c3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.opts.Operator = op
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
+	t.Cleanup(srv.Close)
+	// Cleanups run last first: the sessions end, so a call still waiting
+	// returns, before the server closes.
+	t.Cleanup(func() { m.CloseAll(context.Background()) })
+	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
+	var opened OpenedSession
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
+		t.Fatalf("open: %d %s", resp.StatusCode, body)
+	}
+	s := "/v1/sessions/" + opened.Session
+	asked := make(chan CallResponse, 1)
+	go func() {
+		_, body := apiDo(t, srv, "POST", s+"/calls", `{"tool":"ask_human","args":{"question":"Which colour?"}}`, nil)
+		var cr CallResponse
+		_ = json.Unmarshal(body, &cr)
+		asked <- cr
+	}()
+	var pending struct{ Questions []struct{ ID, Text string } }
+	for deadline := time.Now().Add(20 * time.Second); len(pending.Questions) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the question never became pending")
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, body := apiDo(t, srv, "GET", s+"/questions", "", nil)
+		_ = json.Unmarshal(body, &pending)
+	}
+	if q := pending.Questions[0]; q.ID != "q1" || q.Text != "Which colour?" {
+		t.Errorf("pending %+v", pending)
+	}
+	if resp, body := apiDo(t, srv, "POST", s+"/questions/q9/answer", `{"answer":"blue"}`, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown question: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := apiDo(t, srv, "POST", s+"/questions/q1/answer", `{"answer":"blue","by":"ops"}`, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("answer: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := apiDo(t, srv, "POST", s+"/questions/q1/answer", `{"answer":"red"}`, nil); resp.StatusCode != http.StatusConflict {
+		t.Errorf("a second answer: %d, want 409", resp.StatusCode)
+	}
+	if cr := <-asked; cr.Status != events.StatusOK || !strings.Contains(cr.Message, "the operator answered: blue") {
+		t.Errorf("the agent's ask_human: %+v", cr)
+	}
+	_, body = apiDo(t, srv, "GET", s+"/history", "", nil)
+	if !strings.Contains(string(body), `"by":"ops"`) {
+		t.Errorf("history: %s", body)
+	}
+	if _, err := m.Close(t.Context(), opened.Session, "", ""); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,9 @@
 package serve
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,7 +37,7 @@ func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 			PropagateRequestCancellation: true,
 			DisableLocalhostProtection:   o.Public,
 		})
-	mux.Handle("/mcp", mcpHandler)
+	mux.Handle("/mcp", limitOpens(m, mcpHandler))
 	mountAPI(mux, m)
 	var h http.Handler = mux
 	if o.Token != "" {
@@ -57,4 +60,40 @@ func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// retryAfter is the Retry-After, in seconds, of an open refused because
+// --max-sessions are open: about what a session's launch and a short task
+// take.
+const retryAfter = "30"
+
+// limitOpens answers an MCP open_session with 503 and Retry-After while
+// the manager is full, as POST /v1/sessions is answered, so an HTTP
+// client backs off instead of reading an error as its task's failure.
+// The SDK's clients take a 503 as transient: the MCP session lives on.
+func limitOpens(m *Manager, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !m.Full() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if err != nil || json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || msg.Params.Name != "open_session" || msg.ID == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", retryAfter)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID,
+			"error": map[string]any{"code": -32000, "message": ErrTooMany.Error()}})
+	})
 }

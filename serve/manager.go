@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -49,8 +50,13 @@ type Manager struct {
 	// ctx outlives every session; cancelling it ends them all.
 	ctx context.Context
 
+	// bell wakes the event streams when any session or run has a new
+	// event.
+	bell *bell
+
 	mu       sync.Mutex
 	sessions map[string]*open
+	runs     map[string]*publishedRun
 }
 
 type open struct {
@@ -64,7 +70,7 @@ type open struct {
 
 // NewManager returns a manager whose sessions live at most as long as ctx.
 func NewManager(ctx context.Context, opts Options) *Manager {
-	m := &Manager{opts: opts, ctx: ctx, sessions: map[string]*open{}}
+	m := &Manager{opts: opts, ctx: ctx, bell: newBell(), sessions: map[string]*open{}, runs: map[string]*publishedRun{}}
 	if opts.IdleTimeout > 0 {
 		go m.closeIdle()
 	}
@@ -135,6 +141,9 @@ func (m *Manager) Resolve(name string) (string, error) {
 // Open loads a scenario and launches it as a session; the id names it in
 // later calls.
 func (m *Manager) Open(name string) (string, *engine.Session, error) {
+	if m.opts.ScenariosDir == "" {
+		return "", nil, errors.New("this server opens no sessions: it publishes one run")
+	}
 	path, err := m.Resolve(name)
 	if err != nil {
 		return "", nil, err
@@ -163,7 +172,7 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 		release()
 		return "", nil, fmt.Errorf("create the report directory: %w", err)
 	}
-	r, err := engine.New(files, engine.Options{ReportDir: dir, Getenv: m.opts.Getenv})
+	r, err := engine.New(files, engine.Options{ReportDir: dir, Getenv: m.opts.Getenv, Sinks: []func(events.Event){m.Event}})
 	if err != nil {
 		release()
 		return "", nil, err
@@ -179,6 +188,13 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 	// A session the deadline ended keeps its slot until it is closed, so
 	// its agent still learns the verdict.
 	return id, s, nil
+}
+
+// Full reports whether MaxSessions are open, so an open would be refused.
+func (m *Manager) Full() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.opts.MaxSessions > 0 && len(m.sessions) >= m.opts.MaxSessions
 }
 
 // Get returns an open session.

@@ -40,7 +40,20 @@ func jsonResp(desc string, schema map[string]any) map[string]any {
 
 func errResp(desc string) map[string]any { return jsonResp(desc, errorSchema) }
 
-var operations = map[string]operation{
+// operations documents every route: the session routes below, the run
+// routes and, for both, the routes they share.
+var operations = func() map[string]operation {
+	ops := maps.Clone(sessionOperations)
+	maps.Copy(ops, runOperations)
+	for _, kind := range []string{"sessions", "runs"} {
+		for key, op := range watchedOperations(kind) {
+			ops[key] = op
+		}
+	}
+	return ops
+}()
+
+var sessionOperations = map[string]operation{
 	"GET /v1/openapi.json": {summary: "This document.", responses: map[string]any{
 		"200": jsonResp("the OpenAPI 3.1 document", map[string]any{"type": "object"})}},
 	"GET /v1/sessions": {summary: "The open sessions.", responses: map[string]any{
@@ -63,33 +76,91 @@ var operations = map[string]operation{
 			"409": errResp("another call on this session is running"),
 			"410": errResp("the session has ended; close it for its verdict"),
 		}},
-	"GET /v1/sessions/{id}/screen": {summary: "The latest screen the session captured.",
-		responses: map[string]any{
-			"200": map[string]any{"description": "a PNG", "content": map[string]any{"image/png": map[string]any{
-				"schema": map[string]any{"type": "string", "contentMediaType": "image/png"}}}},
-			"404": errResp("no such session, or no screen yet"),
-		}},
-	"GET /v1/sessions/{id}/events": {summary: "The session's events as Server-Sent Events (id = seq), from after Last-Event-ID, until run.ended.",
-		responses: map[string]any{
-			"200": map[string]any{"description": "an event stream; each data line is one events.jsonl line",
-				"content": map[string]any{"text/event-stream": map[string]any{"schema": strSchema}}},
-			"400": errResp("a Last-Event-ID that is not a seq"),
-			"404": errResp("no open session with this id"),
-		}},
-	"POST /v1/sessions/{id}/steer": {summary: "Steer the session as an operator: abort ends it (the report says so), note is recorded.",
-		body: obj(map[string]any{"action": map[string]any{"type": "string", "enum": []string{events.SteerAbort, events.SteerNote}},
-			"value": strSchema, "reason": strSchema}, "action"),
-		responses: map[string]any{
-			"202": jsonResp("the action was applied", obj(map[string]any{"action": strSchema}, "action")),
-			"400": errResp("an action a session does not take"),
-			"404": errResp("no open session with this id"),
-		}},
 	"POST /v1/sessions/{id}/close": {summary: "End the session; the runtime decides the verdict (the agent's never upgrades a failure).",
 		body: obj(map[string]any{"verdict": verdictIn, "reason": strSchema}),
 		responses: map[string]any{
 			"200": jsonResp("the verdict and the report directory", closed),
 			"404": errResp("no open session with this id"),
 		}},
+}
+
+var (
+	runInfo = obj(map[string]any{"run": strSchema, "name": strSchema, "scenario": strSchema, "goal": strSchema,
+		"report": strSchema, "started": map[string]any{"type": "string", "format": "date-time"}},
+		"run", "name", "scenario", "goal", "report", "started")
+	question = obj(map[string]any{"id": strSchema, "text": strSchema, "asked": map[string]any{"type": "string", "format": "date-time"}},
+		"id", "text", "asked")
+	answer = obj(map[string]any{"question_id": strSchema, "text": strSchema, "by": strSchema,
+		"at": map[string]any{"type": "string", "format": "date-time"}}, "question_id", "text", "at")
+	entry = obj(map[string]any{"seq": map[string]any{"type": "integer"}, "kind": map[string]any{"type": "string",
+		"enum": []string{"asked", "answered", "posted", "unanswered"}}, "question_id": strSchema, "text": strSchema,
+		"by": strSchema, "at": map[string]any{"type": "string", "format": "date-time"}}, "seq", "kind", "text", "at")
+	eventStream = map[string]any{"description": "an event stream",
+		"content": map[string]any{"text/event-stream": map[string]any{"schema": strSchema}}}
+	pngResp = map[string]any{"description": "a PNG", "content": map[string]any{"image/png": map[string]any{
+		"schema": map[string]any{"type": "string", "contentMediaType": "image/png"}}}}
+)
+
+var runOperations = map[string]operation{
+	"GET /v1/runs": {summary: "The runs this server publishes (kasmrt run --listen publishes its one run).",
+		responses: map[string]any{"200": jsonResp("the runs, oldest first",
+			obj(map[string]any{"runs": map[string]any{"type": "array", "items": runInfo}}, "runs"))}},
+	"GET /v1/runs/{id}": {summary: "One published run.",
+		responses: map[string]any{"200": jsonResp("the run", runInfo), "404": errResp("no published run with this id")}},
+}
+
+// watchedOperations documents the routes a run and a session share;
+// kind is "runs" or "sessions".
+func watchedOperations(kind string) map[string]operation {
+	one := strings.TrimSuffix(kind, "s")
+	base := "/v1/" + kind + "/{id}"
+	notFound := errResp("no " + one + " with this id")
+	noInbox := errResp("no " + one + " with this id, or it has no inbox")
+	steerActions := []string{events.SteerPause, events.SteerResume, events.SteerStep, events.SteerApprove,
+		events.SteerReject, events.SteerAbort, events.SteerNote}
+	steerSummary := "Steer the run as its console does: pause, resume, step (value on/off), approve or reject (reason) the proposed call, abort, note (value) to the model."
+	if kind == "sessions" {
+		steerActions = []string{events.SteerAbort, events.SteerNote}
+		steerSummary = "Steer the session as an operator: abort ends it (the report says so), note is recorded."
+	}
+	return map[string]operation{
+		"GET " + base + "/events": {summary: "The " + one + "'s events as Server-Sent Events (id = seq), from after Last-Event-ID, until run.ended.",
+			responses: map[string]any{
+				"200": map[string]any{"description": "an event stream; each data line is one events.jsonl line",
+					"content": map[string]any{"text/event-stream": map[string]any{"schema": strSchema}}},
+				"400": errResp("a Last-Event-ID that is not a seq"),
+				"404": notFound,
+			}},
+		"GET " + base + "/screen": {summary: "The latest screen the " + one + " captured.",
+			responses: map[string]any{"200": pngResp, "404": errResp("no such " + one + ", or no screen yet")}},
+		"GET " + base + "/screens/{file}": {summary: "One capture by the name its events give (screens/NNNN.png).",
+			responses: map[string]any{"200": pngResp, "404": errResp("no such " + one + " or screen")}},
+		"POST " + base + "/steer": {summary: steerSummary,
+			body: obj(map[string]any{"action": map[string]any{"type": "string", "enum": steerActions},
+				"value": strSchema, "reason": strSchema}, "action"),
+			responses: map[string]any{
+				"202": jsonResp("the action was applied", obj(map[string]any{"action": strSchema}, "action")),
+				"400": errResp("an action the " + one + " does not take"),
+				"404": notFound,
+			}},
+		"GET " + base + "/questions": {summary: "The questions still waiting for an answer, oldest first.",
+			responses: map[string]any{"200": jsonResp("the pending questions",
+				obj(map[string]any{"questions": map[string]any{"type": "array", "items": question}}, "questions")), "404": noInbox}},
+		"GET " + base + "/history": {summary: "Every question, answer, expiry and posted message so far.",
+			responses: map[string]any{"200": jsonResp("the inbox's history",
+				obj(map[string]any{"entries": map[string]any{"type": "array", "items": entry}}, "entries")), "404": noInbox}},
+		"POST " + base + "/questions/{qid}/answer": {summary: "Answer a pending question; the first answer wins.",
+			body: obj(map[string]any{"answer": strSchema, "by": strSchema}, "answer"),
+			responses: map[string]any{
+				"200": jsonResp("the answer, as recorded", answer),
+				"400": errResp("a bad body or a blank answer"),
+				"404": errResp("no such " + one + ", inbox or question"),
+				"409": errResp("the question is answered already, or expired"),
+				"413": errResp("a body over 64 KiB"),
+			}},
+		"GET " + base + "/inbox/events": {summary: "The inbox as Server-Sent Events: a pending snapshot, then one event per change (asked, answered, posted, unanswered).",
+			responses: map[string]any{"200": eventStream, "404": noInbox}},
+	}
 }
 
 // OpenAPI returns the HTTP API's OpenAPI 3.1 document.
@@ -101,11 +172,17 @@ func OpenAPI() map[string]any {
 		maps.Copy(responses, op.responses)
 		responses["401"] = errResp("no bearer token, or a wrong one (when the server has a token)")
 		o := map[string]any{"summary": op.summary, "responses": responses}
-		if strings.Contains(r.path, "{id}") {
-			o["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": strSchema}}
+		var params []any
+		for _, name := range []string{"id", "qid", "file"} {
+			if strings.Contains(r.path, "{"+name+"}") {
+				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": strSchema})
+			}
 		}
-		if r.path == "/v1/sessions/{id}/events" {
-			o["parameters"] = append(o["parameters"].([]any), map[string]any{"name": "Last-Event-ID", "in": "header", "schema": strSchema})
+		if strings.HasSuffix(r.path, "}/events") {
+			params = append(params, map[string]any{"name": "Last-Event-ID", "in": "header", "schema": strSchema})
+		}
+		if params != nil {
+			o["parameters"] = params
 		}
 		if op.body != nil {
 			o["requestBody"] = map[string]any{"required": r.path != "/v1/sessions/{id}/close",
@@ -121,7 +198,7 @@ func OpenAPI() map[string]any {
 	return map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "kasmrt serve", "version": "1",
-			"description": "Sessions for outside agents. MCP clients use /mcp instead."},
+			"description": "Sessions for outside agents, and published runs to watch, answer and steer. MCP clients use /mcp instead."},
 		"security":   []any{map[string]any{"bearer": []any{}}},
 		"components": map[string]any{"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 		"paths":      paths,

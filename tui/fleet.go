@@ -30,6 +30,9 @@ type FleetOptions struct {
 	// Run configures the panes of each watched run; Dir and Controls are
 	// set per run.
 	Run Options
+	// Detached says the runs are not this console's (kasmrt attach to a
+	// server): quitting leaves them going, so it asks nothing.
+	Detached bool
 }
 
 type fleetFocus int
@@ -533,7 +536,7 @@ func (f *Fleet) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (f *Fleet) askQuit() tea.Cmd {
-	if f.active() == 0 {
+	if f.active() == 0 || f.opts.Detached {
 		return f.quit()
 	}
 	f.confirmQuit = true

@@ -45,7 +45,7 @@ func loadConsoleSettings(f runFlags) (consoleSettings, error) {
 // foreground. The engine's events reach the program through the console's
 // sink, which never blocks the run; quitting the console during a run
 // aborts it, and the report is still written.
-func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Options, f runFlags, cs consoleSettings) error {
+func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Options, f runFlags, cs consoleSettings, pub *publication) error {
 	var (
 		mu   sync.Mutex
 		sink func(events.Event)
@@ -66,6 +66,7 @@ func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Opti
 	if err := runner.Listen(); err != nil {
 		return refuse(cmd, err)
 	}
+	pub.start(errOut(cmd), runner, files.Scenario.File)
 	model, live := tui.NewLive(tui.Options{
 		Dir:      opts.ReportDir,
 		Controls: runner,
@@ -98,6 +99,7 @@ func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Opti
 		_ = runner.Steer(events.Steer{Action: events.SteerAbort, Reason: "the console was closed"})
 	}
 	out := <-done
+	pub.close()
 	if perr != nil {
 		fmt.Fprintf(errOut(cmd), "kasmrt: console: %v\n", perr)
 	}

@@ -121,6 +121,7 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newReportCommand(),
 		newMCPCommand(),
 		newServeCommand(),
+		newAttachCommand(),
 	)
 	return root
 }

@@ -33,6 +33,8 @@ type runFlags struct {
 	theme       string
 	recordModel string
 	replayModel string
+	listen      string
+	tokenFile   string
 	// reapOrphans is set when kasmrt runs as its own process (not in
 	// tests that call run in-process alongside other runs).
 	reapOrphans bool
@@ -75,6 +77,8 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
 	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file; a write failure stops the recording (a concern), never the run")
 	fl.StringVar(&f.replayModel, "replay-model", "", "serve the model's turns from a recorded file instead of an endpoint")
+	fl.StringVar(&f.listen, "listen", "", "serve this run's HTTP API (events, screens, questions, steering) at this address, for kasmrt attach")
+	fl.StringVar(&f.tokenFile, "token-file", "", "file holding --listen's bearer token (default: $"+envToken+")")
 	return cmd
 }
 
@@ -150,6 +154,12 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	// empty, and stays.)
 	defer dir.discard()
 	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version}
+	pub, err := bindPublication(f, files, dir.path)
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	defer pub.close()
+	pub.prepare(&opts)
 	switch {
 	case f.recordModel != "":
 		red := engine.RedactorFor(files)
@@ -180,13 +190,13 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	useTUI := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
 	if useTUI {
-		return runWithConsole(cmd, files, opts, f, cs)
+		return runWithConsole(cmd, files, opts, f, cs, pub)
 	}
-	return runHeadless(cmd, files, opts, f)
+	return runHeadless(cmd, files, opts, f, pub)
 }
 
 // runHeadless runs with progress lines or JSON events on stdout.
-func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options, f runFlags) error {
+func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options, f runFlags, pub *publication) error {
 	out := cmd.OutOrStdout()
 	var printer *tui.Printer
 	if f.json {
@@ -202,7 +212,9 @@ func runHeadless(cmd *cobra.Command, files *scenarios.Files, opts engine.Options
 	if err := runner.Listen(); err != nil {
 		return refuse(cmd, err)
 	}
+	pub.start(errOut(cmd), runner, files.Scenario.File)
 	res, err := runner.Run(cmd.Context())
+	pub.close()
 	if printer != nil && printer.Printed() > 0 {
 		if perr := printer.Summary(nil); perr != nil {
 			fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", perr)

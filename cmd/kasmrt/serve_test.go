@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -135,8 +136,24 @@ func TestServeDrivesSessionsOverHTTP(t *testing.T) {
 			t.Fatalf("open_session: %s", text)
 		}
 	}
-	if text, isErr := mcpCallText(t, cs, "open_session", map[string]any{"scenario": "xterm.yaml"}); !isErr || !strings.Contains(text, "too many sessions") {
-		t.Errorf("a third session past --max-sessions 2: %s", text)
+	// Past --max-sessions the open is a 503 with Retry-After, which the
+	// SDK's client takes as transient: its MCP session lives on.
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "open_session", Arguments: map[string]any{"scenario": "xterm.yaml"}}); err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("a third session past --max-sessions 2: %v", err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"open_session","arguments":{"scenario":"xterm.yaml"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "too many sessions") || !strings.Contains(string(b), `"id":7`) {
+			t.Errorf("a raw open past --max-sessions: %d (Retry-After %q) %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+		}
 	}
 
 	var wg sync.WaitGroup

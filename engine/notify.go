@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/kasmrt/kasmrt/inbox"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// QuestionNotice is the JSON body inbox.notify.webhook receives when a
+// question waits for an answer.
+type QuestionNotice struct {
+	Kind     string         `json:"kind"` // "kasmrt.question"
+	Scenario string         `json:"scenario"`
+	Report   string         `json:"report"`
+	Question inbox.Question `json:"question"`
+	// AnswerURL is where to POST {"answer": "..."} with the bearer token,
+	// when the run's API is served (run --listen, inbox.listen).
+	AnswerURL string `json:"answer_url,omitempty"`
+}
+
+// notifier posts a notice of each question to the webhook. Posting runs
+// beside the question's wait, bounded by the webhook's timeout; the run
+// hears how it went when the question's wait is over.
+type notifier struct {
+	r       *Runner
+	hook    *scenarios.WebhookConfig
+	client  *http.Client
+	timeout time.Duration
+
+	mu          sync.Mutex
+	outstanding int
+	results     chan noticeResult
+}
+
+type noticeResult struct {
+	question string
+	err      error
+}
+
+// newNotifier returns the run's notifier, or nil without a webhook.
+func newNotifier(r *Runner) *notifier {
+	hook := r.files.Operator.Inbox.Notify.Webhook
+	if hook == nil {
+		return nil
+	}
+	timeout := time.Duration(hook.Timeout() * float64(time.Second))
+	return &notifier{
+		r: r, hook: hook, timeout: timeout,
+		// The timeout covers the whole exchange: connecting, a receiver
+		// that never answers, a body that never ends.
+		client:  &http.Client{Timeout: timeout},
+		results: make(chan noticeResult, 64),
+	}
+}
+
+// question is the inbox's Notify: it starts the notice and returns.
+func (n *notifier) question(q inbox.Question) {
+	n.mu.Lock()
+	n.outstanding++
+	n.mu.Unlock()
+	go func() {
+		err := n.post(q)
+		select {
+		case n.results <- noticeResult{question: q.ID, err: err}:
+		default: // more notices in flight than any run asks; drop the news
+		}
+	}()
+}
+
+// answerURL is where question id can be answered over HTTP, or "".
+func (n *notifier) answerURL(id string) string {
+	switch {
+	case n.r.opts.Published != "":
+		return n.r.opts.Published + "/questions/" + url.PathEscape(id) + "/answer"
+	case n.r.inboxListener != nil:
+		return "http://" + n.r.inboxListener.Addr().String() + "/questions/" + url.PathEscape(id) + "/answer"
+	}
+	return ""
+}
+
+func (n *notifier) post(q inbox.Question) error {
+	body, err := json.Marshal(QuestionNotice{
+		Kind: "kasmrt.question", Scenario: n.r.files.Scenario.Name, Report: n.r.opts.ReportDir,
+		Question: q, AnswerURL: n.answerURL(q.ID),
+	})
+	if err != nil {
+		return fmt.Errorf("encode the notice: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.hook.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("build the request: %w", err)
+	}
+	for k, v := range n.hook.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "kasmrt/"+n.r.opts.Version)
+	resp, err := n.client.Do(req)
+	if ctx.Err() != nil {
+		return fmt.Errorf("no reply within %g s (inbox.notify.webhook.timeout_s)", n.timeout.Seconds())
+	}
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the receiver answered %s", resp.Status)
+	}
+	return nil
+}
+
+// settle waits, at most the webhook's timeout, for the notices still in
+// flight and returns what became of them, so a failure is the run's
+// concern. A nil notifier has nothing to settle.
+func (n *notifier) settle(ctx context.Context) []noticeResult {
+	if n == nil {
+		return nil
+	}
+	var out []noticeResult
+	deadline := time.NewTimer(n.timeout + time.Second)
+	defer deadline.Stop()
+	for {
+		n.mu.Lock()
+		left := n.outstanding
+		n.mu.Unlock()
+		if left == 0 {
+			return out
+		}
+		select {
+		case res := <-n.results:
+			n.mu.Lock()
+			n.outstanding--
+			n.mu.Unlock()
+			out = append(out, res)
+		case <-deadline.C:
+			return out
+		case <-ctx.Done():
+			return out
+		}
+	}
+}
+
+// announce records how the notices of questions went: a failed one is a
+// concern (the operator may never have heard of the question).
+func (s *runState) announce(ctx context.Context) {
+	for _, res := range s.r.notifier.settle(ctx) {
+		if res.err != nil {
+			s.concern(fmt.Sprintf("the webhook was not told of question %s: %v", res.question, res.err))
+		} else {
+			s.log("the webhook was told of question %s", res.question)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+)
+
+const (
+	hookSecret = "hook-Secr3t-4a7c"
+	// hookPath is a chat service's secret webhook path.
+	hookPath = "services/T0-pathSecr3t-88"
+)
+
+// TestWebhookNotice: a live receiver gets a JSON notice of the question
+// with the secret header and answers it; a dead receiver and one that
+// never replies each give a concern and the run goes on to its verdict.
+// The header's secret value is in no file of the report.
+func TestWebhookNotice(t *testing.T) {
+	t.Parallel()
+	ask := mt.Call("ask_human", `{"question": "Which greeting should I type?"}`)
+	op := func(url, timeout, answerTimeout string) string {
+		return loopOp("", "") + "inbox:\n  session_token: s3cret-console-token\n  answer_timeout_s: " + answerTimeout +
+			"\n  notify:\n    webhook:\n      url: " + url + "\n      timeout_s: " + timeout +
+			"\n      headers:\n        Authorization: Bearer ${HOOK_TOKEN}\n"
+	}
+	env := map[string]string{"HOOK_TOKEN": hookSecret}
+	wantSecretNowhere := func(t *testing.T, dir string) {
+		t.Helper()
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), hookSecret) || strings.Contains(string(b), hookPath) {
+				t.Errorf("%s holds the webhook's secret header value or URL", path)
+			}
+			return nil
+		})
+	}
+
+	t.Run("a live receiver answers", func(t *testing.T) {
+		t.Parallel()
+		var run *Runner
+		notices := make(chan QuestionNotice, 1)
+		auth := make(chan string, 1)
+		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var n QuestionNotice
+			b, _ := io.ReadAll(r.Body)
+			if err := json.Unmarshal(b, &n); err != nil || r.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("the notice is not JSON: %v %s", err, b)
+			}
+			auth <- r.Header.Get("Authorization")
+			notices <- n
+			go func() { _ = run.Inbox().Answer(n.Question.ID, "the provided one", "webhook") }()
+		}))
+		defer hook.Close()
+		r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: op(hook.URL+"/hook", "2", "10"), env: env,
+			script: []mt.Exchange{ask, loopGoalMet}, before: func(r *Runner) { run = r }})
+		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+		n := <-notices
+		if n.Kind != "kasmrt.question" || n.Question.ID != "q1" || n.Question.Text != "Which greeting should I type?" || n.Report != r.dir {
+			t.Errorf("notice %+v", n)
+		}
+		if got := <-auth; got != "Bearer "+hookSecret {
+			t.Errorf("the receiver got Authorization %q", got)
+		}
+		loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", "the operator answered: the provided one"}, loopStep{"record_verdict", "ok", ""})
+		wantSecretNowhere(t, r.dir)
+	})
+	for name, c := range map[string]struct {
+		url  func(t *testing.T) string
+		want string
+	}{
+		"a dead receiver": {func(*testing.T) string { return "http://127.0.0.1:1/" + hookPath }, "connection refused"},
+		"a receiver that never replies": {func(t *testing.T) string {
+			release := make(chan struct{})
+			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+			t.Cleanup(func() { close(release); hook.Close() })
+			return hook.URL
+		}, "no reply within 0.5 s"},
+		"a receiver that refuses": {func(t *testing.T) string {
+			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusForbidden) }))
+			t.Cleanup(hook.Close)
+			return hook.URL
+		}, "403 Forbidden"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: op(c.url(t), "0.5", "0.3"), env: env, script: []mt.Exchange{ask, loopGoalMet}})
+			loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 2, 0)
+			if len(r.rep.Concerns) != 1 || !strings.Contains(r.rep.Concerns[0], "the webhook was not told of question q1") || !strings.Contains(r.rep.Concerns[0], c.want) {
+				t.Errorf("concerns %q, want one naming q1 and %q", r.rep.Concerns, c.want)
+			}
+			wantSecretNowhere(t, r.dir)
+		})
+	}
+}
