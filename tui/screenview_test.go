@@ -235,12 +235,6 @@ func readCells(t *testing.T, cells string) []ocr.Word {
 	return words
 }
 
-// keyPress is the message a terminal sends for a printable key.
-func keyPress(k string) tea.KeyPressMsg {
-	r := []rune(k)[0]
-	return tea.KeyPressMsg{Code: r, Text: k}
-}
-
 // TestScreenPanePlacement checks where the image goes for the rectangle
 // the layout gives the pane: inside its border, 1-based, or empty.
 func TestScreenPanePlacement(t *testing.T) {
