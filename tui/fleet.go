@@ -615,8 +615,9 @@ func (f *Fleet) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-// idle reports whether the console is at rest: no prompt, help or inbox
-// text area holds the keys, so esc and q may mean "back" to a fleet.
+// idle reports whether the console is at rest: no prompt, help, detail
+// pane or inbox text area holds the keys, so esc and q may mean "back" to
+// a fleet.
 func (m *Model) idle() bool {
-	return m.prompt == promptNone && !m.showHelp && m.focus == focusTimeline
+	return m.prompt == promptNone && !m.showHelp && m.focus == focusTimeline && m.detail == detailNone
 }

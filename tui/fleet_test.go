@@ -286,6 +286,12 @@ func TestFleetWatchAndBack(t *testing.T) {
 	// Steering from the panes reaches the watched run, not another.
 	ft.keys("p")
 	ft.src.waitCalls(t, "steer beta.yaml#0 pause")
+	// esc closes the panes' own detail pane first, then goes back.
+	ft.keys("w")
+	ft.wait(t, "no model turn yet")
+	ft.keys("esc")
+	ft.waitGone(t, "no model turn yet")
+	ft.wait(t, "esc back to the runs")
 	ft.keys("esc")
 	ft.wait(t, "runs · 2 of 2")
 	ft.waitGone(t, "esc back to the runs")
