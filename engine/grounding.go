@@ -14,6 +14,10 @@ import (
 // observed; it is reported to the model but counts against no budget.
 const failGrounding = "grounding"
 
+// errNoModel is why a vision question goes unasked in a run configured
+// without a model.
+var errNoModel = errors.New("no model is configured")
+
 // visionReady makes sure a model is there for the vision tools: in a
 // scripted run the client is created on first use.
 func (s *runState) visionReady() error {
@@ -22,6 +26,9 @@ func (s *runState) visionReady() error {
 			return errModelOff
 		}
 		return nil
+	}
+	if !s.files.Operator.HasModel() {
+		return errNoModel
 	}
 	m, err := s.newModel()
 	if err != nil {

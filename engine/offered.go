@@ -47,6 +47,8 @@ func notOfferedWhy(p scenarios.Presence, mode string) string {
 	switch p {
 	case scenarios.ModelEndpoint:
 		return "needs a model: set " + scenarios.EnvVisionEndpoint + " or model.endpoint in the operator file"
+	case scenarios.ModelOrText:
+		return "needs a model: set " + scenarios.EnvVisionEndpoint + " or model.endpoint in the operator file (a script whose checks all quote text needs none)"
 	case scenarios.ATSPIControls:
 		return "needs an app: section whose application publishes named controls over AT-SPI"
 	case scenarios.CDPTab:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"regexp"
 	"strings"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
@@ -153,23 +152,13 @@ func (s *runState) textCondition(ctx context.Context, text string) (bool, error)
 	return len(ocr.Find(words, text)) > 0, nil
 }
 
-// quotedText finds the texts an expectation quotes ("the dialog says
-// "Saved""), in straight or curly double quotes.
-var quotedText = regexp.MustCompile(`"([^"]+)"|“([^”]+)”`)
-
 // ocrJudgement answers a check_expectation that quotes text by reading
 // the window, for when the model is off or unavailable: it holds when
 // every quoted text is read. ok is false when the expectation quotes
 // nothing or the text cannot be read; the caller then reports the check
 // unavailable as before.
 func (s *runState) ocrJudgement(ctx context.Context, expectation string) (met bool, reason string, ok bool) {
-	var quotes []string
-	for _, m := range quotedText.FindAllStringSubmatch(expectation, -1) {
-		q := strings.TrimSpace(m[1] + m[2])
-		if q != "" {
-			quotes = append(quotes, q)
-		}
-	}
+	quotes := scenarios.QuotedTexts(expectation)
 	if len(quotes) == 0 || s.desk == nil {
 		return false, "", false
 	}

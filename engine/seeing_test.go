@@ -74,17 +74,25 @@ func TestTextAndNameTargets(t *testing.T) {
 func TestCheckExpectationByOCR(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "Xvfb", "zenity", "tesseract")
+	// The model's endpoint refuses every connection: the model is
+	// unavailable.
+	const unreachable = "model:\n  endpoint: http://127.0.0.1:9/v1\n  retry: 0\n  timeout: 2\n"
 	tests := []struct {
 		name, expectation string
+		operator          string
 		verdict, outcome  string
 		message           string
 	}{
-		{"quoted text shown", `the dialog asks “Continue the test?”`, events.VerdictPass, OutcomeCompleted,
+		{"quoted text shown", `the dialog asks “Continue the test?”`, unreachable, events.VerdictPass, OutcomeCompleted,
 			`true: judged by OCR: the window shows "Continue the test?"`},
-		{"quoted text not shown", `the dialog says "Saved"`, events.VerdictAppFailed, OutcomeStepFailed,
+		{"quoted text not shown", `the dialog says "Saved"`, unreachable, events.VerdictAppFailed, OutcomeStepFailed,
 			`is false: judged by OCR: the text "Saved" is not read in the window`},
-		{"nothing quoted", `the dialog asks a question`, events.VerdictPassConcerns, OutcomeCompleted,
+		{"nothing quoted", `the dialog asks a question`, unreachable, events.VerdictPassConcerns, OutcomeCompleted,
 			"unavailable: "},
+		// With no model configured at all the check is still on the
+		// script's tool list and judged.
+		{"quoted text shown, no model configured", `the dialog asks "Continue the test?"`, "", events.VerdictPass, OutcomeCompleted,
+			`true: judged by OCR: the window shows "Continue the test?"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,9 +100,7 @@ func TestCheckExpectationByOCR(t *testing.T) {
 			sc := strings.ReplaceAll(seeingZenity, "TEXT", "Continue the test?")
 			sc = strings.Replace(sc, "TARGETS", "unused: {text: Nothing}", 1)
 			sc = strings.Replace(sc, "  - click: target\n", "  - check_expectation: {expectation: '"+tt.expectation+"'}\n", 1)
-			// The model's endpoint refuses every connection: the model is
-			// unavailable.
-			o := scriptRun(t, scriptRunSpec{scenario: sc, operator: "model:\n  endpoint: http://127.0.0.1:9/v1\n  retry: 0\n  timeout: 2\n"})
+			o := scriptRun(t, scriptRunSpec{scenario: sc, operator: tt.operator})
 			o.want(t, tt.verdict, tt.outcome)
 			if s := o.step(t, 2); !strings.Contains(s.Message, tt.message) {
 				t.Errorf("check step %s %q, want %q", s.Status, s.Message, tt.message)

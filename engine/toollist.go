@@ -52,6 +52,8 @@ func present(p scenarios.Presence, f *scenarios.Files, offers Offers) bool {
 		return offers.ATSPIControls
 	case scenarios.ModelEndpoint:
 		return o.HasModel()
+	case scenarios.ModelOrText:
+		return o.HasModel() || s.ChecksReadable()
 	case scenarios.CDPTab:
 		return offers.CDPTab
 	case scenarios.CDPWaits:

@@ -748,7 +748,7 @@ func (v *validator) step(i int, st *Step, catalog map[string]ToolSpec, o *Operat
 	if disabled[st.Tool] {
 		v.fail(st.Pos, "step %d: %s is disabled by the operator file (tools.disabled)", i+1, st.Tool)
 	}
-	if spec.Presence == ModelEndpoint && !o.HasModel() || st.Tool == "check_expectation" && !o.HasModel() {
+	if spec.Presence == ModelEndpoint && !o.HasModel() {
 		v.fail(st.Pos, "step %d: %s needs a model: set %s or model.endpoint", i+1, st.Tool, EnvVisionEndpoint)
 	}
 	if spec.Presence == Windows && len(spec.Params[0].Enum) == 0 {
@@ -764,6 +764,9 @@ func (v *validator) step(i int, st *Step, catalog map[string]ToolSpec, o *Operat
 		st.Args[req[0]] = st.scalar.value
 		st.ArgPos[req[0]] = st.scalar.pos
 		st.scalar = nil
+	}
+	if expectation, _ := st.Args["expectation"].(string); st.Tool == "check_expectation" && !o.HasModel() && len(QuotedTexts(expectation)) == 0 {
+		v.fail(st.Pos, "step %d: %s needs a model, or an expectation that quotes the text to read (the dialog says \"Saved\"): set %s or model.endpoint", i+1, st.Tool, EnvVisionEndpoint)
 	}
 	_, hasExpect := st.Args["expect"]
 	if st.Tool == "click_grounded" && !hasExpect {

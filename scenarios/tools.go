@@ -10,9 +10,12 @@ type Presence string
 
 // The presence conditions (docs/architecture.md, "The rules").
 const (
-	Always         Presence = "always"
-	ATSPIControls  Presence = "atspi_controls" // decided at launch
-	ModelEndpoint  Presence = "model_endpoint"
+	Always        Presence = "always"
+	ATSPIControls Presence = "atspi_controls" // decided at launch
+	ModelEndpoint Presence = "model_endpoint"
+	// ModelOrText is a model endpoint, or a script whose checks all quote
+	// text that OCR can read (check_expectation).
+	ModelOrText    Presence = "model_or_text"
 	CDPTab         Presence = "cdp_tab" // decided at launch
 	CDPWaits       Presence = "cdp_waits"
 	CDPTargets     Presence = "cdp_targets"
@@ -146,7 +149,7 @@ func Catalog(s *Scenario, o *Operator) map[string]ToolSpec {
 			Params: []Param{enumOrFree("ref", "The key of a provided value.", refs)}},
 		{Name: "wait", Description: "Wait a number of seconds for the application.", Presence: Always, ChangesScreen: true, Holds: true,
 			Params: []Param{{Name: "seconds", Type: "number", Description: "Seconds to wait.", Required: true, Min: ptr(0), Max: ptr(o.Runner.WaitToolMaxS)}}},
-		{Name: "check_expectation", Description: "Ask the vision judge whether the current screen meets an expectation; answers true, false or unavailable.", Presence: ModelEndpoint, Observes: true,
+		{Name: "check_expectation", Description: "Ask the vision judge whether the current screen meets an expectation; answers true, false or unavailable.", Presence: ModelOrText, Observes: true,
 			Params: []Param{str("expectation", "What should be true of the screen now.")}},
 		{Name: "record_verdict", Description: "Record your verdict on the goal and end the loop.", Presence: Always,
 			Params: []Param{enum("verdict", "goal-met or goal-not-met.", []string{"goal-met", "goal-not-met"}), str("reason", "Why, in one or two sentences.")}},

@@ -41,6 +41,12 @@ func TestValidateCatches(t *testing.T) {
 				"check_expectation      needs a model: set KASM_RUNTIME_VISION_ENDPOINT or model.endpoint",
 				"click_grounded         needs a model"},
 			nil, []string{"  check_expectation      {"}},
+		// OCR judges a check that quotes text, so a script of such checks
+		// needs no model; one unquoted check among them does.
+		{"checks that quote text without a model", write("quoted.yaml", app+"steps:\n  - check_expectation: the dialog says \"Saved\"\n  - check_expectation: {expectation: \"the title reads \u201cDone\u201d\"}\n"), 0,
+			[]string{"is valid (scripted, 2 steps)", "  check_expectation      {"}, nil, []string{"check_expectation      needs a model"}},
+		{"a check that quotes nothing among them", write("unquoted.yaml", app+"steps:\n  - check_expectation: the dialog says \"Saved\"\n  - check_expectation: the dialog is gone\n"), 3, nil,
+			[]string{`unquoted.yaml:5:5: steps[1]: step 2: check_expectation needs a model, or an expectation that quotes the text to read`}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
