@@ -112,6 +112,7 @@ func (s *runState) cdpFill(ctx, callCtx context.Context, c call) result {
 	what := "value"
 	if secret {
 		what = "secret value"
+		s.secretGoesIn(callCtx, ref, value, sel)
 	}
 	return s.cdpInput(ctx, func() error { return s.web.Tab.Fill(callCtx, sel, value) },
 		fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))

@@ -87,7 +87,7 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 	if err != nil {
 		return "", fmt.Sprintf("capture the screen: %v", err)
 	}
-	rel, _, err = s.rep.SaveScreen(img)
+	rel, _, err = s.keepScreen(ctx, img)
 	if err != nil {
 		return "", err.Error()
 	}

@@ -44,7 +44,7 @@ func (s *runState) finalCapture(ctx context.Context, outcome string) {
 	}
 	var rel string
 	if err == nil {
-		rel, _, err = s.rep.SaveScreen(img)
+		rel, _, err = s.keepScreen(ctx, img)
 	}
 	if err != nil {
 		s.publish(events.Event{Message: fmt.Sprintf("no final capture: %v", err), Data: final})

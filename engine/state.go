@@ -92,6 +92,9 @@ type environment struct {
 	a11y *accessibility
 	// ocrReader reads text for text targets and conditions (seeing.go).
 	ocrReader *ocr.Reader
+	// onScreen is where secrets may show, masked on every kept screen
+	// (mask.go).
+	onScreen secretsOnScreen
 	// web is the browser over CDP, when the scenario has a browser: section.
 	web *browserRun
 
@@ -189,6 +192,7 @@ func (s *runState) start() {
 	sc := s.files.Scenario
 	total, reserve := s.r.deadlines()
 	s.setTools(OffersFromFiles(s.files))
+	s.watchGivenSecrets()
 	mode := sc.Mode()
 	if s.r.agent != nil {
 		mode = "session"
@@ -426,7 +430,7 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	rel, data, err := s.rep.SaveScreen(img)
+	rel, data, err := s.keepScreen(ctx, img)
 	if err != nil {
 		return "", nil, err
 	}

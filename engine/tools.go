@@ -174,6 +174,7 @@ func (s *runState) typeText(ctx context.Context, c call) result {
 	what := "value"
 	if secret {
 		what = "secret value"
+		s.secretGoesIn(ctx, ref, value, "")
 	}
 	return s.input(ctx, func() error { return s.desk.TypeText(ctx, value) },
 		fmt.Sprintf("typed the %s %q (%d characters)", what, ref, len([]rune(value))), nil)

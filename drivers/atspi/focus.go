@@ -3,6 +3,7 @@ package atspi
 import (
 	"context"
 	"fmt"
+	"image"
 )
 
 // stateFocused is ATSPI_STATE_FOCUSED: the accessible has the keyboard
@@ -16,6 +17,13 @@ type Accessible struct {
 	// Name is the accessible name; often empty for entries, which are
 	// labelled by a neighbouring label instead.
 	Name string
+	// Extents is where it is on the screen, empty when the toolkit does
+	// not say.
+	Extents image.Rectangle
+
+	bus   *Bus
+	node  ref
+	rules walkRules
 }
 
 // Focused returns the showing accessible of the application that has the
@@ -36,5 +44,37 @@ func (a App) Focused(ctx context.Context) (Accessible, bool, error) {
 	// The deepest focused accessible is the one that receives the keys: a
 	// focused window's focused entry.
 	n := nodes[len(nodes)-1]
-	return Accessible{Role: n.role, Name: n.name}, true, nil
+	acc := Accessible{Role: n.role, Name: n.name, bus: a.bus, node: n.ref, rules: rules}
+	acc.Extents, _, _ = acc.Place(ctx)
+	return acc, true, nil
+}
+
+// Place reads where the accessible is now, in two calls rather than a
+// walk of the tree: its extents, and false when it is gone or no longer
+// shown (a closed dialog's entry).
+func (acc Accessible) Place(ctx context.Context) (image.Rectangle, bool, error) {
+	if acc.bus == nil {
+		return image.Rectangle{}, false, nil
+	}
+	obj := acc.bus.object(acc.node)
+	var states []uint32
+	if err := obj.CallWithContext(ctx, ifaceAccessible+".GetState", 0).Store(&states); err != nil {
+		// An accessible that vanished answers with an error: it shows
+		// nothing any more.
+		if ctx.Err() != nil {
+			return image.Rectangle{}, false, ctx.Err()
+		}
+		return image.Rectangle{}, false, nil
+	}
+	if !acc.rules.shown(node{states: newStateSet(states)}) {
+		return image.Rectangle{}, false, nil
+	}
+	var e struct{ X, Y, W, H int32 }
+	if err := obj.CallWithContext(ctx, ifaceComponent+".GetExtents", 0, coordTypeScreen).Store(&e); err != nil {
+		return image.Rectangle{}, true, fmt.Errorf("read the extents of the focused %s: %w", acc.Role, err)
+	}
+	if e.W <= 0 || e.H <= 0 {
+		return image.Rectangle{}, true, nil
+	}
+	return image.Rect(int(e.X), int(e.Y), int(e.X+e.W), int(e.Y+e.H)), true, nil
 }

@@ -1,0 +1,432 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"image"
+	"image/color"
+	"image/draw"
+	"strings"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/ocr"
+)
+
+// secretsOnScreen is where the run's secret values may show on the screen.
+// Every capture the run keeps passes through keepScreen, which blacks those
+// places out, so the saved screens, the images the model gets, the console
+// and report.html never show a secret (docs/security.md, "The screen").
+type secretsOnScreen struct {
+	// fields are the places a secret was typed or filled into.
+	fields []secretField
+	// watched are the secret values the application was given (typed,
+	// filled, or passed in its command line or environment), by ref: OCR
+	// looks for them on every kept screen.
+	watched map[string]string
+	// typedBefore is the screen just before a secret was typed where no
+	// field is known; the next kept screen's change from it is where the
+	// secret went.
+	typedBefore *image.RGBA
+	typedRef    string
+
+	// The last OCR look, kept for a screen that has not changed.
+	seed      maphash.Seed
+	readHash  uint64
+	readBoxes []image.Rectangle
+	readRefs  []string
+	// reported are the refs whose display is a concern already.
+	reported map[string]bool
+}
+
+// secretField is one place a secret went into.
+type secretField struct {
+	ref string
+	box image.Rectangle
+	// place reads where the field is now; false means it is gone or
+	// hidden, and the field is dropped. Without place the box stays for
+	// the rest of the run.
+	place func(ctx context.Context) (image.Rectangle, bool, error)
+}
+
+// maskMargin is how far a mask reaches past the box it covers: OCR boxes
+// are tight and a field's frame may hold the caret or a glyph's edge.
+const maskMargin = 3
+
+// placeTimeout bounds the reading of one field's place, so a stalled
+// accessibility bus or page cannot hold a capture.
+const placeTimeout = time.Second
+
+// keepScreen masks the secrets on img and writes it to the report as the
+// next screen: the one way a capture becomes a kept screen. img is masked
+// in place, so the caller's image (the model's, the judge's) is the saved
+// one.
+func (s *runState) keepScreen(ctx context.Context, img *image.RGBA) (string, []byte, error) {
+	shown := s.maskSecrets(ctx, img)
+	rel, data, err := s.rep.SaveScreen(img)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, ref := range shown {
+		if s.onScreen.reported[ref] {
+			continue
+		}
+		if s.onScreen.reported == nil {
+			s.onScreen.reported = map[string]bool{}
+		}
+		s.onScreen.reported[ref] = true
+		s.concern(fmt.Sprintf("the application displayed the secret %q on the screen (first in %s); it is blacked out in every saved screen and every image the model gets", ref, rel))
+	}
+	return rel, data, nil
+}
+
+// maskSecrets blacks out every place on img where a secret may show: the
+// fields secrets went into, whatever a secret typed with no known field
+// changed, and wherever OCR reads a secret value the application was
+// given. It returns the refs OCR read. A run that gave the application no
+// secret costs nothing here (BenchmarkMaskSecrets).
+func (s *runState) maskSecrets(ctx context.Context, img *image.RGBA) []string {
+	m := &s.onScreen
+	if len(m.fields) == 0 && len(m.watched) == 0 && m.typedBefore == nil {
+		return nil
+	}
+	if m.typedBefore != nil {
+		if box := changedBox(m.typedBefore, img); !box.Empty() {
+			m.fields = append(m.fields, secretField{ref: m.typedRef, box: box})
+		}
+		m.typedBefore, m.typedRef = nil, ""
+	}
+	var boxes []image.Rectangle
+	kept := m.fields[:0]
+	for _, f := range m.fields {
+		if f.place != nil {
+			pctx, cancel := context.WithTimeout(ctx, placeTimeout)
+			box, ok, err := f.place(pctx)
+			cancel()
+			switch {
+			case err != nil:
+				// Not knowing where the field went, the last place stays
+				// masked.
+			case !ok:
+				continue
+			case !box.Empty():
+				f.box = box
+			}
+		}
+		kept = append(kept, f)
+		boxes = append(boxes, f.box)
+	}
+	m.fields = kept
+	var shown []string
+	if len(m.watched) > 0 {
+		var read []image.Rectangle
+		read, shown = s.readSecrets(ctx, img)
+		boxes = append(boxes, read...)
+	}
+	blackOut(img, boxes)
+	return shown
+}
+
+// blackOut paints each box, widened by maskMargin, black on img.
+func blackOut(img *image.RGBA, boxes []image.Rectangle) {
+	black := image.NewUniform(color.RGBA{A: 0xff})
+	for _, b := range boxes {
+		r := b.Inset(-maskMargin).Intersect(img.Bounds())
+		if !r.Empty() {
+			draw.Draw(img, r, black, image.Point{}, draw.Src)
+		}
+	}
+}
+
+// changedBox is the smallest rectangle holding every pixel that differs
+// between before and after (empty when none does, or when the two are
+// not the same size).
+func changedBox(before, after *image.RGBA) image.Rectangle {
+	b := after.Bounds()
+	if before.Bounds() != b {
+		return image.Rectangle{}
+	}
+	box := image.Rectangle{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		row := after.Pix[after.PixOffset(b.Min.X, y):after.PixOffset(b.Max.X-1, y)+4]
+		old := before.Pix[before.PixOffset(b.Min.X, y):before.PixOffset(b.Max.X-1, y)+4]
+		first, last := -1, -1
+		for i := 0; i < len(row); i += 4 {
+			if row[i] != old[i] || row[i+1] != old[i+1] || row[i+2] != old[i+2] {
+				if first < 0 {
+					first = i / 4
+				}
+				last = i / 4
+			}
+		}
+		if first >= 0 {
+			box = box.Union(image.Rect(b.Min.X+first, y, b.Min.X+last+1, y+1))
+		}
+	}
+	return box
+}
+
+// readSecrets reads the application's windows and returns the boxes of
+// the words that spell a watched secret, and the refs found. A screen
+// that has not changed since the last read is not read again.
+func (s *runState) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Rectangle, []string) {
+	m := &s.onScreen
+	if m.seed == (maphash.Seed{}) {
+		m.seed = maphash.MakeSeed()
+	}
+	sum := maphash.Bytes(m.seed, img.Pix)
+	if sum == m.readHash && m.readBoxes != nil {
+		return m.readBoxes, m.readRefs
+	}
+	var boxes []image.Rectangle
+	found := map[string]bool{}
+	reader := s.textReader()
+	for _, area := range s.secretReadAreas(img.Bounds()) {
+		words, err := reader.ReadText(ctx, img.SubImage(area))
+		if err != nil {
+			// Unread, the area cannot be cleared: it is masked whole
+			// rather than risk showing a secret.
+			s.log("read the screen for secrets: %v", err)
+			boxes = append(boxes, area)
+			continue
+		}
+		for ref, value := range m.watched {
+			spelled := secretWords(words, value)
+			if len(spelled) > 0 {
+				found[ref] = true
+				boxes = append(boxes, spelled...)
+			}
+		}
+	}
+	refs := sortedKeys(found)
+	m.readHash, m.readBoxes, m.readRefs = sum, append([]image.Rectangle{}, boxes...), refs
+	return boxes, refs
+}
+
+// secretReadAreas is where OCR looks for secrets: each of the
+// application's mapped windows (read apart, each small enough to be read
+// at twice its size), or the whole screen when they are not known.
+func (s *runState) secretReadAreas(screen image.Rectangle) []image.Rectangle {
+	if s.web.PageIsTheScreen() || s.desk == nil || !s.hasWin {
+		return []image.Rectangle{screen}
+	}
+	ws, err := s.desk.Windows()
+	if err != nil {
+		return []image.Rectangle{screen}
+	}
+	var areas []image.Rectangle
+	for _, w := range ws {
+		if !w.Viewable || !s.isAppWindow(w) {
+			continue
+		}
+		if a := image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(screen); !a.Empty() {
+			areas = append(areas, a)
+		}
+	}
+	if len(areas) == 0 {
+		return []image.Rectangle{screen}
+	}
+	return areas
+}
+
+// secretWords returns the boxes of the words that spell value: one word
+// or a run of consecutive words (a secret with spaces, or one wrapped onto
+// the next line) that holds it, allowing the few misreadings OCR makes on
+// a long value (secretTolerance).
+func secretWords(words []ocr.Word, value string) []image.Rectangle {
+	want := []rune(foldSecret(value))
+	if len(want) == 0 {
+		return nil
+	}
+	k := secretTolerance(len(want))
+	var boxes []image.Rectangle
+	for i := 0; i < len(words); i++ {
+		var joined []rune
+		for j := i; j < len(words) && len(joined) < len(want)+k+1; j++ {
+			joined = append(joined, []rune(foldSecret(words[j].Text))...)
+			if len(joined) < len(want)-k || !approxContains(joined, want, k) {
+				continue
+			}
+			// The run may have begun with words before the value.
+			start := i
+			for start < j && approxContains(foldWords(words[start+1:j+1]), want, k) {
+				start++
+			}
+			for _, w := range words[start : j+1] {
+				boxes = append(boxes, w.Box)
+			}
+			i = j
+			break
+		}
+	}
+	return boxes
+}
+
+func foldWords(words []ocr.Word) []rune {
+	var out []rune
+	for _, w := range words {
+		out = append(out, []rune(foldSecret(w.Text))...)
+	}
+	return out
+}
+
+// secretTolerance is how many characters of a secret of n characters OCR
+// may misread and still count as reading it: none below 5, then one in
+// five. Short values matched loosely would black out unrelated words.
+func secretTolerance(n int) int {
+	if n < 5 {
+		return 0
+	}
+	return n / 5
+}
+
+// foldSecret puts a value and what OCR read in one form: no spaces, lower
+// case, and the glyphs OCR confuses on screen fonts taken as one (O and 0,
+// l, I and 1, S and 5, Z and 2, B and 8).
+func foldSecret(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch r {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case 'o':
+			r = '0'
+		case 'l', 'i', '|', '!':
+			r = '1'
+		case 's':
+			r = '5'
+		case 'z':
+			r = '2'
+		case 'b':
+			r = '8'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// approxContains reports whether pattern occurs in text with at most k
+// edits (Sellers' approximate substring match).
+func approxContains(text, pattern []rune, k int) bool {
+	m := len(pattern)
+	col := make([]int, m+1)
+	for i := range col {
+		col[i] = i
+	}
+	if col[m] <= k {
+		return true
+	}
+	for _, t := range text {
+		diag := col[0] // a match may start anywhere: the top row stays 0
+		for i := 1; i <= m; i++ {
+			cost := 1
+			if pattern[i-1] == t {
+				cost = 0
+			}
+			next := min(col[i]+1, col[i-1]+1, diag+cost)
+			diag, col[i] = col[i], next
+		}
+		if col[m] <= k {
+			return true
+		}
+	}
+	return false
+}
+
+// secretGoesIn records that a secret is about to be typed or filled into
+// the application: OCR watches for its value from now on, and the place it
+// goes into is masked — the cdp_fill target's box (selector), the page's
+// focused element, the focused accessible's extents, or, where none is
+// known, whatever the typing changes on the screen.
+func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string) {
+	m := &s.onScreen
+	if m.watched == nil {
+		m.watched = map[string]string{}
+	}
+	m.watched[ref] = value
+	if s.web != nil {
+		sel := selector
+		if sel == "" {
+			sel = ":focus"
+		}
+		if place := s.pageBox(sel); place != nil {
+			pctx, cancel := context.WithTimeout(ctx, placeTimeout)
+			box, ok, err := place(pctx)
+			cancel()
+			if err == nil && ok {
+				f := secretField{ref: ref, box: box}
+				if selector != "" {
+					// A named target is followed as the page moves; the
+					// focus is not, since it leaves the field.
+					f.place = place
+				}
+				m.fields = append(m.fields, f)
+				return
+			}
+		}
+	} else if acc, ok := s.focusedAccessible(ctx); ok && !acc.Extents.Empty() {
+		m.fields = append(m.fields, secretField{ref: ref, box: acc.Extents, place: acc.Place})
+		return
+	}
+	if s.desk == nil {
+		return
+	}
+	before, err := s.desk.Capture(ctx)
+	if err != nil {
+		s.log("capture the screen before typing a secret: %v", err)
+		return
+	}
+	m.typedBefore, m.typedRef = before, ref
+}
+
+// boxReader is what masking needs of a browser tab: where an element is.
+type boxReader interface {
+	Box(ctx context.Context, selector string) (image.Rectangle, bool, error)
+}
+
+// pageBox reads a page element's box in the coordinates of the run's
+// captures, or is nil when they cannot be related (an attached or
+// headless browser whose page is not the screen).
+func (s *runState) pageBox(selector string) func(ctx context.Context) (image.Rectangle, bool, error) {
+	br, ok := s.web.Tab.(boxReader)
+	if !ok {
+		return nil
+	}
+	onScreen := s.hasWin && !s.web.Headless && !s.web.Attached
+	if !s.web.PageIsTheScreen() && !onScreen {
+		return nil
+	}
+	return func(ctx context.Context) (image.Rectangle, bool, error) {
+		box, ok, err := br.Box(ctx, selector)
+		if err != nil || !ok || s.web.PageIsTheScreen() {
+			return box, ok, err
+		}
+		origin, err := s.web.Tab.ViewportOrigin(ctx)
+		if err != nil {
+			return image.Rectangle{}, false, err
+		}
+		return box.Add(origin), true, nil
+	}
+}
+
+// watchGivenSecrets starts OCR's watch for secrets the application gets at
+// launch, in its command line or environment: it may print them.
+func (s *runState) watchGivenSecrets() {
+	a := s.files.Scenario.App
+	if a == nil {
+		return
+	}
+	given := strings.Join(a.Command, "\x00")
+	for _, v := range a.Env {
+		given += "\x00" + v
+	}
+	for ref := range s.files.Scenario.Provides {
+		value, secret, _ := s.files.Scenario.Value(ref)
+		if secret && value != "" && strings.Contains(given, value) {
+			if s.onScreen.watched == nil {
+				s.onScreen.watched = map[string]string{}
+			}
+			s.onScreen.watched[ref] = value
+		}
+	}
+}

@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/image/draw"
+
+	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+)
+
+// maskSecret is what the masking tests type; OCR reads its words well on
+// a terminal font, so a leak would be seen.
+const maskSecret = "Quokka-Velvet-8342"
+
+// maskTrace reports whether the text read holds a trace of value: any
+// seven consecutive characters of it, compared as foldSecret compares
+// them. The masking itself matches whole values; the check is stricter.
+func maskTrace(read, value string) bool {
+	text, want := foldSecret(read), []rune(foldSecret(value))
+	for i := 0; i+7 <= len(want); i++ {
+		if strings.Contains(text, string(want[i:i+7])) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskRead reads img with tesseract at twice its size, so the check sees
+// small text at least as well as the masking does; a terminal on Xvfb's
+// black root is read alone, as tesseract misses most of its words beside
+// a large black area.
+func maskRead(t *testing.T, r *ocr.Reader, img image.Image) string {
+	t.Helper()
+	b := img.Bounds()
+	if white := loopWhiteBox(img); !white.Empty() {
+		b = white
+	}
+	big := image.NewRGBA(image.Rect(0, 0, b.Dx()*2, b.Dy()*2))
+	draw.CatmullRom.Scale(big, big.Bounds(), img, b, draw.Src, nil)
+	words, err := r.Read(context.Background(), big)
+	if err != nil {
+		t.Fatalf("read an image: %v", err)
+	}
+	return ocr.Text(words)
+}
+
+// maskScreens reads every saved screen of a report.
+func maskScreens(t *testing.T, dir string) map[string]image.Image {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "screens", "*.png"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no screens in %s (%v)", dir, err)
+	}
+	out := map[string]image.Image{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out[filepath.Base(p)] = img
+	}
+	return out
+}
+
+// An xterm echoes a typed secret twice (the terminal's echo, then the
+// program's own line): no saved screen and no image the model received
+// shows a trace of it, while the name typed the same way is read, so the
+// check can see; a concern says the app displayed the secret.
+func TestSecretMaskedOnScreen(t *testing.T) {
+	t.Parallel()
+	loopNeed(t, "xterm", "tesseract")
+	r := loopRun(t, loopCase{
+		scenario: `name: echoing terminal
+app:
+  command: [xterm, -geometry, 60x12+20+20, -e, sh, -c, 'printf "name: "; read -r n; printf "password: "; read -r p; echo "welcome $n"; echo "your password is $p"; sleep 3600']
+goal: Log in.
+provides:
+  visitor: Ada Lovelace
+  password: {secret: {env: TERM_PASSWORD}}
+`,
+		env: map[string]string{"TERM_PASSWORD": maskSecret},
+		script: []mt.Exchange{
+			mt.Call("observe_screen", `{}`),
+			mt.Call("type_text", `{"ref": "visitor"}`),
+			mt.Call("observe_screen", `{}`),
+			mt.Call("press_key", `{"key": "Return"}`),
+			mt.Call("observe_screen", `{}`),
+			mt.Call("type_text", `{"ref": "password"}`),
+			mt.Call("observe_screen", `{}`),
+			mt.Call("press_key", `{"key": "Return"}`),
+			mt.Call("observe_screen", `{}`),
+			mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "logged in"}`),
+		},
+	})
+	loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 10, 0)
+	if !loopHasConcern(r.rep, `the application displayed the secret "password" on the screen`) {
+		t.Errorf("concerns %q lack the displayed secret", r.rep.Concerns)
+	}
+	reader := ocr.NewReader(1)
+	nameRead := false
+	for name, img := range maskScreens(t, r.dir) {
+		read := maskRead(t, reader, img)
+		if maskTrace(read, maskSecret) {
+			t.Errorf("%s shows the secret: %q", name, read)
+		}
+		nameRead = nameRead || maskTrace(read, "Ada Lovelace")
+	}
+	if !nameRead {
+		t.Error("no saved screen shows the typed name: the check cannot read this terminal")
+	}
+	sent := 0
+	for _, req := range r.reqs {
+		imgs, err := req.Images()
+		if err != nil {
+			t.Fatalf("request %d: %v", req.N, err)
+		}
+		for i, img := range imgs {
+			sent++
+			if read := maskRead(t, reader, img); maskTrace(read, maskSecret) {
+				t.Errorf("request %d image %d shows the secret: %q", req.N, i+1, read)
+			}
+		}
+	}
+	if sent < 5 {
+		t.Errorf("the model received %d images, want one per observation", sent)
+	}
+}
+
+// A secret filled into a plain text field of a page in a headful Chromium
+// is masked by the field's box, and a value filled the same way is not.
+func TestSecretMaskedInBrowserField(t *testing.T) {
+	browserNeed(t)
+	scriptNeed(t, "tesseract")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `<!doctype html><html><head><title>Codes</title>
+<style>body{margin:20px;font:24px sans-serif} input{font:24px monospace;width:600px}</style></head>
+<body><p>Name <input id="name"></p><p>Code <input id="code"></p></body></html>`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: code field
+browser:
+  start_url: ` + srv.URL + `/
+provides:
+  visitor: Ada Lovelace
+  code: {secret: {env: FIELD_CODE}}
+cdp_targets:
+  name: "#name"
+  code: "#code"
+steps:
+  - cdp_fill: {target: name, ref: visitor}
+  - cdp_fill: {target: code, ref: code}
+  - observe_screen: {}
+`,
+		operator: "session: {width: 800, height: 600}\n",
+		env:      map[string]string{"FIELD_CODE": maskSecret},
+	})
+	// The field shows what was filled, so OCR may also read the secret
+	// there (a concern) or miss it; the field's box is masked either way.
+	if o.res.Verdict != events.VerdictPass && o.res.Verdict != events.VerdictPassConcerns {
+		t.Fatalf("verdict %s/%s, want pass; reasons %q; steps %+v", o.res.Verdict, o.res.Outcome, o.res.Reasons, o.rep.Steps)
+	}
+	reader := ocr.NewReader(1)
+	screens := maskScreens(t, o.info.reportDir)
+	nameRead := false
+	for name, img := range screens {
+		read := maskRead(t, reader, img)
+		if maskTrace(read, maskSecret) {
+			t.Errorf("%s shows the secret: %q", name, read)
+		}
+		nameRead = nameRead || maskTrace(read, "Ada Lovelace")
+	}
+	if !nameRead {
+		t.Error("no saved screen shows the filled name: the check cannot read this page")
+	}
+	// The field is 600 pixels wide, the secret's words far narrower: only
+	// the field's box blacks out a row that long.
+	for _, st := range o.rep.Steps[1:] {
+		if run := maskLongestBlackRun(screens[filepath.Base(st.Screen)]); run < 590 {
+			t.Errorf("step %d's screen %s: the longest black row is %d pixels, want the 600-pixel field masked", st.N, st.Screen, run)
+		}
+	}
+}
+
+// maskLongestBlackRun is the length of the longest row of black pixels
+// between pixels of other colours: Xvfb's black root showing at an edge
+// is not a mask.
+func maskLongestBlackRun(img image.Image) int {
+	if img == nil {
+		return 0
+	}
+	b := img.Bounds()
+	longest := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		run := -1 // -1 until a pixel of another colour starts the row
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			switch {
+			case r|g|bl != 0:
+				longest = max(longest, run)
+				run = 0
+			case run >= 0:
+				run++
+			}
+		}
+	}
+	return longest
+}
+
+// The place a secret was typed into is masked by what the typing changed,
+// whatever OCR reads; nothing else of the screen is touched.
+func TestMaskTypedChange(t *testing.T) {
+	t.Parallel()
+	before := image.NewRGBA(image.Rect(0, 0, 200, 100))
+	for i := range before.Pix {
+		before.Pix[i] = 0xff
+	}
+	after := image.NewRGBA(before.Bounds())
+	copy(after.Pix, before.Pix)
+	typed := image.Rect(40, 30, 90, 42)
+	for y := typed.Min.Y; y < typed.Max.Y; y++ {
+		for x := typed.Min.X; x < typed.Max.X; x++ {
+			after.Set(x, y, color.RGBA{R: 0x40, G: 0x40, B: 0x40, A: 0xff})
+		}
+	}
+	s := &runState{}
+	s.onScreen.typedBefore, s.onScreen.typedRef = before, "pin"
+	if shown := s.maskSecrets(context.Background(), after); shown != nil {
+		t.Errorf("maskSecrets read %v with no value watched", shown)
+	}
+	masked := typed.Inset(-maskMargin)
+	for y := 0; y < 100; y++ {
+		for x := 0; x < 200; x++ {
+			c := after.RGBAAt(x, y)
+			black := c.R == 0 && c.G == 0 && c.B == 0
+			if in := image.Pt(x, y).In(masked); in != black {
+				t.Fatalf("pixel (%d, %d) black=%v, want %v: the mask covers %v", x, y, black, in, masked)
+			}
+		}
+	}
+	// The place stays masked on the next screen.
+	next := image.NewRGBA(before.Bounds())
+	copy(next.Pix, before.Pix)
+	s.maskSecrets(context.Background(), next)
+	if c := next.RGBAAt(50, 35); c.R != 0 {
+		t.Errorf("the next screen is not masked where the secret was typed: %v", c)
+	}
+}
+
+// secretWords finds a value in what OCR read: in one word, across words,
+// with the misreadings allowed on a long value, and not in other words.
+func TestSecretWords(t *testing.T) {
+	t.Parallel()
+	w := func(text string, x, line int) ocr.Word {
+		return ocr.Word{Text: text, Box: image.Rect(x, line*20, x+len(text)*8, line*20+16), Line: line}
+	}
+	tests := []struct {
+		name  string
+		words []ocr.Word
+		value string
+		boxes int
+	}{
+		{"in one word", []ocr.Word{w("password:", 0, 1), w("Quokka-Velvet-8342", 80, 1)}, maskSecret, 1},
+		{"inside a longer word", []ocr.Word{w("pw=Quokka-Velvet-8342;", 0, 1)}, maskSecret, 1},
+		{"misread twice", []ocr.Word{w("Qu0kka-VeIvet-B342", 0, 1)}, maskSecret, 1},
+		{"misread too often", []ocr.Word{w("Qxxkka-Vexxet-8342", 0, 1)}, maskSecret, 0},
+		{"wrapped onto the next line", []ocr.Word{w("your", 0, 1), w("Quokka-Vel", 40, 1), w("vet-8342", 0, 2)}, maskSecret, 2},
+		{"with spaces", []ocr.Word{w("say", 0, 1), w("open", 40, 1), w("sesame", 80, 1), w("now", 140, 1)}, "open sesame", 2},
+		{"a short value exactly", []ocr.Word{w("PIN", 0, 1), w("4711", 40, 1)}, "4711", 1},
+		{"a short value misread", []ocr.Word{w("PIN", 0, 1), w("4712", 40, 1)}, "4711", 0},
+		{"absent", []ocr.Word{w("nothing", 0, 1), w("here", 80, 1)}, maskSecret, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := secretWords(tt.words, tt.value); len(got) != tt.boxes {
+				t.Errorf("secretWords = %v, want %d boxes", got, tt.boxes)
+			}
+		})
+	}
+}
+
+// BenchmarkMaskSecrets measures what masking adds to each kept screen of
+// 1280x800: nothing to mask (no secret given to the app), and one field to
+// black out.
+func BenchmarkMaskSecrets(b *testing.B) {
+	img := image.NewRGBA(image.Rect(0, 0, 1280, 800))
+	b.Run("nothing to mask", func(b *testing.B) {
+		s := &runState{}
+		for b.Loop() {
+			s.maskSecrets(context.Background(), img)
+		}
+	})
+	b.Run("one field", func(b *testing.B) {
+		s := &runState{}
+		s.onScreen.fields = []secretField{{ref: "password", box: image.Rect(300, 200, 700, 240)}}
+		for b.Loop() {
+			s.maskSecrets(context.Background(), img)
+		}
+	})
+}
