@@ -56,14 +56,15 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		r.screen, r.image, r.png = rel, img, s.lastPNG
 		return r
 	}
-	j, err := vision.Check(ctx, s, s.model.profile, img, expectation)
+	asked, on := s.zoomedCheck(img)
+	j, err := vision.Check(ctx, s, s.model.profile, asked, expectation)
 	var r result
 	switch j.Outcome {
 	case vision.Confirmed:
-		r = ok("true: " + j.Reason)
+		r = ok("true: " + j.Reason + on)
 	case vision.Contradicted:
 		s.checkFalse = true
-		r = ok("false: " + j.Reason)
+		r = ok("false: " + j.Reason + on)
 		if c.Source == "script" {
 			r = failed(failAssertion, "the expectation %q is false: %s", expectation, j.Reason)
 		}
@@ -101,28 +102,28 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 	for {
 		// Locate, bounded by runner.grounding_attempts per call.
 		var pt image.Point
+		var where located
 		var before *image.RGBA
 		var beforeRel string
-		located := false
-		for !located && attempt < attempts {
+		found := false
+		for !found && attempt < attempts {
 			attempt++
 			rel, img, err := s.capture(ctx, false)
 			if err != nil {
 				return s.driverFailure(err)
 			}
-			var locator vision.Locator = vision.Model{Turner: s, Profile: s.model.profile}
-			p, err := locator.Locate(ctx, img, description)
+			l, err := s.locate(ctx, n, attempt, img, rel, description, expect)
 			if err != nil {
 				reason := err.Error()
-				s.grounding(n, attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "")
+				s.grounding(n, attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "", located{})
 				if errors.Is(err, vision.ErrNotFound) || ctx.Err() != nil {
 					break
 				}
 				continue
 			}
-			pt, before, beforeRel, located = p, img, rel, true
+			pt, where, before, beforeRel, found = l.point, l, img, rel, true
 		}
-		if !located {
+		if !found {
 			return failed(failResolution, "could not locate %q on the screen after %d attempts", description, attempt)
 		}
 		if lastPoint != nil && *lastPoint == pt {
@@ -142,11 +143,11 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 		j, jerr := vision.Judge(ctx, s, s.model.profile, before, after, expect)
 		switch j.Outcome {
 		case vision.Confirmed:
-			s.grounding(n, attempt, description, expect, point, events.GroundingConfirmed, j.Reason, beforeRel, r.screen)
+			s.grounding(n, attempt, description, expect, point, events.GroundingConfirmed, j.Reason, beforeRel, r.screen, where)
 			r.message += "; the expected change was observed"
 			return r
 		case vision.Contradicted:
-			s.grounding(n, attempt, description, expect, point, events.GroundingContradicted, j.Reason, beforeRel, r.screen)
+			s.grounding(n, attempt, description, expect, point, events.GroundingContradicted, j.Reason, beforeRel, r.screen, where)
 			if c.Source == "script" && clicks == 1 && attempt < attempts {
 				// A scripted step re-locates once, if
 				// runner.grounding_attempts leaves a locate for it.
@@ -164,7 +165,7 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			if jerr != nil {
 				why = jerr.Error()
 			}
-			s.grounding(n, attempt, description, expect, point, events.GroundingUnavailable, why, beforeRel, r.screen)
+			s.grounding(n, attempt, description, expect, point, events.GroundingUnavailable, why, beforeRel, r.screen, where)
 			s.concern(fmt.Sprintf("the grounded click on %q is unverified: %s", description, why))
 			r.message += "; the change is unverified (the judge was unavailable)"
 			return r
@@ -172,9 +173,9 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 	}
 }
 
-func (s *runState) grounding(step, attempt int, description, expect string, p *events.Point, outcome, reason, before, after string) {
+func (s *runState) grounding(step, attempt int, description, expect string, p *events.Point, outcome, reason, before, after string, where located) {
 	s.publish(events.Event{Kind: events.KindGrounding, Step: step, Point: p, Screen: after, Grounding: &events.Grounding{
 		Step: step, Attempt: attempt, Description: description, Expect: expect, Point: p, Outcome: outcome,
-		Reason: reason, Before: before, After: after,
+		Reason: reason, Before: before, After: after, Pass: where.pass, Crop: where.crop,
 	}})
 }

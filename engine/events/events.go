@@ -105,6 +105,9 @@ const (
 	GroundingConfirmed    = "confirmed"
 	GroundingContradicted = "contradicted"
 	GroundingUnavailable  = "unavailable"
+	// GroundingLocated is a first, whole-screen pass that a second pass
+	// on a full-resolution crop around its answer refines.
+	GroundingLocated = "located"
 )
 
 // Grounding is one locate-and-verify attempt of click_grounded.
@@ -118,6 +121,12 @@ type Grounding struct {
 	Reason      string `json:"reason,omitempty"`
 	Before      string `json:"before,omitempty"` // screen before the click
 	After       string `json:"after,omitempty"`  // screen after the click
+	// Pass numbers the locate passes of one attempt when the screen is
+	// zoomed (1: the whole screen, 2: the crop); zero for a single pass.
+	Pass int `json:"pass,omitempty"`
+	// Crop is the part of the before screen the pass looked at, at full
+	// resolution; nil for the whole screen.
+	Crop *Rect `json:"crop,omitempty"`
 }
 
 // Budget is one bound with how much of it is used. Limit 0 means

@@ -102,6 +102,8 @@ type Grounding struct {
 	Point       *events.Point `json:"point"`
 	Outcome     string        `json:"outcome"`
 	Reason      string        `json:"reason,omitempty"`
+	Pass        int           `json:"pass,omitempty"`
+	Crop        *events.Rect  `json:"crop,omitempty"`
 }
 
 // Final is the run's last capture: the screen as the application was left,
@@ -199,7 +201,7 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindGrounding:
 		if g := e.Grounding; g != nil {
 			r.Grounding = append(r.Grounding, Grounding{Step: g.Step, Attempt: g.Attempt, Description: g.Description,
-				Expect: g.Expect, Point: g.Point, Outcome: g.Outcome, Reason: g.Reason})
+				Expect: g.Expect, Point: g.Point, Outcome: g.Outcome, Reason: g.Reason, Pass: g.Pass, Crop: g.Crop})
 		}
 	case events.KindBudget:
 		r.Budgets = e.Budgets

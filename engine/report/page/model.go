@@ -56,6 +56,8 @@ type shot struct {
 	Src  string
 	W, H int
 	Mark *events.Point
+	// Crop is the part a zoomed locate pass looked at.
+	Crop *events.Rect
 }
 
 type stepView struct {
@@ -80,6 +82,8 @@ type groundingView struct {
 	Point       *events.Point
 	Before      *shot
 	After       *shot
+	Pass        int
+	Crop        *events.Rect
 }
 
 type rowView struct {
@@ -212,6 +216,17 @@ func (b *builder) shot(path string, mark *events.Point) *shot {
 	return s
 }
 
+// cropShot is a shot with the crop a zoomed pass looked at drawn on it,
+// when the crop lies on the screen.
+func (b *builder) cropShot(path string, mark *events.Point, crop *events.Rect) *shot {
+	s := b.shot(path, mark)
+	if s != nil && crop != nil && crop.W > 0 && crop.H > 0 && crop.X >= 0 && crop.Y >= 0 && crop.X+crop.W <= s.W && crop.Y+crop.H <= s.H {
+		c := *crop
+		s.Crop = &c
+	}
+	return s
+}
+
 func (b *builder) at(t time.Time) string {
 	if b.start.IsZero() || t.IsZero() {
 		return ""
@@ -339,7 +354,8 @@ func (b *builder) steps(rep report.Report, evs []events.Event) []stepView {
 		grounding[g.Step] = append(grounding[g.Step], groundingView{
 			Attempt: g.Attempt, Description: b.clean(g.Description), Expect: b.clean(g.Expect),
 			Outcome: b.clean(g.Outcome), Reason: b.clean(g.Reason), Point: g.Point,
-			Before: b.shot(g.Before, g.Point), After: b.shot(g.After, g.Point),
+			Before: b.cropShot(g.Before, g.Point, g.Crop), After: b.shot(g.After, g.Point),
+			Pass: g.Pass, Crop: g.Crop,
 		})
 	}
 	out := make([]stepView, 0, len(rep.Steps))
