@@ -9,6 +9,9 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=${VERSION}" -o /out/kasmrt ./cmd/kasmrt
+# The long-lived tesseract (drivers/ocr) links Debian's libtesseract.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends libtesseract-dev >/dev/null \
+  && CGO_ENABLED=1 go build -trimpath -o /out/kasmrt-ocr ./cmd/kasmrt-ocr
 
 FROM debian:bookworm-slim
 COPY scripts/setup.sh /tmp/setup.sh
@@ -16,7 +19,7 @@ RUN bash /tmp/setup.sh && rm -rf /var/lib/apt/lists/* /tmp/setup.sh
 # The Job runs as this user (runAsNonRoot); its reports volume is group-
 # writable through the pod's fsGroup.
 RUN useradd --uid 10001 --create-home kasmrt
-COPY --from=build /out/kasmrt /usr/local/bin/kasmrt
+COPY --from=build /out/kasmrt /out/kasmrt-ocr /usr/local/bin/
 COPY --chown=10001:10001 scenarios /src/scenarios
 WORKDIR /src
 USER 10001

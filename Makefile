@@ -19,6 +19,8 @@ deps:
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kasmrt
+	# The long-lived tesseract next to kasmrt, where drivers/ocr finds it.
+	CGO_ENABLED=1 $(GO) build -o bin/kasmrt-ocr ./cmd/kasmrt-ocr
 
 vet:
 	$(GO) vet ./...

@@ -484,6 +484,9 @@ func (s *runState) shutdown() {
 			s.log("write app.log: %v", err)
 		}
 	}
+	if s.ocrReader != nil {
+		_ = s.ocrReader.Close() // the long-lived tesseract, if one ran
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

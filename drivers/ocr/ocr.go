@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/image/draw"
@@ -40,14 +41,63 @@ type Word struct {
 
 // Reader runs tesseract, at most a fixed number at a time: each run takes
 // a core, and the machine is shared with the application and the model.
+// With kasmrt-ocr installed it keeps one long-lived tesseract and reads
+// through it (helper.go); otherwise, or once that helper failed, it runs
+// the tesseract command for each read. Close ends the helper.
 type Reader struct {
 	slots chan struct{}
+
+	helperOnce sync.Once
+	helper     *helper
+	// helperPath, when set, is the helper to use instead of looking for
+	// one; "-" uses none.
+	helperPath string
 }
 
-// NewReader returns a Reader that runs at most n tesseract processes at
-// once (at least one).
+// NewReader returns a Reader that runs at most n tesseract reads at once
+// (at least one). Reads through the long-lived helper take turns.
 func NewReader(n int) *Reader {
 	return &Reader{slots: make(chan struct{}, max(n, 1))}
+}
+
+// NewReaderWith is NewReader with the helper to use named: a path to a
+// kasmrt-ocr, or "-" for the tesseract command on every read.
+func NewReaderWith(n int, helperPath string) *Reader {
+	r := NewReader(n)
+	r.helperPath = helperPath
+	return r
+}
+
+// Close stops the long-lived helper, if one runs. The Reader can still
+// read afterwards, with the tesseract command.
+func (r *Reader) Close() error {
+	r.helperOnce.Do(func() {}) // no helper starts after Close
+	if r.helper != nil {
+		r.helper.close()
+	}
+	return nil
+}
+
+// longLived returns the running helper, starting it on first use, or nil
+// when there is none to use.
+func (r *Reader) longLived() *helper {
+	r.helperOnce.Do(func() {
+		path := r.helperPath
+		if path == "" {
+			path = findHelper()
+		}
+		if path == "" || path == "-" {
+			return
+		}
+		h, err := startHelper(path)
+		if err == nil {
+			r.helper = h
+		}
+	})
+	if r.helper == nil || r.helper.dead.Load() {
+		return nil
+	}
+	return r.helper
 }
 
 // upscale is how much a small capture (a window, a region) is enlarged
@@ -77,17 +127,44 @@ func (r *Reader) Read(ctx context.Context, img image.Image) ([]Word, error) {
 	}
 	big := image.NewRGBA(image.Rect(0, 0, b.Dx()*scale, b.Dy()*scale))
 	draw.ApproxBiLinear.Scale(big, big.Bounds(), img, b, draw.Src, nil)
-	var in bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(&in, big); err != nil {
-		return nil, fmt.Errorf("read text: encode the image: %w", err)
-	}
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("read text: wait for tesseract: %w", ctx.Err())
 	}
 	defer func() { <-r.slots }()
+	var tsv []byte
+	if h := r.longLived(); h != nil {
+		tsv, err = h.read(ctx, big)
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("read text: %w", ctx.Err())
+		}
+		// A helper that failed is stopped; the command reads instead.
+	}
+	if tsv == nil {
+		if tsv, err = runTesseract(ctx, path, big); err != nil {
+			return nil, err
+		}
+	}
+	words, err := parseTSV(tsv)
+	if err != nil {
+		return nil, fmt.Errorf("read text with tesseract: %w", err)
+	}
+	for i := range words {
+		w := &words[i]
+		w.Box = image.Rect(w.Box.Min.X/scale, w.Box.Min.Y/scale,
+			(w.Box.Max.X+scale-1)/scale, (w.Box.Max.Y+scale-1)/scale).Add(b.Min)
+	}
+	return words, nil
+}
+
+// runTesseract reads img with one run of the tesseract command.
+func runTesseract(ctx context.Context, path string, big *image.RGBA) ([]byte, error) {
+	var in bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&in, big); err != nil {
+		return nil, fmt.Errorf("read text: encode the image: %w", err)
+	}
 	var out, stderr bytes.Buffer
 	// psm 11 finds sparse text anywhere, as on a screen, rather than
 	// assuming one column of page text.
@@ -106,16 +183,7 @@ func (r *Reader) Read(ctx context.Context, img image.Image) ([]Word, error) {
 		}
 		return nil, fmt.Errorf("read text with tesseract: %v: %s", err, msg)
 	}
-	words, err := parseTSV(out.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("read text with tesseract: %w", err)
-	}
-	for i := range words {
-		w := &words[i]
-		w.Box = image.Rect(w.Box.Min.X/scale, w.Box.Min.Y/scale,
-			(w.Box.Max.X+scale-1)/scale, (w.Box.Max.Y+scale-1)/scale).Add(b.Min)
-	}
-	return words, nil
+	return out.Bytes(), nil
 }
 
 // parseTSV reads tesseract's TSV output: a header, then one row per page,

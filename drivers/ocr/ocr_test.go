@@ -78,10 +78,20 @@ func TestReadGTKDialog(t *testing.T) {
 	screen, win := zenityWindow(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	words, err := NewReader(1).Read(ctx, screen.SubImage(win))
-	if err != nil {
-		t.Fatal(err)
+	for _, helper := range []string{"-", helperBinary(t)} {
+		r := NewReaderWith(1, helper)
+		defer r.Close()
+		words, err := r.Read(ctx, screen.SubImage(win))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDialogWords(t, words, win)
 	}
+}
+
+// checkDialogWords checks what was read on zenity's question dialog.
+func checkDialogWords(t *testing.T, words []Word, win image.Rectangle) {
+	t.Helper()
 	text := Text(words)
 	for _, want := range []string{"Continue the test?", "Yes", "No"} {
 		if len(Find(words, want)) != 1 {
@@ -175,24 +185,44 @@ func TestParseTSVAndFind(t *testing.T) {
 // BenchmarkReadScreen reads the xterm demo's 1280x800 capture.
 func BenchmarkReadScreen(b *testing.B) {
 	need(b)
-	img := decode(b, "../../scenarios/examples/greeting-done.png")
-	r := NewReader(1)
-	for b.Loop() {
-		if _, err := r.Read(context.Background(), img); err != nil {
-			b.Fatal(err)
-		}
+	benchReaders(b, decode(b, "../../scenarios/examples/greeting-done.png"))
+}
+
+// BenchmarkReadBlank reads a blank 32x32 image: what every read pays
+// before any text. Through the command that is tesseract's start and the
+// loading of its model; the long-lived helper pays it once.
+func BenchmarkReadBlank(b *testing.B) {
+	need(b)
+	img := image.NewRGBA(image.Rect(0, 0, 32, 32))
+	for i := range img.Pix {
+		img.Pix[i] = 0xff
 	}
+	benchReaders(b, img)
 }
 
 // BenchmarkReadWindow reads a zenity dialog's window.
 func BenchmarkReadWindow(b *testing.B) {
 	screen, win := zenityWindow(b)
-	img := screen.SubImage(win)
-	r := NewReader(1)
-	for b.Loop() {
-		if _, err := r.Read(context.Background(), img); err != nil {
-			b.Fatal(err)
-		}
+	benchReaders(b, screen.SubImage(win))
+}
+
+// benchReaders reads img with the tesseract command for each read, and
+// through the long-lived helper.
+func benchReaders(b *testing.B, img image.Image) {
+	for _, c := range []struct{ name, helper string }{{"command", "-"}, {"helper", helperBinary(b)}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := NewReaderWith(1, c.helper)
+			defer r.Close()
+			// The helper's start is not a read.
+			if _, err := r.Read(context.Background(), img); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := r.Read(context.Background(), img); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
