@@ -189,4 +189,3 @@ func TestZoomCrop(t *testing.T) {
 		t.Error("gpt scales 1280x800 down and 640x400 not")
 	}
 }
-

@@ -25,10 +25,10 @@ const maxAnswer = 64 << 20
 // helper is one running kasmrt-ocr: it loaded tesseract's model once and
 // reads every image the Reader sends it, one at a time.
 type helper struct {
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
 	// dead is set once the helper stopped; the Reader then reads with
 	// the command.
 	dead atomic.Bool
