@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"strings"
 	"time"
 
@@ -91,7 +92,52 @@ func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
 	if r.status != "" {
 		return r
 	}
-	return s.cdpInput(ctx, func() error { return s.web.Tab.Click(callCtx, sel) }, "clicked "+target)
+	pc, marks := s.web.Tab.(pointClicker)
+	if !marks {
+		return s.cdpInput(ctx, func() error { return s.web.Tab.Click(callCtx, sel) }, "clicked "+target)
+	}
+	var at image.Point
+	r = s.cdpInput(ctx, func() error {
+		var err error
+		at, err = pc.ClickPoint(callCtx, sel)
+		return err
+	}, "clicked "+target)
+	if r.status == events.StatusOK {
+		r.point = s.screenPoint(callCtx, at)
+	}
+	return r
+}
+
+// pageOnScreen reports whether the page's viewport can be placed on the
+// run's captures: the page is the screen, or a headful browser the run
+// launched shows it in its window.
+func (s *runState) pageOnScreen() bool {
+	return s.web.PageIsTheScreen() || s.hasWin && !s.web.Headless && !s.web.Attached
+}
+
+// pointClicker is a tab that says where a click by selector landed, so
+// the report can mark it.
+type pointClicker interface {
+	ClickPoint(ctx context.Context, selector string) (image.Point, error)
+}
+
+// screenPoint maps a point of the page's viewport to the run's captures,
+// or nil when they cannot be related (an attached or a headless browser
+// whose page is not the screen).
+func (s *runState) screenPoint(ctx context.Context, p image.Point) *events.Point {
+	if s.web.PageIsTheScreen() {
+		// The capture is the page's viewport.
+		return &events.Point{X: p.X, Y: p.Y}
+	}
+	if !s.pageOnScreen() {
+		return nil
+	}
+	origin, err := s.web.Tab.ViewportOrigin(ctx)
+	if err != nil {
+		return nil
+	}
+	q := p.Add(origin)
+	return &events.Point{X: q.X, Y: q.Y}
 }
 
 // cdpFill fills a named element with a provided value; the result names
@@ -137,14 +183,8 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 		return r
 	}
 	r.message = "clicked " + el.String()
-	if s.web.PageIsTheScreen() && !el.Box.Empty() {
-		// The capture is the page's viewport, so the box is where it shows.
-		r.point = &events.Point{X: (el.Box.Min.X + el.Box.Max.X) / 2, Y: (el.Box.Min.Y + el.Box.Max.Y) / 2}
-	} else if s.hasWin && !s.web.Headless && !s.web.Attached && !el.Box.Empty() {
-		if origin, err := s.web.Tab.ViewportOrigin(callCtx); err == nil {
-			c := el.Box.Add(origin)
-			r.point = &events.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}
-		}
+	if !el.Box.Empty() {
+		r.point = s.screenPoint(callCtx, image.Pt((el.Box.Min.X+el.Box.Max.X)/2, (el.Box.Min.Y+el.Box.Max.Y)/2))
 	}
 	return r
 }

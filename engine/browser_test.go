@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"image/color"
 	"image/png"
 	"net"
 	"net/http"
@@ -35,7 +36,7 @@ func browserLoginMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><html><head><title>Login</title>
-<style>body{margin:0;font:16px sans-serif} button{width:200px;height:50px}</style></head>
+<style>body{margin:0;font:16px sans-serif} button{width:200px;height:50px;background:#2050d0;color:#2050d0;border:0}</style></head>
 <body><h1>Sign in</h1>
 <form method="post" action="/login">
 <label for="user">Username</label> <input id="user" name="username"><br>
@@ -157,6 +158,19 @@ func TestBrowserScriptedLogin(t *testing.T) {
 	}
 	if c := o.rep.Checks; c.ProcessAlive == nil || !*c.ProcessAlive || c.WindowPresent == nil || !*c.WindowPresent {
 		t.Errorf("checks %+v, want process_alive and window_present true for the browser", c)
+	}
+	// cdp_click says where it clicked, for the report's mark: on the
+	// button, all blue in the screen before.
+	var clicked *events.Point
+	for _, e := range o.events {
+		if e.Kind == events.KindStepEnded && e.Tool == "cdp_click" {
+			clicked = e.Point
+		}
+	}
+	if clicked == nil {
+		t.Error("the cdp_click step has no point")
+	} else if c := color.RGBAModel.Convert(maskScreens(t, o.info.reportDir)[filepath.Base(o.rep.Steps[1].Screen)].At(clicked.X, clicked.Y)).(color.RGBA); c.B < 0xa0 || c.R > 0x60 {
+		t.Errorf("cdp_click's point (%d, %d) is %v, not on the blue button", clicked.X, clicked.Y, c)
 	}
 	if !slices.Contains(o.rep.Tools, "cdp_click_described") || !slices.Contains(o.rep.Tools, "cdp_fill") {
 		t.Errorf("report tools %v lack the cdp tools", o.rep.Tools)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"image"
@@ -392,20 +393,19 @@ func (s *runState) pageBox(selector string) func(ctx context.Context) (image.Rec
 	if !ok {
 		return nil
 	}
-	onScreen := s.hasWin && !s.web.Headless && !s.web.Attached
-	if !s.web.PageIsTheScreen() && !onScreen {
+	if !s.pageOnScreen() {
 		return nil
 	}
 	return func(ctx context.Context) (image.Rectangle, bool, error) {
 		box, ok, err := br.Box(ctx, selector)
-		if err != nil || !ok || s.web.PageIsTheScreen() {
+		if err != nil || !ok {
 			return box, ok, err
 		}
-		origin, err := s.web.Tab.ViewportOrigin(ctx)
-		if err != nil {
-			return image.Rectangle{}, false, err
+		origin := s.screenPoint(ctx, image.Point{})
+		if origin == nil {
+			return image.Rectangle{}, false, errors.New("the page's place on the screen cannot be read")
 		}
-		return box.Add(origin), true, nil
+		return box.Add(image.Pt(origin.X, origin.Y)), true, nil
 	}
 }
 

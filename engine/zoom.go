@@ -59,7 +59,7 @@ func (s *runState) locate(ctx context.Context, n, attempt int, img *image.RGBA, 
 // otherwise the whole screen. what names it for the result.
 func (s *runState) zoomedCheck(img *image.RGBA) (image.Image, string) {
 	screen := img.Bounds()
-	if s.model == nil || !s.hasWin || s.web.pageIsTheScreen() || !vision.Downscales(screen.Size(), s.model.profile) {
+	if s.model == nil || !s.hasWin || s.web.PageIsTheScreen() || !vision.Downscales(screen.Size(), s.model.profile) {
 		return img, ""
 	}
 	w, err := s.desk.Window(s.currentWindow().ID)

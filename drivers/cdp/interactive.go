@@ -259,7 +259,7 @@ func (t *Tab) ClickDescribed(ctx context.Context, handle, text string) (Element,
 			return fmt.Errorf("%s is disabled", el)
 		}
 		id, _ := parseHandle(el.Handle)
-		if err := clickNode(ctx, tgt, nodeRef{backend: id}); err != nil {
+		if _, err := clickNode(ctx, tgt, nodeRef{backend: id}); err != nil {
 			return fmt.Errorf("%s: %w", el, err)
 		}
 		clicked = el
@@ -315,17 +315,18 @@ type nodeRef struct {
 }
 
 // clickNode scrolls the node into view and clicks the centre of its first
-// content quad with a real mouse press and release, as a user would.
-func clickNode(ctx context.Context, tgt *chromedp.Target, n nodeRef) error {
+// content quad with a real mouse press and release, as a user would. It
+// returns the viewport point clicked.
+func clickNode(ctx context.Context, tgt *chromedp.Target, n nodeRef) (image.Point, error) {
 	if _, err := cdp.Call(ctx, tgt, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: n.backend, ObjectID: n.object}); err != nil {
-		return fmt.Errorf("scroll into view: %w", err)
+		return image.Point{}, fmt.Errorf("scroll into view: %w", err)
 	}
 	q, err := cdp.Call(ctx, tgt, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: n.backend, ObjectID: n.object})
 	if err != nil {
-		return fmt.Errorf("locate: %w", err)
+		return image.Point{}, fmt.Errorf("locate: %w", err)
 	}
 	if len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
-		return errors.New("element has no layout box (not rendered)")
+		return image.Point{}, errors.New("element has no layout box (not rendered)")
 	}
 	quad := q.Quads[0]
 	var x, y float64
@@ -334,7 +335,7 @@ func clickNode(ctx context.Context, tgt *chromedp.Target, n nodeRef) error {
 		y += quad[i+1] / 4
 	}
 	if _, err := chromedp.MouseClickXY(x, y)(ctx, tgt); err != nil {
-		return fmt.Errorf("click at %.0f,%.0f: %w", x, y, err)
+		return image.Point{}, fmt.Errorf("click at %.0f,%.0f: %w", x, y, err)
 	}
-	return nil
+	return image.Pt(int(x), int(y)), nil
 }

@@ -245,17 +245,26 @@ func (t *Tab) Query(ctx context.Context, selector string) (ElementState, error) 
 // Click clicks the centre of the first element matching selector with the
 // mouse, after scrolling it into view.
 func (t *Tab) Click(ctx context.Context, selector string) error {
+	_, err := t.ClickPoint(ctx, selector)
+	return err
+}
+
+// ClickPoint is Click, returning where it clicked: the viewport point, in
+// CSS pixels (add ViewportOrigin for the screen of a headful browser).
+func (t *Tab) ClickPoint(ctx context.Context, selector string) (image.Point, error) {
+	var at image.Point
 	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
 		obj, err := querySelector(ctx, tgt, selector)
 		if err != nil {
 			return err
 		}
-		return clickNode(ctx, tgt, nodeRef{object: obj})
+		at, err = clickNode(ctx, tgt, nodeRef{object: obj})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("click %s: %w", selector, err)
+		return image.Point{}, fmt.Errorf("click %s: %w", selector, err)
 	}
-	return nil
+	return at, nil
 }
 
 // clearFunction empties a form field or an editable element and tells the
