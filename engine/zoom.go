@@ -70,13 +70,9 @@ func (s *runState) zoomedCheck(img *image.RGBA) (image.Image, string) {
 	if area.Empty() || area == screen {
 		return img, ""
 	}
-	return img.SubImage(area), fmt.Sprintf(" (judged on the application window, %s)", zoomWords(area.Size(), s))
-}
-
-// zoomWords says at what resolution the window was sent.
-func zoomWords(size image.Point, s *runState) string {
-	if vision.Downscales(size, s.model.profile) {
-		return "scaled down less than the whole screen"
+	how := "at full resolution"
+	if vision.Downscales(area.Size(), s.model.profile) {
+		how = "scaled down less than the whole screen"
 	}
-	return "at full resolution"
+	return img.SubImage(area), fmt.Sprintf(" (judged on the application window, %s)", how)
 }
