@@ -357,12 +357,16 @@ func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string
 			if err == nil && ok {
 				f := secretField{ref: ref, box: box}
 				if selector != "" {
-					// A named target is followed as the page moves; the
-					// focus is not, since it leaves the field.
+					// A named target is followed as the page moves.
 					f.place = place
+					m.fields = append(m.fields, f)
+					return
 				}
+				// The page's focus is not followed, since it leaves the
+				// field; and type_text types into whichever window has
+				// the focus, which may not be the page's, so what the
+				// typing changes is masked too.
 				m.fields = append(m.fields, f)
-				return
 			}
 		}
 	} else if acc, ok := s.focusedAccessible(ctx); ok && !acc.Extents.Empty() {
@@ -372,7 +376,13 @@ func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string
 	if s.desk == nil {
 		return
 	}
-	before, err := s.desk.Capture(ctx)
+	var before *image.RGBA
+	var err error
+	if s.web.pageIsTheScreen() {
+		before, err = s.web.screenshot(ctx)
+	} else {
+		before, err = s.desk.Capture(ctx)
+	}
 	if err != nil {
 		s.log("capture the screen before typing a secret: %v", err)
 		return
