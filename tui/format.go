@@ -97,6 +97,13 @@ func formatGrounding(g *events.Grounding) string {
 	}
 	s := fmt.Sprintf("grounding step %d attempt %d: %q expect %q → %s at %s",
 		g.Step, g.Attempt, g.Description, g.Expect, g.Outcome, formatPoint(g.Point))
+	if g.Pass > 0 {
+		on := "the whole screen"
+		if c := g.Crop; c != nil {
+			on = fmt.Sprintf("the %dx%d crop at %d,%d", c.W, c.H, c.X, c.Y)
+		}
+		s += fmt.Sprintf(" (pass %d, on %s)", g.Pass, on)
+	}
 	if g.Reason != "" {
 		s += ": " + g.Reason
 	}
