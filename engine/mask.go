@@ -378,8 +378,8 @@ func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string
 	}
 	var before *image.RGBA
 	var err error
-	if s.web.pageIsTheScreen() {
-		before, err = s.web.screenshot(ctx)
+	if s.web.PageIsTheScreen() {
+		before, err = s.web.Screenshot(ctx)
 	} else {
 		before, err = s.desk.Capture(ctx)
 	}
