@@ -318,3 +318,41 @@ func BenchmarkMaskSecrets(b *testing.B) {
 		}
 	})
 }
+
+// A secret typed into a GTK entry is masked by the entry's extents over
+// AT-SPI, the whole field, and not only where the typing changed pixels.
+func TestSecretMaskedInGTKEntry(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, "Xvfb", "zenity", "dbus-daemon", "tesseract")
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: zenity entry
+app:
+  command: [zenity, --entry, --title=Code, "--text=Enter the code", --width=600]
+  env: {GSETTINGS_BACKEND: memory}
+  window: {pid: true, title: Code}
+  startup_timeout_s: 15
+provides:
+  code: {secret: {env: ENTRY_CODE}}
+steps:
+  - type_text: code
+  - observe_screen: {}
+`,
+		env: map[string]string{"ENTRY_CODE": maskSecret},
+	})
+	if o.res.Verdict != events.VerdictPass && o.res.Verdict != events.VerdictPassConcerns {
+		t.Fatalf("verdict %s/%s; reasons %q; steps %+v", o.res.Verdict, o.res.Outcome, o.res.Reasons, o.rep.Steps)
+	}
+	reader := ocr.NewReader(1)
+	screens := maskScreens(t, o.info.reportDir)
+	for _, st := range o.rep.Steps {
+		img := screens[filepath.Base(st.Screen)]
+		if read := maskRead(t, reader, img); maskTrace(read, maskSecret) {
+			t.Errorf("%s shows the secret: %q", st.Screen, read)
+		}
+		// The entry spans most of the 600-pixel dialog; the typed text
+		// a quarter of it.
+		if run := maskLongestBlackRun(img); run < 450 {
+			t.Errorf("step %d's screen %s: the longest black row is %d pixels, want the entry masked", st.N, st.Screen, run)
+		}
+	}
+}

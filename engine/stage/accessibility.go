@@ -56,7 +56,7 @@ func (st *Stage) accessibilityOff() (reason string, relevant bool) {
 	if sc.App == nil {
 		return "the browser is reached over the DevTools Protocol (the cdp_* tools)", false
 	}
-	relevant = sc.Goal != "" || sc.BindsAccessibles() || sc.NamesControls() ||
+	relevant = sc.Goal != "" || sc.BindsAccessibles() || sc.NamesControls() || sc.TypesSecrets() ||
 		slices.ContainsFunc(sc.Steps, func(st scenarios.Step) bool {
 			return st.Tool == "click_element" || st.Expect.NeedsAccessibility()
 		})
