@@ -45,8 +45,8 @@ type secretField struct {
 	ref string
 	box image.Rectangle
 	// place reads where the field is now; false means it is gone or
-	// hidden, and the field is dropped. Without place the box stays for
-	// the rest of the run.
+	// hidden, and nothing is masked for it until it shows again. Without
+	// place the box stays masked for the rest of the run.
 	place func(ctx context.Context) (image.Rectangle, bool, error)
 }
 
@@ -98,8 +98,8 @@ func (s *runState) maskSecrets(ctx context.Context, img *image.RGBA) []string {
 		m.typedBefore, m.typedRef = nil, ""
 	}
 	var boxes []image.Rectangle
-	kept := m.fields[:0]
-	for _, f := range m.fields {
+	for i := range m.fields {
+		f := &m.fields[i]
 		if f.place != nil {
 			pctx, cancel := context.WithTimeout(ctx, placeTimeout)
 			box, ok, err := f.place(pctx)
@@ -109,15 +109,15 @@ func (s *runState) maskSecrets(ctx context.Context, img *image.RGBA) []string {
 				// Not knowing where the field went, the last place stays
 				// masked.
 			case !ok:
+				// Hidden or gone: nothing to mask now, but a field shown
+				// again shows the secret again.
 				continue
 			case !box.Empty():
 				f.box = box
 			}
 		}
-		kept = append(kept, f)
 		boxes = append(boxes, f.box)
 	}
-	m.fields = kept
 	var shown []string
 	if len(m.watched) > 0 {
 		var read []image.Rectangle
