@@ -10,6 +10,7 @@ import (
 	"image/draw"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/kasmrt/kasmrt/drivers/ocr"
 )
@@ -236,8 +237,11 @@ func (s *runState) secretReadAreas(screen image.Rectangle) []image.Rectangle {
 // a long value (secretTolerance).
 func secretWords(words []ocr.Word, value string) []image.Rectangle {
 	want := []rune(foldSecret(value))
-	if len(want) == 0 {
+	if len(want) < minReadSecret {
 		return nil
+	}
+	if len(want) < 8 {
+		return shortSecretWords(words, string(want))
 	}
 	k := secretTolerance(len(want))
 	var boxes []image.Rectangle
@@ -271,15 +275,35 @@ func foldWords(words []ocr.Word) []rune {
 	return out
 }
 
-// secretTolerance is how many characters of a secret of n characters OCR
-// may misread and still count as reading it: none below 5, then one in
-// five. Short values matched loosely would black out unrelated words.
-func secretTolerance(n int) int {
-	if n < 5 {
-		return 0
+// minReadSecret is the shortest value OCR looks for: one or two
+// characters are in any text on a screen. The field it went into is
+// masked all the same.
+const minReadSecret = 3
+
+// shortSecretWords returns the boxes of words that are exactly a short
+// value (the punctuation around them aside), alone or with the words
+// after it: inside longer words a short value is ordinary text.
+func shortSecretWords(words []ocr.Word, want string) []image.Rectangle {
+	var boxes []image.Rectangle
+	for i := range words {
+		joined := ""
+		for j := i; j < len(words) && len(joined) < len(want); j++ {
+			joined += foldSecret(strings.TrimFunc(words[j].Text, unicode.IsPunct))
+			if joined != want {
+				continue
+			}
+			for _, w := range words[i : j+1] {
+				boxes = append(boxes, w.Box)
+			}
+			break
+		}
 	}
-	return n / 5
+	return boxes
 }
+
+// secretTolerance is how many characters of a long secret (eight or
+// more) OCR may misread and still count as reading it: one in five.
+func secretTolerance(n int) int { return n / 5 }
 
 // foldSecret puts a value and what OCR read in one form: no spaces, lower
 // case, and the glyphs OCR confuses on screen fonts taken as one (O and 0,

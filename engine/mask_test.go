@@ -285,8 +285,10 @@ func TestSecretWords(t *testing.T) {
 		{"misread too often", []ocr.Word{w("Qxxkka-Vexxet-8342", 0, 1)}, maskSecret, 0},
 		{"wrapped onto the next line", []ocr.Word{w("your", 0, 1), w("Quokka-Vel", 40, 1), w("vet-8342", 0, 2)}, maskSecret, 2},
 		{"with spaces", []ocr.Word{w("say", 0, 1), w("open", 40, 1), w("sesame", 80, 1), w("now", 140, 1)}, "open sesame", 2},
-		{"a short value exactly", []ocr.Word{w("PIN", 0, 1), w("4711", 40, 1)}, "4711", 1},
+		{"a short value exactly", []ocr.Word{w("PIN", 0, 1), w("4711.", 40, 1)}, "4711", 1},
 		{"a short value misread", []ocr.Word{w("PIN", 0, 1), w("4712", 40, 1)}, "4711", 0},
+		{"a short value inside a longer word", []ocr.Word{w("screen", 0, 1), w("1280x800", 60, 1)}, "1280", 0},
+		{"one letter", []ocr.Word{w("a", 0, 1), w("cat", 20, 1)}, "a", 0},
 		{"absent", []ocr.Word{w("nothing", 0, 1), w("here", 80, 1)}, maskSecret, 0},
 	}
 	for _, tt := range tests {

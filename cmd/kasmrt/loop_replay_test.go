@@ -38,7 +38,7 @@ func TestLoopRecordReplay(t *testing.T) {
 	}
 	write(scenario, `name: loop record replay
 app:
-  command: [xterm, -geometry, 60x10+0+0, -e, sh]
+  command: [xterm, -geometry, 60x10+0+0, -e, sh, -c, 'stty -echo; read -r pw; sleep 3600']
 goal: Enter the password in the terminal.
 provides:
   password: {secret: {env: LOOP_REPLAY_SECRET}}

@@ -25,7 +25,7 @@ func runScenarioFile(t *testing.T, yaml string) (path, dir string) {
 
 const runTestXterm = `
 app:
-  command: [xterm, -class, KasmCmd, -geometry, 60x10+0+0, -e, sh, -c, 'IFS= read -r pw; printf "%s\n" "$pw" > typed.txt; exec sleep 3600']
+  command: [xterm, -class, KasmCmd, -geometry, 60x10+0+0, -e, sh, -c, 'stty -echo; IFS= read -r pw; printf "%s\n" "$pw" > typed.txt; exec sleep 3600']
   window: {class: KasmCmd}
   startup_timeout_s: 10
 `
