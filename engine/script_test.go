@@ -512,7 +512,10 @@ echo "as a URL: https://example.test/login?pw=` + url.QueryEscape(envSecret) + `
 echo "on stderr: ` + fileSecret + `" >&2
 wait
 `
-	reader := `IFS= read -r a
+	// The prompt does not echo, as a password prompt would not: a
+	// terminal showing a secret is a concern of its own.
+	reader := `stty -echo
+IFS= read -r a
 IFS= read -r b
 printf '%s\n%s\n' "$a" "$b" > typed.tmp && mv typed.tmp typed.txt
 exec sleep 3600

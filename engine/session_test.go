@@ -23,7 +23,7 @@ const sessionSecret = "s3ssion-Pa55word"
 const sessionScenario = `name: xterm session
 goal: Type the password at the prompt and check the program read all of it.
 app:
-  command: [xterm, -class, KasmSession, -geometry, 60x10+20+20, -e, sh, -c, 'printf "Password: "; read pw; echo "got ${#pw}" > got.txt; sleep 3600']
+  command: [xterm, -class, KasmSession, -geometry, 60x10+20+20, -e, sh, -c, 'stty -echo; printf "Password: "; read pw; echo "got ${#pw}" > got.txt; sleep 3600']
   window: {class: KasmSession}
   startup_timeout_s: 10
   fatal_patterns: ["Segmentation fault"]
