@@ -109,10 +109,7 @@ func TestReplayFirstFrameAndViews(t *testing.T) {
 		default:
 			press(tm, s.keys)
 		}
-		waitView(t, m, s.want)
-		if v := m.LastView(); !hasQuadrants(v) {
-			t.Fatalf("after %q the screen pane shows no picture:\n%s", s.keys, v)
-		}
+		waitPicture(t, m, s.want)
 	}
 	press(tm, "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
@@ -129,4 +126,17 @@ func TestFullScreenKeepsQuestionsInSight(t *testing.T) {
 	waitView(t, tm.m, "1 question(s) waiting · screen")
 	press(tm, "z")
 	waitView(t, tm.m, "? q1 (waiting): Which printer?")
+}
+
+// waitPicture waits until the console shows want with a picture in the
+// screen pane: the title changes with the key, the frame when it is drawn.
+func waitPicture(t *testing.T, m *Model, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for v := m.LastView(); !strings.Contains(v, want) || !hasQuadrants(v); v = m.LastView() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the console never showed %q with a picture; last screen:\n%s", want, v)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
