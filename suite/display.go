@@ -41,7 +41,7 @@ func (k *keptDisplay) StartSession(ctx context.Context, opts x11.SessionOptions)
 	k.idle = nil
 	k.mu.Unlock()
 	if idle != nil {
-		if idleOpts == opts && alive(idle) {
+		if idleOpts == opts && alive(idle) && !idle.WindowManagerExited() {
 			k.mu.Lock()
 			k.reused++
 			k.mu.Unlock()
@@ -125,6 +125,11 @@ func reset(s *keptSession) error {
 	opts, fresh := s.opts, s.fresh
 	if !alive(s.Session) {
 		return fmt.Errorf("keep display %s: the server is gone", s.Display())
+	}
+	if s.WindowManagerExited() {
+		// A display without the window manager session.started names
+		// is not as a new one.
+		return fmt.Errorf("keep display %s: its window manager has exited", s.Display())
 	}
 	c, err := x11.Dial(s.Display())
 	if err != nil {
