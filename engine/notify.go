@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,7 +112,13 @@ func (n *notifier) post(q inbox.Question) error {
 		return fmt.Errorf("no reply within %g s (inbox.notify.webhook.timeout_s)", n.timeout.Seconds())
 	}
 	if err != nil {
-		return err
+		// The client's error names the URL as it re-encodes it, which the
+		// redaction of the operator file's text may not recognise, and the
+		// URL is a credential: keep only what went wrong.
+		if uerr, ok := errors.AsType[*url.Error](err); ok {
+			err = uerr.Err
+		}
+		return fmt.Errorf("post the notice: %w", err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

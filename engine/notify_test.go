@@ -80,6 +80,9 @@ func TestWebhookNotice(t *testing.T) {
 		want string
 	}{
 		"a dead receiver": {func(*testing.T) string { return "http://127.0.0.1:1/" + hookPath }, "connection refused"},
+		// The HTTP client names the URL as it re-encodes it, which is not
+		// the operator file's text the redaction knows.
+		"a dead receiver at a URL the client re-encodes": {func(*testing.T) string { return "HTTP://127.0.0.1:1/" + hookPath + "/é" }, "connection refused"},
 		"a receiver that never replies": {func(t *testing.T) string {
 			release := make(chan struct{})
 			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
