@@ -159,10 +159,37 @@ func (n *notifier) settle(ctx context.Context) []noticeResult {
 	}
 }
 
+// collect returns what became of the notices that have finished, without
+// waiting for the others. A nil notifier has nothing to collect.
+func (n *notifier) collect() []noticeResult {
+	if n == nil {
+		return nil
+	}
+	var out []noticeResult
+	for {
+		select {
+		case res := <-n.results:
+			n.mu.Lock()
+			n.outstanding--
+			n.mu.Unlock()
+			out = append(out, res)
+		default:
+			return out
+		}
+	}
+}
+
 // announce records how the notices of questions went: a failed one is a
-// concern (the operator may never have heard of the question).
-func (s *runState) announce(ctx context.Context) {
-	for _, res := range s.r.notifier.settle(ctx) {
+// concern (the operator may never have heard of the question). Once a
+// question is over only the notices already done are told, so a slow
+// receiver never holds the run; at the run's end (wait) the rest are
+// waited for, at most the webhook's timeout.
+func (s *runState) announce(ctx context.Context, wait bool) {
+	results := s.r.notifier.collect()
+	if wait {
+		results = append(results, s.r.notifier.settle(ctx)...)
+	}
+	for _, res := range results {
 		if res.err != nil {
 			s.concern(fmt.Sprintf("the webhook was not told of question %s: %v", res.question, res.err))
 		} else {
