@@ -108,7 +108,8 @@ func (s *keptSession) Close() error {
 		if cerr := s.Session.Close(); cerr != nil {
 			return fmt.Errorf("%w; stop it: %v", err, cerr)
 		}
-		return nil
+		// Said, so a suite whose displays are never kept shows why.
+		return fmt.Errorf("%w; the next run gets a new display", err)
 	}
 	s.k.mu.Lock()
 	s.k.idle, s.k.idleOpts, s.k.idleFresh = s.Session, s.opts, s.fresh

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -145,5 +146,17 @@ func TestKeptDisplayKeepsItsWindowManager(t *testing.T) {
 		if d, ok := e.Data.(events.SessionStarted); ok && d.Kept {
 			t.Errorf("the second run was given the display whose window manager had exited: %+v", d)
 		}
+	}
+	// The first run says why its display was not kept.
+	evs, err = events.ReadFile(filepath.Join(out, sum.Runs[0].Report, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := false
+	for _, e := range evs {
+		told = told || e.Kind == events.KindLog && strings.Contains(e.Message, "its window manager has exited")
+	}
+	if !told {
+		t.Error("the first run's log does not say why its display was not kept")
 	}
 }
