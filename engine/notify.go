@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,7 +112,13 @@ func (n *notifier) post(q inbox.Question) error {
 		return fmt.Errorf("no reply within %g s (inbox.notify.webhook.timeout_s)", n.timeout.Seconds())
 	}
 	if err != nil {
-		return err
+		// The client's error names the URL as it re-encodes it, which the
+		// redaction of the operator file's text may not recognise, and the
+		// URL is a credential: keep only what went wrong.
+		if uerr, ok := errors.AsType[*url.Error](err); ok {
+			err = uerr.Err
+		}
+		return fmt.Errorf("post the notice: %w", err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -152,10 +159,37 @@ func (n *notifier) settle(ctx context.Context) []noticeResult {
 	}
 }
 
+// collect returns what became of the notices that have finished, without
+// waiting for the others. A nil notifier has nothing to collect.
+func (n *notifier) collect() []noticeResult {
+	if n == nil {
+		return nil
+	}
+	var out []noticeResult
+	for {
+		select {
+		case res := <-n.results:
+			n.mu.Lock()
+			n.outstanding--
+			n.mu.Unlock()
+			out = append(out, res)
+		default:
+			return out
+		}
+	}
+}
+
 // announce records how the notices of questions went: a failed one is a
-// concern (the operator may never have heard of the question).
-func (s *runState) announce(ctx context.Context) {
-	for _, res := range s.r.notifier.settle(ctx) {
+// concern (the operator may never have heard of the question). Once a
+// question is over only the notices already done are told, so a slow
+// receiver never holds the run; at the run's end (wait) the rest are
+// waited for, at most the webhook's timeout.
+func (s *runState) announce(ctx context.Context, wait bool) {
+	results := s.r.notifier.collect()
+	if wait {
+		results = append(results, s.r.notifier.settle(ctx)...)
+	}
+	for _, res := range results {
 		if res.err != nil {
 			s.concern(fmt.Sprintf("the webhook was not told of question %s: %v", res.question, res.err))
 		} else {

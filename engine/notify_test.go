@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -80,6 +81,9 @@ func TestWebhookNotice(t *testing.T) {
 		want string
 	}{
 		"a dead receiver": {func(*testing.T) string { return "http://127.0.0.1:1/" + hookPath }, "connection refused"},
+		// The HTTP client names the URL as it re-encodes it, which is not
+		// the operator file's text the redaction knows.
+		"a dead receiver at a URL the client re-encodes": {func(*testing.T) string { return "HTTP://127.0.0.1:1/" + hookPath + "/é" }, "connection refused"},
 		"a receiver that never replies": {func(t *testing.T) string {
 			release := make(chan struct{})
 			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
@@ -101,5 +105,45 @@ func TestWebhookNotice(t *testing.T) {
 			}
 			wantSecretNowhere(t, r.dir)
 		})
+	}
+}
+
+// TestWebhookNoticeNeverHoldsTheRun: a question answered while its notice
+// is still on its way goes on at once; the receiver here replies only
+// after the run has moved past the question, and the notice's fate is
+// still told before the run ends.
+func TestWebhookNoticeNeverHoldsTheRun(t *testing.T) {
+	t.Parallel()
+	ask := mt.Call("ask_human", `{"question": "Which greeting should I type?"}`)
+	var run *Runner
+	movedOn := make(chan struct{})
+	var once sync.Once
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n QuestionNotice
+		_ = json.NewDecoder(r.Body).Decode(&n)
+		if err := run.Inbox().Answer(n.Question.ID, "the provided one", "console"); err != nil {
+			t.Errorf("answer: %v", err)
+		}
+		select {
+		case <-movedOn:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hook.Close()
+	op := loopOp("", "") + "inbox:\n  session_token: s3cret-console-token\n  answer_timeout_s: 20\n  notify:\n    webhook:\n      url: " + hook.URL + "\n      timeout_s: 3\n"
+	r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: op, script: []mt.Exchange{ask, loopGoalMet},
+		before: func(r *Runner) { run = r },
+		sink: func(_ *Runner, e events.Event) {
+			if e.Kind == events.KindStepEnded && e.Tool == "ask_human" {
+				once.Do(func() { close(movedOn) })
+			}
+		}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+	told := false
+	for _, e := range r.events {
+		told = told || e.Kind == events.KindLog && e.Message == "the webhook was told of question q1"
+	}
+	if !told {
+		t.Errorf("the run never said the webhook was told of q1; concerns %q", r.rep.Concerns)
 	}
 }

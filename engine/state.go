@@ -447,6 +447,7 @@ func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGB
 func (s *runState) finish(ctx context.Context) Result {
 	var checks []events.Check
 	s.sessionLost()
+	s.announce(ctx, true)
 	if s.app != nil {
 		checks = s.checks()
 		if c, ok := s.expectedExitCheck(); ok {

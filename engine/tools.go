@@ -513,8 +513,8 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 		ctx, cancel := context.WithTimeout(holdCtx, timeout)
 		defer cancel()
 		a, err := s.r.inbox.Ask(ctx, q)
-		// The notice's own bound, not the answer's, limits this wait.
-		s.announce(holdCtx)
+		// A notice still on its way is told at the run's end.
+		s.announce(holdCtx, false)
 		if err != nil {
 			var ue *inbox.UnansweredError
 			if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {

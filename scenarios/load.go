@@ -695,6 +695,7 @@ func crossCheck(s *Scenario, o *Operator) Problems {
 	if s.Goal != "" && !o.HasModel() {
 		v.failAt("goal", "%s", goalNeedsModel)
 	}
+	v.nameHoldsNoSecret(s, o)
 	catalog := Catalog(s, o)
 	disabled := map[string]bool{}
 	for _, n := range o.Tools.Disabled {

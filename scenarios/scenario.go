@@ -497,3 +497,18 @@ func (s *Scenario) KeyPos(key string) Pos {
 
 // sortedKeys returns a map's keys in order.
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// nameHoldsNoSecret refuses a scenario name that holds a secret's value
+// (through ${NAME}): the name is written unredacted where a run's secrets
+// cannot be taken out again, in the report directory's name, manifest.json
+// and a suite's suite.json and junit.xml. The directory's name is lower
+// case, so the comparison ignores case.
+func (v *validator) nameHoldsNoSecret(s *Scenario, o *Operator) {
+	name := strings.ToLower(s.Name)
+	for _, secret := range append(s.SecretValues(), o.Credentials()...) {
+		if secret != "" && strings.Contains(name, strings.ToLower(secret)) {
+			v.failAt("name", "the name holds the value of a secret; it names the report's directory and is written unredacted in summaries, so name the scenario without it")
+			return
+		}
+	}
+}

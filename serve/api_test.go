@@ -329,3 +329,31 @@ func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHTTPAPIRedactsASessionsGoal: a goal that names a secret through
+// ${NAME} reaches the agent and the list of sessions redacted, as the
+// session's events have it.
+func TestHTTPAPIRedactsASessionsGoal(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	m, base := testManager(t, t.Context())
+	scenario := strings.Replace(testScenario, "Type the password at the prompt", "Type the password (${MCP_PW}) at the prompt", 1)
+	if err := os.WriteFile(filepath.Join(base, "scenarios", "goal.yaml"), []byte(scenario), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { m.CloseAll(context.Background()) })
+	resp, opened := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"goal.yaml"}`, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("open: %d %s", resp.StatusCode, opened)
+	}
+	_, listed := apiDo(t, srv, "GET", "/v1/sessions", "", nil)
+	for what, body := range map[string][]byte{"the opened session": opened, "the list of sessions": listed} {
+		if !bytes.Contains(body, []byte("Type the password (")) {
+			t.Errorf("%s has no goal: %s", what, body)
+		}
+		if bytes.Contains(body, []byte(testSecret)) {
+			t.Errorf("%s holds the secret: %s", what, body)
+		}
+	}
+}

@@ -163,7 +163,7 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 		m.mu.Unlock()
 		return "", nil, ErrTooMany
 	}
-	m.sessions[id] = &open{id: id, scenario: name, goal: files.Scenario.Goal}
+	m.sessions[id] = &open{id: id, scenario: name}
 	m.mu.Unlock()
 	release := func() { m.mu.Lock(); delete(m.sessions, id); m.mu.Unlock() }
 
@@ -183,7 +183,10 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 		return "", nil, err
 	}
 	m.mu.Lock()
-	m.sessions[id].s, m.sessions[id].used = s, time.Now()
+	// The goal goes to the agent and to anyone listing the sessions, so
+	// it is redacted as the session's events are (it may name a secret
+	// through ${NAME}).
+	m.sessions[id].s, m.sessions[id].used, m.sessions[id].goal = s, time.Now(), r.Redact(files.Scenario.Goal)
 	m.mu.Unlock()
 	// A session the deadline ended keeps its slot until it is closed, so
 	// its agent still learns the verdict.

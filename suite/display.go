@@ -41,7 +41,7 @@ func (k *keptDisplay) StartSession(ctx context.Context, opts x11.SessionOptions)
 	k.idle = nil
 	k.mu.Unlock()
 	if idle != nil {
-		if idleOpts == opts && alive(idle) {
+		if idleOpts == opts && alive(idle) && !idle.WindowManagerExited() {
 			k.mu.Lock()
 			k.reused++
 			k.mu.Unlock()
@@ -108,7 +108,8 @@ func (s *keptSession) Close() error {
 		if cerr := s.Session.Close(); cerr != nil {
 			return fmt.Errorf("%w; stop it: %v", err, cerr)
 		}
-		return nil
+		// Said, so a suite whose displays are never kept shows why.
+		return fmt.Errorf("%w; the next run gets a new display", err)
 	}
 	s.k.mu.Lock()
 	s.k.idle, s.k.idleOpts, s.k.idleFresh = s.Session, s.opts, s.fresh
@@ -125,6 +126,11 @@ func reset(s *keptSession) error {
 	opts, fresh := s.opts, s.fresh
 	if !alive(s.Session) {
 		return fmt.Errorf("keep display %s: the server is gone", s.Display())
+	}
+	if s.WindowManagerExited() {
+		// A display without the window manager session.started names
+		// is not as a new one.
+		return fmt.Errorf("keep display %s: its window manager has exited", s.Display())
 	}
 	c, err := x11.Dial(s.Display())
 	if err != nil {

@@ -2,8 +2,10 @@ package suite
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -76,5 +78,85 @@ func TestWorkerKeepsItsDisplay(t *testing.T) {
 				t.Errorf("session.started kept = %v, want %v", kept, want)
 			}
 		})
+	}
+}
+
+const (
+	// wmQuitter tells the display's window manager to exit once its
+	// window is up.
+	wmQuitter = `name: wm quitter
+app:
+  command: [xmessage, -title, first, -geometry, +40+40, first]
+  window: {title: first}
+steps:
+  - observe_screen: {}
+  - quit_window_manager: {}
+tools:
+  quit_window_manager:
+    run: shell
+    command: 'openbox --exit'
+`
+	// wmChecker checks that a window manager still announces itself on
+	// the display: the window _NET_SUPPORTING_WM_CHECK names exists.
+	wmChecker = `name: wm checker
+app:
+  command: [xmessage, -title, second, -geometry, +40+40, second]
+  window: {title: second}
+steps:
+  - observe_screen: {}
+  - window_manager_runs: {}
+tools:
+  window_manager_runs:
+    run: shell
+    command: 'id=$(xprop -root _NET_SUPPORTING_WM_CHECK | sed -n "s/.*# //p") && xprop -id "$id" _NET_SUPPORTING_WM_CHECK >/dev/null'
+`
+)
+
+// A display whose window manager exited during a run is not kept: the
+// next run gets a new display with a window manager, as session.started
+// says it has.
+func TestKeptDisplayKeepsItsWindowManager(t *testing.T) {
+	suiteNeed(t)
+	for _, bin := range []string{"openbox", "xprop"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (%v)", bin, err)
+		}
+	}
+	dir := suiteDir(t, map[string]string{"a.yaml": wmQuitter, "b.yaml": wmChecker, "operator.yaml": suiteOperator})
+	plan, err := Build(Input{Args: []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}, Operator: filepath.Join(dir, "operator.yaml"),
+		Version: "test", Lookup: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := Execute(context.Background(), plan, Options{Out: out, Workers: 1, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sum.Runs {
+		if r.Verdict != "pass" {
+			t.Errorf("%s: %s %v", r.Key, r.Verdict, r.Reasons)
+		}
+	}
+	evs, err := events.ReadFile(filepath.Join(out, sum.Runs[1].Report, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if d, ok := e.Data.(events.SessionStarted); ok && d.Kept {
+			t.Errorf("the second run was given the display whose window manager had exited: %+v", d)
+		}
+	}
+	// The first run says why its display was not kept.
+	evs, err = events.ReadFile(filepath.Join(out, sum.Runs[0].Report, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := false
+	for _, e := range evs {
+		told = told || e.Kind == events.KindLog && strings.Contains(e.Message, "its window manager has exited")
+	}
+	if !told {
+		t.Error("the first run's log does not say why its display was not kept")
 	}
 }

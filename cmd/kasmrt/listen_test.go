@@ -54,9 +54,15 @@ func listenModel(t *testing.T) *modeltest.Server {
 // the run ends.
 func startListeningRun(t *testing.T, extra ...string) (addr string, exit <-chan int, report string) {
 	t.Helper()
+	return startListening(t, listenScenario, extra...)
+}
+
+// startListening is startListeningRun with a scenario of the test's own.
+func startListening(t *testing.T, scenarioText string, extra ...string) (addr string, exit <-chan int, report string) {
+	t.Helper()
 	dir := t.TempDir()
 	scenario := filepath.Join(dir, "listen.yaml")
-	if err := os.WriteFile(scenario, []byte(listenScenario), 0o600); err != nil {
+	if err := os.WriteFile(scenario, []byte(scenarioText), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	report = filepath.Join(dir, "report")
@@ -411,4 +417,49 @@ func TestAttachFollowsAServedSession(t *testing.T) {
 		t.Errorf("close: %d %s", code, body)
 	}
 	f.await(t, "run.ended", func(e events.Event) bool { return e.Kind == events.KindRunEnded })
+}
+
+// TestRunListenRedactsTheRunsDescription: a goal that names a secret is
+// served, in the list of runs and in the run's own description, with the
+// secret redacted, as the run's events have it.
+func TestRunListenRedactsTheRunsDescription(t *testing.T) {
+	need(t, "Xvfb", "xterm")
+	const secret = "hunter2-Secr3t-9d1"
+	model := listenModel(t)
+	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", model.URL())
+	t.Setenv(envToken, listenToken)
+	t.Setenv("APP_PASSWORD", secret)
+	scenario := strings.Replace(listenScenario, "then wait.", "then wait; the password is ${APP_PASSWORD}.", 1) +
+		"provides:\n  password: {secret: {env: APP_PASSWORD}}\n"
+	addr, exit, _ := startListening(t, scenario)
+	c := follow(t, "http://"+addr)
+	c.await(t, "question", func(e events.Event) bool { return e.Kind == events.KindQuestion })
+	for _, route := range []string{"/v1/runs", strings.TrimPrefix(c.c.URL(), "http://"+addr)} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+route, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+listenToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "the password is") {
+			t.Errorf("GET %s: %d %s, want the run's description", route, resp.StatusCode, body)
+		}
+		if strings.Contains(string(body), secret) {
+			t.Errorf("GET %s serves the secret: %s", route, body)
+		}
+	}
+	if err := c.c.Steer(events.Steer{Action: events.SteerAbort, Reason: "seen enough"}); err != nil {
+		t.Fatalf("abort: %v", err)
+	}
+	select {
+	case <-exit:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not end after the abort")
+	}
+	<-c.done
 }

@@ -97,7 +97,10 @@ func (p *publication) start(w io.Writer, runner *engine.Runner, scenarioPath str
 	if p == nil {
 		return
 	}
-	unpublish := p.m.Publish(serve.RunInfo{Name: p.files.Scenario.Name, Scenario: scenarioPath, Goal: p.files.Scenario.Goal}, runner)
+	// The description is served as the run's events are: redacted (a goal
+	// may name a secret through ${NAME}).
+	sc := p.files.Scenario
+	unpublish := p.m.Publish(serve.RunInfo{Name: runner.Redact(sc.Name), Scenario: runner.Redact(scenarioPath), Goal: runner.Redact(sc.Goal)}, runner)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

@@ -189,6 +189,21 @@ func (s *Session) WindowManager() string {
 	return WindowManagerOpenbox
 }
 
+// WindowManagerExited reports whether the window manager the session
+// started has exited while the server runs on; it is false when the
+// session started none.
+func (s *Session) WindowManagerExited() bool {
+	if s.wm == nil {
+		return false
+	}
+	select {
+	case <-s.wm.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Done is closed when the X server has gone away (or, for a borrowed
 // display, when the session is closed).
 func (s *Session) Done() <-chan struct{} { return s.done }

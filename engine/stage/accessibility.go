@@ -146,15 +146,20 @@ func (st *Stage) noClickElement(reason string) {
 	st.rep.Offer(Offer{Message: "click_element is not offered: " + reason, NoControls: reason})
 }
 
-// close releases the connection and the bus the stage started.
-func (a *Accessibility) close() {
+// close releases the connection and the bus the stage started, and tells
+// rep what would not close.
+func (a *Accessibility) close(rep Reporter) {
 	if a == nil {
 		return
 	}
 	if a.bus != nil {
-		a.bus.Close()
+		if err := a.bus.Close(); err != nil {
+			rep.Logf("close the accessibility connection: %v", err)
+		}
 	}
 	if a.sessionBus != nil {
-		a.sessionBus.Close()
+		if err := a.sessionBus.Close(); err != nil {
+			rep.Logf("stop the session bus started for the accessibility bus: %v", err)
+		}
 	}
 }

@@ -274,7 +274,7 @@ func (st *Stage) Strike() {
 			st.rep.Logf("stop the application: %v", err)
 		}
 	}
-	st.A11y.close()
+	st.A11y.close(st.rep)
 	st.removeScratch()
 	if st.Desk != nil {
 		_ = st.Desk.Close()

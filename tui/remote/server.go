@@ -117,7 +117,9 @@ func (s *Server) follow(ctx context.Context, sink tui.FleetSink, info Run, mode,
 	if _, known := s.clients[info.Run]; known {
 		return
 	}
-	dir := filepath.Join(s.dir, url.PathEscape(info.Run))
+	// The folder is named by the order the runs appeared in, not by the
+	// id the server chose, so no id ("..") can lead outside s.dir.
+	dir := filepath.Join(s.dir, fmt.Sprintf("%04d", len(s.clients)+1))
 	if err := os.MkdirAll(filepath.Join(dir, "screens"), 0o700); err != nil {
 		return
 	}
