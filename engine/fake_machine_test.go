@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/draw"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,6 +93,8 @@ type fakeMachine struct {
 	controls []atspi.Control
 	refuse   bool
 	focused  *atspi.Accessible
+	// console is what the page logs as soon as its console is watched.
+	console []cdp.ConsoleMessage
 	// buses counts the session buses the run started; dialled lists the
 	// session bus addresses it reached the accessibility bus through.
 	buses   int
@@ -445,6 +448,17 @@ type fakeTab struct {
 	mu     sync.Mutex
 	url    string
 	filled map[string]string
+}
+
+// WatchConsole hands the page's scripted console messages to fn.
+func (t *fakeTab) WatchConsole(_ context.Context, fn func(cdp.ConsoleMessage)) (stop func()) {
+	t.f.mu.Lock()
+	msgs := slices.Clone(t.f.console)
+	t.f.mu.Unlock()
+	for _, m := range msgs {
+		fn(m)
+	}
+	return func() {}
 }
 
 func (t *fakeTab) URL(context.Context) (string, error) {

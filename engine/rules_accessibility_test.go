@@ -159,6 +159,12 @@ func TestRulesControlsOffer(t *testing.T) {
 		if tools, _ := offered(r); !slices.Contains(tools, "click_element") {
 			t.Errorf("tools = %q, want click_element offered", tools)
 		}
+		if !slices.ContainsFunc(r.events, func(e events.Event) bool {
+			return e.Kind == events.KindTools && strings.HasPrefix(e.Message, `fake (GTK 3.24.38) published 3 named controls in `) &&
+				strings.HasSuffix(e.Message, `: OK, Cancel, Remember me`)
+		}) {
+			t.Error("no tools event names the application, its toolkit and its controls")
+		}
 		if got := f.inputs(); !slices.Equal(got, []string{"press OK"}) {
 			t.Errorf("input = %q", got)
 		}

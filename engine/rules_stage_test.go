@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
@@ -64,5 +66,40 @@ func TestRulesStageFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRulesBrowserConsole checks that the page's console reaches the run's
+// stream as it is logged, redacted and cut before it is published, and
+// that closing the browser counts every message, beyond those recorded.
+func TestRulesBrowserConsole(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-console-secret"
+	f := &fakeMachine{console: []cdp.ConsoleMessage{
+		{Level: "log", Source: "console", Text: "page ready"},
+		{Level: "error", Source: "exception", Text: "TypeError: login failed for " + secret, URL: "http://app.test/app.js", Line: 3},
+		{Level: "log", Source: "console", Text: strings.Repeat("é", 800)},
+	}}
+	r := loopRun(t, loopCase{scenario: rulesBrowser + "steps:\n  - cdp_url: {}\n", operator: "runner: {}\n", machine: f,
+		env: map[string]string{"APP_PASSWORD": secret}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+	var texts []string
+	var summary *events.ConsoleSummary
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case events.ConsoleMessage:
+			texts = append(texts, d.Text)
+		case events.ConsoleSummary:
+			summary = &d
+		}
+	}
+	if len(texts) != 3 || texts[0] != "page ready" || strings.Contains(texts[1], secret) || !strings.Contains(texts[1], "TypeError: login failed for ") {
+		t.Fatalf("console texts = %q, want three, the secret masked", texts)
+	}
+	if !strings.HasSuffix(texts[2], "…") || len(texts[2]) > 1000+len("…") || !utf8.ValidString(texts[2]) {
+		t.Errorf("a long message is %d bytes (valid UTF-8: %v), want it cut at 1000 on a character boundary", len(texts[2]), utf8.ValidString(texts[2]))
+	}
+	if summary == nil || summary.Total != 3 || summary.Recorded != 3 || summary.Counts["log"] != 2 || summary.Counts["error"] != 1 {
+		t.Errorf("summary = %+v, want 3 messages, 2 logs and an error", summary)
 	}
 }
