@@ -93,6 +93,9 @@ type fakeMachine struct {
 	controls []atspi.Control
 	refuse   bool
 	focused  *atspi.Accessible
+	// shotFails is how many of the tab's next screenshots fail; shots
+	// counts them all.
+	shotFails, shots int
 	// console is what the page logs as soon as its console is watched.
 	console []cdp.ConsoleMessage
 	// buses counts the session buses the run started; dialled lists the
@@ -540,4 +543,18 @@ func (t *fakeTab) Wait(ctx context.Context, spec cdp.WaitSpec) error {
 	return ctx.Err()
 }
 
-func (t *fakeTab) Screenshot(context.Context) (image.Image, error) { return t.f.screen() }
+// Screenshot captures the page, after failing shotFails times as a page
+// between documents does; shots counts every attempt.
+func (t *fakeTab) Screenshot(context.Context) (image.Image, error) {
+	t.f.mu.Lock()
+	t.f.shots++
+	fail := t.f.shotFails > 0
+	if fail {
+		t.f.shotFails--
+	}
+	t.f.mu.Unlock()
+	if fail {
+		return nil, errors.New("Page.captureScreenshot: no frame")
+	}
+	return t.f.screen()
+}

@@ -103,3 +103,21 @@ func TestRulesBrowserConsole(t *testing.T) {
 		t.Errorf("summary = %+v, want 3 messages, 2 logs and an error", summary)
 	}
 }
+
+// TestRulesPageScreenshot checks that a headless page, the screen of a
+// browser-only run, is asked again when a capture fails, and only until
+// one succeeds.
+func TestRulesPageScreenshot(t *testing.T) {
+	t.Parallel()
+	f := &fakeMachine{shotFails: 2}
+	r := loopRun(t, loopCase{scenario: rulesBrowser + "steps:\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: f,
+		env: map[string]string{"APP_PASSWORD": "pw"}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+	loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Two failures and a success for the step, one for the final capture.
+	if f.shots != 4 {
+		t.Errorf("%d screenshots asked for, want 4", f.shots)
+	}
+}
