@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/godbus/dbus/v5"
 
@@ -378,15 +376,7 @@ func TestFailedStepWithoutSessionSaysWhy(t *testing.T) {
 		scenario: `name: x killed` + scriptXtermPlain + `steps:
   - wait: 2
 `,
-		onEvent: func(info scriptRunInfo, e events.Event) {
-			if e.Kind == events.KindStepStarted && e.Step == 1 && info.xvfbPID != 0 {
-				time.AfterFunc(300*time.Millisecond, func() {
-					if syscall.Kill(info.xvfbPID, syscall.SIGKILL) == nil {
-						killed.Store(true)
-					}
-				})
-			}
-		},
+		onEvent: scriptKillXvfbAtStep(1, &killed),
 	})
 	if !killed.Load() {
 		t.Fatal("the test never killed the X server")

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -479,6 +481,20 @@ func scriptGone(t *testing.T, pidFile string) {
 	for _, p := range scriptProcs() {
 		if p.pid == pid && p.state != 'Z' {
 			t.Errorf("process %d (%s) outlived its tool", pid, p.cmdline)
+		}
+	}
+}
+
+// scriptKillXvfbAtStep is an onEvent that kills the run's X server 300 ms
+// into step n, and sets killed once it has.
+func scriptKillXvfbAtStep(n int, killed *atomic.Bool) func(scriptRunInfo, events.Event) {
+	return func(info scriptRunInfo, e events.Event) {
+		if e.Kind == events.KindStepStarted && e.Step == n && info.xvfbPID != 0 {
+			time.AfterFunc(300*time.Millisecond, func() {
+				if syscall.Kill(info.xvfbPID, syscall.SIGKILL) == nil {
+					killed.Store(true)
+				}
+			})
 		}
 	}
 }

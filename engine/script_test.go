@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -392,15 +391,7 @@ func TestScriptXServerKilledMidRun(t *testing.T) {
   - wait: 2
   - observe_screen: {}
 `,
-		onEvent: func(info scriptRunInfo, e events.Event) {
-			if e.Kind == events.KindStepStarted && e.Step == 2 && info.xvfbPID != 0 {
-				time.AfterFunc(300*time.Millisecond, func() {
-					if syscall.Kill(info.xvfbPID, syscall.SIGKILL) == nil {
-						killed.Store(true)
-					}
-				})
-			}
-		},
+		onEvent: scriptKillXvfbAtStep(2, &killed),
 	})
 	if !killed.Load() {
 		t.Fatal("the test never killed the X server")
