@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,5 +68,61 @@ func TestWatchAttachedFollowsTheEndpoint(t *testing.T) {
 	}
 	if w.Alive() {
 		t.Error("the browser is alive after its endpoint went away")
+	}
+}
+
+// flakyEndpoint is a DevTools endpoint that can fail its next answers:
+// fail is how many requests get a 503 from now on (negative: all), and
+// failed counts the 503s it gave.
+type flakyEndpoint struct {
+	mu           sync.Mutex
+	fail, failed int
+}
+
+func (e *flakyEndpoint) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fail != 0 {
+		e.fail--
+		e.failed++
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte(`{"Browser": "Chrome/1"}`))
+}
+
+func (e *flakyEndpoint) set(fail int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fail, e.failed = fail, 0
+}
+
+// TestWatchAttachedGivesUpAfterTwoFailures checks that one failed ping
+// does not lose the browser, and that two in a row do, no more.
+func TestWatchAttachedGivesUpAfterTwoFailures(t *testing.T) {
+	t.Parallel()
+	e := &flakyEndpoint{}
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	w := &Web{b: attachedBrowser{url: "ws://" + strings.TrimPrefix(srv.URL, "http://") + "/devtools/browser/x"}, Attached: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.set(1)
+	w.done = (&Stage{}).watchAttached(ctx, w)
+	select {
+	case <-w.done:
+		t.Fatal("one failed ping lost the browser")
+	case <-time.After(4 * attachPingInterval):
+	}
+	e.set(-1)
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch never gave up")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failed != attachPingsToGiveUp {
+		t.Errorf("the watch gave up after %d failed pings, want %d", e.failed, attachPingsToGiveUp)
 	}
 }
