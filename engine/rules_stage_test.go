@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -79,6 +81,9 @@ func TestRulesBrowserConsole(t *testing.T) {
 		{Level: "log", Source: "console", Text: "page ready"},
 		{Level: "error", Source: "exception", Text: "TypeError: login failed for " + secret, URL: "http://app.test/app.js", Line: 3},
 		{Level: "log", Source: "console", Text: strings.Repeat("é", 800)},
+		// The cut at 1000 bytes would halve the secret, were it not
+		// masked before the cut.
+		{Level: "log", Source: "console", Text: strings.Repeat("x", 990) + secret},
 	}}
 	r := loopRun(t, loopCase{scenario: rulesBrowser + "steps:\n  - cdp_url: {}\n", operator: "runner: {}\n", machine: f,
 		env: map[string]string{"APP_PASSWORD": secret}})
@@ -93,14 +98,17 @@ func TestRulesBrowserConsole(t *testing.T) {
 			summary = &d
 		}
 	}
-	if len(texts) != 3 || texts[0] != "page ready" || strings.Contains(texts[1], secret) || !strings.Contains(texts[1], "TypeError: login failed for ") {
-		t.Fatalf("console texts = %q, want three, the secret masked", texts)
+	if len(texts) != 4 || texts[0] != "page ready" || strings.Contains(texts[1], secret) || !strings.Contains(texts[1], "TypeError: login failed for ") {
+		t.Fatalf("console texts = %q, want four, the secret masked", texts)
 	}
 	if !strings.HasSuffix(texts[2], "…") || len(texts[2]) > 1000+len("…") || !utf8.ValidString(texts[2]) {
 		t.Errorf("a long message is %d bytes (valid UTF-8: %v), want it cut at 1000 on a character boundary", len(texts[2]), utf8.ValidString(texts[2]))
 	}
-	if summary == nil || summary.Total != 3 || summary.Recorded != 3 || summary.Counts["log"] != 2 || summary.Counts["error"] != 1 {
-		t.Errorf("summary = %+v, want 3 messages, 2 logs and an error", summary)
+	if strings.Contains(texts[3], secret[:8]) {
+		t.Errorf("a message cut short shows part of the secret: %q", texts[3][980:])
+	}
+	if summary == nil || summary.Total != 4 || summary.Recorded != 4 || summary.Counts["log"] != 3 || summary.Counts["error"] != 1 {
+		t.Errorf("summary = %+v, want 4 messages, 3 logs and an error", summary)
 	}
 }
 
@@ -119,5 +127,32 @@ func TestRulesPageScreenshot(t *testing.T) {
 	// Two failures and a success for the step, one for the final capture.
 	if f.shots != 4 {
 		t.Errorf("%d screenshots asked for, want 4", f.shots)
+	}
+}
+
+// TestRulesStrikeLeavesNothing checks that striking the stage after an
+// ordinary run removes the application's private runtime and temporary
+// directories and has nothing to complain about.
+func TestRulesStrikeLeavesNothing(t *testing.T) {
+	t.Parallel()
+	f := &fakeMachine{}
+	r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: f})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+	var runtime string
+	for _, kv := range f.specs[0].Env {
+		if v, ok := strings.CutPrefix(kv, "XDG_RUNTIME_DIR="); ok {
+			runtime = v
+		}
+	}
+	if runtime == "" {
+		t.Fatalf("the app's environment %q has no runtime directory", f.specs[0].Env)
+	}
+	if _, err := os.Stat(filepath.Dir(runtime)); !os.IsNotExist(err) {
+		t.Errorf("the run's scratch directory %s is still there (%v)", filepath.Dir(runtime), err)
+	}
+	for _, e := range r.events {
+		if e.Kind == events.KindLog {
+			t.Errorf("log %q after an ordinary run", e.Message)
+		}
 	}
 }
