@@ -57,15 +57,19 @@ for (const id of ["q", "pass"]) {
 	return p
 }
 
-// got returns the last value the page saw in a field.
+// got returns the longest value the page saw in a field. Each keystroke's
+// report is its own request, so they can arrive out of order; the value
+// only grows while a test types, so the longest is the latest typed.
 func (p *injectedPage) got(field string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	vs := p.typed[field]
-	if len(vs) == 0 {
-		return ""
+	longest := ""
+	for _, v := range p.typed[field] {
+		if len(v) > len(longest) {
+			longest = v
+		}
 	}
-	return vs[len(vs)-1]
+	return longest
 }
 
 // secretBoundScenario binds the password to the password field of the
