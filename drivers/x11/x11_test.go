@@ -379,7 +379,8 @@ func TestPressKeyNotOnLayout(t *testing.T) {
 
 func TestWaitSettled(t *testing.T) {
 	t.Parallel()
-	opts := SettleOptions{Interval: 50 * time.Millisecond, Cap: 1500 * time.Millisecond}
+	// Compare: these cover the comparison DAMAGE falls back to.
+	opts := SettleOptions{Interval: 50 * time.Millisecond, Cap: 1500 * time.Millisecond, Compare: true}
 	t.Run("static", func(t *testing.T) {
 		t.Parallel()
 		_, c := newDisplay(t)
