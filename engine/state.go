@@ -412,18 +412,24 @@ func (s *runState) checkAfterStep() bool {
 // capture takes a screenshot (after the screen settles when settle is
 // set), writes it to the report and announces it.
 func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGBA, error) {
+	if settle {
+		opts := s.settleOptions(false)
+		return s.captureWith(ctx, &opts)
+	}
+	return s.captureWith(ctx, nil)
+}
+
+// captureWith takes a screenshot, after the screen settles as settle says
+// when it is not nil, writes it to the report and announces it.
+func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (string, *image.RGBA, error) {
 	var img *image.RGBA
 	var err error
 	settled := true
 	switch {
 	case s.web.PageIsTheScreen():
 		img, err = s.web.Screenshot(ctx)
-	case settle:
-		op := s.files.Operator.Runner
-		img, settled, err = s.desk.WaitSettled(ctx, x11.SettleOptions{
-			Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
-			Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
-		})
+	case settle != nil:
+		img, settled, err = s.desk.WaitSettled(ctx, *settle)
 	default:
 		img, err = s.desk.Capture(ctx)
 	}

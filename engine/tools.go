@@ -276,7 +276,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 		}
 		return s.driverFailure(err)
 	}
-	r := s.settled(ctx, ok(done))
+	r := s.settledAfterInput(ctx, ok(done))
 	r.point = p
 	return r
 }
@@ -471,7 +471,7 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
 	switch {
 	case c.ScreenChanging:
-		_, settled, err := s.desk.WaitSettled(ctx, x11.SettleOptions{Interval: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		_, settled, err := s.desk.WaitSettled(ctx, x11.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
 		if err != nil && ctx.Err() != nil {
 			return true, nil
 		}
