@@ -116,7 +116,7 @@ type guards struct {
 	// last changed (observe before acting).
 	observed   bool
 	lastScreen *image.RGBA
-	lastPNG    []byte // lastScreen as written to the report
+	lastFrame  *report.Frame // lastScreen as the report writes it
 }
 
 // loopState is the work's progress and the budgets it spends: steps,
@@ -436,12 +436,14 @@ func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	rel, data, err := s.keepScreen(ctx, img)
-	if err != nil {
-		return "", nil, err
-	}
+	// Secrets are masked before the frame exists: it is encoded later,
+	// in the background for the report.
+	shown := s.maskSecrets(ctx, img)
+	frame := report.NewFrame(img)
+	rel := s.rep.SaveFrame(frame)
+	s.reportShown(shown, rel)
 	b := img.Bounds()
-	s.lastScreen, s.lastPNG = img, data
+	s.lastScreen, s.lastFrame = img, frame
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
 		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
 	}})

@@ -14,6 +14,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -45,7 +46,7 @@ type result struct {
 	screen  string
 	point   *events.Point
 	image   *image.RGBA // a capture for the model to see
-	png     []byte      // image, PNG-encoded (as written to the report)
+	frame   *report.Frame // image, as the report writes it
 	// endLoop is set by tools that end the agentic loop.
 	endLoop string
 }
@@ -142,7 +143,7 @@ func (s *runState) observeScreen(ctx context.Context) result {
 	if titles := s.windowTitles(); titles != "" {
 		r.message += "; the application's windows: " + titles
 	}
-	r.screen, r.image, r.png = rel, img, s.lastPNG
+	r.screen, r.image, r.frame = rel, img, s.lastFrame
 	return r
 }
 
