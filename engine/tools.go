@@ -45,7 +45,7 @@ type result struct {
 	message string // for the report and the model, redacted on publish
 	screen  string
 	point   *events.Point
-	image   *image.RGBA // a capture for the model to see
+	image   *image.RGBA   // a capture for the model to see
 	frame   *report.Frame // image, as the report writes it
 	// endLoop is set by tools that end the agentic loop.
 	endLoop string

@@ -77,10 +77,10 @@ func encodeRGBA(img *image.RGBA) ([]byte, error) {
 	rowLen := 1 + w*bpp
 	bands := min(max(1, h/minBandRows), runtime.GOMAXPROCS(0), maxBands)
 	type band struct {
-		data  []byte
-		sum   uint32
-		raw   int
-		err   error
+		data []byte
+		sum  uint32
+		raw  int
+		err  error
 	}
 	out := make([]band, bands)
 	var wg sync.WaitGroup
