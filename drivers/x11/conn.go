@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/png"
 	"io"
 	"log"
 	"sync"
@@ -13,6 +12,8 @@ import (
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
+
+	"github.com/kasmrt/kasmrt/internal/screenpng"
 )
 
 func init() {
@@ -172,12 +173,11 @@ func (c *Conn) sync() error {
 }
 
 // EncodePNG writes img as PNG tuned for speed over size: screens are
-// written once per step and read rarely.
+// written once per step and read rarely (internal/screenpng).
 func EncodePNG(w io.Writer, img image.Image) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(bw, img); err != nil {
-		return fmt.Errorf("encode png: %w", err)
+	if err := screenpng.Encode(bw, img); err != nil {
+		return err
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("encode png: %w", err)
