@@ -439,8 +439,7 @@ func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (
 	// Secrets are masked before the frame exists: it is encoded later,
 	// in the background for the report.
 	shown := s.maskSecrets(ctx, img)
-	frame := report.NewFrame(img)
-	rel := s.rep.SaveFrame(frame)
+	rel, frame := s.saveScreen(img)
 	s.reportShown(shown, rel)
 	b := img.Bounds()
 	s.lastScreen, s.lastFrame = img, frame

@@ -34,10 +34,15 @@ func NewFrame(img *image.RGBA) *Frame { return &Frame{img: img} }
 // Image is the captured screen.
 func (f *Frame) Image() *image.RGBA { return f.img }
 
-// PNG returns the screen encoded as PNG, encoding it on the first call.
-func (f *Frame) PNG() ([]byte, error) {
+// PNG returns the screen encoded as PNG, encoding it on every core on the
+// first call.
+func (f *Frame) PNG() ([]byte, error) { return f.pngOn(0) }
+
+// pngOn is PNG, encoding on at most cores goroutines if it must (zero:
+// every core).
+func (f *Frame) pngOn(cores int) ([]byte, error) {
 	f.encode.Do(func() {
-		f.png, f.err = screenpng.Bytes(f.img)
+		f.png, f.err = screenpng.BytesOn(f.img, cores)
 		if f.err != nil {
 			f.err = fmt.Errorf("encode screen: %w", f.err)
 		}
@@ -103,7 +108,8 @@ func (w *Writer) writeScreen(p pendingScreen) {
 }
 
 func (w *Writer) writeScreenFile(p pendingScreen) error {
-	data, err := p.frame.PNG()
+	// One core: the other is the next step's.
+	data, err := p.frame.pngOn(1)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p.rel, err)
 	}

@@ -39,7 +39,7 @@ func Encode(w io.Writer, img image.Image) error {
 		}
 		return nil
 	}
-	data, err := encodeRGBA(rgba)
+	data, err := encodeRGBA(rgba, 0)
 	if err != nil {
 		return err
 	}
@@ -49,10 +49,14 @@ func Encode(w io.Writer, img image.Image) error {
 	return nil
 }
 
-// Bytes returns img encoded as PNG.
-func Bytes(img image.Image) ([]byte, error) {
+// Bytes returns img encoded as PNG, on every core.
+func Bytes(img image.Image) ([]byte, error) { return BytesOn(img, 0) }
+
+// BytesOn returns img encoded as PNG on at most cores goroutines (zero:
+// every core); one leaves the other cores to more urgent work.
+func BytesOn(img image.Image, cores int) ([]byte, error) {
 	if rgba, ok := fast(img); ok {
-		return encodeRGBA(rgba)
+		return encodeRGBA(rgba, cores)
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, img); err != nil {
@@ -71,11 +75,14 @@ func fast(img image.Image) (*image.RGBA, bool) {
 }
 
 // encodeRGBA encodes an opaque image as 8-bit RGB.
-func encodeRGBA(img *image.RGBA) ([]byte, error) {
+func encodeRGBA(img *image.RGBA, cores int) ([]byte, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	const bpp, colorType = 3, 2
 	rowLen := 1 + w*bpp
-	bands := min(max(1, h/minBandRows), runtime.GOMAXPROCS(0), maxBands)
+	if cores <= 0 {
+		cores = runtime.GOMAXPROCS(0)
+	}
+	bands := min(max(1, h/minBandRows), cores, maxBands)
 	type band struct {
 		data []byte
 		sum  uint32
