@@ -214,3 +214,34 @@ func drawEvery(t *testing.T, display string, period time.Duration) {
 	}()
 	t.Cleanup(func() { close(done); <-stopped; x.Close() })
 }
+
+// TestSettleShowsXtermEcho presses keys in xterm (a terminal echoes them)
+// and checks each settled capture shows the key's effect: DAMAGE settling
+// waits for a real application's drawing, not just for a quiet moment.
+func TestSettleShowsXtermEcho(t *testing.T) {
+	t.Parallel()
+	s, c := newDisplay(t)
+	launch(t, s.Display(), "xterm", "-class", "KasmEcho", "-geometry", "80x24+0+0", "-e", "cat")
+	w := findWindow(t, c, WindowMatch{Class: "KasmEcho"})
+	if err := c.Focus(w); err != nil {
+		t.Fatal(err)
+	}
+	opts := SettleOptions{Cap: 2 * time.Second, Quiet: 30 * time.Millisecond, Response: 500 * time.Millisecond}
+	before, settled, err := c.WaitSettled(context.Background(), SettleOptions{Cap: 3 * time.Second, Quiet: 200 * time.Millisecond})
+	if err != nil || !settled {
+		t.Fatalf("the terminal did not settle: %v %v", settled, err)
+	}
+	for i, key := range []string{"k", "a", "s", "m"} {
+		if err := c.PressKey(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+		after, settled, err := c.WaitSettled(context.Background(), opts)
+		if err != nil || !settled {
+			t.Fatalf("key %d: settled %v, %v", i, settled, err)
+		}
+		if bytes.Equal(before.Pix, after.Pix) {
+			t.Fatalf("key %d (%s): the settled capture does not show the echo", i, key)
+		}
+		before = after
+	}
+}
