@@ -41,7 +41,7 @@ func watchDamage(display string, root xproto.Window) (*damageWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch damage: dial %s: %w", display, err)
 	}
-	if err := damage.Init(x); err != nil {
+	if err := initExtension(x, "DAMAGE", damage.Init); err != nil {
 		x.Close()
 		return nil, fmt.Errorf("watch damage: %w", err)
 	}

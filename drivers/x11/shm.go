@@ -25,7 +25,7 @@ type shmCapture struct {
 // attachSHM creates a segment the size of a w x h screen at 32 bits per
 // pixel and has the server attach it.
 func attachSHM(x *xgb.Conn, w, h int) (*shmCapture, error) {
-	if err := shm.Init(x); err != nil {
+	if err := initExtension(x, "MIT-SHM", shm.Init); err != nil {
 		return nil, fmt.Errorf("MIT-SHM: %w", err)
 	}
 	if _, err := shm.QueryVersion(x).Reply(); err != nil {
