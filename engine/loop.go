@@ -1,14 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/png"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +14,9 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/model"
+	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/engine/vision"
+	"github.com/kasmrt/kasmrt/internal/screenpng"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -281,18 +279,25 @@ func (s *runState) runLoop(ctx context.Context) {
 		// Calls the guards stopped did nothing, so they say nothing about
 		// whether the loop is making progress.
 		if res.fail != failMalformed && res.fail != failRefused {
-			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastScreen, s.isAction(c.Name)); hint != "" {
+			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastFrame, s.isAction(c.Name)); hint != "" {
 				msg += "\n" + hint
 				s.concern("the loop looked stuck: " + kind)
 			}
 		}
 		toolMsg := model.Message{Role: model.RoleTool, CallID: c.ID, Text: s.r.Redact(msg)}
-		if res.image != nil && res.png != nil {
-			handle := s.memory.AddScreen(res.png, "screen "+res.screen)
-			toolMsg.Text += "\nThe screen is " + handle + "."
-			toolMsg.Images = []model.Image{{Handle: handle, PNG: s.downscaledPNG(res.image, res.png)}}
+		if res.image != nil && res.frame != nil {
+			if data, err := s.modelPNG(res.frame); err != nil {
+				s.log("encode the screen for the model: %v", err)
+			} else {
+				handle := s.memory.AddScreen(res.frame.Sum(), "screen "+res.screen)
+				toolMsg.Text += "\nThe screen is " + handle + "."
+				toolMsg.Images = []model.Image{{Handle: handle, PNG: data}}
+			}
 		}
 		history = append(history, toolMsg)
+		// Screens that left the model's context are never sent again, so
+		// the history keeps their handles and not their bytes.
+		s.memory.Forget(history)
 		if res.status == events.StatusOK {
 			s.memory.SetWindows(s.windowTitles())
 			if upd := s.memory.EnvironmentUpdate(); upd != "" {
@@ -494,27 +499,15 @@ func (s *runState) seed(iteration int) *int64 {
 	return &v
 }
 
-// downscaledPNG is the screen as the model sees it: fitted to the
-// profile's preferred size.
-func (s *runState) downscaledPNG(img *image.RGBA, full []byte) []byte {
-	small, scale := vision.Downscale(img, s.model.profile)
+// modelPNG is the screen as the model sees it, fitted to the profile's
+// preferred size. A full-size screen shares the report's encoding; a
+// smaller one is encoded once here.
+func (s *runState) modelPNG(f *report.Frame) ([]byte, error) {
+	small, scale := vision.Downscale(f.Image(), s.model.profile)
 	if scale.Sent == scale.Screen {
-		return full
+		return f.PNG()
 	}
-	data, err := encodePNG(small)
-	if err != nil {
-		return full
-	}
-	return data
-}
-
-func encodePNG(img image.Image) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(&buf, img); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return screenpng.Bytes(small)
 }
 
 func parseArgs(raw string) (map[string]any, error) {
@@ -562,10 +555,10 @@ func newStuckDetector() *stuckDetector { return &stuckDetector{} }
 
 // observe returns a hint for the model when the loop looks stuck, and a
 // stable description of how for the report's concern.
-func (d *stuckDetector) observe(tool, args string, screen *image.RGBA, action bool) (hint, kind string) {
+func (d *stuckDetector) observe(tool, args string, screen *report.Frame, action bool) (hint, kind string) {
 	var sum [32]byte
 	if screen != nil {
-		sum = sha256.Sum256(screen.Pix)
+		sum = screen.Sum()
 	}
 	callKey := tool + " " + canonicalJSON(args)
 	sameScreen := sum == d.lastScreen

@@ -63,3 +63,72 @@ func BenchmarkLoopStepOverhead(b *testing.B) {
 	b.ReportMetric(float64(first[0]), "bytes/req5")
 	b.ReportMetric(float64(last[0]), "bytes/req25")
 }
+
+// BenchmarkStepPerProfile measures the runtime's critical path per step on
+// a 1280x800 screen for every model profile: from the model's reply
+// received to the next request sent, over 24 turns alternating
+// observe_screen and press_key (a letter the terminal echoes, so every
+// observation is a new screen) against an xterm full of text. Every
+// profile sees the same screens; the ones that downscale (gpt,
+// qwen2.5-vl) pay for the resize.
+func BenchmarkStepPerProfile(b *testing.B) {
+	const scenario = `name: step per profile
+app:
+  command: [xterm, -geometry, 200x60+0+0, -e, sh, -c, 'ls -l /usr/bin | head -56; exec cat']
+goal: Measure the steps.
+`
+	for _, profile := range []string{"openai-compatible", "qwen3-vl-8b-instruct", "qwen2.5-vl-7b-instruct", "gpt"} {
+		b.Run(profile, func(b *testing.B) {
+			operator := `runner:
+  settle_cap_ms: 2000
+session:
+  width: 1280
+  height: 800
+model:
+  profile: ` + profile + `
+  name: bench
+  endpoint: ENDPOINT
+  retry: 0
+  timeout: 5
+`
+			byTool := map[string][]time.Duration{}
+			for b.Loop() {
+				script := make([]mt.Exchange, 0, 25)
+				for i := 0; i < 24; i++ {
+					if i%2 == 0 {
+						script = append(script, loopObserve)
+					} else {
+						script = append(script, mt.Call("press_key", `{"key": "x"}`))
+					}
+				}
+				script = append(script, loopGoalMet)
+				r := loopRun(b, loopCase{scenario: scenario, operator: operator, script: script})
+				if r.rep.Loop.Iterations != 25 {
+					b.Fatalf("loop = %+v", r.rep.Loop)
+				}
+				var replied time.Time
+				var tool string
+				for _, e := range r.events {
+					switch e.Kind {
+					case events.KindModelReply:
+						replied = e.T
+					case events.KindStepEnded:
+						tool = e.Tool
+					case events.KindModelRequest:
+						if !replied.IsZero() {
+							byTool[tool] = append(byTool[tool], e.T.Sub(replied))
+						}
+					}
+				}
+			}
+			quantile := func(ds []time.Duration, q float64) float64 {
+				slices.Sort(ds)
+				return float64(ds[int(float64(len(ds)-1)*q)].Microseconds()) / 1000
+			}
+			b.ReportMetric(quantile(byTool["observe_screen"], 0.5), "ms/observe-median")
+			b.ReportMetric(quantile(byTool["observe_screen"], 0.95), "ms/observe-p95")
+			b.ReportMetric(quantile(byTool["press_key"], 0.5), "ms/key-median")
+			b.ReportMetric(quantile(byTool["press_key"], 0.95), "ms/key-p95")
+		})
+	}
+}

@@ -69,6 +69,13 @@ func (s *runState) keepScreen(ctx context.Context, img *image.RGBA) (string, []b
 	if err != nil {
 		return "", nil, err
 	}
+	s.reportShown(shown, rel)
+	return rel, data, nil
+}
+
+// reportShown raises a concern, once per secret, for the secrets OCR read
+// on the screen saved as rel.
+func (s *runState) reportShown(shown []string, rel string) {
 	for _, ref := range shown {
 		if s.onScreen.reported[ref] {
 			continue
@@ -79,7 +86,6 @@ func (s *runState) keepScreen(ctx context.Context, img *image.RGBA) (string, []b
 		s.onScreen.reported[ref] = true
 		s.concern(fmt.Sprintf("the application displayed the secret %q on the screen (first in %s); it is blacked out in every saved screen and every image the model gets", ref, rel))
 	}
-	return rel, data, nil
 }
 
 // maskSecrets blacks out every place on img where a secret may show: the

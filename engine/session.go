@@ -220,9 +220,13 @@ func (s *runState) agentStep(ctx context.Context, c agentCall) (CallResult, bool
 		Step: s.stepN, Tool: c.tool, Status: res.status, Message: s.r.Redact(res.message),
 		Screen: res.screen, Point: res.point, Ended: ended,
 	}
-	if res.image != nil && res.png != nil {
-		b := res.image.Bounds()
-		out.PNG, out.Width, out.Height = res.png, b.Dx(), b.Dy()
+	if res.image != nil && res.frame != nil {
+		if data, err := res.frame.PNG(); err != nil {
+			s.log("encode the screen for the agent: %v", err)
+		} else {
+			b := res.image.Bounds()
+			out.PNG, out.Width, out.Height = data, b.Dx(), b.Dy()
+		}
 	}
 	return out, ended
 }

@@ -116,7 +116,7 @@ type guards struct {
 	// last changed (observe before acting).
 	observed   bool
 	lastScreen *image.RGBA
-	lastPNG    []byte // lastScreen as written to the report
+	lastFrame  *report.Frame // lastScreen as the report writes it
 }
 
 // loopState is the work's progress and the budgets it spends: steps,
@@ -412,30 +412,37 @@ func (s *runState) checkAfterStep() bool {
 // capture takes a screenshot (after the screen settles when settle is
 // set), writes it to the report and announces it.
 func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGBA, error) {
+	if settle {
+		opts := s.settleOptions(false)
+		return s.captureWith(ctx, &opts)
+	}
+	return s.captureWith(ctx, nil)
+}
+
+// captureWith takes a screenshot, after the screen settles as settle says
+// when it is not nil, writes it to the report and announces it.
+func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (string, *image.RGBA, error) {
 	var img *image.RGBA
 	var err error
 	settled := true
 	switch {
 	case s.web.PageIsTheScreen():
 		img, err = s.web.Screenshot(ctx)
-	case settle:
-		op := s.files.Operator.Runner
-		img, settled, err = s.desk.WaitSettled(ctx, x11.SettleOptions{
-			Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
-			Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
-		})
+	case settle != nil:
+		img, settled, err = s.desk.WaitSettled(ctx, *settle)
 	default:
 		img, err = s.desk.Capture(ctx)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	rel, data, err := s.keepScreen(ctx, img)
-	if err != nil {
-		return "", nil, err
-	}
+	// Secrets are masked before the frame exists: it is encoded later,
+	// in the background for the report.
+	shown := s.maskSecrets(ctx, img)
+	rel, frame := s.saveScreen(img)
+	s.reportShown(shown, rel)
 	b := img.Bounds()
-	s.lastScreen, s.lastPNG = img, data
+	s.lastScreen, s.lastFrame = img, frame
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
 		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
 	}})

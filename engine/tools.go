@@ -14,6 +14,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -44,8 +45,8 @@ type result struct {
 	message string // for the report and the model, redacted on publish
 	screen  string
 	point   *events.Point
-	image   *image.RGBA // a capture for the model to see
-	png     []byte      // image, PNG-encoded (as written to the report)
+	image   *image.RGBA   // a capture for the model to see
+	frame   *report.Frame // image, as the report writes it
 	// endLoop is set by tools that end the agentic loop.
 	endLoop string
 }
@@ -142,7 +143,7 @@ func (s *runState) observeScreen(ctx context.Context) result {
 	if titles := s.windowTitles(); titles != "" {
 		r.message += "; the application's windows: " + titles
 	}
-	r.screen, r.image, r.png = rel, img, s.lastPNG
+	r.screen, r.image, r.frame = rel, img, s.lastFrame
 	return r
 }
 
@@ -276,7 +277,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 		}
 		return s.driverFailure(err)
 	}
-	r := s.settled(ctx, ok(done))
+	r := s.settledAfterInput(ctx, ok(done))
 	r.point = p
 	return r
 }
@@ -471,7 +472,7 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
 	switch {
 	case c.ScreenChanging:
-		_, settled, err := s.desk.WaitSettled(ctx, x11.SettleOptions{Interval: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		_, settled, err := s.desk.WaitSettled(ctx, x11.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
 		if err != nil && ctx.Err() != nil {
 			return true, nil
 		}

@@ -58,8 +58,10 @@ func TestExpectExit(t *testing.T) {
 		{name: "keeps running", command: "[zenity, --info, --text=Stay]",
 			steps:   "  - observe_screen: {}\n",
 			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted, evidence: "still running 1s after the last step"},
+		// The wait lets the process end within the steps: the dialog is
+		// gone, and the step settled, a moment before zenity exits.
 		{name: "exits with another code", command: "[zenity, --question, --text=No]",
-			steps:   "  - observe_screen: {}\n  - press_key: Escape\n",
+			steps:   "  - observe_screen: {}\n  - press_key: Escape\n  - wait: 1\n",
 			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, evidence: "expects exit codes [0]"},
 	}
 	for _, c := range cases {
@@ -96,7 +98,7 @@ func TestSwitchWindow(t *testing.T) {
 	o := scriptRun(t, scriptRunSpec{scenario: `name: switch window
 app:
   command: [xterm, -class, KasmMain, -T, kasm main, -e, sh, -c,
-    'zenity --entry --title="Kasm Prompt" --text=Name > entry.txt; exec sleep 3600']
+    'zenity --entry --title="Kasm Prompt" --text=Name > entry.tmp; mv entry.tmp entry.txt; exec sleep 3600']
   window: {class: KasmMain}
 windows:
   prompt: {title: Kasm Prompt}

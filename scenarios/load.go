@@ -575,6 +575,8 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 		{"runner.grounding_attempts", r.GroundingAttempts < 0},
 		{"runner.settle_interval_ms", r.SettleIntervalMS < 0},
 		{"runner.settle_cap_ms", r.SettleCapMS < 0},
+		{"runner.settle_quiet_ms", r.SettleQuietMS < 0},
+		{"runner.settle_response_ms", r.SettleResponseMS < 0},
 		{"model.timeout", o.Model.Timeout < 0},
 		{"model.retry", o.Model.Retry != nil && *o.Model.Retry < 0},
 		{"model.disable_after", o.Model.DisableAfter < 0},

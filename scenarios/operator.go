@@ -74,6 +74,12 @@ type RunnerConfig struct {
 	Respond           bool    `yaml:"respond"`
 	SettleIntervalMS  int     `yaml:"settle_interval_ms"`
 	SettleCapMS       int     `yaml:"settle_cap_ms"`
+	// SettleQuietMS is how long nothing may be drawn for the screen to
+	// count as settled, where the X server reports drawing (DAMAGE).
+	SettleQuietMS int `yaml:"settle_quiet_ms"`
+	// SettleResponseMS is how long an action waits for the screen to
+	// start changing before its screen is taken as unchanged (DAMAGE).
+	SettleResponseMS int `yaml:"settle_response_ms"`
 	// AppLogMaxBytes caps app.log; past it the start and the most recent
 	// output are kept and the cut is marked. Zero means the default.
 	AppLogMaxBytes int64 `yaml:"app_log_max_bytes"`
@@ -179,6 +185,8 @@ func (o *Operator) applyDefaults() {
 	setDefault(&r.GroundingAttempts, DefaultGroundingAttempts)
 	setDefault(&r.SettleIntervalMS, 60)
 	setDefault(&r.SettleCapMS, 2000)
+	setDefault(&r.SettleQuietMS, 30)
+	setDefault(&r.SettleResponseMS, 300)
 	setDefault(&r.AppLogMaxBytes, DefaultAppLogMaxBytes)
 	s := &o.Session
 	setDefault(&s.Width, 1280)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // route is one route of the HTTP API; the OpenAPI document describes
@@ -167,7 +168,13 @@ func (a *api) screen(w http.ResponseWriter, r *http.Request, s Watched) {
 		writeError(w, http.StatusNotFound, "no screen has been captured yet; call observe_screen")
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(s.ReportDir(), filepath.FromSlash(latest)))
+	// The run writes screens in the background after announcing them.
+	f, err := report.OpenScreen(s.ReportDir(), latest)
+	var b []byte
+	if err == nil {
+		b, err = io.ReadAll(f)
+		f.Close()
+	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "read the screen: "+err.Error())
 		return

@@ -10,13 +10,12 @@ import (
 	"image/png"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
@@ -136,7 +135,8 @@ func cropTo(img image.Image, r image.Rectangle) image.Image {
 }
 
 func readPNG(dir, rel string) (image.Image, error) {
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+	// The run writes screens in the background after announcing them.
+	f, err := report.OpenScreen(dir, rel)
 	if err != nil {
 		return nil, fmt.Errorf("load screen: %w", err)
 	}

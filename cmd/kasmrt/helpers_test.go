@@ -12,7 +12,7 @@ import (
 )
 
 // need skips the test when a program it starts is not installed.
-func need(t *testing.T, bins ...string) {
+func need(t testing.TB, bins ...string) {
 	t.Helper()
 	for _, bin := range bins {
 		if _, err := exec.LookPath(bin); err != nil {

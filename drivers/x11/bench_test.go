@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,13 +105,59 @@ func BenchmarkCapturePNG(b *testing.B) {
 	})
 }
 
-// BenchmarkCaptureRaw isolates the capture from the encoding.
+// BenchmarkCaptureRaw isolates the capture from the encoding: through
+// MIT-SHM and through core GetImage, each into a fresh RGBA image as
+// Capture returns it.
 func BenchmarkCaptureRaw(b *testing.B) {
 	_, c, _ := benchDisplay(b)
-	timed(b, func(int) error {
-		_, err := c.Capture(context.Background())
-		return err
+	if c.CaptureMethod() != "MIT-SHM" {
+		b.Fatalf("the server did not attach the MIT-SHM segment")
+	}
+	b.Run("shm", func(b *testing.B) {
+		timed(b, func(int) error {
+			_, err := c.Capture(context.Background())
+			return err
+		})
 	})
+	b.Run("getimage", func(b *testing.B) {
+		timed(b, func(int) error {
+			return c.captureGetImage(image.NewRGBA(image.Rect(0, 0, c.width, c.height)))
+		})
+	})
+}
+
+// BenchmarkKeySettled measures a key press in xterm (the terminal echoes
+// it) until the screen has settled, with the engine's default settle
+// options: from DAMAGE reports, and by comparing captures 60 ms apart.
+func BenchmarkKeySettled(b *testing.B) {
+	_, c, w := benchDisplay(b)
+	if err := c.Focus(w); err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []struct {
+		name string
+		opts SettleOptions
+	}{
+		{"damage", SettleOptions{Quiet: 30 * time.Millisecond, Response: 300 * time.Millisecond, Cap: 2 * time.Second}},
+		{"compare", SettleOptions{Interval: 60 * time.Millisecond, Cap: 2 * time.Second, Compare: true}},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			timed(b, func(i int) error {
+				key := "a"
+				if i%40 == 39 {
+					key = "Return"
+				}
+				if err := c.PressKey(context.Background(), key); err != nil {
+					return err
+				}
+				_, settled, err := c.WaitSettled(context.Background(), m.opts)
+				if err == nil && !settled {
+					err = fmt.Errorf("screen did not settle")
+				}
+				return err
+			})
+		})
+	}
 }
 
 func scrot(display, path string) error {

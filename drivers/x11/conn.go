@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/png"
 	"io"
 	"log"
 	"sync"
@@ -13,6 +12,8 @@ import (
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
+
+	"github.com/kasmrt/kasmrt/internal/screenpng"
 )
 
 func init() {
@@ -43,6 +44,14 @@ type Conn struct {
 	// scratch holds keycodes this connection rebound for TypeText, keyed
 	// by the keysym they now produce; Close restores them.
 	scratch map[xproto.Keysym]xproto.Keycode
+
+	// shm captures through shared memory when the server can attach our
+	// segment; nil means core GetImage.
+	shm *shmCapture
+	// damage reports drawing on the screen, so settling waits for the
+	// drawing to stop instead of comparing captures; nil when the server
+	// has no DAMAGE extension.
+	damage *damageWatch
 
 	closeOnce sync.Once
 }
@@ -81,6 +90,14 @@ func Dial(display string) (*Conn, error) {
 		x.Close()
 		return nil, fmt.Errorf("dial X display %s: %w", display, err)
 	}
+	// Both are optional: without them capture uses core GetImage and
+	// settling compares captures, as every X server allows.
+	if sc, err := attachSHM(x, c.width, c.height); err == nil {
+		c.shm = sc
+	}
+	if dw, err := watchDamage(display, c.root); err == nil {
+		c.damage = dw
+	}
 	return c, nil
 }
 
@@ -114,9 +131,36 @@ func (c *Conn) Close() error {
 		c.inputMu.Lock()
 		c.restoreScratch()
 		c.inputMu.Unlock()
+		if c.shm != nil {
+			c.shm.detach(c.x)
+		}
+		if c.damage != nil {
+			c.damage.close()
+		}
 		c.x.Close()
 	})
 	return nil
+}
+
+// CaptureMethod names how Capture reads the screen: "MIT-SHM" or
+// "GetImage".
+func (c *Conn) CaptureMethod() string {
+	if c.shm != nil {
+		return "MIT-SHM"
+	}
+	return "GetImage"
+}
+
+// SettleMethod names how WaitSettled decides the screen is still: "DAMAGE"
+// (the server reports drawing) or "compare" (consecutive captures are
+// compared).
+func (c *Conn) SettleMethod() string {
+	if c.damage != nil {
+		if _, _, err := c.damage.state(); err == nil {
+			return "DAMAGE"
+		}
+	}
+	return "compare"
 }
 
 // ScreenSize is the size of the root window in pixels.
@@ -129,12 +173,11 @@ func (c *Conn) sync() error {
 }
 
 // EncodePNG writes img as PNG tuned for speed over size: screens are
-// written once per step and read rarely.
+// written once per step and read rarely (internal/screenpng).
 func EncodePNG(w io.Writer, img image.Image) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(bw, img); err != nil {
-		return fmt.Errorf("encode png: %w", err)
+	if err := screenpng.Encode(bw, img); err != nil {
+		return err
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("encode png: %w", err)

@@ -10,23 +10,103 @@ import (
 
 // SettleOptions bounds WaitSettled.
 type SettleOptions struct {
-	// Interval is the pause between captures; zero means 100 ms.
+	// Interval is the pause between captures when settling compares
+	// captures; zero means 100 ms.
 	Interval time.Duration
 	// Cap is the longest WaitSettled waits; zero means 2 s.
 	Cap time.Duration
+	// Quiet is, with DAMAGE, how long nothing may be drawn for the screen
+	// to count as settled; zero means 30 ms.
+	Quiet time.Duration
+	// Response is, with DAMAGE, how long to wait for the screen to start
+	// changing (after an action) before taking it as unchanged; zero
+	// means not to wait for a change at all. A late redraw within
+	// Response is waited for; comparing captures cannot tell one apart
+	// from a screen that will not change.
+	Response time.Duration
+	// Compare compares captures even when the server offers DAMAGE.
+	Compare bool
 }
 
-// WaitSettled captures the screen until two consecutive captures are
-// identical or opts.Cap has passed, and returns the last capture and
-// whether the screen settled. A cancelled ctx is an error.
+func (o SettleOptions) withDefaults() SettleOptions {
+	if o.Interval <= 0 {
+		o.Interval = 100 * time.Millisecond
+	}
+	if o.Cap <= 0 {
+		o.Cap = 2 * time.Second
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = 30 * time.Millisecond
+	}
+	return o
+}
+
+// WaitSettled waits until the screen is still or opts.Cap has passed, and
+// returns a capture taken then and whether the screen settled. With the
+// DAMAGE extension the screen is still once nothing has been drawn for
+// opts.Quiet (after the first drawing, when opts.Response asks to wait for
+// one), and the screen is captured once; otherwise captures are taken
+// opts.Interval apart until two are identical. A cancelled ctx is an
+// error.
 func (c *Conn) WaitSettled(ctx context.Context, opts SettleOptions) (*image.RGBA, bool, error) {
+	opts = opts.withDefaults()
+	if c.damage != nil && !opts.Compare {
+		if _, _, err := c.damage.state(); err == nil {
+			return c.settleByDamage(ctx, opts)
+		}
+	}
+	return c.settleByComparing(ctx, opts)
+}
+
+// settleByDamage waits for a quiet screen as the DAMAGE reports tell it,
+// then captures.
+func (c *Conn) settleByDamage(ctx context.Context, opts SettleOptions) (*image.RGBA, bool, error) {
+	start := time.Now()
+	deadline := start.Add(opts.Cap)
+	_, before, _ := c.damage.state()
+	t := time.NewTimer(opts.Cap)
+	defer t.Stop()
+	for {
+		last, reports, err := c.damage.state()
+		if err != nil {
+			// The watching connection died (the server is going away):
+			// the comparison says what can still be said.
+			return c.settleByComparing(ctx, SettleOptions{Interval: opts.Interval, Cap: max(time.Until(deadline), time.Millisecond)})
+		}
+		// ready is when the screen counts as settled if nothing more is
+		// drawn: Response after the start while the action's drawing has
+		// not begun, Quiet after the newest drawing otherwise.
+		ready := last.Add(opts.Quiet)
+		if reports == before && opts.Response > 0 {
+			ready = start.Add(opts.Response)
+		}
+		now := time.Now()
+		settled := !now.Before(ready)
+		if settled || !now.Before(deadline) {
+			img, err := c.Capture(ctx)
+			if err != nil {
+				return nil, false, fmt.Errorf("wait for screen to settle: %w", err)
+			}
+			return img, settled, nil
+		}
+		wake := ready
+		if deadline.Before(wake) {
+			wake = deadline
+		}
+		t.Reset(wake.Sub(now))
+		select {
+		case <-ctx.Done():
+			return nil, false, fmt.Errorf("wait for screen to settle: %w", ctx.Err())
+		case <-c.damage.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// settleByComparing captures the screen until two consecutive captures
+// are identical or opts.Cap has passed.
+func (c *Conn) settleByComparing(ctx context.Context, opts SettleOptions) (*image.RGBA, bool, error) {
 	interval, limit := opts.Interval, opts.Cap
-	if interval <= 0 {
-		interval = 100 * time.Millisecond
-	}
-	if limit <= 0 {
-		limit = 2 * time.Second
-	}
 	deadline := time.Now().Add(limit)
 	prev, err := c.Capture(ctx)
 	if err != nil {

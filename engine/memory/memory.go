@@ -19,10 +19,10 @@ const (
 	EmitOnChange = "on_change"
 )
 
-// Image is a registered image.
+// Image is a registered image: its handle and what it shows, never its
+// bytes (the messages that carry it hold those while it is in context).
 type Image struct {
 	Handle      string
-	PNG         []byte
 	Description string
 	Input       bool // an input image: always kept in context
 	// used orders screens by their latest registration, so a screen seen
@@ -63,16 +63,17 @@ func New(policy string, keep int) *Memory {
 // AddInput registers an input image (one the scenario provides) as
 // input_image_N. Identical data resolves to its existing handle.
 func (m *Memory) AddInput(png []byte, description string) string {
-	return m.add(png, description, true)
+	return m.add(sha256.Sum256(png), description, true)
 }
 
-// AddScreen registers a capture a tool made as tool_generated_image_N.
-func (m *Memory) AddScreen(png []byte, description string) string {
-	return m.add(png, description, false)
+// AddScreen registers a capture a tool made as tool_generated_image_N,
+// by the SHA-256 of its pixels: a screen seen before resolves to its
+// existing handle. Only the sum is kept, so a long run holds no screens.
+func (m *Memory) AddScreen(sum [32]byte, description string) string {
+	return m.add(sum, description, false)
 }
 
-func (m *Memory) add(png []byte, description string, input bool) string {
-	sum := sha256.Sum256(png)
+func (m *Memory) add(sum [32]byte, description string, input bool) string {
 	m.clock++
 	if i, ok := m.byHash[sum]; ok {
 		m.images[i].used = m.clock
@@ -86,7 +87,7 @@ func (m *Memory) add(png []byte, description string, input bool) string {
 		m.generated++
 		handle = fmt.Sprintf("tool_generated_image_%d", m.generated)
 	}
-	m.images = append(m.images, Image{Handle: handle, PNG: png, Description: description, Input: input, used: m.clock})
+	m.images = append(m.images, Image{Handle: handle, Description: description, Input: input, used: m.clock})
 	m.byHandle[strings.ToLower(handle)] = len(m.images) - 1
 	m.byHash[sum] = len(m.images) - 1
 	return handle
@@ -196,6 +197,22 @@ func (m *Memory) visible() map[string]bool {
 		out[screens[i].Handle] = true
 	}
 	return out
+}
+
+// Forget drops the bytes of the images in history that have left the
+// context: Context never sends them again (a screen seen again comes with
+// its new message), so a long run's history holds only the newest
+// screens' bytes.
+func (m *Memory) Forget(history []model.Message) {
+	visible := m.visible()
+	for i := range history {
+		for j := range history[i].Images {
+			img := &history[i].Images[j]
+			if img.PNG != nil && !visible[img.Handle] {
+				img.PNG = nil
+			}
+		}
+	}
 }
 
 // Context returns history as it is sent, bounded however long the run is:

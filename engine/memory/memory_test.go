@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,9 +13,9 @@ import (
 func TestHandlesAndDedup(t *testing.T) {
 	t.Parallel()
 	m := New(EmitAlways, 2)
-	a := m.AddScreen([]byte("screen-a"), "screen 0001")
-	b := m.AddScreen([]byte("screen-b"), "screen 0002")
-	again := m.AddScreen([]byte("screen-a"), "screen 0003")
+	a := m.AddScreen(sha256.Sum256([]byte("screen-a")), "screen 0001")
+	b := m.AddScreen(sha256.Sum256([]byte("screen-b")), "screen 0002")
+	again := m.AddScreen(sha256.Sum256([]byte("screen-a")), "screen 0003")
 	in := m.AddInput([]byte("ref"), "reference")
 	if a != "tool_generated_image_1" || b != "tool_generated_image_2" || again != a || in != "input_image_1" {
 		t.Fatalf("handles: %s %s %s %s", a, b, again, in)
@@ -33,14 +35,14 @@ func TestEmitPolicy(t *testing.T) {
 		second, third bool
 	}{{EmitAlways, true, true}, {EmitOnChange, false, true}} {
 		m := New(c.policy, 3)
-		m.AddScreen([]byte("a"), "screen 1")
+		m.AddScreen(sha256.Sum256([]byte("a")), "screen 1")
 		if m.EnvironmentUpdate() == "" {
 			t.Fatalf("%s: first update empty", c.policy)
 		}
 		if got := m.EnvironmentUpdate() != ""; got != c.second {
 			t.Errorf("%s: unchanged inventory emitted=%v, want %v", c.policy, got, c.second)
 		}
-		m.AddScreen([]byte("b"), "screen 2")
+		m.AddScreen(sha256.Sum256([]byte("b")), "screen 2")
 		if got := m.EnvironmentUpdate() != ""; got != c.third {
 			t.Errorf("%s: changed inventory emitted=%v, want %v", c.policy, got, c.third)
 		}
@@ -70,7 +72,7 @@ func TestContextKeepsNewestImages(t *testing.T) {
 	m := New(EmitAlways, 2)
 	var history []model.Message
 	for i := 0; i < 5; i++ {
-		h := m.AddScreen([]byte{byte(i)}, "screen")
+		h := m.AddScreen(sha256.Sum256([]byte{byte(i)}), "screen")
 		history = append(history, model.Message{Role: model.RoleUser, Text: "observed", Images: []model.Image{{Handle: h, PNG: []byte{byte(i)}}}})
 	}
 	ctx := m.Context(history)
@@ -98,7 +100,7 @@ func TestInputImagesStayInContext(t *testing.T) {
 	in := m.AddInput([]byte("reference"), "reference image")
 	history := []model.Message{{Role: model.RoleUser, Text: "goal", Images: []model.Image{{Handle: in}}}}
 	for i := 0; i < 3; i++ {
-		h := m.AddScreen([]byte{byte(i)}, "screen")
+		h := m.AddScreen(sha256.Sum256([]byte{byte(i)}), "screen")
 		history = append(history, model.Message{Role: model.RoleTool, Images: []model.Image{{Handle: h}}})
 	}
 	ctx := m.Context(history)
@@ -114,7 +116,7 @@ func TestContextBoundsTurnsUpdatesAndRepeats(t *testing.T) {
 	t.Parallel()
 	m := New(EmitAlways, 3)
 	history := []model.Message{{Role: model.RoleUser, Text: "Goal: g"}}
-	same := m.AddScreen([]byte("same"), "screen")
+	same := m.AddScreen(sha256.Sum256([]byte("same")), "screen")
 	for i := 0; i < 30; i++ {
 		id := fmt.Sprintf("call_%d", i)
 		history = append(history,
@@ -155,7 +157,7 @@ func TestRepeatedScreenStaysInContext(t *testing.T) {
 	m := New(EmitAlways, 2)
 	var history []model.Message
 	for _, data := range []string{"start", "b", "c", "start"} {
-		h := m.AddScreen([]byte(data), "screen")
+		h := m.AddScreen(sha256.Sum256([]byte(data)), "screen")
 		history = append(history, model.Message{Role: model.RoleTool, Text: "The screen is " + h + ".", Images: []model.Image{{Handle: h}}})
 	}
 	ctx := m.Context(history)
@@ -173,13 +175,13 @@ func TestOnChangeEmitsWhenAScreenIsSeenAgain(t *testing.T) {
 	t.Parallel()
 	m := New(EmitOnChange, 2)
 	for _, png := range []string{"a", "b", "c"} {
-		m.AddScreen([]byte(png), "screen "+png)
+		m.AddScreen(sha256.Sum256([]byte(png)), "screen "+png)
 	}
 	first := m.EnvironmentUpdate()
 	if !strings.Contains(first, "- tool_generated_image_1: dropped from context") {
 		t.Fatalf("first update:\n%s", first)
 	}
-	m.AddScreen([]byte("a"), "screen a")
+	m.AddScreen(sha256.Sum256([]byte("a")), "screen a")
 	again := m.EnvironmentUpdate()
 	if again == "" {
 		t.Fatal("on_change stayed quiet after a dropped screen came back into context")
@@ -189,12 +191,46 @@ func TestOnChangeEmitsWhenAScreenIsSeenAgain(t *testing.T) {
 			t.Errorf("update after the screen was seen again lacks %q:\n%s", want, again)
 		}
 	}
-	m.AddScreen([]byte("a"), "screen a")
+	m.AddScreen(sha256.Sum256([]byte("a")), "screen a")
 	if u := m.EnvironmentUpdate(); u != "" {
 		t.Errorf("on_change emitted for the newest screen seen once more:\n%s", u)
 	}
-	m.AddScreen([]byte("c"), "screen c")
+	m.AddScreen(sha256.Sum256([]byte("c")), "screen c")
 	if u := m.EnvironmentUpdate(); u == "" {
 		t.Error("on_change stayed quiet when the screens in context changed order")
+	}
+}
+
+// TestForgetKeepsOnlyContextBytes checks that a long run's history holds
+// the bytes of the screens still in context and no others, that what is
+// sent is the same with and without forgetting, and that a screen seen
+// again is sent with its new message.
+func TestForgetKeepsOnlyContextBytes(t *testing.T) {
+	t.Parallel()
+	kept, plain := New(EmitAlways, 3), New(EmitAlways, 3)
+	var history, full []model.Message
+	for i := 0; i < 30; i++ {
+		screen := []byte{byte(i % 25)} // the first screens come back at the end
+		for _, run := range []struct {
+			m *Memory
+			h *[]model.Message
+		}{{kept, &history}, {plain, &full}} {
+			h := run.m.AddScreen(sha256.Sum256(screen), "screen")
+			*run.h = append(*run.h, model.Message{Role: model.RoleTool, CallID: fmt.Sprint(i), Text: "observed",
+				Images: []model.Image{{Handle: h, PNG: bytes.Repeat(screen, 1000)}}})
+		}
+		kept.Forget(history)
+		if got, want := fmt.Sprint(kept.Context(history)), fmt.Sprint(plain.Context(full)); got != want {
+			t.Fatalf("turn %d: forgetting changed what is sent", i)
+		}
+		held := 0
+		for _, msg := range history {
+			for _, img := range msg.Images {
+				held += len(img.PNG)
+			}
+		}
+		if held > 3*1000 {
+			t.Fatalf("turn %d: history holds %d image bytes, want at most the 3 screens in context", i, held)
+		}
 	}
 }

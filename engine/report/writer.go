@@ -1,17 +1,16 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/png"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/screenpng"
 )
 
 // Writer owns a report directory. Events are appended to events.jsonl as
@@ -26,6 +25,11 @@ type Writer struct {
 	appLog  *os.File
 	appCap  *cappedLog // bounds what reaches appLog
 	screens int
+	// queue takes screens to write in the background (SaveFrame);
+	// written closes when the writer goroutine has written them all.
+	queue   chan pendingScreen
+	written chan struct{}
+	closed  bool
 	err     error // the first write error, reported by Close
 	builder *Builder
 }
@@ -84,23 +88,23 @@ func (w *Writer) fail(err error) {
 	}
 }
 
-// SaveScreen writes img as the next screens/NNNN.png and returns its path
-// relative to the report directory, and the PNG bytes (so a caller that
-// needs them too does not encode the image again).
+// SaveScreen writes img as the next screens/NNNN.png now and returns its
+// path relative to the report directory, and the PNG bytes (so a caller
+// that needs them too does not encode the image again). A run's steps use
+// SaveFrame, which writes in the background.
 func (w *Writer) SaveScreen(img image.Image) (string, []byte, error) {
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(&buf, img); err != nil {
+	data, err := screenpng.Bytes(img)
+	if err != nil {
 		return "", nil, fmt.Errorf("encode screen: %w", err)
 	}
 	w.mu.Lock()
 	w.screens++
 	rel := fmt.Sprintf("screens/%04d.png", w.screens)
 	w.mu.Unlock()
-	if err := os.WriteFile(filepath.Join(w.dir, rel), buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.dir, rel), data, 0o644); err != nil {
 		return "", nil, fmt.Errorf("write %s: %w", rel, err)
 	}
-	return rel, buf.Bytes(), nil
+	return rel, data, nil
 }
 
 // AppLog is where the application's stdout and stderr go, redacted and
@@ -162,8 +166,10 @@ func WriteJSON(dir string, r Report, redact func(string) string) error {
 	return nil
 }
 
-// Close closes the files and returns the first write error, if any.
+// Close waits for the screens still being written, closes the files and
+// returns the first write error, if any.
 func (w *Writer) Close() error {
+	w.flushScreens()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.appCap.finish(); err != nil {

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+)
+
+// BenchmarkGoalRunRSS measures the peak resident memory of `kasmrt run`
+// (its own process) for goal runs of 13, 25 and 49 turns against the model
+// test server: observe_screen and press_key alternately on a 1280x800
+// xterm full of text, full-size screens (openai-compatible), so every
+// observation is a new ~150 KB screen. Flat in the number of turns is the
+// goal. KASM_BENCH_KASMRT names another binary to measure (an older
+// build, for a before/after).
+func BenchmarkGoalRunRSS(b *testing.B) {
+	need(b, "Xvfb", "xterm")
+	bin := os.Getenv("KASM_BENCH_KASMRT")
+	if bin == "" {
+		var err error
+		if bin, err = builtBinary(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, turns := range []int{13, 25, 49} {
+		b.Run(fmt.Sprintf("turns-%d", turns), func(b *testing.B) {
+			var peak int64
+			for b.Loop() {
+				script := make([]modeltest.Exchange, 0, turns)
+				for i := 0; i < turns-1; i++ {
+					if i%2 == 0 {
+						script = append(script, modeltest.Call("observe_screen", `{}`))
+					} else {
+						script = append(script, modeltest.Call("press_key", `{"key": "x"}`))
+					}
+				}
+				script = append(script, modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "done"}`))
+				srv := modeltest.New(b, script...)
+				dir := b.TempDir()
+				scenario, operator := filepath.Join(dir, "scenario.yaml"), filepath.Join(dir, "operator.yaml")
+				files := map[string]string{
+					scenario: `name: memory per turn
+app:
+  command: [xterm, -geometry, 200x60+0+0, -e, sh, -c, 'ls -l /usr/bin | head -56; exec cat']
+goal: Measure memory.
+`,
+					operator: fmt.Sprintf("runner: {max_iterations: %d}\nmodel:\n  name: bench\n  endpoint: %s\n  retry: 0\n", turns+1, srv.URL()),
+				}
+				for path, body := range files {
+					if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cmd := exec.Command(bin, "run", scenario, "-o", operator, "--headless", "--display", "-", "--report", filepath.Join(dir, "report"))
+				cmd.Env = append(os.Environ(), "KASM_RUNTIME_VISION_ENDPOINT=")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("kasmrt run: %v\n%s", err, out)
+				}
+				if n := len(srv.Requests()); n != turns {
+					b.Fatalf("%d model turns, want %d", n, turns)
+				}
+				peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
+			}
+			b.ReportMetric(float64(peak)/1024, "MB/peak-rss")
+		})
+	}
+}

@@ -1,0 +1,247 @@
+package x11
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/internal/lateapp"
+)
+
+// lateAppDelay is set in the environment of a test binary run as the late
+// app: how long it waits after a key before drawing.
+const lateAppDelay = "KASM_LATE_APP_DELAY"
+
+// TestLateAppHelper is the late-drawing X client when the test binary runs
+// as one (see startLateApp).
+func TestLateAppHelper(t *testing.T) {
+	delay := os.Getenv(lateAppDelay)
+	if delay == "" {
+		t.Skip("runs only as the late app's child process")
+	}
+	d, err := time.ParseDuration(delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lateapp.Run(os.Getenv("DISPLAY"), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startLateApp runs the late app on s and returns its window, focused
+// and painted white.
+func startLateApp(t *testing.T, s *Session, c *Conn, delay time.Duration) Window {
+	t.Helper()
+	p, err := proc.Start(context.Background(), proc.Spec{
+		Argv: []string{os.Args[0], "-test.run=^TestLateAppHelper$"},
+		Env:  []string{"DISPLAY=" + s.Display(), lateAppDelay + "=" + delay.String()},
+	})
+	if err != nil {
+		t.Fatalf("launch the late app: %v", err)
+	}
+	t.Cleanup(func() { p.Stop(time.Second) })
+	w := findWindow(t, c, WindowMatch{Class: lateapp.Class})
+	if err := c.Focus(w); err != nil {
+		t.Fatalf("Focus: %v", err)
+	}
+	eventually(t, "the late app's white window", func() bool {
+		return pixelAt(t, c, w) == white
+	})
+	return w
+}
+
+var (
+	white = color.RGBA{255, 255, 255, 255}
+	black = color.RGBA{0, 0, 0, 255}
+)
+
+func pixelAt(t *testing.T, c *Conn, w Window) color.RGBA {
+	t.Helper()
+	img, err := c.Capture(context.Background())
+	if err != nil {
+		t.Fatalf("Capture: %v", err)
+	}
+	return img.RGBAAt(w.X+w.Width/2, w.Y+w.Height/2)
+}
+
+// TestServerOffersSHMAndDamage pins what the embedded Xvfb offers, so the
+// fast paths are the ones the other tests exercise.
+func TestServerOffersSHMAndDamage(t *testing.T) {
+	t.Parallel()
+	_, c := newDisplay(t)
+	if got := c.CaptureMethod(); got != "MIT-SHM" {
+		t.Errorf("CaptureMethod = %q, want MIT-SHM", got)
+	}
+	if got := c.SettleMethod(); got != "DAMAGE" {
+		t.Errorf("SettleMethod = %q, want DAMAGE", got)
+	}
+}
+
+// TestCaptureSHMMatchesGetImage checks that both ways of reading the
+// screen give the same pixels.
+func TestCaptureSHMMatchesGetImage(t *testing.T) {
+	t.Parallel()
+	s, c := newDisplay(t)
+	launch(t, s.Display(), "xterm", "-geometry", "80x24+10+10", "-class", "KasmShm", "-e", "sh", "-c", "ls -l /usr/bin | head -20; exec sleep 100")
+	findWindow(t, c, WindowMatch{Class: "KasmShm"})
+	if _, settled, err := c.WaitSettled(context.Background(), SettleOptions{Interval: 100 * time.Millisecond, Cap: 5 * time.Second, Compare: true}); err != nil || !settled {
+		t.Fatalf("settle: %v %v", settled, err)
+	}
+	viaSHM, err := c.Capture(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaCore := image.NewRGBA(viaSHM.Rect)
+	if err := c.captureGetImage(viaCore); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(viaSHM.Pix, viaCore.Pix) {
+		t.Fatal("MIT-SHM and GetImage captures differ")
+	}
+	if blank(viaSHM.Pix) {
+		t.Fatal("the capture is blank")
+	}
+}
+
+// TestSettleWaitsForLateDrawing presses a key in an app that draws 200 ms
+// later: settling after an action must capture the new drawing, not the
+// screen before it.
+func TestSettleWaitsForLateDrawing(t *testing.T) {
+	t.Parallel()
+	s, c := newDisplay(t)
+	w := startLateApp(t, s, c, 200*time.Millisecond)
+	if err := c.PressKey(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	img, settled, err := c.WaitSettled(context.Background(), SettleOptions{
+		Cap: 2 * time.Second, Quiet: 30 * time.Millisecond, Response: 500 * time.Millisecond,
+	})
+	if err != nil || !settled {
+		t.Fatalf("WaitSettled: settled %v, %v", settled, err)
+	}
+	if got := img.RGBAAt(w.X+w.Width/2, w.Y+w.Height/2); got != black {
+		t.Fatalf("captured %v before the app drew, want black", got)
+	}
+}
+
+// TestSettleByDamage covers the quiet-screen rule: a still screen settles
+// without waiting for a change when none is asked for, an unchanged screen
+// after an action settles once Response has passed, and a screen that
+// keeps changing does not settle before the cap.
+func TestSettleByDamage(t *testing.T) {
+	t.Parallel()
+	t.Run("still", func(t *testing.T) {
+		t.Parallel()
+		_, c := newDisplay(t)
+		start := time.Now()
+		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{Cap: 2 * time.Second})
+		if err != nil || !settled {
+			t.Fatalf("settled %v, %v", settled, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a still screen took %v to settle", d)
+		}
+	})
+	t.Run("no change after an action", func(t *testing.T) {
+		t.Parallel()
+		_, c := newDisplay(t)
+		// A new server draws its root window once; let that pass.
+		if _, _, err := c.WaitSettled(context.Background(), SettleOptions{Cap: 2 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{Cap: 2 * time.Second, Response: 300 * time.Millisecond})
+		if err != nil || !settled {
+			t.Fatalf("settled %v, %v", settled, err)
+		}
+		if d := time.Since(start); d < 300*time.Millisecond {
+			t.Errorf("settled after %v, before the response window ended", d)
+		}
+	})
+	t.Run("always changing", func(t *testing.T) {
+		t.Parallel()
+		s, c := newDisplay(t)
+		drawEvery(t, s.Display(), 5*time.Millisecond)
+		start := time.Now()
+		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{Cap: time.Second, Quiet: 150 * time.Millisecond})
+		if err != nil || settled {
+			t.Fatalf("settled %v, %v on a screen drawn every 5 ms", settled, err)
+		}
+		if d := time.Since(start); d < time.Second {
+			t.Errorf("gave up after %v, before the cap", d)
+		}
+	})
+}
+
+// drawEvery fills a rectangle of the root window in alternating colours
+// every period from a connection of its own, until the test ends.
+func drawEvery(t *testing.T, display string, period time.Duration) {
+	t.Helper()
+	x, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := xproto.Setup(x).DefaultScreen(x)
+	gc, err := xproto.NewGcontextId(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xproto.CreateGC(x, gc, xproto.Drawable(screen.Root), 0, nil)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for i := uint32(0); ; i++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			xproto.ChangeGC(x, gc, xproto.GcForeground, []uint32{i * 0x010203 & 0xffffff})
+			xproto.PolyFillRectangle(x, xproto.Drawable(screen.Root), gc, []xproto.Rectangle{{X: 600, Y: 400, Width: 50, Height: 50}})
+			xproto.GetInputFocus(x).Reply()
+		}
+	}()
+	t.Cleanup(func() { close(done); <-stopped; x.Close() })
+}
+
+// TestSettleShowsXtermEcho presses keys in xterm (a terminal echoes them)
+// and checks each settled capture shows the key's effect: DAMAGE settling
+// waits for a real application's drawing, not just for a quiet moment.
+func TestSettleShowsXtermEcho(t *testing.T) {
+	t.Parallel()
+	s, c := newDisplay(t)
+	launch(t, s.Display(), "xterm", "-class", "KasmEcho", "-geometry", "80x24+0+0", "-e", "cat")
+	w := findWindow(t, c, WindowMatch{Class: "KasmEcho"})
+	if err := c.Focus(w); err != nil {
+		t.Fatal(err)
+	}
+	opts := SettleOptions{Cap: 2 * time.Second, Quiet: 30 * time.Millisecond, Response: 500 * time.Millisecond}
+	before, settled, err := c.WaitSettled(context.Background(), SettleOptions{Cap: 3 * time.Second, Quiet: 200 * time.Millisecond})
+	if err != nil || !settled {
+		t.Fatalf("the terminal did not settle: %v %v", settled, err)
+	}
+	for i, key := range []string{"k", "a", "s", "m"} {
+		if err := c.PressKey(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+		after, settled, err := c.WaitSettled(context.Background(), opts)
+		if err != nil || !settled {
+			t.Fatalf("key %d: settled %v, %v", i, settled, err)
+		}
+		if bytes.Equal(before.Pix, after.Pix) {
+			t.Fatalf("key %d (%s): the settled capture does not show the echo", i, key)
+		}
+		before = after
+	}
+}

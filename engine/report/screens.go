@@ -1,0 +1,157 @@
+package report
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"image"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/kasmrt/kasmrt/internal/screenpng"
+)
+
+// Frame is one captured screen. Its PNG is encoded at most once, by
+// whichever needs it first: the report's writer in the background, or a
+// caller that sends the full-size screen to the model.
+type Frame struct {
+	img *image.RGBA
+
+	encode sync.Once
+	png    []byte
+	err    error
+
+	hash sync.Once
+	sum  [32]byte
+}
+
+// NewFrame wraps a capture; img must not change afterwards.
+func NewFrame(img *image.RGBA) *Frame { return &Frame{img: img} }
+
+// Image is the captured screen.
+func (f *Frame) Image() *image.RGBA { return f.img }
+
+// PNG returns the screen encoded as PNG, encoding it on every core on the
+// first call.
+func (f *Frame) PNG() ([]byte, error) { return f.pngOn(0) }
+
+// pngOn is PNG, encoding on at most cores goroutines if it must (zero:
+// every core).
+func (f *Frame) pngOn(cores int) ([]byte, error) {
+	f.encode.Do(func() {
+		f.png, f.err = screenpng.BytesOn(f.img, cores)
+		if f.err != nil {
+			f.err = fmt.Errorf("encode screen: %w", f.err)
+		}
+	})
+	return f.png, f.err
+}
+
+// Sum is the SHA-256 of the screen's pixels, computed once: what repeat
+// detection compares instead of keeping the screens.
+func (f *Frame) Sum() [32]byte {
+	f.hash.Do(func() { f.sum = sha256.Sum256(f.img.Pix) })
+	return f.sum
+}
+
+// screenQueue bounds the screens waiting to be written, so a run that
+// captures faster than the disk takes them holds at most this many
+// captures (4 MB each at 1280x800) before SaveFrame waits.
+const screenQueue = 4
+
+type pendingScreen struct {
+	rel   string
+	frame *Frame
+}
+
+// SaveFrame numbers f as the next screens/NNNN.png, queues it to be
+// encoded and written in the background and returns its path relative to
+// the report directory. The file appears complete or not at all (it is
+// renamed into place); Close waits for every queued screen, and a reader
+// that may race the writer opens it with OpenScreen.
+func (w *Writer) SaveFrame(f *Frame) string {
+	w.mu.Lock()
+	w.screens++
+	rel := fmt.Sprintf("screens/%04d.png", w.screens)
+	if w.queue == nil && !w.closed {
+		w.queue = make(chan pendingScreen, screenQueue)
+		w.written = make(chan struct{})
+		go w.writeScreens(w.queue, w.written)
+	}
+	queue, closed := w.queue, w.closed
+	w.mu.Unlock()
+	if closed {
+		// Too late for the background: write it here.
+		w.writeScreen(pendingScreen{rel, f})
+		return rel
+	}
+	queue <- pendingScreen{rel, f}
+	return rel
+}
+
+func (w *Writer) writeScreens(queue <-chan pendingScreen, done chan<- struct{}) {
+	defer close(done)
+	for p := range queue {
+		w.writeScreen(p)
+	}
+}
+
+func (w *Writer) writeScreen(p pendingScreen) {
+	if err := w.writeScreenFile(p); err != nil {
+		w.mu.Lock()
+		w.fail(err)
+		w.mu.Unlock()
+	}
+}
+
+func (w *Writer) writeScreenFile(p pendingScreen) error {
+	// One core: the other is the next step's.
+	data, err := p.frame.pngOn(1)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p.rel, err)
+	}
+	path := filepath.Join(w.dir, filepath.FromSlash(p.rel))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p.rel, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", p.rel, err)
+	}
+	return nil
+}
+
+// flushScreens stops taking screens in the background and waits until
+// every queued one is on disk.
+func (w *Writer) flushScreens() {
+	w.mu.Lock()
+	queue, written := w.queue, w.written
+	w.queue, w.closed = nil, true
+	w.mu.Unlock()
+	if queue != nil {
+		close(queue)
+		<-written
+	}
+}
+
+// screenWait bounds how long OpenScreen waits for a screen still being
+// written.
+const screenWait = 3 * time.Second
+
+// OpenScreen opens the report's screen rel (screens/NNNN.png) in dir,
+// waiting a little for one the run has announced but not yet written.
+func OpenScreen(dir, rel string) (*os.File, error) {
+	path := filepath.Join(dir, filepath.FromSlash(rel))
+	deadline := time.Now().Add(screenWait)
+	for {
+		f, err := os.Open(path)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
+			return f, err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

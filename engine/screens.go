@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"image"
+
+	"github.com/kasmrt/kasmrt/engine/report"
+)
+
+// saveScreen hands a capture to the report, which encodes and writes it in
+// the background on one core. When the step itself is about to need the
+// full-size PNG (a model sent full-size screens, an outside agent), it is
+// encoded here first on every core, and the report writes those bytes:
+// one encoding either way.
+func (s *runState) saveScreen(img *image.RGBA) (string, *report.Frame) {
+	frame := report.NewFrame(img)
+	if s.sendsFullScreens(img) {
+		_, _ = frame.PNG() // an error is the model's and the report's to meet
+	}
+	return s.rep.SaveFrame(frame), frame
+}
+
+// sendsFullScreens reports whether img goes to the model or the agent at
+// its own size.
+func (s *runState) sendsFullScreens(img *image.RGBA) bool {
+	if s.r.agent != nil {
+		return true
+	}
+	if s.model == nil || !s.loop.ran {
+		return false
+	}
+	b := img.Bounds()
+	w, h := s.model.profile.Image.Fit(b.Dx(), b.Dy())
+	return w == b.Dx() && h == b.Dy()
+}

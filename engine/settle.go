@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/x11"
+)
+
+// settleOptions is how the run waits for a still screen
+// (runner.settle_*). After an input action it also waits, for up to
+// runner.settle_response_ms, for the app to start drawing its answer, so
+// a late redraw is captured rather than the screen before it.
+func (s *runState) settleOptions(afterInput bool) x11.SettleOptions {
+	op := s.files.Operator.Runner
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	o := x11.SettleOptions{
+		Interval: ms(op.SettleIntervalMS),
+		Cap:      ms(op.SettleCapMS),
+		Quiet:    ms(op.SettleQuietMS),
+	}
+	if afterInput {
+		o.Response = ms(op.SettleResponseMS)
+	}
+	return o
+}
+
+// settledAfterInput captures the screen once it settles after an input
+// action and attaches it to r.
+func (s *runState) settledAfterInput(ctx context.Context, r result) result {
+	opts := s.settleOptions(true)
+	rel, _, err := s.captureWith(ctx, &opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r
+		}
+		return s.driverFailure(err)
+	}
+	r.screen = rel
+	return r
+}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/lateapp"
+)
+
+// lateAppDelay, in the environment of this test binary, makes
+// TestLateAppHelper the late-drawing app: the delay after a key before it
+// draws.
+const lateAppDelay = "KASM_LATE_APP_DELAY"
+
+func TestLateAppHelper(t *testing.T) {
+	delay := os.Getenv(lateAppDelay)
+	if delay == "" {
+		t.Skip("not a test: the app TestPressKeyCapturesLateDrawing runs (needs " + lateAppDelay + ")")
+	}
+	d, err := time.ParseDuration(delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lateapp.Run(os.Getenv("DISPLAY"), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPressKeyCapturesLateDrawing presses a key in an app that answers by
+// drawing 200 ms later: the step's screen must show the answer, not the
+// screen before it.
+func TestPressKeyCapturesLateDrawing(t *testing.T) {
+	t.Parallel()
+	o := scriptRun(t, scriptRunSpec{
+		scenario: `name: late drawing
+app:
+  command: [` + os.Args[0] + `, -test.run=^TestLateAppHelper$]
+  env: {` + lateAppDelay + `: 200ms}
+  window: {class: ` + lateapp.Class + `}
+steps:
+  - observe_screen: {}
+  - press_key: a
+`,
+	})
+	if o.res.Verdict != events.VerdictPass {
+		t.Fatalf("verdict %s/%s, want pass; reasons %q", o.res.Verdict, o.res.Outcome, o.res.Reasons)
+	}
+	var box *events.Rect
+	var screen string
+	for _, e := range o.events {
+		switch {
+		case e.Kind == events.KindAppWindow:
+			box = e.Box
+		case e.Kind == events.KindStepEnded && e.Tool == "press_key":
+			screen = e.Screen
+		}
+	}
+	if box == nil || screen == "" {
+		t.Fatalf("no window (%v) or no screen after press_key (%q)", box, screen)
+	}
+	f, err := os.Open(filepath.Join(o.info.reportDir, screen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := color.RGBAModel.Convert(img.At(box.X+box.W/2, box.Y+box.H/2)).(color.RGBA)
+	if got != (color.RGBA{0, 0, 0, 255}) {
+		t.Fatalf("%s shows %v at the window's centre: captured before the app drew (want black)", screen, got)
+	}
+}

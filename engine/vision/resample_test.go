@@ -1,0 +1,184 @@
+package vision
+
+import (
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"golang.org/x/image/draw"
+
+	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/model"
+)
+
+func loadScreen(tb testing.TB) *image.RGBA {
+	tb.Helper()
+	f, err := os.Open("testdata/screen-1280x800.png")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rgba := image.NewRGBA(img.Bounds())
+	draw.Draw(rgba, rgba.Bounds(), img, image.Point{}, draw.Src)
+	return rgba
+}
+
+// meanAbsDiff is the mean absolute difference per colour channel, and the
+// largest.
+func meanAbsDiff(a, b *image.RGBA) (mean float64, most int) {
+	var sum int
+	for i := range a.Pix {
+		if i%4 == 3 {
+			continue
+		}
+		d := int(a.Pix[i]) - int(b.Pix[i])
+		if d < 0 {
+			d = -d
+		}
+		sum += d
+		most = max(most, d)
+	}
+	return float64(sum) / float64(len(a.Pix)/4*3), most
+}
+
+// TestResampleMatchesCatmullRom compares the tabulated resampler with
+// x/image/draw's Catmull-Rom on a real screen, for every profile's size
+// and a few others: the two must agree to within rounding.
+func TestResampleMatchesCatmullRom(t *testing.T) {
+	t.Parallel()
+	screen := loadScreen(t)
+	sizes := [][2]int{{960, 600}, {640, 400}, {1280, 800}, {1300, 820}}
+	for _, name := range model.ProfileNames() {
+		p, _ := model.LookupProfile(name)
+		w, h := p.Image.Fit(1280, 800)
+		sizes = append(sizes, [2]int{w, h})
+	}
+	for _, s := range sizes {
+		want := resize(screen, s[0], s[1], draw.CatmullRom).(*image.RGBA)
+		got := resampleRGBA(screen, s[0], s[1])
+		mean, most := meanAbsDiff(got, want)
+		t.Logf("%dx%d: %.3f on average, %d at most", s[0], s[1], mean, most)
+		if mean > 0.5 || most > 48 {
+			t.Errorf("%dx%d: differs from Catmull-Rom by %.3f on average, %d at most", s[0], s[1], mean, most)
+		}
+	}
+}
+
+// words are the words of three letters or more tesseract reads, in order.
+func words(t *testing.T, img image.Image) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ws, err := ocr.NewReader(1).Read(ctx, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, w := range ws {
+		if len([]rune(w.Text)) >= 3 && strings.IndexFunc(w.Text, unicode.IsLetter) >= 0 {
+			out = append(out, w.Text)
+		}
+	}
+	return out
+}
+
+// TestDownscaleStaysLegible reads a real xterm full of text, scaled to
+// the gpt profile's size by the tabulated resampler and by x/image/draw's
+// Catmull-Rom: tesseract must read the same words from both.
+func TestDownscaleStaysLegible(t *testing.T) {
+	t.Parallel()
+	for _, bin := range []string{"Xvfb", "xterm", ocr.Command} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (scripts/setup.sh installs it)", bin)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := x11.StartSession(ctx, x11.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := x11.Dial(s.Display())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := proc.Start(ctx, proc.Spec{
+		Argv: []string{"xterm", "-class", "KasmText", "-fa", "DejaVu Sans Mono", "-fs", "11", "-geometry", "100x30+0+0", "-e", "sh", "-c",
+			"head -28 /usr/share/common-licenses/GPL-3; exec sleep 100"},
+		Env: []string{"DISPLAY=" + s.Display()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	if _, err := c.FindWindow(ctx, x11.WindowMatch{Class: "KasmText"}); err != nil {
+		t.Fatal(err)
+	}
+	screen, settled, err := c.WaitSettled(ctx, x11.SettleOptions{Quiet: 300 * time.Millisecond, Cap: 5 * time.Second})
+	if err != nil || !settled {
+		t.Fatalf("settle: %v %v", settled, err)
+	}
+	gpt, _ := model.LookupProfile("gpt")
+	small, scale := Downscale(screen, gpt)
+	if scale.Sent == scale.Screen {
+		t.Fatalf("gpt does not downscale %v", scale.Screen)
+	}
+	reference := resize(screen, scale.Sent.X, scale.Sent.Y, draw.CatmullRom)
+	got, want := words(t, small), words(t, reference)
+	if len(want) < 40 {
+		t.Fatalf("tesseract read only %d words from the reference: %q", len(want), want)
+	}
+	missing := 0
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			missing++
+		}
+	}
+	// OCR is not bit-exact across images that differ by rounding; a word
+	// or two in a hundred may be read differently.
+	if missing > len(want)/50 {
+		t.Errorf("of %d words read from Catmull-Rom's output, %d are not read from ours:\nwant %q\ngot  %q", len(want), missing, want, got)
+	}
+	t.Logf("%d words from Catmull-Rom's output, %d from ours, %d missing", len(want), len(got), missing)
+}
+
+// BenchmarkDownscale compares, on a real 1280x800 screen scaled to the gpt
+// profile's 1229x768, the tabulated resampler, x/image/draw's Catmull-Rom
+// and ApproxBiLinear, and the console's box filter's kind of cost at
+// 960x600 (its own benchmark is in tui/graphics).
+func BenchmarkDownscale(b *testing.B) {
+	screen := loadScreen(b)
+	gpt, _ := model.LookupProfile("gpt")
+	w, h := gpt.Image.Fit(1280, 800)
+	for _, c := range []struct {
+		name string
+		fn   func() image.Image
+	}{
+		{"tabulated-CatmullRom", func() image.Image { return resampleRGBA(screen, w, h) }},
+		{"Downscale", func() image.Image { img, _ := Downscale(screen, gpt); return img }},
+		{"x-image-draw-CatmullRom", func() image.Image { return resize(screen, w, h, draw.CatmullRom) }},
+		{"x-image-draw-ApproxBiLinear", func() image.Image { return resize(screen, w, h, draw.ApproxBiLinear) }},
+		{"tabulated-CatmullRom-960x600", func() image.Image { return resampleRGBA(screen, 960, 600) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.fn()
+			}
+		})
+	}
+}

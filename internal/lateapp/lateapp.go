@@ -1,0 +1,72 @@
+// Package lateapp is an X client for tests of settling: a white window
+// that turns black a set delay after each key press, as an application
+// that answers slowly (a query, a layout pass) draws late. Test binaries
+// run it in a child process of their own (see Run).
+package lateapp
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+// Class is the WM_CLASS the window carries, for finding it.
+const Class = "KasmLate"
+
+// Geometry of the window on the screen.
+const (
+	X, Y, Width, Height = 40, 40, 320, 240
+)
+
+// Run opens a window on display and, after each key press, waits delay
+// and paints the window black. It returns when the connection closes.
+func Run(display string, delay time.Duration) error {
+	x, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		return fmt.Errorf("late app: dial %s: %w", display, err)
+	}
+	defer x.Close()
+	screen := xproto.Setup(x).DefaultScreen(x)
+	win, err := xproto.NewWindowId(x)
+	if err != nil {
+		return fmt.Errorf("late app: %w", err)
+	}
+	err = xproto.CreateWindowChecked(x, screen.RootDepth, win, screen.Root, X, Y, Width, Height, 0,
+		xproto.WindowClassInputOutput, screen.RootVisual,
+		xproto.CwBackPixel|xproto.CwEventMask,
+		[]uint32{screen.WhitePixel, xproto.EventMaskKeyPress | xproto.EventMaskExposure}).Check()
+	if err != nil {
+		return fmt.Errorf("late app: create window: %w", err)
+	}
+	class := "kasmlate\x00" + Class + "\x00"
+	xproto.ChangeProperty(x, xproto.PropModeReplace, win, xproto.AtomWmClass, xproto.AtomString, 8, uint32(len(class)), []byte(class))
+	gc, err := xproto.NewGcontextId(x)
+	if err != nil {
+		return fmt.Errorf("late app: %w", err)
+	}
+	xproto.CreateGC(x, gc, xproto.Drawable(win), xproto.GcForeground, []uint32{screen.BlackPixel})
+	if err := xproto.MapWindowChecked(x, win).Check(); err != nil {
+		return fmt.Errorf("late app: map window: %w", err)
+	}
+	black := false
+	for {
+		ev, xerr := x.WaitForEvent()
+		if ev == nil && xerr == nil {
+			return nil
+		}
+		switch ev.(type) {
+		case xproto.KeyPressEvent:
+			time.Sleep(delay)
+			black = true
+			xproto.ChangeWindowAttributes(x, win, xproto.CwBackPixel, []uint32{screen.BlackPixel})
+			xproto.PolyFillRectangle(x, xproto.Drawable(win), gc, []xproto.Rectangle{{Width: Width, Height: Height}})
+			xproto.GetInputFocus(x).Reply()
+		case xproto.ExposeEvent:
+			if black {
+				xproto.PolyFillRectangle(x, xproto.Drawable(win), gc, []xproto.Rectangle{{Width: Width, Height: Height}})
+			}
+		}
+	}
+}
