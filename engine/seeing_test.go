@@ -55,10 +55,15 @@ func TestTextAndNameTargets(t *testing.T) {
 			t.Parallel()
 			sc := strings.ReplaceAll(seeingZenity, "TEXT", tt.text)
 			sc = strings.Replace(sc, "TARGETS", "target: "+tt.target+"\n  yes_control: {name: \"Yes\", role: button}", 1)
+			if tt.verdict == events.VerdictPass {
+				// Pressing Yes ends zenity; wait for that exit rather than
+				// race it with the final checks.
+				sc = strings.Replace(sc, "success_exit_codes: [0]", "expect_exit: {codes: [0]}", 1)
+			}
 			o := scriptRun(t, scriptRunSpec{scenario: sc})
 			o.want(t, tt.verdict, tt.outcome, tt.reasons...)
-			if tt.verdict == events.VerdictPass && !strings.Contains(o.rep.Checks.Evidence["process_alive"], "status 0") {
-				t.Errorf("process_alive evidence %q: the click did not press Yes", o.rep.Checks.Evidence["process_alive"])
+			if tt.verdict == events.VerdictPass && !strings.Contains(o.rep.Checks.Evidence["expected_exit"], "status 0") {
+				t.Errorf("expected_exit evidence %q: the click did not press Yes", o.rep.Checks.Evidence["expected_exit"])
 			}
 			for _, s := range o.rep.Steps {
 				if loopPixelPair.MatchString(s.Message) {
