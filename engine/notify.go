@@ -145,6 +145,17 @@ func (n *notifier) settle(ctx context.Context) []noticeResult {
 		if left == 0 {
 			return out
 		}
+		// A notice already settled is taken even when ctx has ended (an
+		// abort during the wait), so its failure is still a concern.
+		select {
+		case res := <-n.results:
+			n.mu.Lock()
+			n.outstanding--
+			n.mu.Unlock()
+			out = append(out, res)
+			continue
+		default:
+		}
 		select {
 		case res := <-n.results:
 			n.mu.Lock()

@@ -24,7 +24,7 @@ const testSecret = "mcp-Secr3t-value"
 const testScenario = `name: xterm mcp
 goal: Type the password at the prompt and check the program read all of it.
 app:
-  command: [xterm, -class, KasmMCP, -geometry, 60x10+20+20, -e, sh, -c, 'printf "Password: "; stty -echo; read pw; stty echo; echo "got ${#pw}" > got.txt; sleep 3600']
+  command: [xterm, -class, KasmMCP, -geometry, 60x10+20+20, -e, sh, -c, 'stty -echo; printf "Password: "; read pw; echo "got ${#pw}" > got.txt; sleep 3600']
   window: {class: KasmMCP}
   startup_timeout_s: 10
 click_targets:

@@ -65,7 +65,9 @@ func Dial(ctx context.Context, target, token, dir string) (*Client, error) {
 		return nil, fmt.Errorf("attach %s: want an http:// or https:// URL of a server or of a run", target)
 	}
 	if u.RawQuery != "" {
-		return nil, fmt.Errorf("attach %s: no query string; the token comes from --token-file or $KASMRT_TOKEN", target)
+		// The query may hold a credential: it is not repeated.
+		u.RawQuery = ""
+		return nil, fmt.Errorf("attach %s: no query string; the token comes from --token-file or $KASMRT_TOKEN", u)
 	}
 	c := &Client{token: token, http: &http.Client{}, dir: dir}
 	root := u.Scheme + "://" + u.Host

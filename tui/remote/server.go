@@ -33,8 +33,13 @@ type Server struct {
 // DialServer checks that target is a server's URL the token opens.
 func DialServer(ctx context.Context, target, token, dir string) (*Server, error) {
 	u, err := url.Parse(strings.TrimRight(target, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		return nil, fmt.Errorf("attach %s: want a server's http:// or https:// URL, without a query string", target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("attach %s: want a server's http:// or https:// URL", target)
+	}
+	if u.RawQuery != "" {
+		// The query may hold a credential: it is not repeated.
+		u.RawQuery = ""
+		return nil, fmt.Errorf("attach %s: no query string; the token comes from --token-file or $KASMRT_TOKEN", u)
 	}
 	s := &Server{root: u.Scheme + "://" + u.Host, token: token, dir: dir, http: &http.Client{}, clients: map[string]*Client{}}
 	if _, _, err := s.list(ctx); err != nil {
