@@ -22,7 +22,7 @@ func TestSecretsThatLookLikeStructure(t *testing.T) {
 	t.Setenv("KASM_SECRET_YEAR", "2026")
 	t.Setenv("KASM_SECRET_LETTER", "t")
 	t.Setenv("KASM_SECRET_SYNTAX", `":`)
-	path, dir := runScenarioFile(t, `name: structural secrets`+runTestXterm+`provides:
+	path, dir := runScenarioFile(t, `name: odd shapes`+runTestXterm+`provides:
   width: {secret: {env: KASM_SECRET_WIDTH}}
   year: {secret: {env: KASM_SECRET_YEAR}}
   letter: {secret: {env: KASM_SECRET_LETTER}}
