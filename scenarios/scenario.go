@@ -502,11 +502,14 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 // (through ${NAME}): the name is written unredacted where a run's secrets
 // cannot be taken out again, in the report directory's name, manifest.json
 // and a suite's suite.json and junit.xml. The directory's name is lower
-// case, so the comparison ignores case.
+// case, so the comparison ignores case. A secret shorter than
+// minNamedSecret (one letter, a short number) is ordinary text in a name,
+// not a sign that ${NAME} put it there.
 func (v *validator) nameHoldsNoSecret(s *Scenario, o *Operator) {
+	const minNamedSecret = 4
 	name := strings.ToLower(s.Name)
 	for _, secret := range append(s.SecretValues(), o.Credentials()...) {
-		if secret != "" && strings.Contains(name, strings.ToLower(secret)) {
+		if len(secret) >= minNamedSecret && strings.Contains(name, strings.ToLower(secret)) {
 			v.failAt("name", "the name holds the value of a secret; it names the report's directory and is written unredacted in summaries, so name the scenario without it")
 			return
 		}
