@@ -77,8 +77,13 @@ type Result struct {
 
 // ExitCode maps the verdict to `kasmrt run`'s exit code (docs/architecture.md, "The verdict"); with
 // strict, concerns give 4.
-func (r Result) ExitCode(strict bool) int {
-	switch r.Verdict {
+func (r Result) ExitCode(strict bool) int { return ExitCodeFor(r.Verdict, strict) }
+
+// ExitCodeFor maps a verdict to `kasmrt run`'s exit code; with strict,
+// concerns give 4. Anything but a judged verdict (test-error, a run that
+// never ran) is 2: the run could not be judged.
+func ExitCodeFor(verdict string, strict bool) int {
+	switch verdict {
 	case events.VerdictPass:
 		return 0
 	case events.VerdictPassConcerns:

@@ -28,14 +28,5 @@ func (s *runState) settleOptions(afterInput bool) x11.SettleOptions {
 // settledAfterInput captures the screen once it settles after an input
 // action and attaches it to r.
 func (s *runState) settledAfterInput(ctx context.Context, r result) result {
-	opts := s.settleOptions(true)
-	rel, _, err := s.captureWith(ctx, &opts)
-	if err != nil {
-		if ctx.Err() != nil {
-			return r
-		}
-		return s.driverFailure(err)
-	}
-	r.screen = rel
-	return r
+	return s.settledWith(ctx, r, s.settleOptions(true))
 }

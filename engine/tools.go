@@ -284,7 +284,13 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 
 // settled captures the screen once it settles and attaches it to r.
 func (s *runState) settled(ctx context.Context, r result) result {
-	rel, _, err := s.capture(ctx, true)
+	return s.settledWith(ctx, r, s.settleOptions(false))
+}
+
+// settledWith captures the screen once it settles as opts say and
+// attaches it to r; a capture cut short by the run's end leaves r as it is.
+func (s *runState) settledWith(ctx context.Context, r result, opts x11.SettleOptions) result {
+	rel, _, err := s.captureWith(ctx, &opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r

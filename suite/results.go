@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -79,23 +80,6 @@ type Summary struct {
 	Runs      []RunResult       `json:"runs"`
 }
 
-// verdictRank orders verdicts from best to worst for the exit code.
-func exitCodeOf(verdict string, strict bool) int {
-	switch verdict {
-	case events.VerdictPass:
-		return 0
-	case events.VerdictPassConcerns:
-		if strict {
-			return 4
-		}
-		return 0
-	case events.VerdictAppFailed:
-		return 1
-	}
-	// test-error, and a run that never ran: the suite could not judge it.
-	return 2
-}
-
 // worse reports whether exit code a is worse than b: 2 (test-error) over
 // 1 (app-failed) over 4 (concerns under --strict) over 0.
 func worse(a, b int) bool {
@@ -112,7 +96,7 @@ func summarize(s *Summary, strict bool) {
 	var order []string
 	for _, r := range s.Runs {
 		s.Counts[r.Verdict]++
-		if c := exitCodeOf(r.Verdict, strict); worse(c, s.ExitCode) {
+		if c := engine.ExitCodeFor(r.Verdict, strict); worse(c, s.ExitCode) {
 			s.ExitCode = c
 		}
 		sc, ok := byFile[r.File]
