@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -69,6 +70,20 @@ func (ps Problems) Error() string {
 }
 
 // Err returns ps as an error, or nil when there are none.
+// Sort orders the problems by file, line and column, the order every
+// command lists them in.
+func (ps Problems) Sort() {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].File != ps[j].File {
+			return ps[i].File < ps[j].File
+		}
+		if ps[i].Line != ps[j].Line {
+			return ps[i].Line < ps[j].Line
+		}
+		return ps[i].Column < ps[j].Column
+	})
+}
+
 func (ps Problems) Err() error {
 	if len(ps) == 0 {
 		return nil

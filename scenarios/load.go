@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 )
@@ -56,7 +55,7 @@ func load(scenarioPath, operatorPath string, lookup Lookup, session bool) (*File
 		}
 	}
 	if len(all) > 0 {
-		sortProblems(all)
+		all.Sort()
 		return nil, all
 	}
 	return &Files{Scenario: sc, Operator: op}, nil
@@ -121,7 +120,7 @@ func parseScenario(path string, data []byte, lookup Lookup) (*Scenario, Problems
 	v := &validator{file: path, keys: d.keys, substituted: d.substituted}
 	v.scenario(&s, lookup)
 	all := append(d.problems, v.problems...)
-	sortProblems(all)
+	all.Sort()
 	return &s, all
 }
 
@@ -163,24 +162,12 @@ func ParseOperator(path string, data []byte, lookup Lookup) (*Operator, Problems
 	v := &validator{file: path, keys: d.keys}
 	v.operator(&o, lookup)
 	all := append(d.problems, v.notAt(d.problems)...)
-	sortProblems(all)
+	all.Sort()
 	if len(all) > 0 {
 		return nil, all
 	}
 	o.Warnings = v.warnings
 	return &o, nil
-}
-
-func sortProblems(ps Problems) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		if ps[i].File != ps[j].File {
-			return ps[i].File < ps[j].File
-		}
-		if ps[i].Line != ps[j].Line {
-			return ps[i].Line < ps[j].Line
-		}
-		return ps[i].Column < ps[j].Column
-	})
 }
 
 // validator applies the rules a well-formed file must also satisfy.

@@ -111,7 +111,7 @@ func LoadSuite(path string, lookup Lookup) (*Suite, []SuiteScenario, Problems) {
 	v := &validator{file: path, keys: d.keys}
 	list := v.suite(&s)
 	all := append(d.problems, v.problems...)
-	sortProblems(all)
+	all.Sort()
 	// The scenarios the suite could expand come back with its problems, so
 	// the caller can list theirs too.
 	return &s, list, all

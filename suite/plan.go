@@ -194,7 +194,7 @@ func Build(in Input) (*Plan, error) {
 		}
 	}
 	problems = dedupe(problems)
-	sortProblems(problems)
+	problems.Sort()
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -273,18 +273,6 @@ func runDir(name, path string, sample int) string {
 	}
 	sum := sha256.Sum256([]byte(filepath.Clean(path)))
 	return filepath.Join("runs", fmt.Sprintf("%s-%s-%d", slug, hex.EncodeToString(sum[:4]), sample))
-}
-
-func sortProblems(ps scenarios.Problems) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		if ps[i].File != ps[j].File {
-			return ps[i].File < ps[j].File
-		}
-		if ps[i].Line != ps[j].Line {
-			return ps[i].Line < ps[j].Line
-		}
-		return ps[i].Column < ps[j].Column
-	})
 }
 
 // dedupe drops repeated problems: a bad operator file is reported once,
