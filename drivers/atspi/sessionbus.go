@@ -25,9 +25,9 @@ type SessionBus struct {
 
 // StartSessionBus starts dbus-daemon with the session configuration, a
 // private XDG_RUNTIME_DIR and the given display, and waits for its address.
-// env is added to the daemon's environment, and so to the services it
-// activates (dconf reads HOME and XDG_CONFIG_HOME from it); it wins over
-// the defaults.
+// The daemon's environment, and so that of the services it activates, is a
+// helper's (proc.HelperEnv) with env added (dconf reads HOME and
+// XDG_CONFIG_HOME from it); env wins over the defaults.
 func StartSessionBus(ctx context.Context, display string, env ...string) (*SessionBus, error) {
 	dir, err := os.MkdirTemp("", "kasmrt-bus-")
 	if err != nil {
@@ -35,9 +35,13 @@ func StartSessionBus(ctx context.Context, display string, env ...string) (*Sessi
 	}
 	out := &addressLine{line: make(chan string, 1)}
 	daemon, err := proc.Start(ctx, proc.Spec{
-		Argv:   []string{"dbus-daemon", "--config-file=/usr/share/dbus-1/session.conf", "--print-address=1", "--nofork"},
-		Env:    append([]string{"DISPLAY=" + display, "XDG_RUNTIME_DIR=" + dir}, env...),
-		Output: out,
+		Argv: []string{"dbus-daemon", "--config-file=/usr/share/dbus-1/session.conf", "--print-address=1", "--nofork"},
+		// The bus and the services it starts (the accessibility bus,
+		// dconf) inherit nothing of the runtime's environment, which may
+		// hold the run's secrets.
+		Env:     proc.HelperEnv(append([]string{"DISPLAY=" + display, "XDG_RUNTIME_DIR=" + dir}, env...)...),
+		EnvOnly: true,
+		Output:  out,
 	})
 	if err != nil {
 		os.RemoveAll(dir)

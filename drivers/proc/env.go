@@ -34,3 +34,25 @@ func environ(unset, extra []string) []string {
 	}
 	return append(env, extra...)
 }
+
+// helperInherits are the only variables a helper takes from the runtime's
+// environment: where programs are, the locale and the time zone. A helper
+// (the X server, the window manager, a D-Bus session bus and the services
+// it starts) needs nothing else of the runtime, and an environment built
+// from these alone cannot carry a secret however the variable holding it
+// was named.
+var helperInherits = []string{"PATH", "LANG", "LANGUAGE", "TZ"}
+
+// HelperEnv is the environment of a helper the runtime starts for a
+// session: PATH, the locale (LANG, LANGUAGE, LC_*) and TZ from the
+// runtime's environment, then extra, whose entries win.
+func HelperEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(helperInherits, name) || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}

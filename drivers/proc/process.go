@@ -27,6 +27,9 @@ type Spec struct {
 	// Unset names inherited variables the child must not see (the ones
 	// that hold secrets); Env can still set them explicitly.
 	Unset []string
+	// EnvOnly starts the child with Env alone, inheriting nothing of the
+	// runtime's environment (a helper's, built with HelperEnv).
+	EnvOnly bool
 	// Dir is the working directory; empty means the runtime's.
 	Dir string
 	// Output receives the child's stdout and stderr interleaved, one whole
@@ -72,6 +75,10 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = environ(spec.Unset, spec.Env)
+	if spec.EnvOnly {
+		// A nil Env would inherit everything.
+		cmd.Env = append([]string{}, spec.Env...)
+	}
 	cmd.SysProcAttr = childAttr()
 
 	var outRead, outWrite *os.File

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jezek/xgb"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
 // SessionOptions says which X server a run uses.
@@ -113,6 +115,9 @@ func startXvfb(ctx context.Context, opts SessionOptions) (*Session, error) {
 		// app connecting during the reset fails with "cannot open display".
 		"-noreset")
 	cmd.ExtraFiles = []*os.File{wr}
+	// The server needs nothing of the runtime's environment, which may hold
+	// the run's secrets.
+	cmd.Env = proc.HelperEnv()
 	// The parent-death signal ends the server when the runtime is killed
 	// before it can stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
 // Window managers an owned session can run.
@@ -94,9 +96,9 @@ func startWindowManager(ctx context.Context, name, display string) (*windowManag
 	}
 	cmd := exec.Command(bin, "--config-file", rc, "--sm-disable")
 	// Its own home keeps it from reading or writing the user's openbox
-	// settings.
-	cmd.Env = []string{"DISPLAY=" + display, "HOME=" + dir, "XDG_CONFIG_HOME=" + dir,
-		"XDG_CACHE_HOME=" + dir, "XDG_DATA_HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+	// settings, and a helper's environment from holding the run's secrets.
+	cmd.Env = proc.HelperEnv("DISPLAY="+display, "HOME="+dir, "XDG_CONFIG_HOME="+dir,
+		"XDG_CACHE_HOME="+dir, "XDG_DATA_HOME="+dir)
 	cmd.Dir = dir
 	// Like the server, it dies with the runtime if the runtime is killed
 	// before it can stop it.
