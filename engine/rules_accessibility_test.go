@@ -224,7 +224,7 @@ steps:
 		message string
 		inputs  []string
 	}{
-		{"a password field takes it", &atspi.Accessible{Role: "password text", Name: "Password"}, events.StatusOK, "", []string{"type " + secret}},
+		{"a password field takes it", &atspi.Accessible{Role: "password text", Name: "Password"}, events.StatusOK, "", typedChunks(secret)},
 		{"a plain entry is refused", &atspi.Accessible{Role: "text"}, events.StatusRefused, "this type_text would put it into the focused text", nil},
 		{"no known focus is refused", nil, events.StatusRefused, "", nil},
 	}

@@ -172,13 +172,23 @@ func (s *runState) typeText(ctx context.Context, c call) result {
 	if r := s.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
 		return r
 	}
-	what := "value"
-	if secret {
-		what = "secret value"
-		s.secretGoesIn(ctx, ref, value, "")
+	if !secret {
+		return s.input(ctx, func() error { return s.desk.TypeText(ctx, value) },
+			fmt.Sprintf("typed the value %q (%d characters)", ref, len([]rune(value))), nil)
 	}
-	return s.input(ctx, func() error { return s.desk.TypeText(ctx, value) },
-		fmt.Sprintf("typed the %s %q (%d characters)", what, ref, len([]rune(value))), nil)
+	checked := s.focusMark(ctx)
+	s.secretGoesIn(ctx, ref, value, "")
+	var moved string
+	r := s.input(ctx, func() (err error) {
+		moved, err = s.typeWatchingFocus(ctx, value, checked)
+		return err
+	}, fmt.Sprintf("typed the secret value %q (%d characters)", ref, len([]rune(value))), nil)
+	if moved == "" || r.status != events.StatusOK {
+		return r
+	}
+	refused := failed(failRefused, "type_text stopped typing the secret %q: %s; the rest was not typed", ref, moved)
+	refused.screen = r.screen
+	return refused
 }
 
 // wait waits the seconds asked for, ending early when the app exits or the
