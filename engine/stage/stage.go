@@ -277,7 +277,9 @@ func (st *Stage) Strike() {
 	st.A11y.close(st.rep)
 	st.removeScratch()
 	if st.Desk != nil {
-		_ = st.Desk.Close()
+		if err := st.Desk.Close(); err != nil {
+			st.rep.Logf("close the connection to the X session: %v", err)
+		}
 	}
 	if st.Session != nil {
 		if err := st.Session.Close(); err != nil {

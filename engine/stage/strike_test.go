@@ -31,17 +31,24 @@ func (b refusingBus) Address() string { return "unix:path=/nowhere" }
 func (b refusingBus) Env() []string   { return nil }
 func (b refusingBus) Close() error    { return errors.New(b.what + " would not close") }
 
+// refusingDesk is an X connection whose Close fails; the stage calls
+// nothing else of it while it is struck.
+type refusingDesk struct{ Desktop }
+
+func (refusingDesk) Close() error { return errors.New("the X connection would not close") }
+
 // Striking the stage tells what would not stop, the accessibility
-// connection and the bus the stage started among them, instead of
-// dropping it.
+// connection, the bus the stage started and the X connection among them,
+// instead of dropping it.
 func TestStrikeTellsWhatWouldNotStop(t *testing.T) {
 	t.Parallel()
 	rep := &logReporter{}
 	st := New(Config{}, rep)
 	st.A11y = &Accessibility{bus: refusingBus{"the connection"}, sessionBus: refusingBus{"the bus"}}
+	st.Desk = refusingDesk{}
 	st.Strike()
 	log := strings.Join(rep.lines, "\n")
-	for _, want := range []string{"the connection would not close", "the bus would not close"} {
+	for _, want := range []string{"the connection would not close", "the bus would not close", "close the connection to the X session: the X connection would not close"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log %q does not say %q", log, want)
 		}
