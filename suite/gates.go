@@ -11,7 +11,7 @@ import (
 // requests in this process, not each run's. Runs whose operator files
 // bound one group differently are refused before any starts.
 func planGates(plan *Plan) (*capacity.Gates, error) {
-	gates, _ := capacity.New(nil)
+	gates := new(capacity.Gates)
 	for _, p := range plan.Runs {
 		op := p.Files.Operator
 		limits := op.ServiceLimits()

@@ -14,8 +14,9 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// Gates holds one semaphore per bounded group. A nil *Gates bounds nothing.
-// It is safe for concurrent use.
+// Gates holds one semaphore per bounded group. A nil *Gates bounds
+// nothing; a zero Gates bounds nothing until Bound is called. It is safe
+// for concurrent use.
 type Gates struct {
 	mu     sync.Mutex
 	groups map[string]*gate
@@ -46,6 +47,9 @@ func (g *Gates) Bound(name string, limit int) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.groups == nil {
+		g.groups = map[string]*gate{}
+	}
 	if have, ok := g.groups[name]; ok {
 		if have.limit != limit {
 			return fmt.Errorf("bound capacity group %s: max_concurrent %d, but it is already bounded to %d", name, limit, have.limit)

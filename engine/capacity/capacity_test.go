@@ -117,3 +117,26 @@ func must(g *Gates, err error) *Gates {
 	}
 	return g
 }
+
+// A zero Gates, which a suite fills from its runs' operator files, takes
+// bounds and holds requests to them.
+func TestZeroGatesTakeBounds(t *testing.T) {
+	t.Parallel()
+	var g Gates
+	if got := g.Limit("model"); got != 0 {
+		t.Fatalf("a zero Gates bounds model to %d", got)
+	}
+	if err := g.Bound("model", 1); err != nil {
+		t.Fatal(err)
+	}
+	release, err := g.Acquire(context.Background(), "model", Waiter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := g.Acquire(ctx, "model", Waiter{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a second request in a group bounded to one got %v, want it to wait until its context ended", err)
+	}
+}
