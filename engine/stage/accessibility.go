@@ -127,6 +127,9 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	a.App, a.Found = found.App, true
+	if found.Uncached != nil {
+		st.rep.Logf("read %s's controls by walking its tree on every read, without a cache: %v", found.Name, found.Uncached)
+	}
 	who := found.Name
 	if found.Toolkit != "" {
 		who += " (" + found.Toolkit + ")"

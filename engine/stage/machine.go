@@ -56,6 +56,9 @@ type Discovery struct {
 	Toolkit  string
 	App      AccessibleApp
 	Controls []atspi.Control
+	// Uncached says why later reads walk the tree instead of answering
+	// from a cache, when they do.
+	Uncached error
 }
 
 // AccessibleApp is what a run needs of the application over AT-SPI.
@@ -215,10 +218,11 @@ func (b atspiBus) Discover(ctx context.Context, pid int, opts atspi.DiscoverOpti
 	// current. A registry that refuses the events leaves every read a
 	// walk of the tree: slower, never wrong.
 	app := found.App
-	if cached, err := app.Cached(ctx); err == nil {
+	cached, uncached := app.Cached(ctx)
+	if uncached == nil {
 		app = cached
 	}
-	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{app}, Controls: found.Controls}, nil
+	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{app}, Controls: found.Controls, Uncached: uncached}, nil
 }
 
 // atspiApp acts on a control through the bus it was read from.
