@@ -37,10 +37,22 @@ type notifier struct {
 	client  *http.Client
 	timeout time.Duration
 
+	// inFlight bounds the notices posted and not yet heard back from
+	// (maxNoticesInFlight).
+	inFlight int
+
 	mu          sync.Mutex
 	outstanding int
-	results     chan noticeResult
+	// unsent counts the questions that got no notice because inFlight
+	// were already in flight.
+	unsent  int
+	results chan noticeResult
 }
+
+// maxNoticesInFlight bounds the notices posted and not yet heard back
+// from. A question asked while that many are in flight gets no notice, and
+// the run's end says how many went without one.
+const maxNoticesInFlight = 64
 
 type noticeResult struct {
 	question string
@@ -58,23 +70,40 @@ func newNotifier(r *Runner) *notifier {
 		r: r, hook: hook, timeout: timeout,
 		// The timeout covers the whole exchange: connecting, a receiver
 		// that never answers, a body that never ends.
-		client:  &http.Client{Timeout: timeout},
-		results: make(chan noticeResult, 64),
+		client:   &http.Client{Timeout: timeout},
+		inFlight: maxNoticesInFlight,
+		results:  make(chan noticeResult, maxNoticesInFlight),
 	}
 }
 
 // question is the inbox's Notify: it starts the notice and returns.
 func (n *notifier) question(q inbox.Question) {
 	n.mu.Lock()
+	if n.outstanding >= n.inFlight {
+		n.unsent++
+		n.mu.Unlock()
+		return
+	}
 	n.outstanding++
 	n.mu.Unlock()
 	go func() {
-		err := n.post(q)
-		select {
-		case n.results <- noticeResult{question: q.ID, err: err}:
-		default: // more notices in flight than any run asks; drop the news
-		}
+		// No more results wait than notices are outstanding, so the
+		// channel has room for this one.
+		n.results <- noticeResult{question: q.ID, err: n.post(q)}
 	}()
+}
+
+// takeUnsent returns how many questions got no notice since it was last
+// called. A nil notifier sent none.
+func (n *notifier) takeUnsent() int {
+	if n == nil {
+		return 0
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	unsent := n.unsent
+	n.unsent = 0
+	return unsent
 }
 
 // answerURL is where question id can be answered over HTTP, or "".
@@ -191,7 +220,8 @@ func (n *notifier) collect() []noticeResult {
 }
 
 // announce records how the notices of questions went: a failed one is a
-// concern (the operator may never have heard of the question). Once a
+// concern (the operator may never have heard of the question), and so,
+// once at the run's end, are the questions that got no notice. Once a
 // question is over only the notices already done are told, so a slow
 // receiver never holds the run; at the run's end (wait) the rest are
 // waited for, at most the webhook's timeout.
@@ -199,6 +229,9 @@ func (s *runState) announce(ctx context.Context, wait bool) {
 	results := s.r.notifier.collect()
 	if wait {
 		results = append(results, s.r.notifier.settle(ctx)...)
+		if unsent := s.r.notifier.takeUnsent(); unsent > 0 {
+			s.concern(fmt.Sprintf("the webhook was not told of %d questions: %d notices were already in flight, the most a run sends at once", unsent, s.r.notifier.inFlight))
+		}
 	}
 	for _, res := range results {
 		if res.err != nil {
