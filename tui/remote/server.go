@@ -26,9 +26,16 @@ type Server struct {
 	root, token, dir string
 	http             *http.Client
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// clients are keyed by fleetID, since a run and a session may have
+	// the same id.
 	clients map[string]*Client
 }
+
+// fleetID names a run ("runs/ID") or a session ("sessions/ID") in the
+// fleet, as its URL does under /v1/: the server's runs and sessions are
+// numbered apart, so one of each may share an id.
+func fleetID(kind, id string) string { return kind + "/" + id }
 
 // DialServer checks that target is a server's URL the token opens.
 func DialServer(ctx context.Context, target, token, dir string) (*Server, error) {
@@ -91,12 +98,12 @@ func (s *Server) Watch(ctx context.Context, sink tui.FleetSink) error {
 		runs, sessions, err := s.list(ctx)
 		if err == nil {
 			for _, r := range runs {
-				s.follow(ctx, sink, r, "", s.root+"/v1/runs/"+url.PathEscape(r.Run))
+				s.follow(ctx, sink, fleetID("runs", r.Run), r, "", s.root+"/v1/runs/"+url.PathEscape(r.Run))
 			}
 			for _, se := range sessions {
 				// Sessions of one scenario differ by their ids.
 				info := Run{Run: se.Session, Name: se.Scenario, Scenario: se.Scenario + " " + shortID(se.Session), Goal: se.Goal, Report: se.Report}
-				s.follow(ctx, sink, info, "session", s.root+"/v1/sessions/"+url.PathEscape(se.Session))
+				s.follow(ctx, sink, fleetID("sessions", se.Session), info, "session", s.root+"/v1/sessions/"+url.PathEscape(se.Session))
 			}
 		}
 		select {
@@ -115,11 +122,12 @@ func shortID(id string) string {
 	return id
 }
 
-// follow starts following a run or session not followed yet.
-func (s *Server) follow(ctx context.Context, sink tui.FleetSink, info Run, mode, base string) {
+// follow starts following the run or session id (a fleetID) when it is
+// not followed yet.
+func (s *Server) follow(ctx context.Context, sink tui.FleetSink, id string, info Run, mode, base string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, known := s.clients[info.Run]; known {
+	if _, known := s.clients[id]; known {
 		return
 	}
 	// The folder is named by the order the runs appeared in, not by the
@@ -129,12 +137,12 @@ func (s *Server) follow(ctx context.Context, sink tui.FleetSink, info Run, mode,
 		return
 	}
 	c := &Client{base: base, token: s.token, http: s.http, dir: dir, Info: info}
-	s.clients[info.Run] = c
-	desc := tui.FleetRun{ID: info.Run, Scenario: info.Scenario, Mode: mode, State: tui.RunRunning, Dir: dir}
+	s.clients[id] = c
+	desc := tui.FleetRun{ID: id, Scenario: info.Scenario, Mode: mode, State: tui.RunRunning, Dir: dir}
 	sink.Run(desc)
 	go func() {
 		_ = c.Follow(ctx, func(e events.Event) {
-			sink.Event(info.Run, e)
+			sink.Event(id, e)
 			if e.Kind == events.KindRunEnded {
 				desc.State = tui.RunEnded
 				sink.Run(desc)
@@ -143,6 +151,7 @@ func (s *Server) follow(ctx context.Context, sink tui.FleetSink, info Run, mode,
 	}()
 }
 
+// client is the follower of runID, a fleetID.
 func (s *Server) client(runID string) (*Client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -66,7 +66,7 @@ func TestServerKeepsMirrorsInItsFolder(t *testing.T) {
 		rec.mu.Lock()
 		n := len(rec.runs)
 		rec.mu.Unlock()
-		if n >= 3 || ctx.Err() != nil {
+		if n >= 4 || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -75,8 +75,8 @@ func TestServerKeepsMirrorsInItsFolder(t *testing.T) {
 	<-done
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.runs) != 3 {
-		t.Fatalf("runs %+v, want the three the server lists (the session shares an id with a run)", rec.runs)
+	if len(rec.runs) != 4 {
+		t.Fatalf("runs %+v, want the three runs and the session the server lists (the session shares an id with a run)", rec.runs)
 	}
 	folders := map[string]bool{}
 	for id, d := range rec.runs {
