@@ -96,8 +96,9 @@ type fleetRun struct {
 	ticking bool
 }
 
-// NewFleet returns the fleet console for opts.Source.
-func NewFleet(opts FleetOptions) *Fleet {
+// NewFleet returns the fleet console for opts.Source. ctx bounds what the
+// console starts: when it ends, the source's Watch ends as on quitting.
+func NewFleet(ctx context.Context, opts FleetOptions) *Fleet {
 	run := opts.Run
 	if run.Env == nil {
 		run.Env = func(string) string { return "" }
@@ -116,7 +117,7 @@ func NewFleet(opts FleetOptions) *Fleet {
 		run.Graphics = graphics.Detect(run.Env)
 	}
 	opts.Run = run
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	f := &Fleet{
 		opts:   opts,
 		styles: run.Theme.Styles,

@@ -16,7 +16,7 @@ import (
 // does for every batch; every tenth event the refresh tick recomputes the
 // table (filter, sort, cells), as at 100 events a second.
 func BenchmarkFleetEvent(b *testing.B) {
-	f := NewFleet(FleetOptions{Source: newFakeFleet(), Title: "bench", Run: Options{
+	f := NewFleet(b.Context(), FleetOptions{Source: newFakeFleet(), Title: "bench", Run: Options{
 		Graphics: graphics.None, Env: func(string) string { return "" }, Now: func() time.Time { return fleetAt(100) },
 	}})
 	for i := range 200 {

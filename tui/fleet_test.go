@@ -116,7 +116,7 @@ func fleetSample() ([]FleetRun, map[string][]events.Event) {
 // newSampleFleet returns a fleet fed the sample synchronously, at fleetT0+10s.
 func newSampleFleet(t *testing.T, w, h int) *Fleet {
 	t.Helper()
-	f := NewFleet(FleetOptions{Source: newFakeFleet(), Title: "nightly", Run: Options{
+	f := NewFleet(t.Context(), FleetOptions{Source: newFakeFleet(), Title: "nightly", Run: Options{
 		Theme: testTheme(t, false), Graphics: graphics.None, Env: func(string) string { return "" },
 		Now: func() time.Time { return fleetAt(10) },
 	}})
@@ -214,7 +214,7 @@ type fleetTest struct {
 func newFleetTest(t *testing.T) *fleetTest {
 	t.Helper()
 	src := newFakeFleet()
-	f := NewFleet(FleetOptions{Source: src, Title: "flows", Run: Options{
+	f := NewFleet(t.Context(), FleetOptions{Source: src, Title: "flows", Run: Options{
 		Dir: t.TempDir(), Theme: testTheme(t, false), Graphics: graphics.None, Env: func(string) string { return "" },
 	}})
 	tm := teatest.NewTestModel(t, f, teatest.WithInitialTermSize(120, 36),

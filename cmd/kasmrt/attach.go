@@ -64,7 +64,7 @@ or refused, 3 bad input.`,
 // attachServer shows a server's runs and sessions in the fleet console:
 // a table, enter watches one, esc goes back, one inbox for all of them.
 func attachServer(cmd *cobra.Command, target string, srv *remote.Server, cs consoleSettings) error {
-	fleet := tui.NewFleet(tui.FleetOptions{Source: srv, Title: target, Detached: true, Run: tui.Options{
+	fleet := tui.NewFleet(cmd.Context(), tui.FleetOptions{Source: srv, Title: target, Detached: true, Run: tui.Options{
 		Theme: cs.theme, Graphics: cs.mode, Env: os.Getenv, Profile: colorprofile.Detect(os.Stdout, os.Environ()),
 	}})
 	p := tea.NewProgram(fleet, tea.WithContext(cmd.Context()), tea.WithInput(cmd.InOrStdin()), tea.WithOutput(cmd.OutOrStdout()))

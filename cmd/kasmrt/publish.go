@@ -33,7 +33,7 @@ type publication struct {
 // takes its token from --token-file or $KASMRT_TOKEN, as serve does;
 // inbox.listen takes the operator file's inbox token. Either refuses a
 // non-loopback address without a token.
-func bindPublication(f runFlags, files *scenarios.Files, reportDir string) (*publication, error) {
+func bindPublication(ctx context.Context, f runFlags, files *scenarios.Files, reportDir string) (*publication, error) {
 	if f.tokenFile != "" && f.listen == "" {
 		return nil, fmt.Errorf("--token-file is the token of --listen, which is not set")
 	}
@@ -68,7 +68,7 @@ func bindPublication(f runFlags, files *scenarios.Files, reportDir string) (*pub
 	}
 	// No scenarios folder: this server opens no sessions, it publishes
 	// the one run.
-	m := serve.NewManager(context.Background(), serve.Options{})
+	m := serve.NewManager(ctx, serve.Options{})
 	p := &publication{
 		ln: ln, m: m, files: files,
 		url: "http://" + ln.Addr().String() + "/v1/runs/" + url.PathEscape(serve.RunID(reportDir)),

@@ -154,7 +154,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	// empty, and stays.)
 	defer dir.discard()
 	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version}
-	pub, err := bindPublication(f, files, dir.path)
+	pub, err := bindPublication(cmd.Context(), f, files, dir.path)
 	if err != nil {
 		return refuse(cmd, err)
 	}

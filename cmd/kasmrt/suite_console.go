@@ -151,7 +151,7 @@ func runSuiteConsole(cmd *cobra.Command, plan *suite.Plan, opts suite.Options, c
 		close(src.done)
 		done <- outcome{sum, err}
 	}()
-	fleet := tui.NewFleet(tui.FleetOptions{Source: src, Title: plan.Name, Run: tui.Options{
+	fleet := tui.NewFleet(ctx, tui.FleetOptions{Source: src, Title: plan.Name, Run: tui.Options{
 		Theme: cs.theme, Graphics: cs.mode, Env: os.Getenv, Profile: colorprofile.Detect(os.Stdout, os.Environ()),
 	}})
 	p := tea.NewProgram(fleet, tea.WithContext(cmd.Context()), tea.WithInput(cmd.InOrStdin()), tea.WithOutput(cmd.OutOrStdout()))
