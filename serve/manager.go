@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -53,6 +54,9 @@ type Manager struct {
 	// bell wakes the event streams when any session or run has a new
 	// event.
 	bell *bell
+	// gates bound the requests to each capacity group across every
+	// session, as they do across a suite's runs.
+	gates *capacity.Gates
 
 	mu       sync.Mutex
 	sessions map[string]*open
@@ -70,7 +74,7 @@ type open struct {
 
 // NewManager returns a manager whose sessions live at most as long as ctx.
 func NewManager(ctx context.Context, opts Options) *Manager {
-	m := &Manager{opts: opts, ctx: ctx, bell: newBell(), sessions: map[string]*open{}, runs: map[string]*publishedRun{}}
+	m := &Manager{opts: opts, ctx: ctx, bell: newBell(), gates: new(capacity.Gates), sessions: map[string]*open{}, runs: map[string]*publishedRun{}}
 	if opts.IdleTimeout > 0 {
 		go m.closeIdle()
 	}
@@ -152,6 +156,9 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 	if err == nil {
 		err = engine.Check(files)
 	}
+	if err == nil {
+		err = m.gates.BoundEach(files.Operator.ServiceLimits())
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("load %s: %w", name, err)
 	}
@@ -172,7 +179,7 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 		release()
 		return "", nil, fmt.Errorf("create the report directory: %w", err)
 	}
-	r, err := engine.New(files, engine.Options{ReportDir: dir, Getenv: m.opts.Getenv, Sinks: []func(events.Event){m.Event}})
+	r, err := engine.New(files, engine.Options{ReportDir: dir, Getenv: m.opts.Getenv, Gates: m.gates, Sinks: []func(events.Event){m.Event}})
 	if err != nil {
 		release()
 		return "", nil, err

@@ -29,13 +29,22 @@ type gate struct {
 
 // New returns gates with the given bounds (group -> max_concurrent).
 func New(limits map[string]int) (*Gates, error) {
-	g := &Gates{groups: map[string]*gate{}}
-	for _, name := range sortedNames(limits) {
-		if err := g.Bound(name, limits[name]); err != nil {
-			return nil, err
-		}
+	g := &Gates{}
+	if err := g.BoundEach(limits); err != nil {
+		return nil, err
 	}
 	return g, nil
+}
+
+// BoundEach bounds every group of limits (group -> max_concurrent), as
+// Bound does one, and stops at the first that disagrees with its bound.
+func (g *Gates) BoundEach(limits map[string]int) error {
+	for _, name := range sortedNames(limits) {
+		if err := g.Bound(name, limits[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Bound sets a group's bound. Bounding a group again with the same limit
