@@ -53,7 +53,7 @@ func findHelper() string {
 // one request: it must not end with a read's context.
 func startHelper(path string) (*helper, error) {
 	cmd := exec.Command(path)
-	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
+	cmd.Env = tesseractEnv()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"unicode"
 
 	"golang.org/x/image/draw"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
 // Command is the tesseract executable looked up in PATH.
@@ -170,9 +173,7 @@ func runTesseract(ctx context.Context, path string, big *image.RGBA) ([]byte, er
 	// assuming one column of page text.
 	cmd := exec.CommandContext(ctx, path, "stdin", "stdout", "-l", "eng", "--psm", "11", "tsv")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, &out, &stderr
-	// One thread is several times faster on a shared machine than
-	// tesseract's default of one per core.
-	cmd.Env = append(cmd.Environ(), "OMP_THREAD_LIMIT=1")
+	cmd.Env = tesseractEnv()
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("read text: %w", ctx.Err())
@@ -335,4 +336,17 @@ func fold(s string) string {
 		t = s
 	}
 	return strings.ToLower(t)
+}
+
+// tesseractEnv is the environment tesseract runs with, as the command or
+// the helper: a helper's (proc.HelperEnv), since the runtime's may hold a
+// run's secrets, with the model's folder when one is set, and one thread,
+// which is several times faster on a shared machine than tesseract's
+// default of one per core.
+func tesseractEnv() []string {
+	env := []string{"OMP_THREAD_LIMIT=1"}
+	if dir, ok := os.LookupEnv("TESSDATA_PREFIX"); ok {
+		env = append(env, "TESSDATA_PREFIX="+dir)
+	}
+	return proc.HelperEnv(env...)
 }
