@@ -18,15 +18,8 @@ import (
 // eventRecorder keeps the runs a source describes and the messages of the
 // events it delivers for each.
 type eventRecorder struct {
-	mu       sync.Mutex
-	runs     map[string]tui.FleetRun
+	fleetRecorder
 	messages map[string][]string
-}
-
-func (r *eventRecorder) Run(d tui.FleetRun) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.runs[d.ID] = d
 }
 
 func (r *eventRecorder) Event(id string, e events.Event) {
@@ -69,7 +62,7 @@ func TestServerTellsARunFromASessionOfTheSameID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &eventRecorder{runs: map[string]tui.FleetRun{}, messages: map[string][]string{}}
+	rec := &eventRecorder{fleetRecorder: fleetRecorder{runs: map[string]tui.FleetRun{}}, messages: map[string][]string{}}
 	watchCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.Watch(watchCtx, rec) }()
