@@ -99,7 +99,7 @@ func BenchmarkCachedControls(b *testing.B) {
 			walks := app.cachedWalks()
 			benchControls(b, app)
 			b.ReportMetric(float64(app.cachedWalks()-walks)/float64(b.N), "walks/op")
-			b.ReportMetric(float64(len(app.cache.managed)), "managed")
+			b.ReportMetric(float64(len(app.cache.tables)), "tables")
 		})
 	}
 }

@@ -172,3 +172,92 @@ func TestCacheFollowsQt(t *testing.T) {
 		t.Error("the keypad was seen without a walk")
 	}
 }
+
+func (a App) cachedTableWalks() int {
+	a.cache.mu.Lock()
+	defer a.cache.mu.Unlock()
+	return a.cache.tableWalks
+}
+
+// namesOfRole lists the names of the controls of role, in order.
+func namesOfRole(controls []Control, role string) []string {
+	var names []string
+	for _, c := range controls {
+		if c.Role == role {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// TestCacheFollowsTreeView changes the rows of a GTK 3 tree view, whose
+// toolkit announces no children changes of it, through the cache: reads of
+// an unchanged window walk nothing, a row added, renamed, removed or the
+// rows sorted are seen, and only the tree view is walked again.
+func TestCacheFollowsTreeView(t *testing.T) {
+	t.Parallel()
+	app := cachedApp(t, []string{"Add row", "Row 1"}, "/usr/bin/python3", "testdata/tree-view.py")
+	controls := waitNames(t, app, []string{"Row 1", "Row 2", "Row 3"}, nil)
+	walks, tableWalks := app.cachedWalks(), app.cachedTableWalks()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 5 {
+		again, err := app.Controls(ctx)
+		if err != nil {
+			t.Fatalf("Controls: %v", err)
+		}
+		if !slices.Equal(Names(again), Names(controls)) {
+			t.Fatalf("controls changed by themselves: %q, then %q", Names(controls), Names(again))
+		}
+	}
+	if w, tw := app.cachedWalks()-walks, app.cachedTableWalks()-tableWalks; w != 0 || tw != 0 {
+		t.Errorf("five reads of an unchanged window walked it %d times and its tree view %d times, want none", w, tw)
+	}
+	for _, step := range []struct {
+		click string
+		rows  []string
+	}{
+		{"Add row", []string{"Row 1", "Row 2", "Row 3", "Row 4"}},
+		{"Rename row", []string{"Renamed row", "Row 2", "Row 3", "Row 4"}},
+		{"Remove row", []string{"Row 2", "Row 3", "Row 4"}},
+		{"Sort", []string{"Row 4", "Row 3", "Row 2"}},
+	} {
+		c, err := FindControl(controls, step.click)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Click(ctx); err != nil {
+			t.Fatalf("click %s: %v", step.click, err)
+		}
+		controls = waitRows(t, app, step.rows)
+	}
+	if w := app.cachedWalks() - walks; w != 0 {
+		t.Errorf("changes of the tree view's rows walked the whole window %d times, want none", w)
+	}
+}
+
+// waitRows reads the cached controls until the tree view's cells are rows,
+// in order, and returns them.
+func waitRows(t *testing.T, app App, rows []string) []Control {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var last []string
+	for {
+		controls, err := app.Controls(ctx)
+		if err != nil && ctx.Err() == nil {
+			t.Fatalf("Controls: %v", err)
+		}
+		if err == nil {
+			last = namesOfRole(controls, "table cell")
+			if slices.Equal(last, rows) {
+				return controls
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("tree view rows %q, want %q", last, rows)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

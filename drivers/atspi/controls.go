@@ -172,17 +172,15 @@ func (a App) walk(ctx context.Context, limits Limits, batch int, keep func(node)
 	return a.walkFrom(ctx, limits, batch, keep, a.node, 0, nil)
 }
 
-// walkTrace records where a walk entered accessibles that manage their own
-// descendants. Toolkits announce no changes of such children (the
-// accessibility bridge drops their children-changed events), so a cache
-// walks those subtrees again each time.
+// walkTrace records the accessibles a cache's walk did not enter because
+// they manage their own descendants (tables and tree views: GTK's
+// accessibility bridge never announces changes of their children, but the
+// tables announce inserted, deleted and reordered rows), so the cache lists
+// and follows each such subtree on its own. It also records the scroll bars
+// seen, whose value changes move what they scroll without a bounds event.
 type walkTrace struct {
-	// managed are the entered accessibles that manage descendants, with
-	// their depth; one inside another is covered by the outer one.
-	managed []managedNode
-	// under maps a candidate to the index in managed of the subtree it is
-	// in; candidates outside every such subtree are absent.
-	under map[ref]int
+	managed    []managedNode
+	scrollBars []dbus.ObjectPath
 }
 
 type managedNode struct {
@@ -190,14 +188,22 @@ type managedNode struct {
 	depth int
 }
 
-// walkFrom is walk from root, at depth rootDepth, recording managed
-// subtrees in trace when it is not nil.
+// walkFrom is walk from root, at depth rootDepth. With a trace, it does not
+// enter accessibles that manage their descendants, and records them and
+// the scroll bars in the trace instead.
 func (a App) walkFrom(ctx context.Context, limits Limits, batch int, keep func(node) bool, root ref, rootDepth int, trace *walkTrace) ([]node, int, error) {
+	return a.walkRoots(ctx, limits, batch, keep, []ref{root}, rootDepth, trace)
+}
+
+// walkRoots is walkFrom from several roots at the same depth.
+func (a App) walkRoots(ctx context.Context, limits Limits, batch int, keep func(node) bool, roots []ref, rootDepth int, trace *walkTrace) ([]node, int, error) {
 	rules := rulesFor(a.Toolkit)
-	level := []ref{root}
-	visited := map[ref]bool{root: true}
-	owners := map[ref]owner{root: {candidate: -1}}
-	inManaged := map[ref]int{}
+	level := slices.Clone(roots)
+	visited := map[ref]bool{}
+	owners := map[ref]owner{}
+	for _, r := range roots {
+		visited[r], owners[r] = true, owner{candidate: -1}
+	}
 	var candidates []node
 	for depth := rootDepth; len(level) > 0 && depth <= limits.MaxDepth; depth++ {
 		var next []ref
@@ -206,7 +212,7 @@ func (a App) walkFrom(ctx context.Context, limits Limits, batch int, keep func(n
 			if batch > 0 {
 				end = min(start+batch, len(level))
 			}
-			nodes, err := a.bus.visit(ctx, level[start:end], depth, rules)
+			nodes, err := a.bus.visit(ctx, level[start:end], depth, rules, trace != nil)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -218,20 +224,19 @@ func (a App) walkFrom(ctx context.Context, limits Limits, batch int, keep func(n
 					candidates[o.candidate].label = n.name
 				}
 				below := owner{candidate: o.candidate, distance: o.distance + 1}
-				m, inside := inManaged[n.ref]
 				if keep(n) {
 					candidates = append(candidates, n)
 					below = owner{candidate: len(candidates) - 1, distance: 1}
-					if inside && trace != nil {
-						trace.under[n.ref] = m
-					}
+				}
+				if trace != nil && n.role == "scroll bar" {
+					trace.scrollBars = append(trace.scrollBars, n.ref.Path)
+				}
+				if trace != nil && n.depth > rootDepth && n.states.has(stateManagesDescendants) && rules.shown(n) {
+					trace.managed = append(trace.managed, managedNode{ref: n.ref, depth: n.depth})
+					continue
 				}
 				if !rules.descend(n) {
 					continue
-				}
-				if !inside && trace != nil && n.states.has(stateManagesDescendants) {
-					m, inside = len(trace.managed), true
-					trace.managed = append(trace.managed, managedNode{ref: n.ref, depth: n.depth})
 				}
 				for _, c := range n.children {
 					if visited[c] || len(visited) >= limits.MaxNodes {
@@ -239,9 +244,6 @@ func (a App) walkFrom(ctx context.Context, limits Limits, batch int, keep func(n
 					}
 					visited[c] = true
 					owners[c] = below
-					if inside {
-						inManaged[c] = m
-					}
 					next = append(next, c)
 				}
 			}
@@ -303,8 +305,10 @@ type pending struct {
 
 // visit reads names, roles, interfaces, states and children of refs,
 // pipelining every request before waiting for the replies. Accessibles that
-// vanished while being read are dropped.
-func (b *Bus) visit(ctx context.Context, refs []ref, depth int, rules walkRules) ([]node, error) {
+// vanished while being read are dropped. With skipManaged, the children of
+// accessibles that manage their descendants are not asked for: asking makes
+// the toolkit build an accessible for every cell.
+func (b *Bus) visit(ctx context.Context, refs []ref, depth int, rules walkRules, skipManaged bool) ([]node, error) {
 	calls := make([]pending, len(refs))
 	for i, r := range refs {
 		obj := b.object(r)
@@ -345,7 +349,7 @@ func (b *Bus) visit(ctx context.Context, refs []ref, depth int, rules walkRules)
 	// subtrees the walk will enter.
 	kids := make([]*dbus.Call, len(nodes))
 	for i, n := range nodes {
-		if rules.descend(n) {
+		if rules.descend(n) && !(skipManaged && n.states.has(stateManagesDescendants) && depth > 0) {
 			kids[i] = b.object(n.ref).GoWithContext(ctx, ifaceAccessible+".GetChildren", 0, nil)
 		}
 	}
