@@ -140,6 +140,8 @@ type tableList struct {
 	// listed; a read that finds another count walks the table again,
 	// for toolkits that announce no row changes.
 	childCount int
+	// bounds are the table's bounds as its last bounds event gave them.
+	bounds string
 }
 
 // Cached returns a copy of a whose Controls answer from a cache kept
@@ -242,7 +244,7 @@ func (c *controlCache) apply(sig *dbus.Signal) {
 		// Animations move and resize other accessibles many times a
 		// second; a listed control that moves says so itself, and so
 		// does a table whose cells all move with it.
-		if !c.discardTable(sig.Path) {
+		if !c.discardMovedTable(sig) {
 			c.invalidateListed(sig.Path)
 		}
 	case member == "StateChanged":
@@ -367,6 +369,29 @@ func (c *controlCache) discardTable(path dbus.ObjectPath) bool {
 	for _, t := range c.tables {
 		if t.ref.Path == path {
 			t.discard()
+			return true
+		}
+	}
+	return false
+}
+
+// discardMovedTable discards the list of the table that sig says moved or
+// was resized, and says whether sig is about a table. GTK announces the
+// same bounds again whenever it lays a table out (a row renamed), which
+// moves nothing.
+func (c *controlCache) discardMovedTable(sig *dbus.Signal) bool {
+	bounds := ""
+	if len(sig.Body) > 3 {
+		bounds = fmt.Sprint(sig.Body[3])
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.tables {
+		if t.ref.Path == sig.Path {
+			if bounds == "" || bounds != t.bounds {
+				t.bounds = bounds
+				t.discard()
+			}
 			return true
 		}
 	}

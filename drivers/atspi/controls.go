@@ -134,10 +134,11 @@ func (a App) Controls(ctx context.Context) ([]Control, error) {
 
 // ControlsWithin is Controls with explicit limits. A walk that reaches a
 // limit stops descending and returns what it found. Subtrees of defunct
-// accessibles and of accessibles that are not showing are not visited, nor
-// are those of accessibles that manage their own descendants (tables and
-// lists) when they have more than maxManagedChildren children: asking for
-// them would make the toolkit build an accessible for every cell.
+// accessibles and of accessibles that are not showing are not visited. Of
+// an accessible that manages its own descendants (tables and lists) with
+// more than maxManagedChildren children, only the rows in its view are:
+// asking for all of them would make the toolkit build an accessible for
+// every cell.
 //
 // A control whose toolkit names it with a type name ("GtkButton") or its
 // label twice ("7 7", as GTK 4.8 does) is named by the label inside it.
@@ -235,10 +236,18 @@ func (a App) walkRoots(ctx context.Context, limits Limits, batch int, keep func(
 					trace.managed = append(trace.managed, managedNode{ref: n.ref, depth: n.depth})
 					continue
 				}
-				if !rules.descend(n) {
+				children := n.children
+				if trace == nil && n.states.has(stateManagesDescendants) && n.childCount > maxManagedChildren && rules.shown(n) {
+					// Of a large table, only the rows in view.
+					cells, err := a.bus.shownCellsOf(ctx, n)
+					if err != nil {
+						return nil, 0, err
+					}
+					children = cells
+				} else if !rules.descend(n) {
 					continue
 				}
-				for _, c := range n.children {
+				for _, c := range children {
 					if visited[c] || len(visited) >= limits.MaxNodes {
 						continue
 					}

@@ -88,6 +88,17 @@ func (b *Bus) shownCells(ctx context.Context, table ref, area image.Rectangle, c
 	return cells, nil
 }
 
+// shownCellsOf is shownCells of the table n, whose area it asks for; a
+// table that reports no area shows nothing.
+func (b *Bus) shownCellsOf(ctx context.Context, n node) ([]ref, error) {
+	var e struct{ X, Y, W, H int32 }
+	err := b.object(n.ref).CallWithContext(ctx, ifaceComponent+".GetExtents", 0, coordTypeScreen).Store(&e)
+	if err != nil || e.W <= 0 || e.H <= 0 {
+		return nil, ctx.Err()
+	}
+	return b.shownCells(ctx, n.ref, image.Rect(int(e.X), int(e.Y), int(e.X+e.W), int(e.Y+e.H)), n.childCount)
+}
+
 // indexAt is the index in table of the child at p on the screen, or -1
 // when there is none.
 func (b *Bus) indexAt(ctx context.Context, table ref, p image.Point) int {
