@@ -127,6 +127,9 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	a.App, a.Found = found.App, true
+	if found.NoCache != nil {
+		st.rep.Logf("read the controls of %s without a cache, walking its accessible tree at every read: %v", found.Name, found.NoCache)
+	}
 	who := found.Name
 	if found.Toolkit != "" {
 		who += " (" + found.Toolkit + ")"

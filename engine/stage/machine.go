@@ -56,6 +56,9 @@ type Discovery struct {
 	Toolkit  string
 	App      AccessibleApp
 	Controls []atspi.Control
+	// NoCache says why App reads the controls by walking the
+	// application's tree every time, when it does.
+	NoCache error
 }
 
 // AccessibleApp is what a run needs of the application over AT-SPI.
@@ -215,10 +218,11 @@ func (b atspiBus) Discover(ctx context.Context, pid int, opts atspi.DiscoverOpti
 	// current. A registry that refuses the events leaves every read a
 	// walk of the tree: slower, never wrong.
 	app := found.App
-	if cached, err := app.Cached(ctx); err == nil {
+	cached, noCache := app.Cached(ctx)
+	if noCache == nil {
 		app = cached
 	}
-	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{app}, Controls: found.Controls}, nil
+	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{app}, Controls: found.Controls, NoCache: noCache}, nil
 }
 
 // atspiApp acts on a control through the bus it was read from.
