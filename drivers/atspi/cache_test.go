@@ -12,17 +12,9 @@ import (
 // with a control cache, once the controls in want are published.
 func cachedApp(t *testing.T, want []string, argv ...string) App {
 	t.Helper()
-	d := newDesktop(t)
-	p := d.launch(t, argv...)
-	b := d.connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
-	if err != nil {
-		t.Fatalf("Discover: %v", err)
-	}
-	waitControls(t, found.App, want...)
-	app, err := found.App.Cached(ctx)
+	app, err := launched(t, want, argv...).Cached(ctx)
 	if err != nil {
 		t.Fatalf("Cached: %v", err)
 	}
