@@ -308,7 +308,9 @@ func (c *controlCache) apply(sig *dbus.Signal) {
 			// Scrolling moves the controls in the scrolled area, which
 			// announce no bounds change of their own.
 			c.mu.Lock()
-			if _, seen := c.scrollBars[sig.Path]; seen && c.outside.valid {
+			// While a walk runs, the flag outlives it: the value it read
+			// may be the one from before.
+			if _, seen := c.scrollBars[sig.Path]; seen {
 				if c.scrolled == nil {
 					c.scrolled = map[dbus.ObjectPath]bool{}
 				}
@@ -601,11 +603,13 @@ func (c *controlCache) walk(ctx context.Context, gen uint64) ([]Control, []*tabl
 	if err != nil {
 		return nil, nil, fmt.Errorf("walk accessible tree of %s: %w", a.Name, err)
 	}
+	// The scroll bars' values are read before the extents, so that a
+	// scroll after them shows as a changed value.
+	scrollValues := a.bus.scrollValues(ctx, a.node.Dest, trace.scrollBars)
 	controls, err := a.bus.describe(ctx, candidates, rules)
 	if err != nil {
 		return nil, nil, fmt.Errorf("describe controls of %s: %w", a.Name, err)
 	}
-	scrollValues := a.bus.scrollValues(ctx, a.node.Dest, trace.scrollBars)
 	tables := make([]*tableList, len(trace.managed))
 	for i, m := range trace.managed {
 		tables[i] = &tableList{managedNode: m}
@@ -616,7 +620,7 @@ func (c *controlCache) walk(ctx context.Context, gen uint64) ([]Control, []*tabl
 	if c.gen == gen && !time.Now().Before(c.trustFrom) && !c.touchedAny(controls) {
 		c.outside.set(controls)
 		c.tables = tables
-		c.scrollBars, c.scrolled = scrollValues, nil
+		c.scrollBars = scrollValues
 	}
 	return slices.Clone(controls), tables, nil
 }
