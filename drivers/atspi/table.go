@@ -37,19 +37,17 @@ func (b *Bus) shownCells(ctx context.Context, table ref, area image.Rectangle, c
 			columns = int(n)
 		}
 	}
-	// The top row is the one just below the column headers, if the table
-	// has any: the cell at the table's top edge is a header's, or none.
-	top := -1
+	// The top row is the one at the table's top edge, or, when a column
+	// header (or nothing) is there, the one just below the headers.
+	top := b.indexAt(ctx, table, image.Pt(area.Min.X+1, area.Min.Y+1))
 	var first ref
-	if (<-firstCall.Done).Store(&first) == nil && first.Path != nullPath {
+	if (<-firstCall.Done).Store(&first) == nil && first.Path != nullPath && top < columns {
+		top = -1
 		var e struct{ X, Y, W, H int32 }
 		err := b.object(first).CallWithContext(ctx, ifaceComponent+".GetExtents", 0, coordTypeScreen).Store(&e)
-		if err == nil && e.H > 0 && int(e.Y) <= area.Min.Y+1 {
+		if err == nil && e.H > 0 && int(e.Y) >= area.Min.Y && int(e.Y) <= area.Min.Y+1 {
 			top = b.indexAt(ctx, table, image.Pt(area.Min.X+1, int(e.Y+e.H)+1))
 		}
-	}
-	if top < 0 {
-		top = b.indexAt(ctx, table, image.Pt(area.Min.X+1, area.Min.Y+1))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
