@@ -650,9 +650,9 @@ func (c *controlCache) walkTable(ctx context.Context, t *tableList, gen, tableGe
 		}
 	}
 	var area image.Rectangle
-	var e struct{ X, Y, W, H int32 }
-	if (<-extentsCall.Done).Store(&e) == nil && e.W > 0 && e.H > 0 {
-		area = image.Rect(int(e.X), int(e.Y), int(e.X+e.W), int(e.Y+e.H))
+	var e screenBox
+	if (<-extentsCall.Done).Store(&e) == nil {
+		area = e.rect()
 	}
 	var candidates []node
 	var err error
@@ -672,12 +672,14 @@ func (c *controlCache) walkTable(ctx context.Context, t *tableList, gen, tableGe
 	if err != nil {
 		return nil, fmt.Errorf("walk accessible tree of %s: %w", a.Name, err)
 	}
+	for i := range candidates {
+		if candidates[i].clip.Empty() {
+			candidates[i].clip = area
+		}
+	}
 	controls, err := a.bus.describe(ctx, candidates, rules)
 	if err != nil {
 		return nil, fmt.Errorf("describe controls of %s: %w", a.Name, err)
-	}
-	if !area.Empty() {
-		controls = within(controls, area)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -688,20 +690,6 @@ func (c *controlCache) walkTable(ctx context.Context, t *tableList, gen, tableGe
 		t.childCount = childCount
 	}
 	return slices.Clone(controls), nil
-}
-
-// within keeps the controls that lie at least partly inside area, and
-// those whose toolkit gives no extents: a table's cells scrolled out of
-// its view are still its children, with extents outside it (GTK 3 puts
-// them near the most negative coordinate), and are not on the screen.
-func within(controls []Control, area image.Rectangle) []Control {
-	kept := controls[:0]
-	for _, ctl := range controls {
-		if ctl.Extents.Empty() || ctl.Extents.Overlaps(area) {
-			kept = append(kept, ctl)
-		}
-	}
-	return kept
 }
 
 // cutLast splits s around the last sep.

@@ -311,6 +311,14 @@ func TestCacheFollowsScroll(t *testing.T) {
 			if cells := namesOfRole(controls, "table cell"); len(cells) > 40 {
 				t.Errorf("%d rows offered of a view that shows about a dozen: %q", len(cells), cells)
 			}
+			// A walk without the cache offers the same rows.
+			walked, err := app.ControlsWithin(ctx, Limits{})
+			if err != nil {
+				t.Fatalf("ControlsWithin: %v", err)
+			}
+			if got, want := namesOfRole(walked, "table cell"), namesOfRole(controls, "table cell"); !slices.Equal(got, want) {
+				t.Errorf("a walk offers the rows %q, the cache %q", got, want)
+			}
 		})
 	}
 }

@@ -76,6 +76,9 @@ type node struct {
 	// label is the text of a label inside the node, which names a control
 	// whose toolkit gave it no usable name of its own.
 	label string
+	// clip is the area of the table the node is in, if it is: a control
+	// outside it is scrolled out of the table's view.
+	clip image.Rectangle
 }
 
 // maxManagedChildren is the most children a table or list that manages its
@@ -138,7 +141,8 @@ func (a App) Controls(ctx context.Context) ([]Control, error) {
 // an accessible that manages its own descendants (tables and lists) with
 // more than maxManagedChildren children, only the rows in its view are:
 // asking for all of them would make the toolkit build an accessible for
-// every cell.
+// every cell. A table's controls outside its extents (rows scrolled out of
+// its view) are left out.
 //
 // A control whose toolkit names it with a type name ("GtkButton") or its
 // label twice ("7 7", as GTK 4.8 does) is named by the label inside it.
@@ -202,6 +206,8 @@ func (a App) walkRoots(ctx context.Context, limits Limits, batch int, keep func(
 	level := slices.Clone(roots)
 	visited := map[ref]bool{}
 	owners := map[ref]owner{}
+	// clips are the areas of the tables that nodes are in.
+	clips := map[ref]image.Rectangle{}
 	for _, r := range roots {
 		visited[r], owners[r] = true, owner{candidate: -1}
 	}
@@ -219,6 +225,7 @@ func (a App) walkRoots(ctx context.Context, limits Limits, batch int, keep func(
 			}
 			start = end
 			for _, n := range nodes {
+				n.clip = clips[n.ref]
 				o := owners[n.ref]
 				if o.candidate >= 0 && o.distance <= maxLabelDistance && n.role == "label" && n.name != "" &&
 					candidates[o.candidate].label == "" {
@@ -236,14 +243,23 @@ func (a App) walkRoots(ctx context.Context, limits Limits, batch int, keep func(
 					trace.managed = append(trace.managed, managedNode{ref: n.ref, depth: n.depth})
 					continue
 				}
-				children := n.children
-				if trace == nil && n.states.has(stateManagesDescendants) && n.childCount > maxManagedChildren && rules.shown(n) {
-					// Of a large table, only the rows in view.
-					cells, err := a.bus.shownCellsOf(ctx, n)
-					if err != nil {
-						return nil, 0, err
+				children, clip := n.children, n.clip
+				if n.states.has(stateManagesDescendants) && rules.shown(n) && (rules.descend(n) || n.childCount > maxManagedChildren) {
+					// A table's cells scrolled out of its view are
+					// still its children, with extents outside it;
+					// of a large table, only the rows in view are
+					// asked for.
+					clip = a.bus.extentsOf(ctx, n.ref)
+					if n.childCount > maxManagedChildren {
+						children = nil
+						if !clip.Empty() {
+							cells, err := a.bus.shownCells(ctx, n.ref, clip, n.childCount)
+							if err != nil {
+								return nil, 0, err
+							}
+							children = cells
+						}
 					}
-					children = cells
 				} else if !rules.descend(n) {
 					continue
 				}
@@ -253,6 +269,9 @@ func (a App) walkRoots(ctx context.Context, limits Limits, batch int, keep func(
 					}
 					visited[c] = true
 					owners[c] = below
+					if !clip.Empty() {
+						clips[c] = clip
+					}
 					next = append(next, c)
 				}
 			}
@@ -423,10 +442,13 @@ func (b *Bus) describe(ctx context.Context, nodes []node, rules walkRules) ([]Co
 			continue
 		}
 		if reqs[i].extents != nil {
-			var e struct{ X, Y, W, H int32 }
-			if err := (<-reqs[i].extents.Done).Store(&e); err == nil && e.W > 0 && e.H > 0 {
-				c.Extents = image.Rect(int(e.X), int(e.Y), int(e.X+e.W), int(e.Y+e.H))
+			var e screenBox
+			if err := (<-reqs[i].extents.Done).Store(&e); err == nil {
+				c.Extents = e.rect()
 			}
+		}
+		if !n.clip.Empty() && !c.Extents.Empty() && !c.Extents.Overlaps(n.clip) {
+			continue
 		}
 		if rules.gtk4 && c.Extents.Empty() {
 			// Without a showing state, only extents tell a laid-out control

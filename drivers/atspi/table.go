@@ -17,6 +17,27 @@ const (
 	maxShownCells = 1000
 )
 
+// screenBox is a reply of Component.GetExtents.
+type screenBox struct{ X, Y, W, H int32 }
+
+// rect is the box as a rectangle, empty when the toolkit gave no size.
+func (e screenBox) rect() image.Rectangle {
+	if e.W <= 0 || e.H <= 0 {
+		return image.Rectangle{}
+	}
+	return image.Rect(int(e.X), int(e.Y), int(e.X+e.W), int(e.Y+e.H))
+}
+
+// extentsOf is the screen rectangle of the accessible r, empty when it
+// gives none.
+func (b *Bus) extentsOf(ctx context.Context, r ref) image.Rectangle {
+	var e screenBox
+	if b.object(r).CallWithContext(ctx, ifaceComponent+".GetExtents", 0, coordTypeScreen).Store(&e) != nil {
+		return image.Rectangle{}
+	}
+	return e.rect()
+}
+
 // shownCells returns the children of a large table that its view shows:
 // its column headers and the rows from the one at its top edge to the one
 // at its bottom edge, found by asking the table which cells lie at those
@@ -43,10 +64,8 @@ func (b *Bus) shownCells(ctx context.Context, table ref, area image.Rectangle, c
 	var first ref
 	if (<-firstCall.Done).Store(&first) == nil && first.Path != nullPath && top < columns {
 		top = -1
-		var e struct{ X, Y, W, H int32 }
-		err := b.object(first).CallWithContext(ctx, ifaceComponent+".GetExtents", 0, coordTypeScreen).Store(&e)
-		if err == nil && e.H > 0 && int(e.Y) >= area.Min.Y && int(e.Y) <= area.Min.Y+1 {
-			top = b.indexAt(ctx, table, image.Pt(area.Min.X+1, int(e.Y+e.H)+1))
+		if header := b.extentsOf(ctx, first); !header.Empty() && header.Min.Y >= area.Min.Y && header.Min.Y <= area.Min.Y+1 {
+			top = b.indexAt(ctx, table, image.Pt(area.Min.X+1, header.Max.Y+1))
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -84,17 +103,6 @@ func (b *Bus) shownCells(ctx context.Context, table ref, area image.Rectangle, c
 		return nil, fmt.Errorf("list the shown cells of a table: %w", err)
 	}
 	return cells, nil
-}
-
-// shownCellsOf is shownCells of the table n, whose area it asks for; a
-// table that reports no area shows nothing.
-func (b *Bus) shownCellsOf(ctx context.Context, n node) ([]ref, error) {
-	var e struct{ X, Y, W, H int32 }
-	err := b.object(n.ref).CallWithContext(ctx, ifaceComponent+".GetExtents", 0, coordTypeScreen).Store(&e)
-	if err != nil || e.W <= 0 || e.H <= 0 {
-		return nil, ctx.Err()
-	}
-	return b.shownCells(ctx, n.ref, image.Rect(int(e.X), int(e.Y), int(e.X+e.W), int(e.Y+e.H)), n.childCount)
 }
 
 // indexAt is the index in table of the child at p on the screen, or -1
