@@ -67,7 +67,8 @@ func (b fakeAccessibilityBus) Discover(_ context.Context, pid int, _ atspi.Disco
 	case len(controls) == 0:
 		return stage.Discovery{}, fmt.Errorf("%w within 0s: fake (pid %d, GTK 3.24.38)", atspi.ErrNoControls, pid)
 	}
-	return stage.Discovery{Name: "fake", Toolkit: "GTK 3.24.38", App: fakeAccessibleApp{b.f}, Controls: slices.Clone(controls)}, nil
+	return stage.Discovery{Name: "fake", Toolkit: "GTK 3.24.38", App: fakeAccessibleApp{b.f}, Controls: slices.Clone(controls),
+		NoCache: b.f.noCache}, nil
 }
 
 func (fakeAccessibilityBus) Close() error { return nil }

@@ -89,10 +89,12 @@ type fakeMachine struct {
 	// controls are the application's named controls over AT-SPI; nil is
 	// an application without an accessibility bridge (xterm). refuse makes
 	// the toolkit refuse every action, so click_element falls back to the
-	// pointer; focused is the accessible with the keyboard focus.
+	// pointer; focused is the accessible with the keyboard focus; noCache
+	// is why the controls cannot be cached, so every read walks.
 	controls []atspi.Control
 	refuse   bool
 	focused  *atspi.Accessible
+	noCache  error
 	// shotFails is how many of the tab's next screenshots fail; shots
 	// counts them all.
 	shotFails, shots int

@@ -2,6 +2,7 @@ package atspi
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -78,14 +79,22 @@ func TestWidgetFactoryControls(t *testing.T) {
 func BenchmarkControls(b *testing.B) { benchControls(b, widgetFactory(b)) }
 
 // BenchmarkCachedControls measures Controls answered from the cache after
-// the first walk, on gtk3-widget-factory (GTK 3) and gnome-calculator
-// (GTK 4): one round trip to the application, plus the walk of the subtrees
-// that announce no changes (the factory's small tree view).
+// the first walk, on gtk3-widget-factory (GTK 3, with a small tree view),
+// gnome-calculator (GTK 4), a zenity list of 3,000 rows and a GTK 3 tree
+// view of 5,000: one round trip to the application, which also asks each
+// table for its child count.
 func BenchmarkCachedControls(b *testing.B) {
 	for _, start := range []struct {
 		name string
 		app  func(testing.TB) App
-	}{{"gtk3-widget-factory", widgetFactory}, {"gnome-calculator", calculator}} {
+	}{
+		{"gtk3-widget-factory", widgetFactory},
+		{"gnome-calculator", calculator},
+		{"zenity-list-3000", zenityList},
+		{"tree-view-5000", func(tb testing.TB) App {
+			return launched(tb, []string{"Row 1"}, "/usr/bin/python3", "testdata/tree-view.py", "--rows", "5000")
+		}},
+	} {
 		b.Run(start.name, func(b *testing.B) {
 			ctx := context.Background()
 			app, err := start.app(b).Cached(ctx)
@@ -96,12 +105,62 @@ func BenchmarkCachedControls(b *testing.B) {
 			if _, err := app.Controls(ctx); err != nil {
 				b.Fatal(err)
 			}
-			walks := app.cachedWalks()
+			walks, tableWalks := app.cachedWalks(), app.cachedTableWalks()
 			benchControls(b, app)
 			b.ReportMetric(float64(app.cachedWalks()-walks)/float64(b.N), "walks/op")
-			b.ReportMetric(float64(len(app.cache.managed)), "managed")
+			b.ReportMetric(float64(app.cachedTableWalks()-tableWalks)/float64(b.N), "table-walks/op")
+			b.ReportMetric(float64(len(app.cache.tables)), "tables")
 		})
 	}
+}
+
+// BenchmarkDiscardedCachedRead measures a cached read of
+// gtk3-widget-factory after a change that discards every list (a window
+// opened): the full walk, with its table walked on its own.
+func BenchmarkDiscardedCachedRead(b *testing.B) {
+	ctx := context.Background()
+	app, err := widgetFactory(b).Cached(ctx)
+	if err != nil {
+		b.Fatalf("Cached: %v", err)
+	}
+	time.Sleep(registrationLag)
+	var n int
+	for b.Loop() {
+		app.cache.invalidate()
+		controls, err := app.Controls(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(controls)
+	}
+	b.ReportMetric(float64(n), "controls")
+}
+
+// zenityList starts a zenity list dialog of 3,000 rows and waits until its
+// first rows are published.
+func zenityList(tb testing.TB) App {
+	argv := []string{"zenity", "--list", "--column=Name", "--width=400", "--height=500"}
+	for i := 1; i <= 3000; i++ {
+		argv = append(argv, fmt.Sprintf("Item %d", i))
+	}
+	return launched(tb, []string{"OK", "Item 1"}, argv...)
+}
+
+// launched starts argv on a fresh desktop and waits until the controls in
+// want are published.
+func launched(tb testing.TB, want []string, argv ...string) App {
+	tb.Helper()
+	d := newDesktop(tb)
+	p := d.launch(tb, argv...)
+	b := d.connect(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
+	if err != nil {
+		tb.Fatalf("Discover: %v", err)
+	}
+	waitControls(tb, found.App, want...)
+	return found.App
 }
 
 // BenchmarkWalk compares the pipelined walk with one that waits for each

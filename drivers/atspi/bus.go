@@ -21,6 +21,7 @@ const (
 	ifaceApplication  = "org.a11y.atspi.Application"
 	ifaceAction       = "org.a11y.atspi.Action"
 	ifaceComponent    = "org.a11y.atspi.Component"
+	ifaceValue        = "org.a11y.atspi.Value"
 	ifaceProperties   = "org.freedesktop.DBus.Properties"
 	ifaceDBus         = "org.freedesktop.DBus"
 	coordTypeScreen   = uint32(0)

@@ -76,6 +76,9 @@ type node struct {
 	// label is the text of a label inside the node, which names a control
 	// whose toolkit gave it no usable name of its own.
 	label string
+	// clip is the area of the table the node is in, if it is: a control
+	// outside it is scrolled out of the table's view.
+	clip image.Rectangle
 }
 
 // maxManagedChildren is the most children a table or list that manages its
@@ -134,10 +137,12 @@ func (a App) Controls(ctx context.Context) ([]Control, error) {
 
 // ControlsWithin is Controls with explicit limits. A walk that reaches a
 // limit stops descending and returns what it found. Subtrees of defunct
-// accessibles and of accessibles that are not showing are not visited, nor
-// are those of accessibles that manage their own descendants (tables and
-// lists) when they have more than maxManagedChildren children: asking for
-// them would make the toolkit build an accessible for every cell.
+// accessibles and of accessibles that are not showing are not visited. Of
+// an accessible that manages its own descendants (tables and lists) with
+// more than maxManagedChildren children, only the rows in its view are:
+// asking for all of them would make the toolkit build an accessible for
+// every cell. A table's controls outside its extents (rows scrolled out of
+// its view) are left out.
 //
 // A control whose toolkit names it with a type name ("GtkButton") or its
 // label twice ("7 7", as GTK 4.8 does) is named by the label inside it.
@@ -172,17 +177,15 @@ func (a App) walk(ctx context.Context, limits Limits, batch int, keep func(node)
 	return a.walkFrom(ctx, limits, batch, keep, a.node, 0, nil)
 }
 
-// walkTrace records where a walk entered accessibles that manage their own
-// descendants. Toolkits announce no changes of such children (the
-// accessibility bridge drops their children-changed events), so a cache
-// walks those subtrees again each time.
+// walkTrace records the accessibles a cache's walk did not enter because
+// they manage their own descendants (tables and tree views: GTK's
+// accessibility bridge never announces changes of their children, but the
+// tables announce inserted, deleted and reordered rows), so the cache lists
+// and follows each such subtree on its own. It also records the scroll bars
+// seen, whose value changes move what they scroll without a bounds event.
 type walkTrace struct {
-	// managed are the entered accessibles that manage descendants, with
-	// their depth; one inside another is covered by the outer one.
-	managed []managedNode
-	// under maps a candidate to the index in managed of the subtree it is
-	// in; candidates outside every such subtree are absent.
-	under map[ref]int
+	managed    []managedNode
+	scrollBars []dbus.ObjectPath
 }
 
 type managedNode struct {
@@ -190,14 +193,24 @@ type managedNode struct {
 	depth int
 }
 
-// walkFrom is walk from root, at depth rootDepth, recording managed
-// subtrees in trace when it is not nil.
+// walkFrom is walk from root, at depth rootDepth. With a trace, it does not
+// enter accessibles that manage their descendants, and records them and
+// the scroll bars in the trace instead.
 func (a App) walkFrom(ctx context.Context, limits Limits, batch int, keep func(node) bool, root ref, rootDepth int, trace *walkTrace) ([]node, int, error) {
+	return a.walkRoots(ctx, limits, batch, keep, []ref{root}, rootDepth, trace)
+}
+
+// walkRoots is walkFrom from several roots at the same depth.
+func (a App) walkRoots(ctx context.Context, limits Limits, batch int, keep func(node) bool, roots []ref, rootDepth int, trace *walkTrace) ([]node, int, error) {
 	rules := rulesFor(a.Toolkit)
-	level := []ref{root}
-	visited := map[ref]bool{root: true}
-	owners := map[ref]owner{root: {candidate: -1}}
-	inManaged := map[ref]int{}
+	level := slices.Clone(roots)
+	visited := map[ref]bool{}
+	owners := map[ref]owner{}
+	// clips are the areas of the tables that nodes are in.
+	clips := map[ref]image.Rectangle{}
+	for _, r := range roots {
+		visited[r], owners[r] = true, owner{candidate: -1}
+	}
 	var candidates []node
 	for depth := rootDepth; len(level) > 0 && depth <= limits.MaxDepth; depth++ {
 		var next []ref
@@ -206,41 +219,58 @@ func (a App) walkFrom(ctx context.Context, limits Limits, batch int, keep func(n
 			if batch > 0 {
 				end = min(start+batch, len(level))
 			}
-			nodes, err := a.bus.visit(ctx, level[start:end], depth, rules)
+			nodes, err := a.bus.visit(ctx, level[start:end], depth, rules, trace != nil)
 			if err != nil {
 				return nil, 0, err
 			}
 			start = end
 			for _, n := range nodes {
+				n.clip = clips[n.ref]
 				o := owners[n.ref]
 				if o.candidate >= 0 && o.distance <= maxLabelDistance && n.role == "label" && n.name != "" &&
 					candidates[o.candidate].label == "" {
 					candidates[o.candidate].label = n.name
 				}
 				below := owner{candidate: o.candidate, distance: o.distance + 1}
-				m, inside := inManaged[n.ref]
 				if keep(n) {
 					candidates = append(candidates, n)
 					below = owner{candidate: len(candidates) - 1, distance: 1}
-					if inside && trace != nil {
-						trace.under[n.ref] = m
-					}
 				}
-				if !rules.descend(n) {
+				if trace != nil && n.role == "scroll bar" {
+					trace.scrollBars = append(trace.scrollBars, n.ref.Path)
+				}
+				if trace != nil && n.depth > rootDepth && n.states.has(stateManagesDescendants) && rules.shown(n) {
+					trace.managed = append(trace.managed, managedNode{ref: n.ref, depth: n.depth})
 					continue
 				}
-				if !inside && trace != nil && n.states.has(stateManagesDescendants) {
-					m, inside = len(trace.managed), true
-					trace.managed = append(trace.managed, managedNode{ref: n.ref, depth: n.depth})
+				children, clip := n.children, n.clip
+				if n.states.has(stateManagesDescendants) && rules.shown(n) && (rules.descend(n) || n.childCount > maxManagedChildren) {
+					// A table's cells scrolled out of its view are
+					// still its children, with extents outside it;
+					// of a large table, only the rows in view are
+					// asked for.
+					clip = a.bus.extentsOf(ctx, n.ref)
+					if n.childCount > maxManagedChildren {
+						children = nil
+						if !clip.Empty() {
+							cells, err := a.bus.shownCells(ctx, n.ref, clip, n.childCount)
+							if err != nil {
+								return nil, 0, err
+							}
+							children = cells
+						}
+					}
+				} else if !rules.descend(n) {
+					continue
 				}
-				for _, c := range n.children {
+				for _, c := range children {
 					if visited[c] || len(visited) >= limits.MaxNodes {
 						continue
 					}
 					visited[c] = true
 					owners[c] = below
-					if inside {
-						inManaged[c] = m
+					if !clip.Empty() {
+						clips[c] = clip
 					}
 					next = append(next, c)
 				}
@@ -303,8 +333,10 @@ type pending struct {
 
 // visit reads names, roles, interfaces, states and children of refs,
 // pipelining every request before waiting for the replies. Accessibles that
-// vanished while being read are dropped.
-func (b *Bus) visit(ctx context.Context, refs []ref, depth int, rules walkRules) ([]node, error) {
+// vanished while being read are dropped. With skipManaged, the children of
+// accessibles that manage their descendants are not asked for: asking makes
+// the toolkit build an accessible for every cell.
+func (b *Bus) visit(ctx context.Context, refs []ref, depth int, rules walkRules, skipManaged bool) ([]node, error) {
 	calls := make([]pending, len(refs))
 	for i, r := range refs {
 		obj := b.object(r)
@@ -345,7 +377,7 @@ func (b *Bus) visit(ctx context.Context, refs []ref, depth int, rules walkRules)
 	// subtrees the walk will enter.
 	kids := make([]*dbus.Call, len(nodes))
 	for i, n := range nodes {
-		if rules.descend(n) {
+		if rules.descend(n) && !(skipManaged && n.states.has(stateManagesDescendants) && depth > 0) {
 			kids[i] = b.object(n.ref).GoWithContext(ctx, ifaceAccessible+".GetChildren", 0, nil)
 		}
 	}
@@ -410,10 +442,13 @@ func (b *Bus) describe(ctx context.Context, nodes []node, rules walkRules) ([]Co
 			continue
 		}
 		if reqs[i].extents != nil {
-			var e struct{ X, Y, W, H int32 }
-			if err := (<-reqs[i].extents.Done).Store(&e); err == nil && e.W > 0 && e.H > 0 {
-				c.Extents = image.Rect(int(e.X), int(e.Y), int(e.X+e.W), int(e.Y+e.H))
+			var e screenBox
+			if err := (<-reqs[i].extents.Done).Store(&e); err == nil {
+				c.Extents = e.rect()
 			}
+		}
+		if !n.clip.Empty() && !c.Extents.Empty() && !c.Extents.Overlaps(n.clip) {
+			continue
 		}
 		if rules.gtk4 && c.Extents.Empty() {
 			// Without a showing state, only extents tell a laid-out control

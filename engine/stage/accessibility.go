@@ -127,8 +127,8 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	a.App, a.Found = found.App, true
-	if found.Uncached != nil {
-		st.rep.Logf("read %s's controls by walking its tree on every read, without a cache: %v", found.Name, found.Uncached)
+	if found.NoCache != nil {
+		st.rep.Logf("read the controls of %s without a cache, walking its accessible tree at every read: %v", found.Name, found.NoCache)
 	}
 	who := found.Name
 	if found.Toolkit != "" {

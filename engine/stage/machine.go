@@ -56,9 +56,9 @@ type Discovery struct {
 	Toolkit  string
 	App      AccessibleApp
 	Controls []atspi.Control
-	// Uncached says why later reads walk the tree instead of answering
-	// from a cache, when they do.
-	Uncached error
+	// NoCache says why App reads the controls by walking the
+	// application's tree every time, when it does.
+	NoCache error
 }
 
 // AccessibleApp is what a run needs of the application over AT-SPI.
@@ -218,11 +218,11 @@ func (b atspiBus) Discover(ctx context.Context, pid int, opts atspi.DiscoverOpti
 	// current. A registry that refuses the events leaves every read a
 	// walk of the tree: slower, never wrong.
 	app := found.App
-	cached, uncached := app.Cached(ctx)
-	if uncached == nil {
+	cached, noCache := app.Cached(ctx)
+	if noCache == nil {
 		app = cached
 	}
-	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{app}, Controls: found.Controls, Uncached: uncached}, nil
+	return Discovery{Name: found.App.Name, Toolkit: found.App.Toolkit, App: atspiApp{app}, Controls: found.Controls, NoCache: noCache}, nil
 }
 
 // atspiApp acts on a control through the bus it was read from.

@@ -68,7 +68,7 @@ type uncachedBus struct{ refusingBus }
 
 func (uncachedBus) Discover(context.Context, int, atspi.DiscoverOptions) (Discovery, error) {
 	return Discovery{Name: "fake", Controls: []atspi.Control{{Name: "OK"}},
-		Uncached: errors.New("register for object:bounds-changed events: refused")}, nil
+		NoCache: errors.New("register for object:bounds-changed events: refused")}, nil
 }
 
 // pidApp is an application as discoverControls sees it: only its pid.
