@@ -37,6 +37,13 @@ func TestEncoderKeepsUnchangedBands(t *testing.T) {
 		{"a letter typed in one band", func(p *image.RGBA) *image.RGBA { return changed(p, 100, 101, 110) }, 1},
 		{"the last row of a band, which the next one's filter reads", func(p *image.RGBA) *image.RGBA { return changed(p, 2*bandRows-1) }, 2},
 		{"the first and the last row of the screen", func(p *image.RGBA) *image.RGBA { return changed(p, 0, screen.Rect.Dy()-1) }, 2},
+		{"a translucent pixel, which the standard encoder takes", func(p *image.RGBA) *image.RGBA {
+			next := changed(p)
+			next.Pix[next.PixOffset(5, 500)+3] = 0x80
+			next.Pix[next.PixOffset(5, 500)] = 0x10
+			return next
+		}, 0},
+		{"opaque again", func(*image.RGBA) *image.RGBA { return screen }, bands},
 		{"another size", func(*image.RGBA) *image.RGBA { return screen.SubImage(image.Rect(0, 0, 640, 400)).(*image.RGBA) }, (400 + bandRows - 1) / bandRows},
 	}
 	var e Encoder

@@ -79,7 +79,7 @@ func fast(img image.Image) (*image.RGBA, bool) {
 // encodeRGBA encodes an opaque image as 8-bit RGB.
 func encodeRGBA(img *image.RGBA, cores int) ([]byte, error) {
 	var e Encoder
-	return e.Encode(img, cores)
+	return e.encode(img, cores, true)
 }
 
 // Encoder encodes the screens of one run, one after another: a band whose
@@ -109,10 +109,15 @@ type band struct {
 // img must not change afterwards. An image that is not an opaque
 // *image.RGBA is encoded as Bytes encodes it, and not kept.
 func (e *Encoder) Encode(img image.Image, cores int) ([]byte, error) {
-	rgba, ok := fast(img)
-	if !ok {
+	rgba, ok := img.(*image.RGBA)
+	if !ok || rgba.Rect.Empty() {
 		return BytesOn(img, cores)
 	}
+	return e.encode(rgba, cores, false)
+}
+
+// encode is Encode of an RGBA image, known to be opaque or not yet.
+func (e *Encoder) encode(rgba *image.RGBA, cores int, opaque bool) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	w, h := rgba.Rect.Dx(), rgba.Rect.Dy()
@@ -126,6 +131,12 @@ func (e *Encoder) Encode(img image.Image, cores int) ([]byte, error) {
 		if e.prev != nil && e.prev.Rect.Size() == rgba.Rect.Size() && sameRows(e.prev, rgba, max(y0-1, 0), y1) {
 			bands[i] = e.bands[i]
 			continue
+		}
+		// The rows kept are the last image's, which was opaque; the
+		// others must be too.
+		if !opaque && !opaqueRows(rgba, y0, y1) {
+			e.prev, e.bands = nil, nil
+			return BytesOn(rgba, cores)
 		}
 		todo = append(todo, i)
 	}
@@ -225,6 +236,21 @@ func compressBand(fw *flate.Writer, img *image.RGBA, y0, y1 int, raw []byte, row
 		return band{}, err
 	}
 	return band{data: buf.Bytes(), sum: adler32.Checksum(raw), raw: len(raw)}, nil
+}
+
+// opaqueRows reports whether every pixel of rows [y0, y1) of img is
+// opaque.
+func opaqueRows(img *image.RGBA, y0, y1 int) bool {
+	w := img.Rect.Dx() * 4
+	for y := y0; y < y1; y++ {
+		row := img.Pix[img.PixOffset(img.Rect.Min.X, img.Rect.Min.Y+y):][:w]
+		for i := 3; i < len(row); i += 4 {
+			if row[i] != 0xff {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sameRows reports whether rows [y0, y1) of two images of one size hold
