@@ -12,7 +12,7 @@ import (
 // encoded here first on every core, and the report writes those bytes:
 // one encoding either way.
 func (s *runState) saveScreen(img *image.RGBA) (string, *report.Frame) {
-	frame := report.NewFrame(img)
+	frame := s.rep.NewFrame(img)
 	if s.sendsFullScreens(img) {
 		_, _ = frame.PNG() // an error is the model's and the report's to meet
 	}
