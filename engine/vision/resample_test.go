@@ -96,8 +96,9 @@ func words(t *testing.T, img image.Image) []string {
 }
 
 // TestDownscaleStaysLegible reads a real xterm full of text, scaled to
-// the gpt profile's size by the tabulated resampler and by x/image/draw's
-// Catmull-Rom: tesseract must read the same words from both.
+// the gpt and qwen2.5-vl profiles' sizes by the tabulated resampler and by
+// x/image/draw's Catmull-Rom: tesseract must read the same words from
+// both.
 func TestDownscaleStaysLegible(t *testing.T) {
 	t.Parallel()
 	for _, bin := range []string{"Xvfb", "xterm", ocr.Command} {
@@ -133,28 +134,32 @@ func TestDownscaleStaysLegible(t *testing.T) {
 	if err != nil || !settled {
 		t.Fatalf("settle: %v %v", settled, err)
 	}
-	gpt, _ := model.LookupProfile("gpt")
-	small, scale := Downscale(screen, gpt)
-	if scale.Sent == scale.Screen {
-		t.Fatalf("gpt does not downscale %v", scale.Screen)
-	}
-	reference := resize(screen, scale.Sent.X, scale.Sent.Y, draw.CatmullRom)
-	got, want := words(t, small), words(t, reference)
-	if len(want) < 40 {
-		t.Fatalf("tesseract read only %d words from the reference: %q", len(want), want)
-	}
-	missing := 0
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			missing++
+	// Every profile that sends a 1280x800 screen smaller, through the
+	// run's Downscaler as the loop uses it.
+	for _, name := range []string{"gpt", "qwen2.5-vl-7b-instruct"} {
+		p, _ := model.LookupProfile(name)
+		small, scale := NewDownscaler(p).Downscale(screen)
+		if scale.Sent == scale.Screen {
+			t.Fatalf("%s does not downscale %v", name, scale.Screen)
 		}
+		reference := resize(screen, scale.Sent.X, scale.Sent.Y, draw.CatmullRom)
+		got, want := words(t, small), words(t, reference)
+		if len(want) < 40 {
+			t.Fatalf("%s: tesseract read only %d words from the reference: %q", name, len(want), want)
+		}
+		missing := 0
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				missing++
+			}
+		}
+		// OCR is not bit-exact across images that differ by rounding; a
+		// word or two in a hundred may be read differently.
+		if missing > len(want)/50 {
+			t.Errorf("%s: of %d words read from Catmull-Rom's output, %d are not read from ours:\nwant %q\ngot  %q", name, len(want), missing, want, got)
+		}
+		t.Logf("%s (%dx%d): %d words from Catmull-Rom's output, %d from ours, %d missing", name, scale.Sent.X, scale.Sent.Y, len(want), len(got), missing)
 	}
-	// OCR is not bit-exact across images that differ by rounding; a word
-	// or two in a hundred may be read differently.
-	if missing > len(want)/50 {
-		t.Errorf("of %d words read from Catmull-Rom's output, %d are not read from ours:\nwant %q\ngot  %q", len(want), missing, want, got)
-	}
-	t.Logf("%d words from Catmull-Rom's output, %d from ours, %d missing", len(want), len(got), missing)
 }
 
 // BenchmarkDownscale compares, on a real 1280x800 screen scaled to the gpt
