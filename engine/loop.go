@@ -158,6 +158,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		return
 	}
 	s.model = m
+	s.warmModelImages(ctx)
 	s.memory = memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
 	maxIter := op.Runner.MaxIterations
 	if sc.AgenticMaxIterations > 0 {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/engine/vision"
@@ -30,4 +32,26 @@ func (m *modelImages) png(f *report.Frame) ([]byte, error) {
 		return f.PNG()
 	}
 	return m.encoder.Encode(small, 0)
+}
+
+// warmModelImages primes the downscaler and both encoders with a screen
+// taken while the first request is with the model, so the run's first
+// observation redoes only what changed since then, as every later one
+// does. The screen is never saved or sent: it is only what the next
+// screens are compared with, and an encoding is the same bytes whatever
+// came before it.
+func (s *runState) warmModelImages(ctx context.Context) {
+	if s.desk == nil || s.web.PageIsTheScreen() || s.model == nil {
+		return
+	}
+	desk, rep, images := s.desk, s.rep, s.model.images
+	go func() {
+		img, err := desk.Capture(ctx)
+		if err != nil {
+			return // the first observation does the whole work instead
+		}
+		f := rep.NewFrame(img)
+		_, _ = images.png(f)
+		_, _ = f.PNG()
+	}()
 }
