@@ -15,8 +15,6 @@ import (
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/engine/report"
-	"github.com/kasmrt/kasmrt/engine/vision"
-	"github.com/kasmrt/kasmrt/internal/screenpng"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -26,6 +24,7 @@ type modelState struct {
 	profile  model.Profile
 	failures int  // consecutive failed calls
 	disabled bool // off for the rest of the run (model.disable_after)
+	images   *modelImages
 }
 
 // ModelConfig turns the operator file's model section into the adapter's
@@ -107,7 +106,7 @@ func (s *runState) newModel() (*modelState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &modelState{client: c, profile: cfg.Profile}, nil
+	return &modelState{client: c, profile: cfg.Profile, images: newModelImages(cfg.Profile)}, nil
 }
 
 // Turn sends one request, records its usage and keeps the model's health:
@@ -159,6 +158,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		return
 	}
 	s.model = m
+	s.warmModelImages(ctx)
 	s.memory = memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
 	maxIter := op.Runner.MaxIterations
 	if sc.AgenticMaxIterations > 0 {
@@ -499,16 +499,8 @@ func (s *runState) seed(iteration int) *int64 {
 	return &v
 }
 
-// modelPNG is the screen as the model sees it, fitted to the profile's
-// preferred size. A full-size screen shares the report's encoding; a
-// smaller one is encoded once here.
-func (s *runState) modelPNG(f *report.Frame) ([]byte, error) {
-	small, scale := vision.Downscale(f.Image(), s.model.profile)
-	if scale.Sent == scale.Screen {
-		return f.PNG()
-	}
-	return screenpng.Bytes(small)
-}
+// modelPNG is the screen as the model sees it (modelImages.png).
+func (s *runState) modelPNG(f *report.Frame) ([]byte, error) { return s.model.images.png(f) }
 
 func parseArgs(raw string) (map[string]any, error) {
 	if strings.TrimSpace(raw) == "" {

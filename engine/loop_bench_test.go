@@ -66,7 +66,8 @@ func BenchmarkLoopStepOverhead(b *testing.B) {
 
 // BenchmarkStepPerProfile measures the runtime's critical path per step on
 // a 1280x800 screen for every model profile: from the model's reply
-// received to the next request sent, over 24 turns alternating
+// received to the model server holding the whole next request, over 24
+// turns alternating
 // observe_screen and press_key (a letter the terminal echoes, so every
 // observation is a new screen) against an xterm full of text. Every
 // profile sees the same screens; the ones that downscale (gpt,
@@ -106,17 +107,19 @@ model:
 				if r.rep.Loop.Iterations != 25 {
 					b.Fatalf("loop = %+v", r.rep.Loop)
 				}
+				// The n-th reply is followed by the tool it asked for and
+				// then the server receiving request n+1: the body's
+				// marshalling and its sending are on the path too.
+				replies := 0
 				var replied time.Time
-				var tool string
 				for _, e := range r.events {
 					switch e.Kind {
 					case events.KindModelReply:
 						replied = e.T
+						replies++
 					case events.KindStepEnded:
-						tool = e.Tool
-					case events.KindModelRequest:
-						if !replied.IsZero() {
-							byTool[tool] = append(byTool[tool], e.T.Sub(replied))
+						if replies < len(r.reqs) {
+							byTool[e.Tool] = append(byTool[e.Tool], r.reqs[replies].Received.Sub(replied))
 						}
 					}
 				}

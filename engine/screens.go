@@ -12,7 +12,12 @@ import (
 // encoded here first on every core, and the report writes those bytes:
 // one encoding either way.
 func (s *runState) saveScreen(img *image.RGBA) (string, *report.Frame) {
-	frame := report.NewFrame(img)
+	frame := s.rep.NewFrame(img)
+	if s.model != nil && s.loop.ran {
+		// The model's memory will want the screen's sum: it is computed
+		// while the step waits on the X server for the window list.
+		go frame.Sum()
+	}
 	if s.sendsFullScreens(img) {
 		_, _ = frame.PNG() // an error is the model's and the report's to meet
 	}

@@ -31,31 +31,8 @@ func BenchmarkGoalRunRSS(b *testing.B) {
 		b.Run(fmt.Sprintf("turns-%d", turns), func(b *testing.B) {
 			var peak int64
 			for b.Loop() {
-				script := make([]modeltest.Exchange, 0, turns)
-				for i := 0; i < turns-1; i++ {
-					if i%2 == 0 {
-						script = append(script, modeltest.Call("observe_screen", `{}`))
-					} else {
-						script = append(script, modeltest.Call("press_key", `{"key": "x"}`))
-					}
-				}
-				script = append(script, modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "done"}`))
-				srv := modeltest.New(b, script...)
-				dir := b.TempDir()
-				scenario, operator := filepath.Join(dir, "scenario.yaml"), filepath.Join(dir, "operator.yaml")
-				files := map[string]string{
-					scenario: `name: memory per turn
-app:
-  command: [xterm, -geometry, 200x60+0+0, -e, sh, -c, 'ls -l /usr/bin | head -56; exec cat']
-goal: Measure memory.
-`,
-					operator: fmt.Sprintf("runner: {max_iterations: %d}\nmodel:\n  name: bench\n  endpoint: %s\n  retry: 0\n", turns+1, srv.URL()),
-				}
-				for path, body := range files {
-					if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-						b.Fatal(err)
-					}
-				}
+				scenario, operator, srv := goalRunFiles(b, b.TempDir(), turns)
+				dir := filepath.Dir(scenario)
 				cmd := exec.Command(bin, "run", scenario, "-o", operator, "--headless", "--display", "-", "--report", filepath.Join(dir, "report"))
 				cmd.Env = append(os.Environ(), "KASM_RUNTIME_VISION_ENDPOINT=")
 				if out, err := cmd.CombinedOutput(); err != nil {
@@ -69,4 +46,36 @@ goal: Measure memory.
 			b.ReportMetric(float64(peak)/1024, "MB/peak-rss")
 		})
 	}
+}
+
+// goalRunFiles writes the scenario and operator file of a goal run of
+// turns model turns in dir (observe_screen and press_key alternately on a
+// 1280x800 xterm full of text, then the verdict) and starts the model test
+// server that answers them.
+func goalRunFiles(b *testing.B, dir string, turns int) (scenario, operator string, srv *modeltest.Server) {
+	script := make([]modeltest.Exchange, 0, turns)
+	for i := 0; i < turns-1; i++ {
+		if i%2 == 0 {
+			script = append(script, modeltest.Call("observe_screen", `{}`))
+		} else {
+			script = append(script, modeltest.Call("press_key", `{"key": "x"}`))
+		}
+	}
+	script = append(script, modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "done"}`))
+	srv = modeltest.New(b, script...)
+	scenario, operator = filepath.Join(dir, "scenario.yaml"), filepath.Join(dir, "operator.yaml")
+	files := map[string]string{
+		scenario: `name: memory per turn
+app:
+  command: [xterm, -geometry, 200x60+0+0, -e, sh, -c, 'ls -l /usr/bin | head -56; exec cat']
+goal: Measure memory.
+`,
+		operator: fmt.Sprintf("runner: {max_iterations: %d}\nmodel:\n  name: bench\n  endpoint: %s\n  retry: 0\n", turns+1, srv.URL()),
+	}
+	for path, body := range files {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return scenario, operator, srv
 }

@@ -1,6 +1,7 @@
 package x11
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,24 +55,37 @@ func (c *Conn) Windows() ([]Window, error) {
 		return nil, fmt.Errorf("list windows: %w", err)
 	}
 	wmOwns := c.windowManagerOwns(checkC)
+	children, err := c.describeAll(tree.Children)
+	if err != nil {
+		return nil, fmt.Errorf("list windows: %w", err)
+	}
+	// Children without WM_CLASS (frames, wrappers) are searched all
+	// together, a level of the tree per round trip.
+	var wrappers []xproto.Window
+	for _, w := range children {
+		if !isClient(w) {
+			wrappers = append(wrappers, xproto.Window(w.ID))
+		}
+	}
+	below := c.clientsBelow(wrappers, 2)
 	var out []Window
-	for _, id := range tree.Children {
-		w, err := c.describe(id)
-		if errors.Is(err, ErrWindowGone) {
+	for _, w := range children {
+		if !isClient(w) {
+			out = append(out, below[0]...)
+			below = below[1:]
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("list windows: %w", err)
+		if !wmOwns(xproto.Window(w.ID)) {
+			out = append(out, w)
 		}
-		if w.Class != "" || w.Instance != "" || w.Title != "" || w.PID != 0 {
-			if !wmOwns(id) {
-				out = append(out, w)
-			}
-			continue
-		}
-		out = append(out, c.clientsBelow(id, 2)...)
 	}
 	return out, nil
+}
+
+// isClient reports whether a child of the root is an application's
+// window, not a frame or wrapper around one.
+func isClient(w Window) bool {
+	return w.Class != "" || w.Instance != "" || w.Title != "" || w.PID != 0
 }
 
 // windowManagerOwns returns a test for windows the window manager created:
@@ -87,29 +101,86 @@ func (c *Conn) windowManagerOwns(check xproto.GetPropertyCookie) func(xproto.Win
 	return func(id xproto.Window) bool { return id&^mask == base }
 }
 
-// clientsBelow finds descendants of id, depth levels down at most, that
-// carry WM_CLASS.
-func (c *Conn) clientsBelow(id xproto.Window, depth int) []Window {
-	if depth == 0 {
-		return nil
+// clientsBelow finds, for each of ids, its descendants depth levels down
+// at most that carry WM_CLASS, in stacking order. Each level of the tree
+// costs one round trip for all of ids (every request of a level is sent
+// before any reply is read), and only the windows found are described in
+// full: a window manager's frames hold dozens of decoration windows.
+func (c *Conn) clientsBelow(ids []xproto.Window, depth int) [][]Window {
+	out := make([][]Window, len(ids))
+	if depth == 0 || len(ids) == 0 {
+		return out
 	}
-	tree, err := xproto.QueryTree(c.x, id).Reply()
-	if err != nil {
-		return nil
+	trees := make([]xproto.QueryTreeCookie, len(ids))
+	for i, id := range ids {
+		trees[i] = xproto.QueryTree(c.x, id)
 	}
-	var out []Window
-	for _, child := range tree.Children {
-		w, err := c.describe(child)
+	var kids []xproto.Window
+	var owner []int // the index in ids each kid is below
+	for i, t := range trees {
+		tree, err := t.Reply()
 		if err != nil {
 			continue
 		}
-		if w.Class != "" || w.Instance != "" {
-			out = append(out, w)
-			continue
+		for _, kid := range tree.Children {
+			kids = append(kids, kid)
+			owner = append(owner, i)
 		}
-		out = append(out, c.clientsBelow(child, depth-1)...)
+	}
+	classes := make([]xproto.GetPropertyCookie, len(kids))
+	for j, kid := range kids {
+		classes[j] = xproto.GetProperty(c.x, false, kid, c.atoms.wmClass, xproto.AtomString, 0, 256)
+	}
+	const gone, client, wrapper = 0, 1, 2
+	kinds := make([]int, len(kids))
+	var clients, deeper []xproto.Window
+	for j, cookie := range classes {
+		r, err := cookie.Reply()
+		switch {
+		case err != nil:
+			kinds[j] = gone
+		case hasClass(r):
+			kinds[j] = client
+			clients = append(clients, kids[j])
+		default:
+			kinds[j] = wrapper
+			deeper = append(deeper, kids[j])
+		}
+	}
+	described, errs := c.describeEach(clients)
+	below := c.clientsBelow(deeper, depth-1)
+	for j, kind := range kinds {
+		switch kind {
+		case client:
+			if errs[0] == nil {
+				out[owner[j]] = append(out[owner[j]], described[0])
+			}
+			described, errs = described[1:], errs[1:]
+		case wrapper:
+			out[owner[j]] = append(out[owner[j]], below[0]...)
+			below = below[1:]
+		}
 	}
 	return out
+}
+
+// hasClass reports whether a WM_CLASS property names an instance or a
+// class, as Window's Instance and Class read it.
+func hasClass(r *xproto.GetPropertyReply) bool {
+	if r == nil {
+		return false
+	}
+	instance, class := parseClass(r.Value)
+	return instance != "" || class != ""
+}
+
+// parseClass reads a WM_CLASS property: the instance, then the class.
+func parseClass(value []byte) (instance, class string) {
+	parts := strings.Split(strings.TrimRight(string(value), "\x00"), "\x00")
+	if len(parts) > 1 {
+		class = parts[1]
+	}
+	return parts[0], class
 }
 
 // Window reads id afresh (geometry, title, map state); ErrWindowGone when
@@ -125,21 +196,75 @@ func (c *Conn) Window(id uint32) (Window, error) {
 // describe reads everything Window carries, sending all requests before
 // waiting for any reply.
 func (c *Conn) describe(id xproto.Window) (Window, error) {
-	attrC := xproto.GetWindowAttributes(c.x, id)
-	geomC := xproto.GetGeometry(c.x, xproto.Drawable(id))
-	posC := xproto.TranslateCoordinates(c.x, id, c.root, 0, 0)
-	pidC := xproto.GetProperty(c.x, false, id, c.atoms.netWMPID, xproto.AtomCardinal, 0, 1)
-	classC := xproto.GetProperty(c.x, false, id, c.atoms.wmClass, xproto.AtomString, 0, 256)
-	netNameC := xproto.GetProperty(c.x, false, id, c.atoms.netWMName, c.atoms.utf8String, 0, 1024)
-	nameC := xproto.GetProperty(c.x, false, id, c.atoms.wmName, xproto.GetPropertyTypeAny, 0, 1024)
+	return c.ask(id).read()
+}
 
-	attr, errA := attrC.Reply()
-	geom, errG := geomC.Reply()
-	pos, errP := posC.Reply()
-	pid, _ := pidC.Reply()
-	class, _ := classC.Reply()
-	netName, _ := netNameC.Reply()
-	name, _ := nameC.Reply()
+// describeAll describes every window of ids in one round trip: all the
+// requests are sent before any reply is read. Windows that are gone are
+// left out; the first other failure is returned.
+func (c *Conn) describeAll(ids []xproto.Window) ([]Window, error) {
+	described, errs := c.describeEach(ids)
+	out := make([]Window, 0, len(ids))
+	var first error
+	for i, w := range described {
+		switch err := errs[i]; {
+		case errors.Is(err, ErrWindowGone):
+		case err != nil:
+			first = cmp.Or(first, err)
+		default:
+			out = append(out, w)
+		}
+	}
+	return out, first
+}
+
+// describeEach describes every window of ids in one round trip, with
+// each one's failure at its index.
+func (c *Conn) describeEach(ids []xproto.Window) ([]Window, []error) {
+	asked := make([]windowCookies, len(ids))
+	for i, id := range ids {
+		asked[i] = c.ask(id)
+	}
+	out := make([]Window, len(ids))
+	errs := make([]error, len(ids))
+	for i, a := range asked {
+		// Every reply is read, so none is left waiting on the connection.
+		out[i], errs[i] = a.read()
+	}
+	return out, errs
+}
+
+// windowCookies are the requests describe sends about one window.
+type windowCookies struct {
+	id                        xproto.Window
+	attr                      xproto.GetWindowAttributesCookie
+	geom                      xproto.GetGeometryCookie
+	pos                       xproto.TranslateCoordinatesCookie
+	pid, class, netName, name xproto.GetPropertyCookie
+}
+
+func (c *Conn) ask(id xproto.Window) windowCookies {
+	return windowCookies{
+		id:      id,
+		attr:    xproto.GetWindowAttributes(c.x, id),
+		geom:    xproto.GetGeometry(c.x, xproto.Drawable(id)),
+		pos:     xproto.TranslateCoordinates(c.x, id, c.root, 0, 0),
+		pid:     xproto.GetProperty(c.x, false, id, c.atoms.netWMPID, xproto.AtomCardinal, 0, 1),
+		class:   xproto.GetProperty(c.x, false, id, c.atoms.wmClass, xproto.AtomString, 0, 256),
+		netName: xproto.GetProperty(c.x, false, id, c.atoms.netWMName, c.atoms.utf8String, 0, 1024),
+		name:    xproto.GetProperty(c.x, false, id, c.atoms.wmName, xproto.GetPropertyTypeAny, 0, 1024),
+	}
+}
+
+func (k windowCookies) read() (Window, error) {
+	id := k.id
+	attr, errA := k.attr.Reply()
+	geom, errG := k.geom.Reply()
+	pos, errP := k.pos.Reply()
+	pid, _ := k.pid.Reply()
+	class, _ := k.class.Reply()
+	netName, _ := k.netName.Reply()
+	name, _ := k.name.Reply()
 	for _, err := range []error{errA, errG, errP} {
 		if err != nil {
 			if isBadWindow(err) {
@@ -160,11 +285,7 @@ func (c *Conn) describe(id xproto.Window) (Window, error) {
 		w.PID = int(xgb.Get32(pid.Value))
 	}
 	if class != nil && len(class.Value) > 0 {
-		parts := strings.Split(strings.TrimRight(string(class.Value), "\x00"), "\x00")
-		w.Instance = parts[0]
-		if len(parts) > 1 {
-			w.Class = parts[1]
-		}
+		w.Instance, w.Class = parseClass(class.Value)
 	}
 	switch {
 	case netName != nil && len(netName.Value) > 0:

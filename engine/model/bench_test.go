@@ -1,9 +1,12 @@
 package model_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/color"
+	"os"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/model"
@@ -42,6 +45,42 @@ func BenchmarkTurn(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				if _, err := c.Turn(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRequestBody measures marshalling a request that keeps three
+// 1280x800 screens of text in context, as every turn of a goal run does:
+// with the data URLs of the screens earlier requests sent reused, and with
+// every screen encoded anew.
+func BenchmarkRequestBody(b *testing.B) {
+	screen, err := os.ReadFile("../vision/testdata/screen-1280x800.png")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := model.LookupProfile("qwen3-vl-8b-instruct")
+	c, err := model.New(model.Config{Endpoint: "http://127.0.0.1:1", Profile: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var msgs []model.Message
+	for i := range 3 {
+		png := bytes.Clone(screen)
+		png[len(png)-20] ^= byte(i + 1) // distinct bytes, as distinct screens have
+		msgs = append(msgs, model.Message{Role: model.RoleTool, CallID: fmt.Sprint(i), Text: "observed the screen",
+			Images: []model.Image{{Handle: fmt.Sprintf("tool_generated_image_%d", i+1), PNG: png}}})
+	}
+	req := model.Request{System: p.Prompt.Text, Messages: msgs, Tools: []model.Tool{{Name: "observe_screen"}, {Name: "click"}}}
+	for _, c := range []struct {
+		name string
+		body func(model.Request) ([]byte, error)
+	}{{"reused", c.Body}, {"encoded-anew", c.PlainBody}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.body(req); err != nil {
 					b.Fatal(err)
 				}
 			}

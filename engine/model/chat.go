@@ -8,9 +8,12 @@ import (
 	"strings"
 )
 
+// dataURLPrefix starts the data URL of a PNG.
+const dataURLPrefix = "data:image/png;base64,"
+
 // dataURL encodes a PNG as the data URL both protocols accept.
 func dataURL(png []byte) string {
-	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	return dataURLPrefix + base64.StdEncoding.EncodeToString(png)
 }
 
 // sortedTools returns the tools sorted by name, as the model side's contracts require
@@ -58,7 +61,7 @@ type chatMessage struct {
 
 // chatParts renders text and labelled images as content parts. Each image
 // is preceded by its handle so the model can name it.
-func chatParts(text string, images []Image) []chatPart {
+func chatParts(text string, images []Image, urls *bodyImages) []chatPart {
 	var parts []chatPart
 	if text != "" {
 		parts = append(parts, chatPart{Type: "text", Text: text})
@@ -67,12 +70,14 @@ func chatParts(text string, images []Image) []chatPart {
 		if img.Handle != "" {
 			parts = append(parts, chatPart{Type: "text", Text: img.Handle + ":"})
 		}
-		parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: dataURL(img.PNG)}})
+		parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: urls.url(img.PNG)}})
 	}
 	return parts
 }
 
-func chatBody(model string, opts GenerationOptions, req Request) ([]byte, error) {
+// chatBody marshals a Chat Completions request; urls, when not nil, holds
+// the data URLs of earlier requests' images.
+func chatBody(model string, opts GenerationOptions, req Request, urls *bodyImages) ([]byte, error) {
 	var msgs []chatMessage
 	if req.System != "" {
 		msgs = append(msgs, chatMessage{Role: "system", Content: req.System})
@@ -85,7 +90,7 @@ func chatBody(model string, opts GenerationOptions, req Request) ([]byte, error)
 			if len(m.Images) == 0 {
 				msgs = append(msgs, chatMessage{Role: "user", Content: m.Text})
 			} else {
-				msgs = append(msgs, chatMessage{Role: "user", Content: chatParts(m.Text, m.Images)})
+				msgs = append(msgs, chatMessage{Role: "user", Content: chatParts(m.Text, m.Images, urls)})
 			}
 		case RoleAssistant:
 			cm := chatMessage{Role: "assistant", Content: m.Text}
@@ -104,7 +109,7 @@ func chatBody(model string, opts GenerationOptions, req Request) ([]byte, error)
 			// Chat Completions tool messages carry text only, so the
 			// result's images follow as user-role evidence (docs/architecture.md).
 			if len(m.Images) > 0 {
-				msgs = append(msgs, chatMessage{Role: "user", Content: chatParts("Images returned by tool call "+m.CallID+":", m.Images)})
+				msgs = append(msgs, chatMessage{Role: "user", Content: chatParts("Images returned by tool call "+m.CallID+":", m.Images, urls)})
 			}
 		default:
 			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
@@ -150,7 +155,7 @@ func chatBody(model string, opts GenerationOptions, req Request) ([]byte, error)
 	if opts.ReasoningEffort != "" {
 		body["reasoning_effort"] = opts.ReasoningEffort
 	}
-	return json.Marshal(body)
+	return marshalBody(body, urls)
 }
 
 func parseChat(raw []byte) (Response, error) {

@@ -65,6 +65,7 @@ type Client struct {
 	sleep     func(ctx context.Context, d time.Duration) error
 	onAttempt func(Attempt)
 	gate      func(ctx context.Context) (func(), error)
+	images    *imageURLs
 }
 
 // New checks the configuration and returns a client.
@@ -95,6 +96,7 @@ func New(cfg Config) (*Client, error) {
 		sleep:     cfg.Sleep,
 		onAttempt: cfg.OnAttempt,
 		gate:      cfg.Gate,
+		images:    newImageURLs(),
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -124,13 +126,7 @@ func (c *Client) URL() string { return c.url }
 // failures. When the reply has no native tool calls but its text contains
 // some, they are returned with Rescued set.
 func (c *Client) Turn(ctx context.Context, req Request) (Response, error) {
-	var body []byte
-	var err error
-	if c.profile.Protocol == Responses {
-		body, err = responsesBody(c.profile.ServedModel, c.opts, req)
-	} else {
-		body, err = chatBody(c.profile.ServedModel, c.opts, req)
-	}
+	body, err := c.body(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("encode model request: %w", err)
 	}
@@ -177,6 +173,22 @@ func (c *Client) Turn(ctx context.Context, req Request) (Response, error) {
 			return Response{}, fmt.Errorf("model turn: wait before retry: %w", err)
 		}
 	}
+}
+
+// body marshals req in the profile's protocol, with the data URLs of the
+// images earlier requests sent reused.
+func (c *Client) body(req Request) ([]byte, error) {
+	build := chatBody
+	if c.profile.Protocol == Responses {
+		build = responsesBody
+	}
+	body, err := build(c.profile.ServedModel, c.opts, req, c.images.begin())
+	if errors.Is(err, errPlaceholder) {
+		// Text in the conversation looked like a placeholder: marshal the
+		// data URLs themselves.
+		return build(c.profile.ServedModel, c.opts, req, nil)
+	}
+	return body, err
 }
 
 // acquire passes the client's gate, if it has one.

@@ -19,7 +19,7 @@ type respContent struct {
 // side), so the model sees the pixels the runtime grounds on.
 const imageDetail = "high"
 
-func respParts(text string, images []Image) []respContent {
+func respParts(text string, images []Image, urls *bodyImages) []respContent {
 	var parts []respContent
 	if text != "" {
 		parts = append(parts, respContent{Type: "input_text", Text: text})
@@ -28,12 +28,14 @@ func respParts(text string, images []Image) []respContent {
 		if img.Handle != "" {
 			parts = append(parts, respContent{Type: "input_text", Text: img.Handle + ":"})
 		}
-		parts = append(parts, respContent{Type: "input_image", ImageURL: dataURL(img.PNG), Detail: imageDetail})
+		parts = append(parts, respContent{Type: "input_image", ImageURL: urls.url(img.PNG), Detail: imageDetail})
 	}
 	return parts
 }
 
-func responsesBody(model string, opts GenerationOptions, req Request) ([]byte, error) {
+// responsesBody marshals a Responses request; urls, when not nil, holds
+// the data URLs of earlier requests' images.
+func responsesBody(model string, opts GenerationOptions, req Request, urls *bodyImages) ([]byte, error) {
 	var input []map[string]any
 	for i, m := range req.Messages {
 		switch m.Role {
@@ -43,7 +45,7 @@ func responsesBody(model string, opts GenerationOptions, req Request) ([]byte, e
 			if len(m.Images) == 0 {
 				input = append(input, map[string]any{"role": "user", "content": m.Text})
 			} else {
-				input = append(input, map[string]any{"role": "user", "content": respParts(m.Text, m.Images)})
+				input = append(input, map[string]any{"role": "user", "content": respParts(m.Text, m.Images, urls)})
 			}
 		case RoleAssistant:
 			if m.Text != "" {
@@ -58,7 +60,7 @@ func responsesBody(model string, opts GenerationOptions, req Request) ([]byte, e
 			}
 			var output any = m.Text
 			if len(m.Images) > 0 {
-				output = respParts(m.Text, m.Images)
+				output = respParts(m.Text, m.Images, urls)
 			}
 			input = append(input, map[string]any{"type": "function_call_output", "call_id": m.CallID, "output": output})
 		default:
@@ -98,7 +100,7 @@ func responsesBody(model string, opts GenerationOptions, req Request) ([]byte, e
 	if opts.TopP != nil {
 		body["top_p"] = *opts.TopP
 	}
-	return json.Marshal(body)
+	return marshalBody(body, urls)
 }
 
 func parseResponses(raw []byte) (Response, error) {

@@ -19,6 +19,9 @@ import (
 // caller that sends the full-size screen to the model.
 type Frame struct {
 	img *image.RGBA
+	// encoder, when set, is the report's, which reuses what the screen
+	// shares with the one encoded before it.
+	encoder *screenpng.Encoder
 
 	encode sync.Once
 	png    []byte
@@ -31,6 +34,11 @@ type Frame struct {
 // NewFrame wraps a capture; img must not change afterwards.
 func NewFrame(img *image.RGBA) *Frame { return &Frame{img: img} }
 
+// NewFrame wraps a capture of the run whose report w writes: its PNG is
+// encoded with the screens before it, recompressing only the bands that
+// changed (the same bytes either way). img must not change afterwards.
+func (w *Writer) NewFrame(img *image.RGBA) *Frame { return &Frame{img: img, encoder: &w.encoder} }
+
 // Image is the captured screen.
 func (f *Frame) Image() *image.RGBA { return f.img }
 
@@ -42,7 +50,11 @@ func (f *Frame) PNG() ([]byte, error) { return f.pngOn(0) }
 // every core).
 func (f *Frame) pngOn(cores int) ([]byte, error) {
 	f.encode.Do(func() {
-		f.png, f.err = screenpng.BytesOn(f.img, cores)
+		if f.encoder != nil {
+			f.png, f.err = f.encoder.Encode(f.img, cores)
+		} else {
+			f.png, f.err = screenpng.BytesOn(f.img, cores)
+		}
 		if f.err != nil {
 			f.err = fmt.Errorf("encode screen: %w", f.err)
 		}

@@ -32,6 +32,9 @@ type Writer struct {
 	closed  bool
 	err     error // the first write error, reported by Close
 	builder *Builder
+	// encoder encodes the run's screens one after another, compressing
+	// again only what changed since the screen before.
+	encoder screenpng.Encoder
 }
 
 // Create makes dir (and dir/screens) and opens events.jsonl and app.log.

@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"bytes"
 	"encoding/binary"
 	"image"
 	"math"
@@ -97,98 +98,177 @@ func clampByte(v int32) uint8 {
 // axis, in integers, in two passes (rows, then columns), and on every
 // core. The result is opaque.
 func resampleRGBA(src *image.RGBA, w, h int) *image.RGBA {
+	var r resampling
+	dst, _ := r.scale(src, w, h, true)
+	return dst
+}
+
+// resampling is one resampler's state: the image it scaled last, its
+// first pass and its result, which the next image of the same size reuses
+// where its rows are the same.
+type resampling struct {
+	src    *image.RGBA
+	kx, ky kernel
+	// mid is src scaled along x: one row of w pixels per source row.
+	mid []uint32
+	dst *image.RGBA
+	// computed counts the destination rows computed, for the tests.
+	computed int
+}
+
+// scale returns src at w x h. Rows of the result that read only source
+// rows equal to the last image's are copied from the last result; the
+// rest are computed, so the result is the same as a fresh one's. ok is
+// false, and nothing is kept, when src is not opaque (opaque: the caller
+// knows it is); only the rows that changed are looked at, since the last
+// image was opaque.
+func (r *resampling) scale(src *image.RGBA, w, h int, opaque bool) (_ *image.RGBA, ok bool) {
 	sw, sh := src.Rect.Dx(), src.Rect.Dy()
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	if w == 0 || h == 0 || sw == 0 || sh == 0 {
-		return dst
+		return dst, true
 	}
-	kx, ky := newKernel(sw, w), newKernel(sh, h)
-	// Pixels travel as little-endian RGBA words. Most of a screen is flat
-	// colour, where every tap reads the same pixel and the result is that
-	// pixel: comparing the words skips the arithmetic there.
-	mid := make([]uint32, sh*w)
-	parallelRows(sh, func(y0, y1 int) {
-		taps := kx.taps
-		for y := y0; y < y1; y++ {
-			off := src.PixOffset(src.Rect.Min.X, src.Rect.Min.Y+y)
-			row := src.Pix[off : off+sw*4]
-			out := mid[y*w : (y+1)*w]
-			// [runStart, runEnd) is a run of identical source pixels; the
-			// windows move right, so each pixel is compared about once.
-			runStart, runEnd := 0, 0
-			for x := range out {
-				st := kx.start[x]
-				if st >= runEnd {
-					first := binary.LittleEndian.Uint32(row[st*4:])
-					runStart, runEnd = st, st+1
-					for runEnd < sw && binary.LittleEndian.Uint32(row[runEnd*4:]) == first {
-						runEnd++
-					}
-				}
-				px := row[st*4:]
-				px = px[:taps*4]
-				if st >= runStart && st+taps <= runEnd {
-					out[x] = binary.LittleEndian.Uint32(px) | 0xff000000
-					continue
-				}
-				ws := kx.weights[x*taps : (x+1)*taps]
-				var r, g, b int32
-				for i, wt := range ws {
-					r += wt * int32(px[i*4])
-					g += wt * int32(px[i*4+1])
-					b += wt * int32(px[i*4+2])
-				}
-				out[x] = pack(r, g, b)
+	again := r.src != nil && r.src.Rect.Size() == src.Rect.Size() && r.dst.Rect.Size() == dst.Rect.Size()
+	if !again {
+		r.kx, r.ky = newKernel(sw, w), newKernel(sh, h)
+		r.mid = make([]uint32, sh*w)
+	}
+	// changed[y] says whether source row y differs from the last image's;
+	// before[y] counts the changed rows above y.
+	changed := make([]bool, sh)
+	before := make([]int, sh+1)
+	var rows []int
+	for y := range sh {
+		row := pixRow(src, y)
+		changed[y] = !again || !bytes.Equal(row, pixRow(r.src, y))
+		before[y+1] = before[y]
+		if changed[y] {
+			if !opaque && !opaqueRow(row) {
+				r.src, r.dst = nil, nil
+				return nil, false
 			}
+			before[y+1]++
+			rows = append(rows, y)
+		}
+	}
+	parallelRows(len(rows), func(i0, i1 int) {
+		for _, y := range rows[i0:i1] {
+			scaleRow(r.mid[y*w:(y+1)*w], pixRow(src, y), r.kx)
 		}
 	})
-	parallelRows(h, func(y0, y1 int) {
-		taps := ky.taps
-		rows := make([][]uint32, taps)
-		for y := y0; y < y1; y++ {
-			s := ky.start[y]
+	var out []int
+	for y := range h {
+		s := r.ky.start[y]
+		if before[s+r.ky.taps] > before[s] {
+			out = append(out, y)
+		} else {
+			copy(dst.Pix[y*dst.Stride:y*dst.Stride+w*4], r.dst.Pix[y*r.dst.Stride:])
+		}
+	}
+	parallelRows(len(out), func(i0, i1 int) {
+		rows := make([][]uint32, r.ky.taps)
+		for _, y := range out[i0:i1] {
+			s := r.ky.start[y]
 			for i := range rows {
-				rows[i] = mid[(s+i)*w : (s+i+1)*w]
+				rows[i] = r.mid[(s+i)*w : (s+i+1)*w]
 			}
-			ws := ky.weights[y*taps : (y+1)*taps]
-			out := dst.Pix[y*dst.Stride : y*dst.Stride+w*4]
-			same := true
-			for i := 1; i < taps && same; i++ {
-				same = slices.Equal(rows[i], rows[0])
-			}
-			if same {
-				// A stretch of identical rows (blank lines, flat
-				// panels): the result is the row itself.
-				for x, v := range rows[0] {
-					binary.LittleEndian.PutUint32(out[x*4:], v)
-				}
-				continue
-			}
-			for x := 0; x < w; x++ {
-				first := rows[0][x]
-				flat := true
-				for i := 1; i < taps; i++ {
-					if rows[i][x] != first {
-						flat = false
-						break
-					}
-				}
-				v := first
-				if !flat {
-					var r, g, b int32
-					for i, wt := range ws {
-						p := rows[i][x]
-						r += wt * int32(p&0xff)
-						g += wt * int32(p>>8&0xff)
-						b += wt * int32(p>>16&0xff)
-					}
-					v = pack(r, g, b)
-				}
-				binary.LittleEndian.PutUint32(out[x*4:], v)
-			}
+			blendRows(dst.Pix[y*dst.Stride:y*dst.Stride+w*4], rows, r.ky.weights[y*r.ky.taps:(y+1)*r.ky.taps])
 		}
 	})
-	return dst
+	r.computed += len(out)
+	r.src, r.dst = src, dst
+	return dst, true
+}
+
+// opaqueRow reports whether every pixel of an RGBA row is opaque.
+func opaqueRow(row []byte) bool {
+	for i := 3; i < len(row); i += 4 {
+		if row[i] != 0xff {
+			return false
+		}
+	}
+	return true
+}
+
+// pixRow is row y of img (counted from its top), four bytes a pixel.
+func pixRow(img *image.RGBA, y int) []byte {
+	off := img.PixOffset(img.Rect.Min.X, img.Rect.Min.Y+y)
+	return img.Pix[off : off+img.Rect.Dx()*4]
+}
+
+// scaleRow is the first pass over one source row: row scaled along x
+// into out. Pixels travel as little-endian RGBA words. Most of a screen
+// is flat colour, where every tap reads the same pixel and the result is
+// that pixel: comparing the words skips the arithmetic there.
+func scaleRow(out []uint32, row []byte, kx kernel) {
+	sw, taps := len(row)/4, kx.taps
+	// [runStart, runEnd) is a run of identical source pixels; the
+	// windows move right, so each pixel is compared about once.
+	runStart, runEnd := 0, 0
+	for x := range out {
+		st := kx.start[x]
+		if st >= runEnd {
+			first := binary.LittleEndian.Uint32(row[st*4:])
+			runStart, runEnd = st, st+1
+			for runEnd < sw && binary.LittleEndian.Uint32(row[runEnd*4:]) == first {
+				runEnd++
+			}
+		}
+		px := row[st*4:]
+		px = px[:taps*4]
+		if st >= runStart && st+taps <= runEnd {
+			out[x] = binary.LittleEndian.Uint32(px) | 0xff000000
+			continue
+		}
+		ws := kx.weights[x*taps : (x+1)*taps]
+		var r, g, b int32
+		for i, wt := range ws {
+			r += wt * int32(px[i*4])
+			g += wt * int32(px[i*4+1])
+			b += wt * int32(px[i*4+2])
+		}
+		out[x] = pack(r, g, b)
+	}
+}
+
+// blendRows is the second pass for one destination row: the first
+// pass's rows it reads, weighted, into out.
+func blendRows(out []byte, rows [][]uint32, ws []int32) {
+	taps := len(rows)
+	same := true
+	for i := 1; i < taps && same; i++ {
+		same = slices.Equal(rows[i], rows[0])
+	}
+	if same {
+		// A stretch of identical rows (blank lines, flat panels): the
+		// result is the row itself.
+		for x, v := range rows[0] {
+			binary.LittleEndian.PutUint32(out[x*4:], v)
+		}
+		return
+	}
+	for x := range rows[0] {
+		first := rows[0][x]
+		flat := true
+		for i := 1; i < taps; i++ {
+			if rows[i][x] != first {
+				flat = false
+				break
+			}
+		}
+		v := first
+		if !flat {
+			var r, g, b int32
+			for i, wt := range ws {
+				p := rows[i][x]
+				r += wt * int32(p&0xff)
+				g += wt * int32(p>>8&0xff)
+				b += wt * int32(p>>16&0xff)
+			}
+			v = pack(r, g, b)
+		}
+		binary.LittleEndian.PutUint32(out[x*4:], v)
+	}
 }
 
 // pack rounds and clamps fixed-point channel sums into an opaque RGBA word.

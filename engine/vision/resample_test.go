@@ -96,8 +96,9 @@ func words(t *testing.T, img image.Image) []string {
 }
 
 // TestDownscaleStaysLegible reads a real xterm full of text, scaled to
-// the gpt profile's size by the tabulated resampler and by x/image/draw's
-// Catmull-Rom: tesseract must read the same words from both.
+// the gpt and qwen2.5-vl profiles' sizes by the tabulated resampler and by
+// x/image/draw's Catmull-Rom: tesseract must read the same words from
+// both.
 func TestDownscaleStaysLegible(t *testing.T) {
 	t.Parallel()
 	for _, bin := range []string{"Xvfb", "xterm", ocr.Command} {
@@ -133,28 +134,32 @@ func TestDownscaleStaysLegible(t *testing.T) {
 	if err != nil || !settled {
 		t.Fatalf("settle: %v %v", settled, err)
 	}
-	gpt, _ := model.LookupProfile("gpt")
-	small, scale := Downscale(screen, gpt)
-	if scale.Sent == scale.Screen {
-		t.Fatalf("gpt does not downscale %v", scale.Screen)
-	}
-	reference := resize(screen, scale.Sent.X, scale.Sent.Y, draw.CatmullRom)
-	got, want := words(t, small), words(t, reference)
-	if len(want) < 40 {
-		t.Fatalf("tesseract read only %d words from the reference: %q", len(want), want)
-	}
-	missing := 0
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			missing++
+	// Every profile that sends a 1280x800 screen smaller, through the
+	// run's Downscaler as the loop uses it.
+	for _, name := range []string{"gpt", "qwen2.5-vl-7b-instruct"} {
+		p, _ := model.LookupProfile(name)
+		small, scale := NewDownscaler(p).Downscale(screen)
+		if scale.Sent == scale.Screen {
+			t.Fatalf("%s does not downscale %v", name, scale.Screen)
 		}
+		reference := resize(screen, scale.Sent.X, scale.Sent.Y, draw.CatmullRom)
+		got, want := words(t, small), words(t, reference)
+		if len(want) < 40 {
+			t.Fatalf("%s: tesseract read only %d words from the reference: %q", name, len(want), want)
+		}
+		missing := 0
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				missing++
+			}
+		}
+		// OCR is not bit-exact across images that differ by rounding; a
+		// word or two in a hundred may be read differently.
+		if missing > len(want)/50 {
+			t.Errorf("%s: of %d words read from Catmull-Rom's output, %d are not read from ours:\nwant %q\ngot  %q", name, len(want), missing, want, got)
+		}
+		t.Logf("%s (%dx%d): %d words from Catmull-Rom's output, %d from ours, %d missing", name, scale.Sent.X, scale.Sent.Y, len(want), len(got), missing)
 	}
-	// OCR is not bit-exact across images that differ by rounding; a word
-	// or two in a hundred may be read differently.
-	if missing > len(want)/50 {
-		t.Errorf("of %d words read from Catmull-Rom's output, %d are not read from ours:\nwant %q\ngot  %q", len(want), missing, want, got)
-	}
-	t.Logf("%d words from Catmull-Rom's output, %d from ours, %d missing", len(want), len(got), missing)
 }
 
 // BenchmarkDownscale compares, on a real 1280x800 screen scaled to the gpt
@@ -180,5 +185,83 @@ func BenchmarkDownscale(b *testing.B) {
 				c.fn()
 			}
 		})
+	}
+	b.Run("Downscaler-a-letter-typed", func(b *testing.B) {
+		// Each screen differs from the one before in a few rows, as
+		// after a key press in a terminal.
+		d := NewDownscaler(gpt)
+		screens := [2]*image.RGBA{screen, image.NewRGBA(screen.Rect)}
+		copy(screens[1].Pix, screen.Pix)
+		screens[1].Pix[screens[1].PixOffset(600, 300)] ^= 0xff
+		i := 0
+		for b.Loop() {
+			d.Downscale(screens[i%2])
+			i++
+		}
+	})
+}
+
+// TestDownscalerRedoesChangedRows scales a run of screens that change a
+// little from one to the next: every result is exactly a fresh
+// Downscale's, and only the rows that read a changed source row are
+// computed again.
+func TestDownscalerRedoesChangedRows(t *testing.T) {
+	t.Parallel()
+	screen := loadScreen(t)
+	gpt, _ := model.LookupProfile("gpt")
+	w, h := gpt.Image.Fit(1280, 800)
+	changed := func(prev *image.RGBA, rows ...int) *image.RGBA {
+		next := image.NewRGBA(prev.Rect)
+		copy(next.Pix, prev.Pix)
+		for _, y := range rows {
+			next.Pix[next.PixOffset(640, y)] ^= 0xff
+		}
+		return next
+	}
+	steps := []struct {
+		name string
+		next func(prev *image.RGBA) *image.RGBA
+		// most is the most rows that may be computed.
+		most int
+	}{
+		{"the first screen", func(*image.RGBA) *image.RGBA { return screen }, h},
+		{"the same screen again", func(p *image.RGBA) *image.RGBA { return changed(p) }, 0},
+		{"a letter typed", func(p *image.RGBA) *image.RGBA { return changed(p, 300, 305, 312) }, 20},
+		{"the top and the bottom rows", func(p *image.RGBA) *image.RGBA { return changed(p, 0, 799) }, 8},
+		{"a translucent pixel, which x/image/draw takes", func(p *image.RGBA) *image.RGBA {
+			next := changed(p)
+			next.Pix[next.PixOffset(5, 500)+3] = 0x80
+			next.Pix[next.PixOffset(5, 500)] = 0x10
+			return next
+		}, 0},
+		{"opaque again", func(*image.RGBA) *image.RGBA { return screen }, h},
+		{"every row", func(p *image.RGBA) *image.RGBA {
+			rows := make([]int, 800)
+			for i := range rows {
+				rows[i] = i
+			}
+			return changed(p, rows...)
+		}, h},
+	}
+	d := NewDownscaler(gpt)
+	prev := screen
+	for _, s := range steps {
+		img := s.next(prev)
+		before := d.last.computed
+		got, scale := d.Downscale(img)
+		if scale.Sent != image.Pt(w, h) {
+			t.Fatalf("%s: sent at %v, want %dx%d", s.name, scale.Sent, w, h)
+		}
+		fresh, _ := Downscale(img, gpt)
+		want := fresh.(*image.RGBA)
+		if !slices.Equal(got.(*image.RGBA).Pix, want.Pix) {
+			mean, most := meanAbsDiff(got.(*image.RGBA), want)
+			t.Errorf("%s: differs from a fresh downscale by %.3f on average, %d at most", s.name, mean, most)
+		}
+		n := d.last.computed - before
+		if n > s.most || (s.most > 0 && n == 0) {
+			t.Errorf("%s: %d rows computed, want between 1 and %d", s.name, n, s.most)
+		}
+		prev = img
 	}
 }

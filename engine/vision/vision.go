@@ -15,6 +15,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/image/draw"
 
@@ -60,6 +61,42 @@ func Downscale(img image.Image, p model.Profile) (image.Image, Scale) {
 		return resampleRGBA(rgba, w, h), s
 	}
 	return resize(img, w, h, draw.CatmullRom), s
+}
+
+// Downscaler downscales the screens of one run for one profile, as
+// Downscale does. A screen that differs from the one before in a few rows
+// costs about those rows: the rest of the result is copied from the last
+// one. It keeps the last screen to compare with, so a screen must not
+// change after it was given. It is safe for concurrent use.
+type Downscaler struct {
+	profile model.Profile
+	mu      sync.Mutex
+	last    resampling
+}
+
+// NewDownscaler returns a downscaler for the profile's image size.
+func NewDownscaler(p model.Profile) *Downscaler { return &Downscaler{profile: p} }
+
+// Downscale returns img at the profile's preferred size and the scale
+// between the two, the same pixels as Downscale(img, profile).
+func (d *Downscaler) Downscale(img image.Image) (image.Image, Scale) {
+	rgba, ok := img.(*image.RGBA)
+	if !ok {
+		return Downscale(img, d.profile)
+	}
+	b := img.Bounds()
+	w, h := d.profile.Image.Fit(b.Dx(), b.Dy())
+	s := Scale{Screen: image.Pt(b.Dx(), b.Dy()), Sent: image.Pt(w, h)}
+	if s.Sent == s.Screen {
+		return img, s
+	}
+	d.mu.Lock()
+	dst, ok := d.last.scale(rgba, w, h, false)
+	d.mu.Unlock()
+	if !ok {
+		return resize(img, w, h, draw.CatmullRom), s
+	}
+	return dst, s
 }
 
 func resize(img image.Image, w, h int, scaler draw.Scaler) image.Image {

@@ -8,6 +8,7 @@ package screenpng
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/adler32"
 	"hash/crc32"
@@ -16,16 +17,17 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
 )
 
-// minBandRows keeps bands large enough that splitting costs little
-// compression.
-const minBandRows = 64
-
-// maxBands bounds the goroutines one image uses.
-const maxBands = 8
+// bandRows is the height of a band: the rows compressed as one piece of
+// the deflate stream, on one core. The layout depends on the image's
+// height only, so an image's bytes are the same however many cores encode
+// it and whichever bands an Encoder kept from the image before. Bands much
+// taller than deflate's 32 KiB window cost nothing in compression.
+const bandRows = 32
 
 // Encode writes img as PNG. An opaque *image.RGBA (every screen capture)
 // is encoded here as 8-bit RGB; any other image goes through the standard
@@ -76,60 +78,115 @@ func fast(img image.Image) (*image.RGBA, bool) {
 
 // encodeRGBA encodes an opaque image as 8-bit RGB.
 func encodeRGBA(img *image.RGBA, cores int) ([]byte, error) {
-	w, h := img.Rect.Dx(), img.Rect.Dy()
+	var e Encoder
+	return e.encode(img, cores, true)
+}
+
+// Encoder encodes the screens of one run, one after another: a band whose
+// rows (and the row above it, which the filter reads) are the same as in
+// the image it encoded last is not compressed again. Its output is
+// exactly Bytes's. An Encoder is safe for concurrent use.
+type Encoder struct {
+	mu   sync.Mutex
+	prev *image.RGBA
+	// bands are prev's compressed bands.
+	bands []band
+	// writers are the compressors of the goroutines, kept between images.
+	writers []*flate.Writer
+	// compressed counts the bands compressed, which the tests read.
+	compressed int
+}
+
+// band is one compressed piece of the image data.
+type band struct {
+	data []byte
+	sum  uint32
+	raw  int
+}
+
+// Encode returns img encoded as PNG on at most cores goroutines (zero:
+// every core). The encoder keeps img to compare the next image with, so
+// img must not change afterwards. An image that is not an opaque
+// *image.RGBA is encoded as Bytes encodes it, and not kept.
+func (e *Encoder) Encode(img image.Image, cores int) ([]byte, error) {
+	rgba, ok := img.(*image.RGBA)
+	if !ok || rgba.Rect.Empty() {
+		return BytesOn(img, cores)
+	}
+	return e.encode(rgba, cores, false)
+}
+
+// encode is Encode of an RGBA image, known to be opaque or not yet.
+func (e *Encoder) encode(rgba *image.RGBA, cores int, opaque bool) ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w, h := rgba.Rect.Dx(), rgba.Rect.Dy()
 	const bpp, colorType = 3, 2
 	rowLen := 1 + w*bpp
+	n := (h + bandRows - 1) / bandRows
+	bands := make([]band, n)
+	var todo []int
+	for i := range bands {
+		y0, y1 := i*bandRows, min((i+1)*bandRows, h)
+		if e.prev != nil && e.prev.Rect.Size() == rgba.Rect.Size() && sameRows(e.prev, rgba, max(y0-1, 0), y1) {
+			bands[i] = e.bands[i]
+			continue
+		}
+		// The rows kept are the last image's, which was opaque; the
+		// others must be too.
+		if !opaque && !opaqueRows(rgba, y0, y1) {
+			e.prev, e.bands = nil, nil
+			return BytesOn(rgba, cores)
+		}
+		todo = append(todo, i)
+	}
 	if cores <= 0 {
 		cores = runtime.GOMAXPROCS(0)
 	}
-	bands := min(max(1, h/minBandRows), cores, maxBands)
-	type band struct {
-		data []byte
-		sum  uint32
-		raw  int
-		err  error
+	workers := min(cores, len(todo))
+	for len(e.writers) < workers {
+		fw, err := flate.NewWriter(io.Discard, flate.BestSpeed)
+		if err != nil {
+			return nil, fmt.Errorf("encode png: compress: %w", err)
+		}
+		e.writers = append(e.writers, fw)
 	}
-	out := make([]band, bands)
+	errs := make([]error, workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := range out {
-		y0, y1 := h*i/bands, h*(i+1)/bands
+	for k := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := &out[i]
-			raw := make([]byte, (y1-y0)*rowLen)
-			for y := y0; y < y1; y++ {
-				filterRow(raw[(y-y0)*rowLen:(y-y0+1)*rowLen], img, y)
+			raw := make([]byte, bandRows*rowLen)
+			for {
+				j := int(next.Add(1)) - 1
+				if j >= len(todo) {
+					return
+				}
+				i := todo[j]
+				y0, y1 := i*bandRows, min((i+1)*bandRows, h)
+				b, err := compressBand(e.writers[k], rgba, y0, y1, raw[:(y1-y0)*rowLen], rowLen, i == n-1)
+				if err != nil {
+					errs[k] = err
+					return
+				}
+				bands[i] = b
 			}
-			b.sum, b.raw = adler32.Checksum(raw), len(raw)
-			var buf bytes.Buffer
-			buf.Grow(len(raw) / 4)
-			fw, err := flate.NewWriter(&buf, flate.BestSpeed)
-			if err != nil {
-				b.err = err
-				return
-			}
-			if _, err := fw.Write(raw); err != nil {
-				b.err = err
-				return
-			}
-			// Every band but the last ends on a byte boundary without
-			// the final-block bit, so the bands join into one stream.
-			if i < bands-1 {
-				err = fw.Flush()
-			} else {
-				err = fw.Close()
-			}
-			b.data, b.err = buf.Bytes(), err
 		}()
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		// The writers may be mid-stream; the next image starts afresh.
+		e.prev, e.bands, e.writers = nil, nil, nil
+		return nil, fmt.Errorf("encode png: compress: %w", err)
+	}
+	e.compressed += len(todo)
+	e.prev, e.bands = rgba, bands
+
 	size := 2 + 4
 	sum := uint32(1)
-	for i, b := range out {
-		if b.err != nil {
-			return nil, fmt.Errorf("encode png: compress: %w", b.err)
-		}
+	for i, b := range bands {
 		size += len(b.data)
 		if i == 0 {
 			sum = b.sum
@@ -147,13 +204,67 @@ func encodeRGBA(img *image.RGBA, cores int) ([]byte, error) {
 	writeChunk(&buf, "IHDR", ihdr[:])
 	idat := make([]byte, 0, size)
 	idat = append(idat, 0x78, 0x01) // zlib: deflate, 32K window, fastest
-	for _, b := range out {
+	for _, b := range bands {
 		idat = append(idat, b.data...)
 	}
 	idat = binary.BigEndian.AppendUint32(idat, sum)
 	writeChunk(&buf, "IDAT", idat)
 	writeChunk(&buf, "IEND", nil)
 	return buf.Bytes(), nil
+}
+
+// compressBand filters rows [y0, y1) of img into raw and compresses them
+// with fw as one piece of the stream: every band but the last ends on a
+// byte boundary without the final-block bit, so the bands join into one.
+func compressBand(fw *flate.Writer, img *image.RGBA, y0, y1 int, raw []byte, rowLen int, last bool) (band, error) {
+	for y := y0; y < y1; y++ {
+		filterRow(raw[(y-y0)*rowLen:(y-y0+1)*rowLen], img, y)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(raw) / 4)
+	fw.Reset(&buf)
+	if _, err := fw.Write(raw); err != nil {
+		return band{}, err
+	}
+	var err error
+	if last {
+		err = fw.Close()
+	} else {
+		err = fw.Flush()
+	}
+	if err != nil {
+		return band{}, err
+	}
+	return band{data: buf.Bytes(), sum: adler32.Checksum(raw), raw: len(raw)}, nil
+}
+
+// opaqueRows reports whether every pixel of rows [y0, y1) of img is
+// opaque.
+func opaqueRows(img *image.RGBA, y0, y1 int) bool {
+	w := img.Rect.Dx() * 4
+	for y := y0; y < y1; y++ {
+		row := img.Pix[img.PixOffset(img.Rect.Min.X, img.Rect.Min.Y+y):][:w]
+		for i := 3; i < len(row); i += 4 {
+			if row[i] != 0xff {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameRows reports whether rows [y0, y1) of two images of one size hold
+// the same pixels.
+func sameRows(a, b *image.RGBA, y0, y1 int) bool {
+	w := a.Rect.Dx() * 4
+	for y := y0; y < y1; y++ {
+		ra := a.Pix[a.PixOffset(a.Rect.Min.X, a.Rect.Min.Y+y):][:w]
+		rb := b.Pix[b.PixOffset(b.Rect.Min.X, b.Rect.Min.Y+y):][:w]
+		if !bytes.Equal(ra, rb) {
+			return false
+		}
+	}
+	return true
 }
 
 // filterRow writes row y (counted from the top of img) into dst as RGB

@@ -140,6 +140,21 @@ func BenchmarkEncode(b *testing.B) {
 		}
 		b.ReportMetric(float64(n), "bytes")
 	})
+	b.Run("encoder-a-letter-typed", func(b *testing.B) {
+		// Each screen differs from the one before in one band, as after
+		// a key press in a terminal.
+		var e Encoder
+		screens := [2]*image.RGBA{screen, image.NewRGBA(screen.Rect)}
+		copy(screens[1].Pix, screen.Pix)
+		screens[1].Pix[screens[1].PixOffset(600, 300)] ^= 0xff
+		i := 0
+		for b.Loop() {
+			if _, err := e.Encode(screens[i%2], 0); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 	b.Run("image-png-BestSpeed", func(b *testing.B) {
 		var n int
 		for b.Loop() {

@@ -157,7 +157,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "modeltest: read body: "+err.Error())
 		return
 	}
-	req := Request{Path: r.URL.Path, Protocol: proto, Header: r.Header.Clone(), Raw: raw}
+	req := Request{Path: r.URL.Path, Protocol: proto, Header: r.Header.Clone(), Raw: raw, Received: time.Now()}
 	if err := json.Unmarshal(raw, &req.Body); err != nil {
 		s.t.Errorf("modeltest: request %s is not a JSON object: %v", r.URL.Path, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Request is one request the server received.
@@ -21,6 +22,9 @@ type Request struct {
 	// Body is the decoded JSON body.
 	Body map[string]any
 	Raw  []byte
+	// Received is when the whole body had arrived, which benchmarks take
+	// as the moment the client finished sending.
+	Received time.Time
 }
 
 // String shows the request as indented JSON, for failure messages.
