@@ -89,7 +89,7 @@ func TestDiscoverLogsAMissingCache(t *testing.T) {
 		t.Fatalf("the controls were not found: %+v", st.A11y)
 	}
 	log := strings.Join(rep.lines, "\n")
-	if !strings.Contains(log, "without a cache: register for object:bounds-changed events: refused") {
+	if !strings.Contains(log, "without a cache") || !strings.Contains(log, "register for object:bounds-changed events: refused") {
 		t.Errorf("the log %q does not say the cache could not be set up", log)
 	}
 }
