@@ -67,11 +67,12 @@ func (o scriptOutcome) toolsEvents() []events.Event {
 
 // TestClickElementAcrossToolkits drives a Debian application of each
 // toolkit by accessible names, found by asking the accessibility registry,
-// and checks what the clicks did with a declared tool: GTK 4 (its own
-// AT-SPI backend, no atk-bridge), Qt 5 (published because the runtime sets
-// QT_LINUX_ACCESSIBILITY_ALWAYS_ON) and Chromium (ACCESSIBILITY_ENABLED from
-// the runtime, --force-renderer-accessibility from the command). GTK 3 is
-// TestClickElement's zenity.
+// and checks what the clicks did with a declared tool: Qt 5 (published
+// because the runtime sets QT_LINUX_ACCESSIBILITY_ALWAYS_ON) and Chromium
+// (ACCESSIBILITY_ENABLED from the runtime, --force-renderer-accessibility
+// from the command). GTK 3 is TestClickElement's zenity; GTK 4 (its own
+// AT-SPI backend, no atk-bridge) is the gnome-calculator example of
+// TestGalleryExamples, the same clicks and clipboard check.
 func TestClickElementAcrossToolkits(t *testing.T) {
 	t.Parallel()
 	const sumIsNine = "tools:\n  result_is:\n    run: shell\n    parameters:\n      value:\n        values: {nine: 'xclip -o -selection clipboard > clipboard.txt; test \"$(cat clipboard.txt)\" = 9'}\n    timeout_s: 5\n"
@@ -83,14 +84,6 @@ func TestClickElementAcrossToolkits(t *testing.T) {
 		tools   string
 		toolkit string
 	}{
-		{
-			name:    "gtk4 gnome-calculator",
-			bins:    []string{"gnome-calculator", "xclip"},
-			app:     "  command: [gnome-calculator]\n  window: {class: gnome-calculator}\n",
-			steps:   []string{"click_element: {name: \"7\"}", "click_element: {name: \"+\"}", "click_element: {name: \"2\"}", "click_element: {name: \"=\"}", "wait: 1", "press_key: ctrl+c", "result_is: {value: nine}"},
-			tools:   sumIsNine,
-			toolkit: "GTK 4",
-		},
 		{
 			name: "qt5 speedcrunch",
 			bins: []string{"speedcrunch", "xclip"},
