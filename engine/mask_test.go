@@ -146,6 +146,7 @@ provides:
 // A secret filled into a plain text field of a page in a headful Chromium
 // is masked by the field's box, and a value filled the same way is not.
 func TestSecretMaskedInBrowserField(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	scriptNeed(t, "tesseract")
 	mux := http.NewServeMux()
