@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
@@ -194,4 +196,28 @@ func TestRulesControlAtClickTarget(t *testing.T) {
 		"steps:\n  - expect: {within_s: 0.3, click_targets: {ok_button: {name: Cancel}}}\n", operator: "runner: {}\n", machine: fakeDialog()})
 	loopWant(t, r, events.VerdictAppFailed, OutcomeStepFailed, 0, 0)
 	loopWantSteps(t, r.rep, loopStep{"expect", "error", `is the push button "OK" (enabled`})
+}
+
+// TestRulesNoControlsSaysWhy: an application that registers on the
+// accessibility bus but shows no named control with an action gets no
+// click_element, and the tools event and a scripted click_element step say
+// why.
+func TestRulesNoControlsSaysWhy(t *testing.T) {
+	t.Parallel()
+	const reason = "registered but shows no named controls with an action"
+	r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - click_element: {name: OK}\n", operator: "runner: {}\n",
+		machine: &fakeMachine{controls: []atspi.Control{}}})
+	loopWant(t, r, events.VerdictTestError, OutcomeStepError, 0, 0)
+	if slices.Contains(r.rep.Tools, "click_element") {
+		t.Errorf("click_element offered: %v", r.rep.Tools)
+	}
+	tools := loopEvents(r, events.KindTools)
+	if len(tools) != 1 {
+		t.Fatalf("%d tools events, want 1 saying why: %+v", len(tools), tools)
+	}
+	d, _ := tools[0].Data.(events.ToolList)
+	if !strings.HasPrefix(tools[0].Message, "click_element is not offered: ") || !strings.Contains(tools[0].Message, reason) || !strings.Contains(d.NoClickElement, reason) {
+		t.Errorf("tools event %q (no_click_element %q), want the reason %q", tools[0].Message, d.NoClickElement, reason)
+	}
+	loopWantSteps(t, r.rep, loopStep{"click_element", "malformed", "click_element is not offered: the application " + reason})
 }
