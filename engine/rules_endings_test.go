@@ -221,3 +221,19 @@ func TestRulesNoControlsSaysWhy(t *testing.T) {
 	}
 	loopWantSteps(t, r.rep, loopStep{"click_element", "malformed", "click_element is not offered: the application " + reason})
 }
+
+// TestRulesUnquotedExpectationNeedsTheModel: a scripted check_expectation
+// that quotes no text cannot be judged by reading the screen, so with the
+// model unreachable it stays unjudged, a concern, and the run goes on.
+func TestRulesUnquotedExpectationNeedsTheModel(t *testing.T) {
+	t.Parallel()
+	// The endpoint refuses every connection.
+	const unreachable = "model:\n  endpoint: http://127.0.0.1:9/v1\n  retry: 0\n  timeout: 2\n"
+	r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - check_expectation: {expectation: the dialog asks a question}\n",
+		operator: unreachable, machine: &fakeMachine{}})
+	loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 0, 0)
+	loopWantSteps(t, r.rep, loopStep{"check_expectation", "ok", "unavailable: "})
+	if !loopHasConcern(r.rep, `check_expectation "the dialog asks a question" was not judged`) {
+		t.Errorf("concerns = %q", r.rep.Concerns)
+	}
+}
