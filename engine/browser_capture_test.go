@@ -15,6 +15,7 @@ import (
 // between a red and a blue page in a headless browser: the settled screen
 // of every click must show the page the link led to, not the one it left.
 func TestBrowserHeadlessScreensFollowLinks(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	colours := map[string]string{"/red": "#e01b24", "/blue": "#1c71d8"}
 	other := map[string]string{"/red": "blue", "/blue": "red"}

@@ -18,6 +18,7 @@ import (
 // console, fails a request and throws, and checks that each message is an
 // event and in report.json with its counts, with the secret redacted.
 func TestBrowserConsoleInReport(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -90,6 +91,7 @@ steps:
 // that matches nothing) and checks each step says what was attempted, why
 // it failed and what to try, with the protocol's own words in parentheses.
 func TestBrowserErrorsWordedForTheAuthor(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -137,6 +139,7 @@ cdp_targets:
 // messages become events, the rest are counted, and report.json lists
 // fewer still with the true totals.
 func TestBrowserConsoleIsCapped(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	const logged = stage.MaxConsoleEvents + 100
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -174,6 +177,7 @@ steps:
 // server listens) ends the run at startup with a screen of what the browser
 // showed and a reason that says what to check.
 func TestBrowserStartPageFailureHasScreen(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -24,8 +24,9 @@ import (
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
-// The browser tests are not parallel: each runs one Chromium (the attach
-// test two at most), which keeps the machine's browsers to two or fewer.
+// The browser tests run in parallel with the package's other tests: each
+// runs one Chromium (the attach test two), and go test runs at most
+// -parallel (GOMAXPROCS, two on the project's machine) tests at once.
 
 const browserSecret = "hunter2-engine-secret"
 
@@ -121,6 +122,7 @@ steps:
 `
 
 func TestBrowserScriptedLogin(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	srv := browserLoginServer(t)
 	o := scriptRun(t, scriptRunSpec{
@@ -181,6 +183,7 @@ func TestBrowserScriptedLogin(t *testing.T) {
 // TestBrowserGoalRun has the model list the page's elements, click one by
 // the handle it read, and record its verdict.
 func TestBrowserGoalRun(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	srv := browserLoginServer(t)
 	handle := regexp.MustCompile(`(e\d+) button "Add one"`)
@@ -247,6 +250,7 @@ goal: Add one to the counter.
 // TestBrowserKilledMidRun kills the browser under test while a step waits:
 // process_alive fails and the verdict is app-failed.
 func TestBrowserKilledMidRun(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	srv := browserLoginServer(t)
 	o := scriptRun(t, scriptRunSpec{
@@ -281,6 +285,7 @@ steps:
 // TestBrowserAttach attaches to a Chromium the test started: the steps work
 // its tab, and the run leaves that browser running.
 func TestBrowserAttach(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	srv := browserLoginServer(t)
 	profile := t.TempDir()
@@ -349,6 +354,7 @@ func browserDevToolsPort(t *testing.T, profile string) string {
 // operator file against a login page on a free port, the model replaying
 // the calls a capable model would make.
 func TestBrowserLoginExample(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -434,6 +440,7 @@ func TestBrowserHelperServe(t *testing.T) {
 // shows it: process_alive follows the app, window_present the browser's
 // window (the app has none), and the start page waits for the server.
 func TestBrowserWithApp(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -620,6 +627,7 @@ func browserWantPageScreen(t *testing.T, path string, w, h int) {
 // size, also right after a click that follows a link (where a capture can
 // stall and is asked again).
 func TestBrowserHeadless(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	srv := browserLoginServer(t)
 	o := scriptRun(t, scriptRunSpec{

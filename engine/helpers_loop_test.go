@@ -64,6 +64,9 @@ type loopCase struct {
 	// machine, when set, replaces the real session and app: the run needs
 	// no Xvfb and no xterm.
 	machine *fakeMachine
+	// ctx, when set, is the context Run is given (Ctrl-C is its cancel);
+	// the run's own 60 s bound still applies.
+	ctx context.Context
 }
 
 // loopResult is what a goal run produced.
@@ -137,7 +140,11 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 	if c.before != nil {
 		c.before(runner)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	parent := c.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, 60*time.Second)
 	defer cancel()
 	res, err := runner.Run(ctx)
 	if err != nil {

@@ -95,6 +95,7 @@ cdp_targets:
 // call with the reason, the page never sees the secret, the model never
 // learns it, and the fill into the bound field still works.
 func TestSecretIntoRefusesAnInjectedPage(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
 	page := newInjectedPage(t)
 	r := loopRun(t, loopCase{
@@ -135,10 +136,14 @@ func TestSecretIntoRefusesAnInjectedPage(t *testing.T) {
 // bound field on another origin is refused, typing where the focus is
 // follows the focused element, and a secret without into: goes anywhere.
 func TestSecretIntoScripted(t *testing.T) {
+	t.Parallel()
 	browserNeed(t)
-	page := newInjectedPage(t)
-	other := newInjectedPage(t) // the same page on another origin
+	// Each case has pages of its own, so what one types cannot reach
+	// another's fields.
 	t.Run("another origin", func(t *testing.T) {
+		t.Parallel()
+		page := newInjectedPage(t)
+		other := newInjectedPage(t) // the same page on another origin
 		o := scriptRun(t, scriptRunSpec{
 			scenario: secretBoundScenario(other.srv.URL, page.srv.URL) + "steps:\n  - cdp_fill: {target: password, ref: password}\n",
 			env:      map[string]string{"LOGIN_PASSWORD": browserSecret},
@@ -151,6 +156,8 @@ func TestSecretIntoScripted(t *testing.T) {
 		}
 	})
 	t.Run("type into a focused search box", func(t *testing.T) {
+		t.Parallel()
+		page := newInjectedPage(t)
 		o := scriptRun(t, scriptRunSpec{
 			scenario: secretBoundScenario(page.srv.URL, page.srv.URL) + "steps:\n  - cdp_click: search\n  - type_text: password\n",
 			env:      map[string]string{"LOGIN_PASSWORD": browserSecret},
@@ -163,6 +170,8 @@ func TestSecretIntoScripted(t *testing.T) {
 		}
 	})
 	t.Run("type into the focused password field", func(t *testing.T) {
+		t.Parallel()
+		page := newInjectedPage(t)
 		o := scriptRun(t, scriptRunSpec{
 			scenario: secretBoundScenario(page.srv.URL, page.srv.URL) + "steps:\n  - cdp_click: password\n  - type_text: password\n  - wait: 1\n",
 			env:      map[string]string{"LOGIN_PASSWORD": browserSecret},
@@ -177,6 +186,8 @@ func TestSecretIntoScripted(t *testing.T) {
 		}
 	})
 	t.Run("unbound secret", func(t *testing.T) {
+		t.Parallel()
+		page := newInjectedPage(t)
 		sc := strings.Replace(secretBoundScenario(page.srv.URL, page.srv.URL), "      into:\n        - {cdp_target: password, origin: \""+page.srv.URL+"\"}\n", "", 1)
 		o := scriptRun(t, scriptRunSpec{
 			scenario: sc + "steps:\n  - cdp_fill: {target: search, ref: password}\n",
@@ -193,6 +204,7 @@ func TestSecretIntoScripted(t *testing.T) {
 // (its focused entry is a "password text") takes it, the plain entry
 // dialog (a "text") is refused.
 func TestSecretIntoAccessibleRole(t *testing.T) {
+	t.Parallel()
 	scriptNeed(t, "zenity", "dbus-daemon")
 	const secret = "hunter2-a11y-secret"
 	scenario := func(dialog string) string {
@@ -214,6 +226,7 @@ steps:
 `
 	}
 	t.Run("password dialog", func(t *testing.T) {
+		t.Parallel()
 		o := scriptRun(t, scriptRunSpec{scenario: scenario("--password"), env: map[string]string{"A11Y_SECRET": secret}})
 		if st := o.step(t, 2); st.Status != events.StatusOK {
 			t.Fatalf("step 2 = %s %q, want the secret typed into the password field", st.Status, st.Message)
@@ -224,6 +237,7 @@ steps:
 		}
 	})
 	t.Run("entry dialog", func(t *testing.T) {
+		t.Parallel()
 		o := scriptRun(t, scriptRunSpec{scenario: scenario("--entry"), env: map[string]string{"A11Y_SECRET": secret}})
 		if st := o.step(t, 2); st.Status != events.StatusRefused || !strings.Contains(st.Message, `this type_text would put it into the focused text`) {
 			t.Fatalf("step 2 = %s %q, want refused for a plain text entry", st.Status, st.Message)

@@ -74,6 +74,7 @@ func openTestSession(t *testing.T, ctx context.Context, deadline string) (*Sessi
 }
 
 func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sunk, reportDir := openTestSession(t, ctx, "")
 
@@ -168,6 +169,7 @@ func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
 }
 
 func TestSessionRefusesASecondConcurrentCall(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sunk, _ := openTestSession(t, ctx, "")
 	first := make(chan CallResult, 1)
@@ -195,6 +197,7 @@ func TestSessionRefusesASecondConcurrentCall(t *testing.T) {
 }
 
 func TestSessionEndsAtTheDeadlineWithACompleteReport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _, reportDir := openTestSession(t, ctx, "6")
 	select {
@@ -220,6 +223,7 @@ func TestSessionEndsAtTheDeadlineWithACompleteReport(t *testing.T) {
 }
 
 func TestSessionOutlivesACallItsClientAbandoned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _, _ := openTestSession(t, ctx, "")
 	callCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)

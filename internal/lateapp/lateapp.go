@@ -1,7 +1,9 @@
 // Package lateapp is an X client for tests of settling: a white window
 // that turns black a set delay after each key press, as an application
 // that answers slowly (a query, a layout pass) draws late. Test binaries
-// run it in a child process of their own (see Run).
+// run it in a child process of their own (see Run). Until then a small
+// black mark in its top-left corner shows it painted: a window of one
+// colour is one still blank to the runtime, which waits for it to draw.
 package lateapp
 
 import (
@@ -19,6 +21,10 @@ const Class = "KasmLate"
 const (
 	X, Y, Width, Height = 40, 40, 320, 240
 )
+
+// markSize is the side of the mark the white window shows, far from its
+// centre, where the tests look.
+const markSize = 8
 
 // Run opens a window on display and, after each key press, waits delay
 // and paints the window black. It returns when the connection closes.
@@ -64,9 +70,11 @@ func Run(display string, delay time.Duration) error {
 			xproto.PolyFillRectangle(x, xproto.Drawable(win), gc, []xproto.Rectangle{{Width: Width, Height: Height}})
 			xproto.GetInputFocus(x).Reply()
 		case xproto.ExposeEvent:
+			mark := xproto.Rectangle{Width: markSize, Height: markSize}
 			if black {
-				xproto.PolyFillRectangle(x, xproto.Drawable(win), gc, []xproto.Rectangle{{Width: Width, Height: Height}})
+				mark = xproto.Rectangle{Width: Width, Height: Height}
 			}
+			xproto.PolyFillRectangle(x, xproto.Drawable(win), gc, []xproto.Rectangle{mark})
 		}
 	}
 }
