@@ -2,51 +2,47 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
+// envRunMain makes this test binary run the command line instead of the
+// tests. The tests that need kasmrt as its own process (a real terminal,
+// a signal, a subreaper) start the test binary itself with it set, so
+// the package's tests need no `go build` of their own.
+const envRunMain = "KASMRT_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envRunMain) == "1" {
+		main()
+	}
+	// Every process the tests start inherits it: a binary started by
+	// tmux, by a shell or by the test itself is the command line.
+	if err := os.Setenv(envRunMain, "1"); err != nil {
+		fmt.Fprintln(os.Stderr, "set", envRunMain+":", err)
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
+
 // need skips the test when a program it starts is not installed.
-func need(t testing.TB, bins ...string) {
-	t.Helper()
-	for _, bin := range bins {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (%v); this test starts the real one", bin, err)
-		}
-	}
+func need(tb testing.TB, programs ...string) {
+	tb.Helper()
+	testkit.Need(tb, programs...)
 }
 
-// builtBinary builds this command once per test process, for the tests
-// that need it as its own process (a real terminal, a subreaper).
-var builtBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "kasmrt-cmd-test")
+// kasmrtBinary returns the path of a program that is this command line:
+// the test binary, which TestMain turns into it.
+func kasmrtBinary(tb testing.TB) string {
+	tb.Helper()
+	bin, err := os.Executable()
 	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "kasmrt")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		return "", &buildError{err: err, out: string(out)}
-	}
-	return bin, nil
-})
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
-
-func kasmrtBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := builtBinary()
-	if err != nil {
-		t.Fatal(err)
+		tb.Fatalf("find the test binary: %v", err)
 	}
 	return bin
 }
