@@ -12,6 +12,7 @@ import (
 	"github.com/jezek/xgb/xproto"
 
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // TestSixelPlacementAfterResizeInXterm runs kasmrt replay --graphics sixel
@@ -22,9 +23,9 @@ import (
 // a fixed origin would leave the title's text.
 func TestSixelPlacementAfterResizeInXterm(t *testing.T) {
 	t.Parallel()
-	needBinary(t, "Xvfb")
-	needBinary(t, "xterm")
-	bin := buildKasmrt(t)
+	testkit.Need(t, "Xvfb")
+	testkit.Need(t, "xterm")
+	bin := kasmrt.Path(t)
 	dir := t.TempDir()
 	writeReport(t, dir, sampleEvents(), true)
 

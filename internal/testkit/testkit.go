@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -71,4 +72,37 @@ func BuildKasmrt(dir string) (string, error) {
 		return "", fmt.Errorf("go build cmd/kasmrt: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// Binary is cmd/kasmrt built on first use, once for a test process, into
+// a directory of its own that Remove deletes: a package's TestMain holds
+// one for all its tests, so a run of tests that need no binary builds
+// none.
+type Binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// Path builds the binary the first time it is asked for and returns its
+// path; a failed build fails every test that asks.
+func (b *Binary) Path(tb testing.TB) string {
+	tb.Helper()
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "kasmrt-test-bin"); b.err == nil {
+			b.path, b.err = BuildKasmrt(b.dir)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
+
+// Remove deletes the built binary, if there is one.
+func (b *Binary) Remove() {
+	if b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
 }
