@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -10,9 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/internal/testkit"
 )
@@ -159,66 +156,10 @@ func TestReplayCommand(t *testing.T) {
 // colours where a text pane would show two or three.
 func TestReplaySixelInXterm(t *testing.T) {
 	t.Parallel()
-	testkit.Need(t, "Xvfb")
-	testkit.Need(t, "xterm")
-	bin := kasmrt.Path(t)
-	dir := t.TempDir()
-	writeReport(t, dir, sampleEvents(), true)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	sess, err := x11.StartSession(ctx, x11.SessionOptions{Width: 1024, Height: 768})
-	if err != nil {
-		t.Fatalf("start Xvfb: %v", err)
-	}
-	defer sess.Close()
-	conn, err := x11.Dial(sess.Display())
-	if err != nil {
-		t.Fatalf("dial X: %v", err)
-	}
-	defer conn.Close()
-
-	// Before xterm: the pane region is root-window black.
-	xt := exec.CommandContext(ctx, "xterm", "-display", sess.Display(), "-ti", "vt340",
-		"-xrm", "XTerm*decTerminalID: vt340", "-xrm", "XTerm*numColorRegisters: 256",
-		"-xrm", "XTerm*sixelScrolling: true",
-		"-geometry", "120x40+0+0", "-fn", "fixed",
-		"-e", bin, "replay", dir, "--graphics", "sixel")
-	xt.Env = append(os.Environ(), "TERM=xterm", "NO_COLOR=")
-	if err := xt.Start(); err != nil {
-		t.Fatalf("start xterm: %v", err)
-	}
-	defer func() { _ = xt.Process.Kill(); _ = xt.Wait() }()
-
+	xt := startSixelXterm(t, "120x40+0+0", "XTerm")
 	// The screen pane starts at cell (3, 2); with the 6×13 "fixed" font a
 	// region of 40×10 cells inside it is 240×130 pixels.
-	region := image.Rect(2*6, 3*13, 2*6+240, 3*13+130)
-	var colours int
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		img, err := conn.Capture(ctx)
-		if err != nil {
-			t.Fatalf("capture: %v", err)
-		}
-		colours = distinctColours(img, region)
-		if colours >= 24 {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("the screen pane shows %d distinct colours, want an image (≥ 24)", colours)
-}
-
-func distinctColours(img *image.RGBA, r image.Rectangle) int {
-	seen := map[[3]uint8]bool{}
-	r = r.Intersect(img.Bounds())
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			i := img.PixOffset(x, y)
-			seen[[3]uint8{img.Pix[i], img.Pix[i+1], img.Pix[i+2]}] = true
-		}
-	}
-	return len(seen)
+	xt.waitImage(t, "the screen pane", image.Rect(2*6, 3*13, 2*6+240, 3*13+130), 24)
 }
 
 // requestLine is the transcript's line for the model request of turn n,
