@@ -21,6 +21,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/tui/remote"
 )
 
@@ -366,15 +367,11 @@ func TestRunListenWebhookAnswers(t *testing.T) {
 // open session by the server's URL: the agent's calls appear as steps, and
 // an abort from the attached operator ends the session as aborted.
 func TestAttachFollowsAServedSession(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "scenarios")
-	if err := os.MkdirAll(scen, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(scen, "xterm.yaml"), []byte(mcpScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, scen, "xterm.yaml", mcpScenario)
 	_, endpoint := startServe(t, scen, filepath.Join(dir, "reports"), listenToken)
 	root := strings.TrimSuffix(endpoint, "/mcp")
 	post := func(path, body string) (int, string) {

@@ -69,6 +69,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestSchemaIsJSON(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"scenario", "operator"} {
 		code, out, _ := kasmrt(t, "schema", kind)
 		var v map[string]any

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // bearer adds the token to every request of the MCP client.
@@ -70,6 +71,7 @@ func startServe(t *testing.T, scen, reports, token string, args ...string) (*exe
 }
 
 func TestServeRefusesAPublicAddressWithoutAToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(kasmrtBinary(t), "serve", "--scenarios", dir, "--listen", "0.0.0.0:0")
 	cmd.Env = append(os.Environ(), envToken+"=")
@@ -86,15 +88,11 @@ func TestServeRefusesAPublicAddressWithoutAToken(t *testing.T) {
 // idle sessions close with their reports; SIGTERM closes the last one with
 // a complete report and leaves nothing running.
 func TestServeDrivesSessionsOverHTTP(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "scenarios")
-	if err := os.MkdirAll(scen, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(scen, "xterm.yaml"), []byte(mcpScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, scen, "xterm.yaml", mcpScenario)
 	const token = "serve-test-token-7f3a"
 	cmd, endpoint := startServe(t, scen, filepath.Join(dir, "reports"), token, "--max-sessions", "2", "--idle-timeout", "4s")
 
@@ -161,7 +159,9 @@ func TestServeDrivesSessionsOverHTTP(t *testing.T) {
 	wg.Go(func() {
 		waitText, _ = mcpCallText(t, cs, "wait", map[string]any{"session": opened[0].Session, "seconds": 1.5})
 	})
-	time.Sleep(400 * time.Millisecond)
+	// The second call goes in while the first is under way, whenever it
+	// started on a loaded machine.
+	waitForWaitStep(t, opened[0].Report, func() string { return "" })
 	text, isErr := mcpCallText(t, cs, "press_key", map[string]any{"session": opened[0].Session, "key": "a"})
 	if !isErr || !strings.Contains(text, "busy") {
 		t.Errorf("a concurrent call: %s", text)

@@ -14,6 +14,7 @@ const exampleSuite = "../../scenarios/examples/suites/scripted.yaml"
 // resumes without running anything again, and its two shards merge into
 // the same result.
 func TestSuiteCommandExamples(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm", "zenity", "dbus-run-session")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
