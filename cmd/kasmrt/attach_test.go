@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -110,18 +109,11 @@ func TestAttachToAServerInTmux(t *testing.T) {
 	root := strings.TrimSuffix(endpoint, "/mcp")
 	post := func(path, body string) string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, root+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+listenToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		code, b := apiPost(t, root, listenToken, path, body)
+		if code/100 != 2 {
+			t.Fatalf("POST %s: %d %s", path, code, b)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("POST %s: %s %s", path, resp.Status, b)
-		}
-		return string(b)
+		return b
 	}
 	ids := map[string]string{}
 	for name, call := range map[string]string{"first.yaml": `{"tool":"observe_screen"}`, "second.yaml": `{"tool":"wait","args":{"seconds":0.2}}`} {

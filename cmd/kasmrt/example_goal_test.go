@@ -95,9 +95,5 @@ func TestGoalDemoReplay(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"check_expectation", "true: the entry field reads oat milk", "loop ended: the application exited successfully", "verdict: pass"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("the demo output lacks %q:\n%s", want, stdout)
-		}
-	}
+	wantIn(t, "the demo output", stdout, []string{"check_expectation", "true: the entry field reads oat milk", "loop ended: the application exited successfully", "verdict: pass"})
 }

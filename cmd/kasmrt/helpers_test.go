@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/report"
@@ -60,4 +61,15 @@ func readReport(t *testing.T, dir string) (report.Report, string) {
 		t.Fatalf("report.json: %v", err)
 	}
 	return rep, string(b)
+}
+
+// wantIn fails the test for each of wants that text, which what names
+// (stdout, stderr), does not contain.
+func wantIn(t *testing.T, what, text string, wants []string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
 }

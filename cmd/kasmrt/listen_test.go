@@ -374,17 +374,7 @@ func TestAttachFollowsAServedSession(t *testing.T) {
 	testkit.WriteFile(t, scen, "xterm.yaml", mcpScenario)
 	_, endpoint := startServe(t, scen, filepath.Join(dir, "reports"), listenToken)
 	root := strings.TrimSuffix(endpoint, "/mcp")
-	post := func(path, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, root+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+listenToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	post := func(path, body string) (int, string) { return apiPost(t, root, listenToken, path, body) }
 	if _, err := remote.Dial(t.Context(), root, listenToken, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no run or open session") {
 		t.Errorf("attach to an empty server: %v", err)
 	}

@@ -83,11 +83,7 @@ steps:
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
 			}
-			for _, w := range tt.out {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
+			wantIn(t, "stdout", out, tt.out)
 			if strings.Contains(out+errs, secret) {
 				t.Errorf("the secret was printed:\n%s\n%s", out, errs)
 			}

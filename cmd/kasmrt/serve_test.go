@@ -31,6 +31,24 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// apiPost posts body to the HTTP API of kasmrt serve or run --listen at
+// root+path with token and returns the status code and the response.
+func apiPost(t *testing.T, root, token, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, root+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // startServe starts the built binary's serve on a free loopback port and
 // returns the command and the MCP endpoint.
 func startServe(t *testing.T, scen, reports, token string, args ...string) (*exec.Cmd, string) {
