@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,4 +73,20 @@ func wantIn(t *testing.T, what, text string, wants []string) {
 			t.Errorf("%s lacks %q:\n%s", what, w, text)
 		}
 	}
+}
+
+// kasmrtProcess runs the command line as its own process, with env added
+// to the test's environment, and returns its exit code and output. A test
+// that needs variables of its own runs the command this way rather than
+// in-process after t.Setenv, so it can run in parallel with the others.
+func kasmrtProcess(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(kasmrtBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatalf("start kasmrt %s: %v", strings.Join(args, " "), err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 }

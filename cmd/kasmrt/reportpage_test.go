@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,16 +45,9 @@ func runForPage(t *testing.T, scenario, operator, endpoint string, env ...string
 	if operator != "" {
 		args = append(args, "-o", testkit.WriteFile(t, dir, "operator.yaml", strings.ReplaceAll(operator, "ENDPOINT", endpoint)))
 	}
-	cmd := exec.Command(kasmrtBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errs strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
-		t.Fatalf("run kasmrt: %v", err)
-	}
-	code := cmd.ProcessState.ExitCode()
+	code, out, errs := kasmrtProcess(t, env, args...)
 	if _, err := os.Stat(filepath.Join(dir, "report", "report.html")); err != nil {
-		t.Fatalf("the run left no report.html (exit %d): %v\nstdout:\n%s\nstderr:\n%s", code, err, out.String(), errs.String())
+		t.Fatalf("the run left no report.html (exit %d): %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errs)
 	}
 	return filepath.Join(dir, "report"), code
 }
