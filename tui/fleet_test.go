@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +23,7 @@ import (
 // waits; answers and steering are recorded.
 type fakeFleet struct {
 	sinkCh chan FleetSink
-	mu     sync.Mutex
-	calls  []string
+	callLog
 }
 
 func newFakeFleet() *fakeFleet { return &fakeFleet{sinkCh: make(chan FleetSink, 1)} }
@@ -37,26 +35,13 @@ func (s *fakeFleet) Watch(ctx context.Context, sink FleetSink) error {
 }
 
 func (s *fakeFleet) Answer(runID, questionID, text string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, fmt.Sprintf("answer %s %s %q", runID, questionID, text))
+	s.record("answer %s %s %q", runID, questionID, text)
 	return nil
 }
 
 func (s *fakeFleet) Steer(runID string, st events.Steer) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, fmt.Sprintf("steer %s %s", runID, st.Action))
+	s.record("steer %s %s", runID, st.Action)
 	return nil
-}
-
-func (s *fakeFleet) waitCalls(t *testing.T, want ...string) {
-	t.Helper()
-	waitCalls(t, func() []string {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return slices.Clone(s.calls)
-	}, want...)
 }
 
 // oscRE matches an operating system command (a window title), which a

@@ -3,9 +3,7 @@ package tui
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,33 +16,16 @@ import (
 )
 
 // fakeControls records what the console asked of the run.
-type fakeControls struct {
-	mu    sync.Mutex
-	calls []string
-}
+type fakeControls struct{ callLog }
 
 func (f *fakeControls) Answer(id, text string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, fmt.Sprintf("answer %s %q", id, text))
+	f.record("answer %s %q", id, text)
 	return nil
 }
 
 func (f *fakeControls) Steer(s events.Steer) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, fmt.Sprintf("steer %s %q %q", s.Action, s.Value, s.Reason))
+	f.record("steer %s %q %q", s.Action, s.Value, s.Reason)
 	return nil
-}
-
-// waitCalls waits until the console has made want calls and checks them.
-func (f *fakeControls) waitCalls(t *testing.T, want ...string) {
-	t.Helper()
-	waitCalls(t, func() []string {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return slices.Clone(f.calls)
-	}, want...)
 }
 
 // liveTest is a live console under teatest with a fake run behind it.

@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,13 +41,28 @@ func waitScreen(t *testing.T, view func() string, what string, ok func(string) b
 	}
 }
 
-// waitCalls waits until the console has made as many calls of a fake run
-// or fleet (read by calls) as are wanted and checks they are those.
-func waitCalls(t *testing.T, calls func() []string, want ...string) {
+// callLog records what the console asked of a fake run or fleet, one
+// line a call.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *callLog) record(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, fmt.Sprintf(format, args...))
+}
+
+// waitCalls waits until the console has made as many calls as are
+// wanted and checks they are those.
+func (l *callLog) waitCalls(t *testing.T, want ...string) {
 	t.Helper()
 	deadline := time.Now().Add(consoleWait)
 	for {
-		got := calls()
+		l.mu.Lock()
+		got := slices.Clone(l.calls)
+		l.mu.Unlock()
 		if len(got) >= len(want) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("calls = %q, want %q", got, want)
