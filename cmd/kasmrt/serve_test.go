@@ -62,14 +62,19 @@ func startServe(t *testing.T, scen, reports, token string, args ...string) (*exe
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	addr := make(chan string, 1)
+	logged := make(chan struct{})
+	// The server is gone, and its last line logged, before the test ends:
+	// a line logged after it would panic the whole test binary.
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
+		<-logged
 	})
-	addr := make(chan string, 1)
 	go func() {
+		defer close(logged)
 		sc := bufio.NewScanner(stderr)
 		re := regexp.MustCompile(`MCP at (http://\S+/mcp)`)
 		for sc.Scan() {
