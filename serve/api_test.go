@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 const apiToken = "api-test-token-91c2"
@@ -40,10 +41,23 @@ func apiDo(t *testing.T, srv *httptest.Server, method, path, body string, header
 	return resp, b
 }
 
+// openSession opens a session of scenario over the API and returns what
+// the server said of it.
+func openSession(t *testing.T, srv *httptest.Server, scenario string) OpenedSession {
+	t.Helper()
+	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"`+scenario+`"}`, nil)
+	var opened OpenedSession
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
+		t.Fatalf("open %s: %d %s", scenario, resp.StatusCode, body)
+	}
+	return opened
+}
+
 // TestOpenAPIDescribesTheRoutesThatExist asks the server for every
 // operation the document lists (each must reach its handler, not the
 // mux's 404 or 405) and for methods it does not list (405).
 func TestOpenAPIDescribesTheRoutesThatExist(t *testing.T) {
+	t.Parallel()
 	m, _ := testManager(t, t.Context())
 	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
 	defer srv.Close()
@@ -86,6 +100,7 @@ func TestOpenAPIDescribesTheRoutesThatExist(t *testing.T) {
 }
 
 func TestHTTPAPIRefusesMissingWrongAndQueryTokens(t *testing.T) {
+	t.Parallel()
 	m, _ := testManager(t, t.Context())
 	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
 	defer srv.Close()
@@ -144,6 +159,7 @@ func readSSE(t *testing.T, body io.Reader, n int) []sseEvent {
 }
 
 func TestHTTPAPIDrivesXtermAndStreamsEventsThatResume(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	m, _ := testManager(t, t.Context())
 	m.opts.MaxSessions = 1
@@ -154,11 +170,7 @@ func TestHTTPAPIDrivesXtermAndStreamsEventsThatResume(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a path escape: %d %s", resp.StatusCode, body)
 	}
-	resp, body = apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
-	var opened OpenedSession
-	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
-		t.Fatalf("open: %d %s", resp.StatusCode, body)
-	}
+	opened := openSession(t, srv, "xterm.yaml")
 	resp, body = apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("past --max-sessions: %d (Retry-After %q) %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
@@ -242,15 +254,12 @@ func TestHTTPAPIDrivesXtermAndStreamsEventsThatResume(t *testing.T) {
 }
 
 func TestHTTPAPIAbortEndsTheSessionAsAborted(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	m, _ := testManager(t, t.Context())
 	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
 	defer srv.Close()
-	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
-	var opened OpenedSession
-	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
-		t.Fatalf("open: %d %s", resp.StatusCode, body)
-	}
+	opened := openSession(t, srv, "xterm.yaml")
 	base := "/v1/sessions/" + opened.Session
 	if resp, body := apiDo(t, srv, "POST", base+"/steer", `{"action":"pause"}`, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("pause: %d %s", resp.StatusCode, body)
@@ -259,7 +268,7 @@ func TestHTTPAPIAbortEndsTheSessionAsAborted(t *testing.T) {
 		t.Fatalf("abort: %d %s", resp.StatusCode, body)
 	}
 	// The agent's goal-met does not turn an aborted session into a pass.
-	resp, body = apiDo(t, srv, "POST", base+"/close", `{"verdict":"goal-met"}`, nil)
+	resp, body := apiDo(t, srv, "POST", base+"/close", `{"verdict":"goal-met"}`, nil)
 	var closed ClosedSession
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &closed) != nil {
 		t.Fatalf("close: %d %s", resp.StatusCode, body)
@@ -272,6 +281,7 @@ func TestHTTPAPIAbortEndsTheSessionAsAborted(t *testing.T) {
 // TestHTTPAPIAnswersASessionsQuestion: an agent's ask_human waits until an
 // operator answers it over /v1, reached through the inbox's own routes.
 func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	m, base := testManager(t, t.Context())
 	op := filepath.Join(base, "operator.yaml")
@@ -284,11 +294,7 @@ func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
 	// Cleanups run last first: the sessions end, so a call still waiting
 	// returns, before the server closes.
 	t.Cleanup(func() { m.CloseAll(context.Background()) })
-	resp, body := apiDo(t, srv, "POST", "/v1/sessions", `{"scenario":"xterm.yaml"}`, nil)
-	var opened OpenedSession
-	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &opened) != nil {
-		t.Fatalf("open: %d %s", resp.StatusCode, body)
-	}
+	opened := openSession(t, srv, "xterm.yaml")
 	s := "/v1/sessions/" + opened.Session
 	asked := make(chan CallResponse, 1)
 	go func() {
@@ -321,7 +327,7 @@ func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
 	if cr := <-asked; cr.Status != events.StatusOK || !strings.Contains(cr.Message, "the operator answered: blue") {
 		t.Errorf("the agent's ask_human: %+v", cr)
 	}
-	_, body = apiDo(t, srv, "GET", s+"/history", "", nil)
+	_, body := apiDo(t, srv, "GET", s+"/history", "", nil)
 	if !strings.Contains(string(body), `"by":"ops"`) {
 		t.Errorf("history: %s", body)
 	}
@@ -334,12 +340,11 @@ func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
 // ${NAME} reaches the agent and the list of sessions redacted, as the
 // session's events have it.
 func TestHTTPAPIRedactsASessionsGoal(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	m, base := testManager(t, t.Context())
 	scenario := strings.Replace(testScenario, "Type the password at the prompt", "Type the password (${MCP_PW}) at the prompt", 1)
-	if err := os.WriteFile(filepath.Join(base, "scenarios", "goal.yaml"), []byte(scenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, filepath.Join(base, "scenarios"), "goal.yaml", scenario)
 	srv := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { m.CloseAll(context.Background()) })

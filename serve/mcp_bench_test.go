@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kasmrt/kasmrt/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,17 +21,7 @@ func BenchmarkObserveAndClick(b *testing.B) {
 	ctx := b.Context()
 	m, _ := testManager(b, ctx)
 	cs := connectBench(b, m)
-	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "open_session", Arguments: map[string]any{"scenario": "xterm.yaml"}})
-	if err != nil || r.IsError {
-		b.Fatalf("open_session: %v %v", err, r)
-	}
-	var opened OpenedSession
-	_ = json.Unmarshal([]byte(r.Content[0].(*mcp.TextContent).Text), &opened)
-	s, err := m.Get(opened.Session)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.CloseAll(ctx)
+	opened, s := openBenchSession(b, m, cs)
 	for _, tool := range []struct {
 		name string
 		args map[string]any
@@ -53,6 +45,25 @@ func BenchmarkObserveAndClick(b *testing.B) {
 			}
 		})
 	}
+}
+
+// openBenchSession opens a session of xterm.yaml through cs and returns
+// what the server said of it and the engine's session; it closes with
+// the benchmark.
+func openBenchSession(b *testing.B, m *Manager, cs *mcp.ClientSession) (OpenedSession, *engine.Session) {
+	b.Helper()
+	r, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "open_session", Arguments: map[string]any{"scenario": "xterm.yaml"}})
+	if err != nil || r.IsError {
+		b.Fatalf("open_session: %v %v", err, r)
+	}
+	var opened OpenedSession
+	_ = json.Unmarshal([]byte(r.Content[0].(*mcp.TextContent).Text), &opened)
+	s, err := m.Get(opened.Session)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.CloseAll(context.Background()) })
+	return opened, s
 }
 
 func connectBench(b *testing.B, m *Manager) *mcp.ClientSession {
@@ -84,20 +95,10 @@ func BenchmarkMCPOverheadPaired(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer overHTTP.Close()
-	r, err := mem.CallTool(ctx, &mcp.CallToolParams{Name: "open_session", Arguments: map[string]any{"scenario": "xterm.yaml"}})
-	if err != nil || r.IsError {
-		b.Fatalf("open_session: %v %v", err, r)
-	}
-	var opened OpenedSession
-	_ = json.Unmarshal([]byte(r.Content[0].(*mcp.TextContent).Text), &opened)
-	s, err := m.Get(opened.Session)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.CloseAll(ctx)
+	opened, s := openBenchSession(b, m, mem)
 	// A server lists a session's tools once a session opens on it: open
 	// and close one over HTTP, then call the first session's tools there.
-	r, err = overHTTP.CallTool(ctx, &mcp.CallToolParams{Name: "open_session", Arguments: map[string]any{"scenario": "xterm.yaml"}})
+	r, err := overHTTP.CallTool(ctx, &mcp.CallToolParams{Name: "open_session", Arguments: map[string]any{"scenario": "xterm.yaml"}})
 	if err != nil || r.IsError {
 		b.Fatalf("open_session over HTTP: %v %v", err, r)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // testSecret is typed by reference; it must appear in no MCP message and
@@ -41,13 +41,10 @@ tools:
           sixteen: grep -q "got 16" got.txt
 `
 
-func need(t testing.TB, bins ...string) {
-	t.Helper()
-	for _, b := range bins {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s is not installed (scripts/setup.sh installs it)", b)
-		}
-	}
+// need skips the test when a program it starts is not installed.
+func need(tb testing.TB, programs ...string) {
+	tb.Helper()
+	testkit.Need(tb, programs...)
 }
 
 // testManager writes the scenario into a scenarios folder (with a file
@@ -134,6 +131,7 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string,
 }
 
 func TestMCPAgentDrivesXterm(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	ctx := t.Context()
 	m, base := testManager(t, ctx)
@@ -263,6 +261,7 @@ func TestMCPAgentDrivesXterm(t *testing.T) {
 }
 
 func TestMCPRefusesOpeningBeyondMaxSessions(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	ctx := t.Context()
 	m, _ := testManager(t, ctx)

@@ -1,14 +1,13 @@
 package suite
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 const (
@@ -42,6 +41,7 @@ tools:
 // of its own is gone and so is the root property it set, so the next run
 // sees a display as a new one.
 func TestWorkerKeepsItsDisplay(t *testing.T) {
+	t.Parallel()
 	suiteNeed(t)
 	for _, tc := range []struct {
 		name  string
@@ -49,16 +49,7 @@ func TestWorkerKeepsItsDisplay(t *testing.T) {
 	}{{"kept", false}, {"fresh", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := suiteDir(t, map[string]string{"a.yaml": leaver, "b.yaml": follower, "operator.yaml": suiteOperator})
-			plan, err := Build(Input{Args: []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}, Operator: filepath.Join(dir, "operator.yaml"),
-				Version: "test", Lookup: func(string) (string, bool) { return "", false }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := filepath.Join(dir, "out")
-			sum, err := Execute(context.Background(), plan, Options{Out: out, Workers: 1, Version: "test", FreshDisplays: tc.fresh})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum, out := runSuite(t, dir, []string{"a.yaml", "b.yaml"}, Options{Workers: 1, FreshDisplays: tc.fresh})
 			var kept []bool
 			for _, r := range sum.Runs {
 				if r.Verdict != "pass" {
@@ -116,23 +107,11 @@ tools:
 // next run gets a new display with a window manager, as session.started
 // says it has.
 func TestKeptDisplayKeepsItsWindowManager(t *testing.T) {
+	t.Parallel()
 	suiteNeed(t)
-	for _, bin := range []string{"openbox", "xprop"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (%v)", bin, err)
-		}
-	}
+	testkit.Need(t, "openbox", "xprop")
 	dir := suiteDir(t, map[string]string{"a.yaml": wmQuitter, "b.yaml": wmChecker, "operator.yaml": suiteOperator})
-	plan, err := Build(Input{Args: []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}, Operator: filepath.Join(dir, "operator.yaml"),
-		Version: "test", Lookup: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	sum, err := Execute(context.Background(), plan, Options{Out: out, Workers: 1, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, out := runSuite(t, dir, []string{"a.yaml", "b.yaml"}, Options{Workers: 1})
 	for _, r := range sum.Runs {
 		if r.Verdict != "pass" {
 			t.Errorf("%s: %s %v", r.Key, r.Verdict, r.Reasons)

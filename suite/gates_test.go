@@ -50,16 +50,7 @@ app:
 `, i, i)
 	}
 	dir := suiteDir(t, files)
-	plan, err := Build(Input{Args: []string{filepath.Join(dir, "goal*.yaml")}, Operator: filepath.Join(dir, "operator.yaml"),
-		Version: "test", Lookup: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	sum, err := Execute(context.Background(), plan, Options{Out: out, Workers: 3, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, out := runSuite(t, dir, []string{"goal*.yaml"}, Options{Workers: 3})
 	for _, r := range sum.Runs {
 		if r.Verdict != "pass" && r.Verdict != "pass-with-concerns" {
 			t.Errorf("%s: %s %v %s", r.Key, r.Verdict, r.Reasons, r.Error)
@@ -159,16 +150,7 @@ tools:
 			t.Fatal(err)
 		}
 	}
-	plan, err := Build(Input{Args: []string{filepath.Join(dir, "check*.yaml")}, Operator: filepath.Join(dir, "operator.yaml"),
-		Version: "test", Lookup: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	sum, err := Execute(context.Background(), plan, Options{Out: out, Workers: 2, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, out := runSuite(t, dir, []string{"check*.yaml"}, Options{Workers: 2})
 	waits := 0
 	for _, r := range sum.Runs {
 		if r.Verdict != "pass" {

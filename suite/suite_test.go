@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -46,6 +47,9 @@ steps:
   - observe_screen: {}
   - wait: 20
 `
+	// suiteOperator bounds no services: the tests that run with it alone
+	// run in parallel, and only the gate tests, one after another, use the
+	// process-wide gates.
 	suiteOperator = `runner:
   settle_interval_ms: 30
   settle_cap_ms: 400
@@ -65,11 +69,7 @@ scenarios:
 
 func suiteNeed(t *testing.T) {
 	t.Helper()
-	for _, bin := range []string{"Xvfb", "xmessage"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (%v)", bin, err)
-		}
-	}
+	testkit.Need(t, "Xvfb", "xmessage")
 }
 
 // suiteDir writes files (name -> content) into a fresh directory.
@@ -77,11 +77,31 @@ func suiteDir(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, dir, name, body)
 	}
 	return dir
+}
+
+// runSuite plans the scenarios of dir that args name (file names or
+// patterns) with dir's operator.yaml, no environment, and runs them into
+// dir/out with opts; it returns the summary and the output directory.
+func runSuite(t *testing.T, dir string, args []string, opts Options) (*Summary, string) {
+	t.Helper()
+	var paths []string
+	for _, a := range args {
+		paths = append(paths, filepath.Join(dir, a))
+	}
+	plan, err := Build(Input{Args: paths, Operator: filepath.Join(dir, "operator.yaml"),
+		Version: "test", Lookup: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	opts.Out, opts.Version = filepath.Join(dir, "out"), "test"
+	sum, err := Execute(context.Background(), plan, opts)
+	if err != nil {
+		t.Fatalf("execute: %v", err)
+	}
+	return sum, opts.Out
 }
 
 func suitePlan(t *testing.T, args []string, shard Shard) *Plan {
@@ -122,6 +142,7 @@ func verdicts(s *Summary) map[string]string {
 // re-runs what was cut short and refuses another configuration; the merged
 // shards give the unsharded result.
 func TestSuiteEndToEnd(t *testing.T) {
+	t.Parallel()
 	suiteNeed(t)
 	dir := suiteDir(t, map[string]string{"pass.yaml": suitePass, "fail.yaml": suiteFail,
 		"operator.yaml": suiteOperator, "suite.yaml": suiteFile})
@@ -265,6 +286,7 @@ func TestSuiteEndToEnd(t *testing.T) {
 // Ctrl-C ends the running run with a complete report and marks the rest
 // not run; the results are still written.
 func TestSuiteInterrupted(t *testing.T) {
+	t.Parallel()
 	suiteNeed(t)
 	dir := suiteDir(t, map[string]string{"slow.yaml": suiteSlow, "operator.yaml": suiteOperator})
 	plan, err := Build(Input{Args: []string{filepath.Join(dir, "slow.yaml")}, Operator: filepath.Join(dir, "operator.yaml"), Repeat: 3, Version: "test"})

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -51,18 +52,13 @@ func TestLiveFirstFrameFromEarlierCaptures(t *testing.T) {
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor)))
 	t.Cleanup(func() { _ = tm.Quit() })
 	waitView(t, m, "screen 0004 · window 404×120")
-	deadline := time.Now().Add(5 * time.Second)
-	for v := m.LastView(); !(hasQuadrants(v) && strings.Contains(v, "· auto")); v = m.LastView() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no frame was drawn while the graphics probe was out; last screen:\n%s", v)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitScreen(t, m.LastView, "no frame was drawn while the graphics probe was out",
+		func(v string) bool { return hasQuadrants(v) && strings.Contains(v, "· auto") })
 	// A terminal without sixel or kitty graphics answers.
 	tm.Send(uv.PrimaryDeviceAttributesEvent{62, 22})
 	waitView(t, m, "· blocks")
 	press(tm, "q")
-	out, err := io.ReadAll(tm.FinalOutput(t, teatest.WithFinalTimeout(5*time.Second)))
+	out, err := io.ReadAll(tm.FinalOutput(t, teatest.WithFinalTimeout(consoleWait)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +108,7 @@ func TestReplayFirstFrameAndViews(t *testing.T) {
 		waitPicture(t, m, s.want)
 	}
 	press(tm, "q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(consoleWait))
 }
 
 // TestFullScreenKeepsQuestionsInSight gives the screen the whole terminal
@@ -132,11 +128,6 @@ func TestFullScreenKeepsQuestionsInSight(t *testing.T) {
 // screen pane: the title changes with the key, the frame when it is drawn.
 func waitPicture(t *testing.T, m *Model, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for v := m.LastView(); !strings.Contains(v, want) || !hasQuadrants(v); v = m.LastView() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the console never showed %q with a picture; last screen:\n%s", want, v)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitScreen(t, m.LastView, fmt.Sprintf("the console never showed %q with a picture", want),
+		func(v string) bool { return strings.Contains(v, want) && hasQuadrants(v) })
 }

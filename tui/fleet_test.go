@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +23,7 @@ import (
 // waits; answers and steering are recorded.
 type fakeFleet struct {
 	sinkCh chan FleetSink
-	mu     sync.Mutex
-	calls  []string
+	callLog
 }
 
 func newFakeFleet() *fakeFleet { return &fakeFleet{sinkCh: make(chan FleetSink, 1)} }
@@ -37,37 +35,13 @@ func (s *fakeFleet) Watch(ctx context.Context, sink FleetSink) error {
 }
 
 func (s *fakeFleet) Answer(runID, questionID, text string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, fmt.Sprintf("answer %s %s %q", runID, questionID, text))
+	s.record("answer %s %s %q", runID, questionID, text)
 	return nil
 }
 
 func (s *fakeFleet) Steer(runID string, st events.Steer) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, fmt.Sprintf("steer %s %s", runID, st.Action))
+	s.record("steer %s %s", runID, st.Action)
 	return nil
-}
-
-func (s *fakeFleet) waitCalls(t *testing.T, want ...string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s.mu.Lock()
-		got := slices.Clone(s.calls)
-		s.mu.Unlock()
-		if len(got) >= len(want) {
-			if !slices.Equal(got, want) {
-				t.Fatalf("calls = %q, want %q", got, want)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("calls = %q, still waiting for %q", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // oscRE matches an operating system command (a window title), which a
@@ -223,7 +197,7 @@ func newFleetTest(t *testing.T) *fleetTest {
 	var sink FleetSink
 	select {
 	case sink = <-src.sinkCh:
-	case <-time.After(5 * time.Second):
+	case <-time.After(consoleWait):
 		t.Fatal("the fleet never watched its source")
 	}
 	for i, name := range []string{"alpha", "beta"} {
@@ -239,30 +213,20 @@ func newFleetTest(t *testing.T) *fleetTest {
 	// A question of a run nobody watches still rings the bell (a BEL of
 	// its own, not the one ending the window title's OSC sequence).
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(oscRE.ReplaceAll(b, nil), []byte("\a")) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(consoleWait), teatest.WithCheckInterval(10*time.Millisecond))
 	return ft
 }
 
 func (ft *fleetTest) wait(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(ft.f.LastView(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the fleet never showed %q; last screen:\n%s", want, ft.f.LastView())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitScreen(t, ft.f.LastView, fmt.Sprintf("the fleet never showed %q", want),
+		func(v string) bool { return strings.Contains(v, want) })
 }
 
 func (ft *fleetTest) waitGone(t *testing.T, gone string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Contains(ft.f.LastView(), gone) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the fleet still shows %q:\n%s", gone, ft.f.LastView())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitScreen(t, ft.f.LastView, fmt.Sprintf("the fleet still shows %q", gone),
+		func(v string) bool { return !strings.Contains(v, gone) })
 }
 
 func (ft *fleetTest) keys(keys ...string) {
@@ -348,7 +312,7 @@ func TestFleetQuitAsks(t *testing.T) {
 	ft.keys("n")
 	ft.waitGone(t, "stop the suite?")
 	ft.keys("q", "y")
-	fm := ft.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Fleet)
+	fm := ft.FinalModel(t, teatest.WithFinalTimeout(consoleWait)).(*Fleet)
 	if !fm.Quitted() {
 		t.Error("the fleet did not record that the operator quit")
 	}

@@ -3,9 +3,7 @@ package tui
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,44 +16,16 @@ import (
 )
 
 // fakeControls records what the console asked of the run.
-type fakeControls struct {
-	mu    sync.Mutex
-	calls []string
-}
+type fakeControls struct{ callLog }
 
 func (f *fakeControls) Answer(id, text string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, fmt.Sprintf("answer %s %q", id, text))
+	f.record("answer %s %q", id, text)
 	return nil
 }
 
 func (f *fakeControls) Steer(s events.Steer) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, fmt.Sprintf("steer %s %q %q", s.Action, s.Value, s.Reason))
+	f.record("steer %s %q %q", s.Action, s.Value, s.Reason)
 	return nil
-}
-
-// waitCalls waits until the console has made want calls and checks them.
-func (f *fakeControls) waitCalls(t *testing.T, want ...string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		f.mu.Lock()
-		got := slices.Clone(f.calls)
-		f.mu.Unlock()
-		if len(got) >= len(want) {
-			if !slices.Equal(got, want) {
-				t.Fatalf("calls = %q, want %q", got, want)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("calls = %q, still waiting for %q", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // liveTest is a live console under teatest with a fake run behind it.
@@ -87,20 +57,15 @@ func newLiveTest(t *testing.T) (*liveTest, func(events.Event), *fakeControls) {
 // waitView waits until the console's rendered screen contains want.
 func waitView(t *testing.T, m *Model, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(m.LastView(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the console never showed %q; last screen:\n%s", want, m.LastView())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitScreen(t, m.LastView, fmt.Sprintf("the console never showed %q", want),
+		func(v string) bool { return strings.Contains(v, want) })
 }
 
 // waitOutput waits until the bytes written to the terminal contain want.
 func waitOutput(t *testing.T, tm *teatest.TestModel, want string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(want)) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(consoleWait), teatest.WithCheckInterval(10*time.Millisecond))
 }
 
 type sender interface {
@@ -137,7 +102,7 @@ func TestLiveAnswerQuestion(t *testing.T) {
 	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q7", Answer: "the one by the door", By: "operator"}})
 	waitView(t, tm.m, "by operator: the one by the door")
 	press(tm, "esc", "q")
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(consoleWait)).(*Model)
 	if n := len(fm.State().Pending()); n != 0 {
 		t.Fatalf("%d questions still pending after the answer", n)
 	}
@@ -242,7 +207,7 @@ func TestReplayNavigation(t *testing.T) {
 		waitView(t, m, s.show)
 	}
 	press(tm, "q")
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(consoleWait)).(*Model)
 	if fm.Cursor() != len(evs)-1 {
 		t.Fatalf("cursor = %d, want %d", fm.Cursor(), len(evs)-1)
 	}

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -9,132 +8,22 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
-
-// kasmrtBinary builds cmd/kasmrt once for the real-terminal tests.
-var kasmrtBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "kasmrt-tui-test")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "kasmrt")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/kasmrt/kasmrt/cmd/kasmrt").CombinedOutput()
-	if err != nil {
-		return "", errors.New("go build cmd/kasmrt: " + err.Error() + "\n" + string(out))
-	}
-	return bin, nil
-})
-
-func buildKasmrt(t *testing.T) string {
-	t.Helper()
-	bin, err := kasmrtBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-func needBinary(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed (Debian package needed for this real-terminal test)", name)
-	}
-}
-
-// tmuxTerm is a program running in a real terminal: a detached tmux
-// session of a fixed size, read back with capture-pane.
-type tmuxTerm struct {
-	t      *testing.T
-	socket string
-}
-
-// startTmux runs argv in a new tmux session of cols×rows cells.
-func startTmux(t *testing.T, cols, rows int, argv ...string) *tmuxTerm {
-	t.Helper()
-	needBinary(t, "tmux")
-	tt := &tmuxTerm{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
-	args := append([]string{"new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-s", "console", "env", "TERM=tmux-256color"}, argv...)
-	if out, err := tt.run(args...); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = tt.run("kill-server") })
-	return tt
-}
-
-func (tt *tmuxTerm) run(args ...string) (string, error) {
-	out, err := exec.Command("tmux", append([]string{"-S", tt.socket}, args...)...).CombinedOutput()
-	return string(out), err
-}
-
-// keys sends tmux key names (q, Escape, End…).
-func (tt *tmuxTerm) keys(keys ...string) {
-	tt.t.Helper()
-	if out, err := tt.run(append([]string{"send-keys", "-t", "console"}, keys...)...); err != nil {
-		tt.t.Fatalf("send-keys %v: %v\n%s", keys, err, out)
-	}
-}
-
-// mouse sends an SGR mouse report as the terminal writes one: button b
-// (0 left, 64 wheel up, 65 wheel down) at the 0-based cell x, y, pressed
-// and, for a click, released.
-func (tt *tmuxTerm) mouse(b, x, y int) {
-	tt.t.Helper()
-	seq := fmt.Sprintf("\x1b[<%d;%d;%dM", b, x+1, y+1)
-	if b < 64 {
-		seq += fmt.Sprintf("\x1b[<%d;%d;%dm", b, x+1, y+1)
-	}
-	if out, err := tt.run("send-keys", "-t", "console", "-l", seq); err != nil {
-		tt.t.Fatalf("send-keys mouse: %v\n%s", err, out)
-	}
-}
-
-// screen waits until the terminal shows want and returns what it shows.
-func (tt *tmuxTerm) screen(want string) string {
-	tt.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, err := tt.run("capture-pane", "-p", "-t", "console")
-		if err == nil && strings.Contains(out, want) {
-			return out
-		}
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("the terminal never showed %q; last screen:\n%s", want, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// waitExit waits for the program, and with it the session, to end.
-func (tt *tmuxTerm) waitExit(what string) {
-	tt.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := tt.run("has-session", "-t", "console"); err != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("%s did not end the program", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // TestReplayInTmux runs the built kasmrt replay in a real terminal (tmux),
 // sends keys and reads the screen back with capture-pane.
 func TestReplayInTmux(t *testing.T) {
 	t.Parallel()
-	needBinary(t, "tmux")
-	bin := buildKasmrt(t)
+	testkit.Need(t, "tmux")
+	bin := kasmrt.Path(t)
 	dir := t.TempDir()
 	evs := sampleEvents()
 	writeReport(t, dir, evs, true)
-	term := startTmux(t, 120, 40, bin, "replay", dir, "--graphics", "blocks")
+	term := testkit.StartTerminal(t, "console", 120, 40, bin, "replay", dir, "--graphics", "blocks")
 	at := func(i int) string { return fmt.Sprintf("event %d/%d", i+1, len(evs)) }
 	var refusals []int
 	for i, e := range evs {
@@ -143,8 +32,8 @@ func TestReplayInTmux(t *testing.T) {
 		}
 	}
 	last := at(len(evs) - 1)
-	term.screen(last)
-	term.screen("pass-with-concerns (completed)")
+	term.Screen(last)
+	term.Screen("pass-with-concerns (completed)")
 	steps := []struct{ keys, want string }{
 		{"<", at(0)},
 		{"r", at(refusals[0])},
@@ -157,11 +46,11 @@ func TestReplayInTmux(t *testing.T) {
 		{"End", last},
 	}
 	for _, s := range steps {
-		term.keys(s.keys)
-		term.screen(s.want)
+		term.Keys(s.keys)
+		term.Screen(s.want)
 	}
-	term.keys("q")
-	term.waitExit("q")
+	term.Keys("q")
+	term.WaitExit("q")
 }
 
 // TestReplayMouseInTmux drives the built kasmrt replay in a real terminal
@@ -169,46 +58,46 @@ func TestReplayInTmux(t *testing.T) {
 // the keys of the detail and why views and the failed-step jump.
 func TestReplayMouseInTmux(t *testing.T) {
 	t.Parallel()
-	needBinary(t, "tmux")
-	bin := buildKasmrt(t)
+	testkit.Need(t, "tmux")
+	bin := kasmrt.Path(t)
 	dir := t.TempDir()
 	writeWhyReport(t, dir)
 	const cols, rows = 120, 40
-	term := startTmux(t, cols, rows, bin, "replay", dir, "--graphics", "blocks")
-	term.screen("pass-with-concerns")
+	term := testkit.StartTerminal(t, "console", cols, rows, bin, "replay", dir, "--graphics", "blocks")
+	term.Screen("pass-with-concerns")
 	// The console asked the terminal for clicks and the wheel in SGR form,
 	// and not for every movement of the pointer.
-	if out, err := term.run("display", "-p", "-t", "console", "#{mouse_button_flag} #{mouse_all_flag} #{mouse_sgr_flag}"); err != nil || strings.TrimSpace(out) != "1 0 1" {
+	if out, err := term.Run("display", "-p", "-t", "console", "#{mouse_button_flag} #{mouse_all_flag} #{mouse_sgr_flag}"); err != nil || strings.TrimSpace(out) != "1 0 1" {
 		t.Fatalf("mouse modes (button, all motion, SGR) = %q (%v), want 1 0 1", out, err)
 	}
 	timeline := inner(computeLayout(layoutInput{Width: cols, Height: rows}).Timeline)
 	// A click on step 3's row (the fourth) moves the replay there; a
 	// second click opens its detail.
-	term.mouse(0, timeline.Min.X+5, timeline.Min.Y+3)
-	term.screen("event 23/56")
-	term.mouse(0, timeline.Min.X+5, timeline.Min.Y+3)
-	term.screen("─step 3─")
-	term.screen("observed the screen (640x400)")
+	term.Mouse(0, timeline.Min.X+5, timeline.Min.Y+3)
+	term.Screen("event 23/56")
+	term.Mouse(0, timeline.Min.X+5, timeline.Min.Y+3)
+	term.Screen("─step 3─")
+	term.Screen("observed the screen (640x400)")
 	// The wheel over the timeline moves a row at a time.
-	term.mouse(65, timeline.Min.X+5, timeline.Min.Y+3)
-	term.screen("─step 4─")
-	term.keys("w")
-	term.screen("why · turn 4")
-	term.screen("The prompt is there; typing the greeting.")
-	term.keys("e")
-	term.screen("why · turn 5")
-	term.screen("user: Operator note: the prompt")
-	term.keys("Escape")
-	term.screen("─verdict─")
-	term.keys("Escape")
-	term.waitExit("esc with no detail open")
+	term.Mouse(65, timeline.Min.X+5, timeline.Min.Y+3)
+	term.Screen("─step 4─")
+	term.Keys("w")
+	term.Screen("why · turn 4")
+	term.Screen("The prompt is there; typing the greeting.")
+	term.Keys("e")
+	term.Screen("why · turn 5")
+	term.Screen("user: Operator note: the prompt")
+	term.Keys("Escape")
+	term.Screen("─verdict─")
+	term.Keys("Escape")
+	term.WaitExit("esc with no detail open")
 }
 
 // TestReplayCommand checks --print and the exit code for a bad report
 // directory.
 func TestReplayCommand(t *testing.T) {
 	t.Parallel()
-	bin := buildKasmrt(t)
+	bin := kasmrt.Path(t)
 	dir := t.TempDir()
 	evs := sampleEvents()
 	writeReport(t, dir, evs, false)
@@ -267,66 +156,10 @@ func TestReplayCommand(t *testing.T) {
 // colours where a text pane would show two or three.
 func TestReplaySixelInXterm(t *testing.T) {
 	t.Parallel()
-	needBinary(t, "Xvfb")
-	needBinary(t, "xterm")
-	bin := buildKasmrt(t)
-	dir := t.TempDir()
-	writeReport(t, dir, sampleEvents(), true)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	sess, err := x11.StartSession(ctx, x11.SessionOptions{Width: 1024, Height: 768})
-	if err != nil {
-		t.Fatalf("start Xvfb: %v", err)
-	}
-	defer sess.Close()
-	conn, err := x11.Dial(sess.Display())
-	if err != nil {
-		t.Fatalf("dial X: %v", err)
-	}
-	defer conn.Close()
-
-	// Before xterm: the pane region is root-window black.
-	xt := exec.CommandContext(ctx, "xterm", "-display", sess.Display(), "-ti", "vt340",
-		"-xrm", "XTerm*decTerminalID: vt340", "-xrm", "XTerm*numColorRegisters: 256",
-		"-xrm", "XTerm*sixelScrolling: true",
-		"-geometry", "120x40+0+0", "-fn", "fixed",
-		"-e", bin, "replay", dir, "--graphics", "sixel")
-	xt.Env = append(os.Environ(), "TERM=xterm", "NO_COLOR=")
-	if err := xt.Start(); err != nil {
-		t.Fatalf("start xterm: %v", err)
-	}
-	defer func() { _ = xt.Process.Kill(); _ = xt.Wait() }()
-
+	xt := startSixelXterm(t, "120x40+0+0", "XTerm")
 	// The screen pane starts at cell (3, 2); with the 6×13 "fixed" font a
 	// region of 40×10 cells inside it is 240×130 pixels.
-	region := image.Rect(2*6, 3*13, 2*6+240, 3*13+130)
-	var colours int
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		img, err := conn.Capture(ctx)
-		if err != nil {
-			t.Fatalf("capture: %v", err)
-		}
-		colours = distinctColours(img, region)
-		if colours >= 24 {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("the screen pane shows %d distinct colours, want an image (≥ 24)", colours)
-}
-
-func distinctColours(img *image.RGBA, r image.Rectangle) int {
-	seen := map[[3]uint8]bool{}
-	r = r.Intersect(img.Bounds())
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			i := img.PixOffset(x, y)
-			seen[[3]uint8{img.Pix[i], img.Pix[i+1], img.Pix[i+2]}] = true
-		}
-	}
-	return len(seen)
+	xt.waitImage(t, "the screen pane", image.Rect(2*6, 3*13, 2*6+240, 3*13+130), 24)
 }
 
 // requestLine is the transcript's line for the model request of turn n,
@@ -352,34 +185,34 @@ func requestLine(t *testing.T, evs []events.Event, turn int) string {
 // follows it again.
 func TestLiveInspectInTmux(t *testing.T) {
 	t.Parallel()
-	needBinary(t, "tmux")
-	needBinary(t, "Xvfb")
-	needBinary(t, "xterm")
-	bin := buildKasmrt(t)
+	testkit.Need(t, "tmux")
+	testkit.Need(t, "Xvfb")
+	testkit.Need(t, "xterm")
+	bin := kasmrt.Path(t)
 	dir := t.TempDir()
 	scenario := filepath.Join(dir, "inspect.yaml")
 	if err := os.WriteFile(scenario, []byte("name: inspect live\napp:\n  command: [xterm, -e, sleep, 3600]\nsteps:\n  - observe_screen: {}\n  - wait: 20\n  - observe_screen: {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	term := startTmux(t, 120, 40, "DISPLAY=", bin, "run", scenario, "--tui", "--graphics", "blocks", "--report", filepath.Join(dir, "report"))
-	term.screen("2 wait")
-	term.screen("following")
-	term.keys("k")
-	term.screen("INSPECTING")
-	term.screen("step 1 · screen")
-	term.keys("Enter")
-	term.screen("─step 1─")
-	term.screen("observed the screen")
+	term := testkit.StartTerminal(t, "console", 120, 40, "DISPLAY=", bin, "run", scenario, "--tui", "--graphics", "blocks", "--report", filepath.Join(dir, "report"))
+	term.Screen("2 wait")
+	term.Screen("following")
+	term.Keys("k")
+	term.Screen("INSPECTING")
+	term.Screen("step 1 · screen")
+	term.Keys("Enter")
+	term.Screen("─step 1─")
+	term.Screen("observed the screen")
 	// The wait is still running behind the inspected step.
-	if out := term.screen("2 wait"); !strings.Contains(out, "running") {
+	if out := term.Screen("2 wait"); !strings.Contains(out, "running") {
 		t.Fatalf("the run's current step is not shown running while a past one is inspected:\n%s", out)
 	}
-	term.keys("G")
-	term.screen("following")
-	term.keys("x")
-	term.screen("abort the run?")
-	term.keys("y")
-	term.screen("test-error (aborted)")
-	term.keys("q")
-	term.waitExit("q after the verdict")
+	term.Keys("G")
+	term.Screen("following")
+	term.Keys("x")
+	term.Screen("abort the run?")
+	term.Keys("y")
+	term.Screen("test-error (aborted)")
+	term.Keys("q")
+	term.WaitExit("q after the verdict")
 }

@@ -1,13 +1,13 @@
 package tui
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/tui/internal/cellimage"
 )
 
@@ -19,51 +19,23 @@ import (
 // for word above one of its buttons, as TestZenityWindowLegible judges it.
 func TestRunInTmuxWindowLegible(t *testing.T) {
 	t.Parallel()
-	needBinary(t, "tmux")
-	needBinary(t, "zenity")
-	needBinary(t, "Xvfb")
-	needBinary(t, ocr.Command)
-	bin := buildKasmrt(t)
+	testkit.Need(t, "tmux", "zenity", "Xvfb", ocr.Command)
+	bin := kasmrt.Path(t)
 	scenario, err := filepath.Abs("testdata/zenity-held.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	report := filepath.Join(t.TempDir(), "report")
-	socket := filepath.Join(t.TempDir(), "tmux.sock")
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	if out, err := tmux("new-session", "-d", "-x", "160", "-y", "48", "-s", "run",
-		"env", "TERM=tmux-256color", bin, "run", scenario, "--graphics", "blocks", "--report", report); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = tmux("kill-server") })
-	screen := func(want string, args ...string) string {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			out, err := tmux(append([]string{"capture-pane", "-p", "-t", "run"}, args...)...)
-			if err == nil && strings.Contains(out, want) {
-				return out
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the terminal never showed %q; last screen:\n%s", want, out)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	screen("window 404×120")
-	if out, err := tmux("send-keys", "-t", "run", "z"); err != nil {
-		t.Fatalf("send-keys z: %v\n%s", err, out)
-	}
+	term := testkit.StartTerminal(t, "run", 160, 48, bin, "run", scenario, "--graphics", "blocks", "--report", report)
+	term.Screen("window 404×120")
+	term.Keys("z")
 	// The image's lines: below the title, above the status and help. Until
 	// the frame for the whole terminal is drawn, the console's pane's
 	// (under 100 columns at this size) is shown.
 	var image string
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testkit.ScreenWait)
 	for {
-		lines := strings.Split(strings.TrimSuffix(screen("z: back to the console", "-e"), "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(term.Screen("z: back to the console", "-e"), "\n"), "\n")
 		if len(lines) != 48 {
 			t.Fatalf("capture-pane gave %d lines, want 48", len(lines))
 		}
@@ -77,7 +49,5 @@ func TestRunInTmuxWindowLegible(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	judgeDialog(t, readCells(t, image))
-	if out, err := tmux("send-keys", "-t", "run", "q"); err != nil {
-		t.Fatalf("send-keys q: %v\n%s", err, out)
-	}
+	term.Keys("q")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // TestAttachInTmux serves a goal run against xterm with run --listen (its
@@ -19,14 +20,12 @@ import (
 // reaches the run and leaves the other's inbox with nothing waiting; an
 // abort from the other reaches the engine, and both show the verdict.
 func TestAttachInTmux(t *testing.T) {
+	t.Parallel()
 	need(t, "tmux", "Xvfb", "xterm")
 	model := listenModel(t)
 	bin := kasmrtBinary(t)
 	dir := t.TempDir()
-	scenario := filepath.Join(dir, "listen.yaml")
-	if err := os.WriteFile(scenario, []byte(listenScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scenario := testkit.WriteFile(t, dir, "listen.yaml", listenScenario)
 	report := filepath.Join(dir, "report")
 	runCmd := exec.Command(bin, "run", scenario, "--headless", "--display", "-", "--listen", "127.0.0.1:0", "--report", report)
 	runCmd.Env = append(os.Environ(), "KASM_RUNTIME_VISION_ENDPOINT="+model.URL(), envToken+"="+listenToken, "DISPLAY=")
@@ -56,58 +55,30 @@ func TestAttachInTmux(t *testing.T) {
 		t.Fatal("the run never said where it serves")
 	}
 
-	socket := filepath.Join(dir, "tmux.sock")
-	tmux := func(args ...string) (string, error) {
-		b, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
-		return string(b), err
-	}
-	t.Cleanup(func() { _, _ = tmux("kill-server") })
+	consoles := map[string]*testkit.Terminal{}
 	for _, name := range []string{"one", "two"} {
-		if o, err := tmux("new-session", "-d", "-x", "140", "-y", "40", "-s", name,
-			"env", "TERM=tmux-256color", envToken+"="+listenToken, bin, "attach", "http://"+server, "--graphics", "blocks"); err != nil {
-			t.Fatalf("tmux new-session: %v\n%s", err, o)
-		}
+		consoles[name] = testkit.StartTerminal(t, name, 140, 40,
+			envToken+"="+listenToken, bin, "attach", "http://"+server, "--graphics", "blocks")
 	}
-	screen := func(name, want string, present bool) string {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			o, err := tmux("capture-pane", "-p", "-t", name)
-			if err == nil && strings.Contains(o, want) == present {
-				return o
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("console %s: %q present=%v never held; last screen:\n%s", name, want, !present, o)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+	one, two := consoles["one"], consoles["two"]
+	for _, console := range []*testkit.Terminal{one, two} {
+		console.Screen("listen xterm")
+		console.Screen("1 observe_screen")
+		console.Screen("q1 (waiting)")
 	}
-	keys := func(name string, ks ...string) {
-		t.Helper()
-		for _, k := range ks {
-			if o, err := tmux("send-keys", "-t", name, k); err != nil {
-				t.Fatalf("send-keys %s: %v\n%s", k, err, o)
-			}
-			time.Sleep(150 * time.Millisecond)
-		}
-	}
-	for _, name := range []string{"one", "two"} {
-		screen(name, "listen xterm", true)
-		screen(name, "1 observe_screen", true)
-		screen(name, "q1 (waiting)", true)
-	}
-	keys("one", "i")
-	if o, err := tmux("send-keys", "-t", "one", "-l", "the friendly one"); err != nil {
-		t.Fatalf("type the answer: %v\n%s", err, o)
-	}
-	keys("one", "Enter")
-	screen("two", "q1 by attach: the friendly one", true)
-	screen("two", "(waiting)", false)
-	screen("one", "(waiting)", false)
-	screen("two", "3 wait", true)
-	keys("two", "x", "y")
-	for _, name := range []string{"one", "two"} {
-		screen(name, "test-error (aborted)", true)
+	one.Keys("i")
+	one.Screen("send answer")
+	one.Type("the friendly one")
+	one.Keys("Enter")
+	two.Screen("q1 by attach: the friendly one")
+	two.ScreenWithout("(waiting)")
+	one.ScreenWithout("(waiting)")
+	two.Screen("3 wait")
+	two.Keys("x")
+	two.Screen("abort the run?")
+	two.Keys("y")
+	for _, console := range []*testkit.Terminal{one, two} {
+		console.Screen("test-error (aborted)")
 	}
 	select {
 	case err := <-exited:
@@ -127,33 +98,22 @@ func TestAttachInTmux(t *testing.T) {
 // open sessions: the table lists both, enter watches one and shows its
 // agent's steps, esc goes back, and the other shows its own.
 func TestAttachToAServerInTmux(t *testing.T) {
+	t.Parallel()
 	need(t, "tmux", "Xvfb", "xterm")
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "scenarios")
-	if err := os.MkdirAll(scen, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range []string{"first.yaml", "second.yaml"} {
-		if err := os.WriteFile(filepath.Join(scen, name), []byte(mcpScenario), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, scen, name, mcpScenario)
 	}
 	_, endpoint := startServe(t, scen, filepath.Join(dir, "reports"), listenToken)
 	root := strings.TrimSuffix(endpoint, "/mcp")
 	post := func(path, body string) string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, root+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+listenToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		code, b := apiPost(t, root, listenToken, path, body)
+		if code/100 != 2 {
+			t.Fatalf("POST %s: %d %s", path, code, b)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("POST %s: %s %s", path, resp.Status, b)
-		}
-		return string(b)
+		return b
 	}
 	ids := map[string]string{}
 	for name, call := range map[string]string{"first.yaml": `{"tool":"observe_screen"}`, "second.yaml": `{"tool":"wait","args":{"seconds":0.2}}`} {
@@ -164,60 +124,25 @@ func TestAttachToAServerInTmux(t *testing.T) {
 		ids[name] = opened.Session
 		post("/v1/sessions/"+opened.Session+"/calls", call)
 	}
-	socket := filepath.Join(dir, "tmux.sock")
-	tmux := func(args ...string) (string, error) {
-		b, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
-		return string(b), err
-	}
-	t.Cleanup(func() { _, _ = tmux("kill-server") })
-	if o, err := tmux("new-session", "-d", "-x", "160", "-y", "40", "-s", "srv",
-		"env", "TERM=tmux-256color", envToken+"="+listenToken, kasmrtBinary(t), "attach", root, "--graphics", "blocks"); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, o)
-	}
-	screen := func(want string, present bool) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			o, err := tmux("capture-pane", "-p", "-t", "srv")
-			if err == nil && strings.Contains(o, want) == present {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%q present=%v never held; last screen:\n%s", want, !present, o)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	keys := func(ks ...string) {
-		t.Helper()
-		for _, k := range ks {
-			if o, err := tmux("send-keys", "-t", "srv", k); err != nil {
-				t.Fatalf("send-keys %s: %v\n%s", k, err, o)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	screen("first.yaml "+ids["first.yaml"][:8], true)
-	screen("second.yaml "+ids["second.yaml"][:8], true)
-	// The table sorts by scenario: first.yaml is the first row.
-	keys("Enter")
-	screen("1 observe_screen", true)
-	keys("Escape")
-	screen("second.yaml "+ids["second.yaml"][:8], true)
-	keys("Down", "Enter")
-	screen("1 wait", true)
-	screen("1 observe_screen", false)
-	keys("Escape", "q")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if o, err := tmux("list-sessions"); err != nil || !strings.Contains(o, "srv") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("attach did not quit on q")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	term := testkit.StartTerminal(t, "srv", 160, 40,
+		envToken+"="+listenToken, kasmrtBinary(t), "attach", root, "--graphics", "blocks")
+	term.Screen("first.yaml " + ids["first.yaml"][:8])
+	term.Screen("second.yaml " + ids["second.yaml"][:8])
+	// The table sorts by scenario: first.yaml is the first row, where g
+	// moves the selection whichever run the console listed first.
+	term.Keys("g", "Enter")
+	term.Screen("· first.yaml " + ids["first.yaml"][:8])
+	term.Screen("1 observe_screen")
+	term.Keys("Escape")
+	term.Screen("enter watch run")
+	term.Keys("Down", "Enter")
+	term.Screen("· second.yaml " + ids["second.yaml"][:8])
+	term.Screen("1 wait")
+	term.ScreenWithout("1 observe_screen")
+	term.Keys("Escape")
+	term.Screen("enter watch run")
+	term.Keys("q")
+	term.WaitExit("q")
 	// Leaving the console left both sessions open.
 	var list struct{ Sessions []struct{ Session string } }
 	req, _ := http.NewRequest(http.MethodGet, root+"/v1/sessions", nil)

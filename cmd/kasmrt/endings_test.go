@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // endingScenario runs xterm and then waits long enough for the test to end
@@ -34,10 +35,7 @@ steps:
 func startEnding(t *testing.T, stdout io.Writer, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	dir := t.TempDir()
-	scenario := filepath.Join(dir, "ending.yaml")
-	if err := os.WriteFile(scenario, []byte(endingScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scenario := testkit.WriteFile(t, dir, "ending.yaml", endingScenario)
 	reportDir := filepath.Join(dir, "report")
 	cmd := exec.Command(kasmrtBinary(t), append([]string{"run", scenario, "--report", reportDir}, args...)...)
 	cmd.Env = append(os.Environ(), "DISPLAY=", "KASM_RUNTIME_DEADLINE_S=60")
@@ -60,7 +58,7 @@ func startEnding(t *testing.T, stdout io.Writer, args ...string) (*exec.Cmd, str
 // waitForWaitStep polls events.jsonl until the wait step has started.
 func waitForWaitStep(t *testing.T, reportDir string, why func() string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testkit.ScreenWait)
 	for {
 		b, _ := os.ReadFile(filepath.Join(reportDir, "events.jsonl"))
 		if strings.Contains(string(b), `"kind":"step.started"`) && strings.Contains(string(b), `"tool":"wait"`) {
@@ -127,6 +125,7 @@ func wantReport(t *testing.T, reportDir, outcome, reason string) {
 // as interrupted, with a complete report, exit 2, and no process the run
 // started still running.
 func TestSignalEndingsWriteReportAndLeaveNothing(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	for _, tt := range []struct {
 		sig    syscall.Signal
@@ -137,6 +136,7 @@ func TestSignalEndingsWriteReportAndLeaveNothing(t *testing.T) {
 		{syscall.SIGHUP, "hangup"},
 	} {
 		t.Run(tt.sig.String(), func(t *testing.T) {
+			t.Parallel()
 			cmd, reportDir := startEnding(t, io.Discard, "--headless")
 			started := proc.Descendants(cmd.Process.Pid)[1:]
 			if len(started) < 2 {
@@ -162,17 +162,14 @@ func TestSignalEndingsWriteReportAndLeaveNothing(t *testing.T) {
 // is not killed by SIGPIPE but goes on to its verdict and report, and
 // leaves no process.
 func TestReaderLeavingStdoutDoesNotKillTheRun(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	scenario := filepath.Join(dir, "s.yaml")
-	src := strings.Replace(endingScenario, "wait: 25", "wait: 1", 1)
-	if err := os.WriteFile(scenario, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scenario := testkit.WriteFile(t, dir, "s.yaml", strings.Replace(endingScenario, "wait: 25", "wait: 1", 1))
 	reportDir := filepath.Join(dir, "report")
 	cmd := exec.Command(kasmrtBinary(t), "run", scenario, "--json", "--report", reportDir)
 	cmd.Env = append(os.Environ(), "DISPLAY=")
@@ -204,6 +201,7 @@ func TestReaderLeavingStdoutDoesNotKillTheRun(t *testing.T) {
 // cannot catch: the parent-death signal still ends the X server and the
 // app, and the app's own children go with its terminal.
 func TestKilledRuntimeLeavesNoChildren(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	cmd, _ := startEnding(t, io.Discard, "--headless")
 	started := proc.Descendants(cmd.Process.Pid)[1:]
@@ -218,43 +216,18 @@ func TestKilledRuntimeLeavesNoChildren(t *testing.T) {
 // kills the session, as closing the terminal window does: kasmrt gets
 // SIGHUP, writes a complete report naming it, and leaves nothing running.
 func TestClosedConsoleTerminalEndsTheRun(t *testing.T) {
+	t.Parallel()
 	need(t, "tmux", "Xvfb", "xterm")
 	dir := t.TempDir()
-	scenario := filepath.Join(dir, "ending.yaml")
-	if err := os.WriteFile(scenario, []byte(endingScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scenario := testkit.WriteFile(t, dir, "ending.yaml", endingScenario)
 	reportDir := filepath.Join(dir, "report")
-	socket := filepath.Join(dir, "tmux.sock")
-	tmux := func(args ...string) (string, error) {
-		b, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
-		return string(b), err
-	}
-	if o, err := tmux("new-session", "-d", "-x", "120", "-y", "36", "-s", "ending",
-		"env", "TERM=tmux-256color", "DISPLAY=", "KASM_RUNTIME_DEADLINE_S=60", kasmrtBinary(t), "run", scenario, "--tui", "--graphics", "none", "--report", reportDir); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, o)
-	}
-	t.Cleanup(func() { _, _ = tmux("kill-server") })
-	waitForWaitStep(t, reportDir, func() string { o, _ := tmux("capture-pane", "-p", "-t", "ending"); return o })
-	o, err := tmux("list-panes", "-t", "ending", "-F", "#{pane_pid}")
-	if err != nil {
-		t.Fatalf("list-panes: %v\n%s", err, o)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(o))
-	if err != nil {
-		t.Fatal(err)
-	}
+	term := testkit.StartTerminal(t, "ending", 120, 36,
+		"DISPLAY=", "KASM_RUNTIME_DEADLINE_S=60", kasmrtBinary(t), "run", scenario, "--tui", "--graphics", "none", "--report", reportDir)
+	waitForWaitStep(t, reportDir, func() string { return term.Capture() })
+	pid := term.PanePID()
 	all := proc.Descendants(pid)
-	if o, err := tmux("kill-session", "-t", "ending"); err != nil {
-		t.Fatalf("kill-session: %v\n%s", err, o)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for running(pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("kasmrt still runs after its terminal was closed")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	term.Close()
+	testkit.Eventually(t, testkit.ScreenWait, "kasmrt ends after its terminal was closed", func() bool { return !running(pid) })
 	wantReport(t, reportDir, "interrupted", "hangup")
 	wantNoneLeft(t, all)
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,63 +11,59 @@ import (
 )
 
 // runSaveAsExample runs the bundled Save As example, unchanged, against
-// Debian's mousepad and returns its report and the directory it saved in.
+// Debian's mousepad, as its own process, and returns its report, the
+// directory it saved in and the report directory.
 func runSaveAsExample(t *testing.T) (report.Report, string, string) {
 	t.Helper()
-	need(t, "Xvfb", "openbox", "mousepad", "dbus-daemon")
 	demo := t.TempDir()
-	t.Setenv("KASM_DEMO_DIR", demo)
 	out := filepath.Join(t.TempDir(), "report")
-	code, stdout, stderr := kasmrt(t, "run", "../../scenarios/examples/mousepad-save-as.yaml",
+	cmd := exec.Command(kasmrtBinary(t), "run", "../../scenarios/examples/mousepad-save-as.yaml",
 		"--headless", "--display", "-", "--report", out)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	cmd.Env = append(os.Environ(), "KASM_DEMO_DIR="+demo)
+	if output, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, output)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := readReport(t, out)
 	return rep, demo, out
 }
 
-// TestSaveAsDialogExample saves a file through mousepad's Save As dialog:
-// the window manager gives the dialog the focus, the keys reach it, the
-// file holds the typed line, and quitting with ctrl+q is the exit the
-// scenario expects. Ten repeats give the same verdict:
+// TestSaveAsDialogExample saves a file through mousepad's Save As dialog,
+// twice: the window manager gives the dialog the focus, the keys reach
+// it, the file holds the typed line, and quitting with ctrl+q is the exit
+// the scenario expects. Each run's mousepad keeps its recent files in a
+// HOME of its own under the report directory, so the second run never
+// sees the file the first one saved. Ten repeats give the same verdicts:
 // go test -count=10 -run TestSaveAsDialogExample ./cmd/kasmrt/
 func TestSaveAsDialogExample(t *testing.T) {
-	rep, demo, _ := runSaveAsExample(t)
-	if rep.Verdict != "pass" {
-		t.Fatalf("verdict %s (%s): %v", rep.Verdict, rep.Outcome, rep.Reasons)
-	}
-	b, err := os.ReadFile(filepath.Join(demo, "greeting.txt"))
-	if err != nil || strings.TrimSpace(string(b)) != "Saved through a dialog" {
-		t.Errorf("greeting.txt = %q, %v", b, err)
-	}
-	var sawDialog bool
-	for _, s := range rep.Steps {
-		if s.Tool == "switch_window" && s.Status == "ok" && strings.Contains(s.Message, `"Save As"`) {
-			sawDialog = true
+	t.Parallel()
+	need(t, "Xvfb", "openbox", "mousepad", "dbus-daemon")
+	firstRep, firstDemo, firstOut := runSaveAsExample(t)
+	secondRep, secondDemo, secondOut := runSaveAsExample(t)
+	for i, run := range []struct {
+		rep  report.Report
+		demo string
+	}{{firstRep, firstDemo}, {secondRep, secondDemo}} {
+		rep := run.rep
+		if rep.Verdict != "pass" {
+			t.Fatalf("run %d: verdict %s (%s): %v", i+1, rep.Verdict, rep.Outcome, rep.Reasons)
+		}
+		b, err := os.ReadFile(filepath.Join(run.demo, "greeting.txt"))
+		if err != nil || strings.TrimSpace(string(b)) != "Saved through a dialog" {
+			t.Errorf("run %d: greeting.txt = %q, %v", i+1, b, err)
+		}
+		var sawDialog bool
+		for _, s := range rep.Steps {
+			if s.Tool == "switch_window" && s.Status == "ok" && strings.Contains(s.Message, `"Save As"`) {
+				sawDialog = true
+			}
+		}
+		if !sawDialog {
+			t.Errorf("run %d: no switch_window step reached the Save As dialog", i+1)
+		}
+		if c := rep.Checks.ExpectedExit; c == nil || !*c {
+			t.Errorf("run %d: the expected_exit check did not pass: %v", i+1, rep.Checks.Evidence)
 		}
 	}
-	if !sawDialog {
-		t.Error("no switch_window step reached the Save As dialog")
-	}
-	if c := rep.Checks.ExpectedExit; c == nil || !*c {
-		t.Errorf("the expected_exit check did not pass: %v", rep.Checks.Evidence)
-	}
-}
-
-// TestRunsDoNotShareHome runs the Save As example twice: each run's
-// mousepad keeps its recent files in a HOME of its own under the report
-// directory, so the second run never sees the file the first one saved.
-func TestRunsDoNotShareHome(t *testing.T) {
-	_, firstDemo, firstOut := runSaveAsExample(t)
-	_, secondDemo, secondOut := runSaveAsExample(t)
 	recent := func(out string) string {
 		b, err := os.ReadFile(filepath.Join(out, "home", ".local", "share", "recently-used.xbel"))
 		if err != nil {

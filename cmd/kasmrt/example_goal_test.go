@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
-	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // TestGoalExampleEndToEnd runs the bundled goal example, unchanged, with
@@ -18,6 +16,7 @@ import (
 // zenity prints the entry and exits 0, which the scenario declares a
 // successful end.
 func TestGoalExampleEndToEnd(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "zenity", "dbus-daemon")
 	srv := modeltest.New(t,
 		modeltest.Call("observe_screen", `{}`),
@@ -28,22 +27,14 @@ func TestGoalExampleEndToEnd(t *testing.T) {
 		// it has gone waits, and the wait ends when it exits.
 		modeltest.Call("wait", `{"seconds": 5}`),
 	)
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", srv.URL())
-	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	env := []string{"KASM_RUNTIME_VISION_ENDPOINT=" + srv.URL(), "DBUS_SESSION_BUS_ADDRESS="}
 	out := filepath.Join(t.TempDir(), "report")
-	code, stdout, stderr := kasmrt(t, "run", "../../scenarios/examples/goal-text-editor.yaml",
+	code, stdout, stderr := kasmrtProcess(t, env, "run", "../../scenarios/examples/goal-text-editor.yaml",
 		"-o", "../../scenarios/examples/operator-goal.yaml", "--headless", "--display", "-", "--report", out)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := readReport(t, out)
 	if rep.Verdict != "pass" || rep.Loop.Ended != "the application exited successfully" || rep.Loop.Iterations < 4 || rep.Loop.Iterations > 5 {
 		t.Errorf("verdict %s (%s), loop %+v", rep.Verdict, rep.Outcome, rep.Loop)
 	}
@@ -84,20 +75,15 @@ func TestGoalExampleEndToEnd(t *testing.T) {
 // turns come from the bundled recording, with no endpoint, and the real
 // zenity dialog decides the verdict.
 func TestGoalDemoReplay(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "zenity", "dbus-daemon")
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", "")
-	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
 	out := filepath.Join(t.TempDir(), "report")
-	code, stdout, stderr := kasmrt(t, "run", "../../scenarios/examples/goal-text-editor.yaml",
+	code, stdout, stderr := kasmrtProcess(t, []string{"KASM_RUNTIME_VISION_ENDPOINT=", "DBUS_SESSION_BUS_ADDRESS="}, "run", "../../scenarios/examples/goal-text-editor.yaml",
 		"-o", "../../scenarios/examples/operator-goal.yaml",
 		"--replay-model", "../../scenarios/examples/goal-text-editor.model.jsonl",
 		"--headless", "--display", "-", "--report", out)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"check_expectation", "true: the entry field reads oat milk", "loop ended: the application exited successfully", "verdict: pass"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("the demo output lacks %q:\n%s", want, stdout)
-		}
-	}
+	wantIn(t, "the demo output", stdout, []string{"check_expectation", "true: the entry field reads oat milk", "loop ended: the application exited successfully", "verdict: pass"})
 }

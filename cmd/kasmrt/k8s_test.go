@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/suite"
 )
 
@@ -25,15 +26,19 @@ const (
 	k8sSuite    = "name: Nightly GUI\noperator: operator.yaml\nscenarios:\n  - path: pass.yaml\n  - path: fail.yaml\n    repeat: 2\n"
 )
 
-// emittedJob emits the suite in dir as a Job and decodes it back into the
-// Kubernetes type, refusing unknown fields.
+// emittedJob emits the suite in dir, from dir as the command's working
+// directory, as a Job and decodes it back into the Kubernetes type,
+// refusing unknown fields.
 func emittedJob(t *testing.T, dir string, shards string) *batchv1.Job {
 	t.Helper()
-	t.Chdir(dir)
-	code, stdout, stderr := kasmrt(t, "suite", "suite.yaml", "--emit", "k8s", "--image", "registry.example/kasmrt:1",
+	cmd := exec.Command(kasmrtBinary(t), "suite", "suite.yaml", "--emit", "k8s", "--image", "registry.example/kasmrt:1",
 		"--shards", shards, "--parallelism", "2", "--workers", "1", "--env-secret", "kasmrt-model")
-	if code != 0 {
-		t.Fatalf("--emit k8s: exit %d\n%s", code, stderr)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("--emit k8s: %v\n%s", err, stderr.String())
 	}
 	var job batchv1.Job
 	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
@@ -46,6 +51,7 @@ func emittedJob(t *testing.T, dir string, shards string) *batchv1.Job {
 // policy fails the Job on bad input, fails only the index on a verdict,
 // and retries disruptions without counting them.
 func TestEmitK8sJob(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, body := range map[string]string{"pass.yaml": k8sPass, "fail.yaml": k8sFail, "operator.yaml": k8sOperator, "suite.yaml": k8sSuite} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
@@ -94,7 +100,7 @@ func TestEmitK8sJob(t *testing.T) {
 	if !disrupted {
 		t.Error("an evicted pod is not retried without counting")
 	}
-	if code, _, stderr := kasmrt(t, "suite", "suite.yaml", "--emit", "k8s"); code != exitBadInput || !strings.Contains(stderr, "--image") {
+	if code, _, stderr := kasmrt(t, "suite", filepath.Join(dir, "suite.yaml"), "--emit", "k8s"); code != exitBadInput || !strings.Contains(stderr, "--image") {
 		t.Errorf("--emit k8s without --image: exit %d %s", code, stderr)
 	}
 }
@@ -103,15 +109,26 @@ func TestEmitK8sJob(t *testing.T) {
 // with JOB_COMPLETION_INDEX set, as the Job controller would run it; the
 // shards' outputs merged are the unsharded suite's result.
 func TestEmitK8sSimulated(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xmessage")
 	dir := t.TempDir()
 	for name, body := range map[string]string{"pass.yaml": k8sPass, "fail.yaml": k8sFail, "operator.yaml": k8sOperator, "suite.yaml": k8sSuite} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.WriteFile(t, dir, name, body)
 	}
-	bin := kasmrtBinary(t) // before emittedJob leaves the package directory
+	bin := kasmrtBinary(t)
 	job := emittedJob(t, dir, "2")
+	// The indexes run at once, as the Job's pods do, and so does the
+	// unsharded suite they are compared with.
+	whole := exec.Command(bin, "suite", "suite.yaml", "--out", filepath.Join(dir, "whole"), "--headless")
+	whole.Dir = dir
+	if err := whole.Start(); err != nil {
+		t.Fatal(err)
+	}
+	type indexRun struct {
+		cmd *exec.Cmd
+		out strings.Builder
+	}
+	var indexes []*indexRun
 	volume := filepath.Join(dir, "volume")
 	c := job.Spec.Template.Spec.Containers[0]
 	varRE := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
@@ -130,18 +147,26 @@ func TestEmitK8sSimulated(t *testing.T) {
 			}
 			args = append(args, a)
 		}
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir // the image's working directory holds the same files
-		cmd.Env = append(os.Environ(), suite.EnvJobIndex+"="+env[suite.EnvJobIndex])
-		out, err := cmd.CombinedOutput()
+		ix := &indexRun{cmd: exec.Command(bin, args...)}
+		ix.cmd.Dir = dir // the image's working directory holds the same files
+		ix.cmd.Env = append(os.Environ(), suite.EnvJobIndex+"="+env[suite.EnvJobIndex])
+		ix.cmd.Stdout, ix.cmd.Stderr = &ix.out, &ix.out
+		if err := ix.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, ix)
+	}
+	for i, ix := range indexes {
+		err := ix.cmd.Wait()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
 			t.Fatal(err)
 		}
-		if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
-			t.Fatalf("index %d: exit %d\n%s", index, code, out)
+		if code := ix.cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
+			t.Fatalf("index %d: exit %d\n%s", i, code, ix.out.String())
 		}
 	}
+	_ = whole.Wait()
 	if len(shardOuts) != 2 {
 		t.Fatalf("shard outputs %v", shardOuts)
 	}
@@ -149,9 +174,6 @@ func TestEmitK8sSimulated(t *testing.T) {
 	if out, err := exec.Command(bin, append([]string{"merge", "--out", merged}, shardOuts...)...).CombinedOutput(); err != nil && !strings.Contains(string(out), "3 runs") {
 		t.Fatalf("merge: %v\n%s", err, out)
 	}
-	whole := exec.Command(bin, "suite", "suite.yaml", "--out", filepath.Join(dir, "whole"), "--headless")
-	whole.Dir = dir
-	_ = whole.Run()
 	a, err := suite.ReadSummary(merged)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/tui/remote"
 )
 
@@ -366,28 +367,14 @@ func TestRunListenWebhookAnswers(t *testing.T) {
 // open session by the server's URL: the agent's calls appear as steps, and
 // an abort from the attached operator ends the session as aborted.
 func TestAttachFollowsAServedSession(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "scenarios")
-	if err := os.MkdirAll(scen, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(scen, "xterm.yaml"), []byte(mcpScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, scen, "xterm.yaml", mcpScenario)
 	_, endpoint := startServe(t, scen, filepath.Join(dir, "reports"), listenToken)
 	root := strings.TrimSuffix(endpoint, "/mcp")
-	post := func(path, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, root+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+listenToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	post := func(path, body string) (int, string) { return apiPost(t, root, listenToken, path, body) }
 	if _, err := remote.Dial(t.Context(), root, listenToken, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no run or open session") {
 		t.Errorf("attach to an empty server: %v", err)
 	}

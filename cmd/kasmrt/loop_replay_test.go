@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // TestLoopRecordReplay records a goal run's model exchanges with
@@ -16,11 +16,11 @@ import (
 // with --replay-model and no endpoint at all: the replay takes the same
 // steps to the same verdict, and the recording holds no secret.
 func TestLoopRecordReplay(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	const key = "sk-loop-record-key-4711"
 	const secret = "hunter2-loop-secret"
-	t.Setenv("LOOP_REPLAY_SECRET", secret)
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", "")
+	env := []string{"LOOP_REPLAY_SECRET=" + secret, "KASM_RUNTIME_VISION_ENDPOINT="}
 	srv := modeltest.New(t,
 		modeltest.Call("observe_screen", `{}`),
 		modeltest.Call("type_text", `{"ref": "password"}`),
@@ -29,14 +29,7 @@ func TestLoopRecordReplay(t *testing.T) {
 		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the password was entered"}`),
 	)
 	dir := t.TempDir()
-	scenario := filepath.Join(dir, "scenario.yaml")
-	write := func(path, body string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(scenario, `name: loop record replay
+	scenario := testkit.WriteFile(t, dir, "scenario.yaml", `name: loop record replay
 app:
   command: [xterm, -geometry, 60x10+0+0, -e, sh, -c, 'stty -echo; read -r pw; sleep 3600']
 goal: Enter the password in the terminal.
@@ -44,26 +37,18 @@ provides:
   password: {secret: {env: LOOP_REPLAY_SECRET}}
 `)
 	settle := "runner:\n  settle_interval_ms: 30\n  settle_cap_ms: 400\nsession: {width: 640, height: 400}\n"
-	recordOp, replayOp := filepath.Join(dir, "record.yaml"), filepath.Join(dir, "replay.yaml")
-	write(recordOp, settle+"model:\n  endpoint: "+srv.URL()+"\n  key: "+key+"\n  retry: 0\n")
-	write(replayOp, settle+"model:\n  retry: 0\n")
+	recordOp := testkit.WriteFile(t, dir, "record.yaml", settle+"model:\n  endpoint: "+srv.URL()+"\n  key: "+key+"\n  retry: 0\n")
+	replayOp := testkit.WriteFile(t, dir, "replay.yaml", settle+"model:\n  retry: 0\n")
 	recording := filepath.Join(dir, "model.jsonl")
 
 	runOnce := func(name string, args ...string) report.Report {
 		t.Helper()
 		out := filepath.Join(dir, name)
-		code, stdout, stderr := kasmrt(t, append([]string{"run", scenario, "--headless", "--display", "-", "--report", out}, args...)...)
+		code, stdout, stderr := kasmrtProcess(t, env, append([]string{"run", scenario, "--headless", "--display", "-", "--report", out}, args...)...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
 		}
-		raw, err := os.ReadFile(filepath.Join(out, "report.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep report.Report
-		if err := json.Unmarshal(raw, &rep); err != nil {
-			t.Fatal(err)
-		}
+		rep, _ := readReport(t, out)
 		return rep
 	}
 	recorded := runOnce("recorded", "-o", recordOp, "--record-model", recording)

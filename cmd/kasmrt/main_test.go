@@ -54,21 +54,14 @@ func TestValidate(t *testing.T) {
 			if code != c.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
 			}
-			for _, w := range c.out {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
-			for _, w := range c.errs {
-				if !strings.Contains(errs, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errs)
-				}
-			}
+			wantIn(t, "stdout", out, c.out)
+			wantIn(t, "stderr", errs, c.errs)
 		})
 	}
 }
 
 func TestSchemaIsJSON(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"scenario", "operator"} {
 		code, out, _ := kasmrt(t, "schema", kind)
 		var v map[string]any

@@ -43,6 +43,7 @@ func mcpCallText(t *testing.T, cs *mcp.ClientSession, name string, args map[stri
 // another is left open when the client disconnects, and still ends with a
 // complete report and nothing left running.
 func TestMCPOverStdioClosesSessionsWhenTheClientLeaves(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "scenarios")

@@ -14,6 +14,7 @@ import (
 // process outside its group (setsid): kasmrt adopts it as subreaper and
 // kills it when the run is over.
 func TestNoOrphanOutlivesTheRun(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	dir := t.TempDir()
 	bin := kasmrtBinary(t)

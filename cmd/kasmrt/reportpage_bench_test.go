@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // BenchmarkReportPage measures report.html for a 40-step scripted run and
@@ -36,18 +37,8 @@ func BenchmarkReportPage(b *testing.B) {
 	}
 	// A page with nothing in it, for what Chromium itself takes here.
 	b.Run("empty-page", func(b *testing.B) {
-		html := filepath.Join(b.TempDir(), "empty.html")
-		if err := os.WriteFile(html, []byte("<!DOCTYPE html><title>empty</title><p>empty"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		p := openPage(b, html)
-		var readyMS, loadMS float64
-		for b.Loop() {
-			ready, load := p.reload(b)
-			readyMS, loadMS = readyMS+ready, loadMS+load
-		}
-		b.ReportMetric(readyMS/float64(b.N), "ready-ms")
-		b.ReportMetric(loadMS/float64(b.N), "load-ms")
+		html := testkit.WriteFile(b, b.TempDir(), "empty.html", "<!DOCTYPE html><title>empty</title><p>empty")
+		benchReloads(b, html)
 	})
 	for _, r := range runs {
 		b.Run(r.name, func(b *testing.B) {
@@ -57,14 +48,7 @@ func BenchmarkReportPage(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p := openPage(b, html)
-			var readyMS, loadMS float64
-			for b.Loop() {
-				ready, load := p.reload(b)
-				readyMS, loadMS = readyMS+ready, loadMS+load
-			}
-			b.ReportMetric(readyMS/float64(b.N), "ready-ms")
-			b.ReportMetric(loadMS/float64(b.N), "load-ms")
+			p := benchReloads(b, html)
 			b.ReportMetric(float64(p.int(b, `document.querySelectorAll("img").length`)), "img-elements")
 			b.ReportMetric(float64(p.int(b, `Array.from(document.images).filter(i => i.complete && i.naturalWidth > 0).length`)), "images-loaded")
 			b.ReportMetric(float64(st.Size()), "page-bytes")
@@ -74,23 +58,31 @@ func BenchmarkReportPage(b *testing.B) {
 	}
 }
 
+// benchReloads opens html in Chromium, reloads it once per iteration and
+// reports the mean milliseconds until it was ready and until it loaded.
+func benchReloads(b *testing.B, html string) *loadedPage {
+	b.Helper()
+	p := openPage(b, html)
+	var readyMS, loadMS float64
+	for b.Loop() {
+		ready, load := p.reload(b)
+		readyMS, loadMS = readyMS+ready, loadMS+load
+	}
+	b.ReportMetric(readyMS/float64(b.N), "ready-ms")
+	b.ReportMetric(loadMS/float64(b.N), "load-ms")
+	return p
+}
+
 // benchRun runs scenario headless, against a model test server playing
 // script when there is one, and returns the report directory.
 func benchRun(b *testing.B, scenario string, script []modeltest.Exchange) string {
 	b.Helper()
 	dir := b.TempDir()
-	path := filepath.Join(dir, "scenario.yaml")
-	if err := os.WriteFile(path, []byte(scenario), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	path := testkit.WriteFile(b, dir, "scenario.yaml", scenario)
 	args := []string{"run", path, "--headless", "--display", "-", "--report", filepath.Join(dir, "report")}
 	if script != nil {
 		srv := modeltest.New(b, script...)
-		op := filepath.Join(dir, "operator.yaml")
-		if err := os.WriteFile(op, []byte(strings.ReplaceAll(pageOperator, "ENDPOINT", srv.URL())), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		args = append(args, "-o", op)
+		args = append(args, "-o", testkit.WriteFile(b, dir, "operator.yaml", strings.ReplaceAll(pageOperator, "ENDPOINT", srv.URL())))
 	}
 	var out, errs strings.Builder
 	if code := run(context.Background(), args, strings.NewReader(""), &out, &errs); code != 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // pageOperator is a small, quick operator file for the page's goal runs;
@@ -33,20 +34,18 @@ model:
 `
 
 // runForPage runs scenario (with operator, when set, its ENDPOINT
-// replaced) headless in an embedded Xvfb and returns the report
-// directory and the exit code.
-func runForPage(t *testing.T, scenario, operator, endpoint string) (string, int) {
+// replaced) headless in an embedded Xvfb, as its own process with env
+// added to the test's environment, and returns the report directory and
+// the exit code. The environment is the process's own, so the page tests
+// run in parallel.
+func runForPage(t *testing.T, scenario, operator, endpoint string, env ...string) (string, int) {
 	t.Helper()
 	path, dir := runScenarioFile(t, scenario)
 	args := []string{"run", path, "--headless", "--display", "-", "--report", filepath.Join(dir, "report")}
 	if operator != "" {
-		op := filepath.Join(dir, "operator.yaml")
-		if err := os.WriteFile(op, []byte(strings.ReplaceAll(operator, "ENDPOINT", endpoint)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "-o", op)
+		args = append(args, "-o", testkit.WriteFile(t, dir, "operator.yaml", strings.ReplaceAll(operator, "ENDPOINT", endpoint)))
 	}
-	code, out, errs := kasmrt(t, args...)
+	code, out, errs := kasmrtProcess(t, env, args...)
 	if _, err := os.Stat(filepath.Join(dir, "report", "report.html")); err != nil {
 		t.Fatalf("the run left no report.html (exit %d): %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errs)
 	}
@@ -59,10 +58,9 @@ func runForPage(t *testing.T, scenario, operator, endpoint string) (string, int)
 // which holds no secret; `kasmrt report` rewrites the same page and
 // indexes the run.
 func TestReportPageScriptedRun(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	const secret = "pagE-s3cret-Value"
-	t.Setenv("KASM_PAGE_TEST_SECRET", secret)
-	t.Setenv("KASM_RUNTIME_DEADLINE_S", "60")
 	dir, code := runForPage(t, `name: page scripted`+runTestXterm+`provides:
   pw: {secret: {env: KASM_PAGE_TEST_SECRET}}
 steps:
@@ -77,7 +75,7 @@ tools:
     description: print what the app read
     run: shell
     command: cat typed.txt
-`, "", "")
+`, "", "", "KASM_PAGE_TEST_SECRET="+secret, "KASM_RUNTIME_DEADLINE_S=60")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -164,8 +162,8 @@ const (
 // two captures with the point, and shows every hostile string as text:
 // Chromium runs nothing of them (no dialog, no console error).
 func TestReportPageGoalRunWithGrounding(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
-	t.Setenv("KASM_RUNTIME_DEADLINE_S", "60")
 	srv := modeltest.New(t,
 		modeltest.Call("observe_screen", `{}`).WithText(hostileProse),
 		modeltest.Call("click_grounded", `{"description": "the terminal <b>window</b>", "expect": "the terminal has focus"}`),
@@ -185,7 +183,7 @@ tools:
     description: print a note
     run: shell
     command: printf '<script>alert(7)</script>\033]0;pwned\007\033[31mred\n'
-`, pageOperator, srv.URL())
+`, pageOperator, srv.URL(), "KASM_RUNTIME_DEADLINE_S=60")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -228,6 +226,7 @@ tools:
 // crashes, and one whose model is off at once (no step, no screen but the
 // last) each leave a page that loads cleanly and shows the final capture.
 func TestReportPageEndings(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	cases := []struct {
 		name, scenario, deadline string
@@ -275,13 +274,13 @@ goal: Print the greeting.
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("KASM_RUNTIME_DEADLINE_S", c.deadline)
+			t.Parallel()
 			operator, endpoint := "", ""
 			if c.model {
 				srv := modeltest.New(t, modeltest.Status(500), modeltest.Status(500))
 				operator, endpoint = pageOperator, srv.URL()
 			}
-			dir, code := runForPage(t, c.scenario, operator, endpoint)
+			dir, code := runForPage(t, c.scenario, operator, endpoint, "KASM_RUNTIME_DEADLINE_S="+c.deadline)
 			p, rep := checkReportPage(t, dir)
 			if c.code >= 0 && code != c.code || c.outcome != "" && rep.Outcome != c.outcome {
 				t.Errorf("exit %d, outcome %s; want %d, %s", code, rep.Outcome, c.code, c.outcome)
@@ -333,6 +332,7 @@ func TestReportCommandBadInput(t *testing.T) {
 // process) mid-step still ends with its final capture, and its page shows
 // it.
 func TestReportPageInterrupted(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	cmd, dir := startEnding(t, io.Discard, "--headless")
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {

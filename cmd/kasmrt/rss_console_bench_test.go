@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // BenchmarkConsoleRunRSS measures the peak resident memory of `kasmrt run`
@@ -24,7 +26,7 @@ func BenchmarkConsoleRunRSS(b *testing.B) {
 	bin := os.Getenv("KASM_BENCH_KASMRT")
 	if bin == "" {
 		var err error
-		if bin, err = builtBinary(); err != nil {
+		if bin, err = testkit.BuildKasmrt(b.TempDir()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -30,15 +30,15 @@ app:
   startup_timeout_s: 10
 `
 
-// TestRunExitCodes runs `kasmrt run --headless` in-process against real
-// apps in an embedded Xvfb and checks the exit code, the headless output
-// and the report directory for each verdict. It sets the environment, so
-// its cases run one after another.
+// TestRunExitCodes runs `kasmrt run --headless` against real apps in an
+// embedded Xvfb and checks the exit code, the headless output and the
+// report directory for each verdict. Each case is its own process with
+// the secret in its environment, so the cases run in parallel.
 func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	const secret = "hunter2-Secret!"
-	t.Setenv("KASM_CMD_TEST_SECRET", secret)
-	t.Setenv("KASM_RUNTIME_DEADLINE_S", "60")
+	env := []string{"KASM_CMD_TEST_SECRET=" + secret, "KASM_RUNTIME_DEADLINE_S=60"}
 	tests := []struct {
 		name     string
 		scenario string
@@ -77,17 +77,14 @@ steps:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			path, dir := runScenarioFile(t, tt.scenario)
 			reportDir := filepath.Join(dir, "report")
-			code, out, errs := kasmrt(t, "run", path, "--headless", "--display", "-", "--report", reportDir)
+			code, out, errs := kasmrtProcess(t, env, "run", path, "--headless", "--display", "-", "--report", reportDir)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
 			}
-			for _, w := range tt.out {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
+			wantIn(t, "stdout", out, tt.out)
 			if strings.Contains(out+errs, secret) {
 				t.Errorf("the secret was printed:\n%s\n%s", out, errs)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // bearer adds the token to every request of the MCP client.
@@ -28,6 +29,24 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// apiPost posts body to the HTTP API of kasmrt serve or run --listen at
+// root+path with token and returns the status code and the response.
+func apiPost(t *testing.T, root, token, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, root+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // startServe starts the built binary's serve on a free loopback port and
@@ -43,14 +62,19 @@ func startServe(t *testing.T, scen, reports, token string, args ...string) (*exe
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	addr := make(chan string, 1)
+	logged := make(chan struct{})
+	// The server is gone, and its last line logged, before the test ends:
+	// a line logged after it would panic the whole test binary.
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
+		<-logged
 	})
-	addr := make(chan string, 1)
 	go func() {
+		defer close(logged)
 		sc := bufio.NewScanner(stderr)
 		re := regexp.MustCompile(`MCP at (http://\S+/mcp)`)
 		for sc.Scan() {
@@ -70,6 +94,7 @@ func startServe(t *testing.T, scen, reports, token string, args ...string) (*exe
 }
 
 func TestServeRefusesAPublicAddressWithoutAToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(kasmrtBinary(t), "serve", "--scenarios", dir, "--listen", "0.0.0.0:0")
 	cmd.Env = append(os.Environ(), envToken+"=")
@@ -86,15 +111,11 @@ func TestServeRefusesAPublicAddressWithoutAToken(t *testing.T) {
 // idle sessions close with their reports; SIGTERM closes the last one with
 // a complete report and leaves nothing running.
 func TestServeDrivesSessionsOverHTTP(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "scenarios")
-	if err := os.MkdirAll(scen, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(scen, "xterm.yaml"), []byte(mcpScenario), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, scen, "xterm.yaml", mcpScenario)
 	const token = "serve-test-token-7f3a"
 	cmd, endpoint := startServe(t, scen, filepath.Join(dir, "reports"), token, "--max-sessions", "2", "--idle-timeout", "4s")
 
@@ -161,7 +182,9 @@ func TestServeDrivesSessionsOverHTTP(t *testing.T) {
 	wg.Go(func() {
 		waitText, _ = mcpCallText(t, cs, "wait", map[string]any{"session": opened[0].Session, "seconds": 1.5})
 	})
-	time.Sleep(400 * time.Millisecond)
+	// The second call goes in while the first is under way, whenever it
+	// started on a loaded machine.
+	waitForWaitStep(t, opened[0].Report, func() string { return "" })
 	text, isErr := mcpCallText(t, cs, "press_key", map[string]any{"session": opened[0].Session, "key": "a"})
 	if !isErr || !strings.Contains(text, "busy") {
 		t.Errorf("a concurrent call: %s", text)

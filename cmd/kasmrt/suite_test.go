@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -14,6 +15,7 @@ const exampleSuite = "../../scenarios/examples/suites/scripted.yaml"
 // resumes without running anything again, and its two shards merge into
 // the same result.
 func TestSuiteCommandExamples(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm", "zenity", "dbus-run-session")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -42,13 +44,27 @@ func TestSuiteCommandExamples(t *testing.T) {
 		t.Errorf("last --json line = %s (%v)", lines[len(lines)-1], err)
 	}
 
+	// The shards run at once, as CI's jobs do.
+	type shardRun struct {
+		spec, out      string
+		code           int
+		stdout, stderr string
+	}
+	runs := []*shardRun{{spec: "1/2"}, {spec: "2/2"}}
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		r.out = filepath.Join(dir, "shard-"+r.spec[:1])
+		wg.Go(func() {
+			r.code, r.stdout, r.stderr = kasmrt(t, "suite", exampleSuite, "--shard", r.spec, "--out", r.out)
+		})
+	}
+	wg.Wait()
 	var shards []string
-	for _, s := range []string{"1/2", "2/2"} {
-		so := filepath.Join(dir, "shard-"+s[:1])
-		shards = append(shards, so)
-		if code, stdout, stderr := kasmrt(t, "suite", exampleSuite, "--shard", s, "--out", so); code != exitPass {
-			t.Fatalf("shard %s exit %d\n%s\n%s", s, code, stdout, stderr)
+	for _, r := range runs {
+		if r.code != exitPass {
+			t.Fatalf("shard %s exit %d\n%s\n%s", r.spec, r.code, r.stdout, r.stderr)
 		}
+		shards = append(shards, r.out)
 	}
 	code, stdout, stderr = kasmrt(t, append([]string{"merge", "--out", filepath.Join(dir, "merged")}, shards...)...)
 	if code != exitPass || !strings.Contains(stdout, "4 runs") || !strings.Contains(stdout, "4 pass") {

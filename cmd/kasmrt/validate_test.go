@@ -55,21 +55,13 @@ func TestValidateCatches(t *testing.T) {
 			if code != c.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
 			}
-			for _, w := range c.out {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
+			wantIn(t, "stdout", out, c.out)
 			for _, w := range c.notOut {
 				if strings.Contains(out, w) {
 					t.Errorf("stdout has %q:\n%s", w, out)
 				}
 			}
-			for _, w := range c.errs {
-				if !strings.Contains(errs, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errs)
-				}
-			}
+			wantIn(t, "stderr", errs, c.errs)
 		})
 	}
 }

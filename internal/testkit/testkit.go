@@ -1,0 +1,108 @@
+// Package testkit is the setup that the tests of the command (cmd/kasmrt),
+// the server (serve), the suite runner (suite) and the console (tui) share:
+// skipping a test whose Debian program is missing, building the kasmrt
+// binary once for a test process, writing input files, waiting on a
+// condition instead of sleeping, and driving a program in a real terminal
+// (Terminal, over tmux). It imports only the standard library, so any
+// package's tests may use it.
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Need skips the test when a program it starts is not installed;
+// scripts/setup.sh installs every one the tests name.
+func Need(tb testing.TB, programs ...string) {
+	tb.Helper()
+	for _, program := range programs {
+		if _, err := exec.LookPath(program); err != nil {
+			tb.Skipf("%s is not installed (%v); this test starts the real one (scripts/setup.sh installs it)", program, err)
+		}
+	}
+}
+
+// WriteFile writes body to dir/name, readable by the owner only as the
+// runtime wants its inputs, and returns the file's path.
+func WriteFile(tb testing.TB, dir, name, body string) string {
+	tb.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		tb.Fatalf("write %s: %v", name, err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		tb.Fatalf("write %s: %v", name, err)
+	}
+	return path
+}
+
+// pollInterval is how often Eventually and the terminal's waits look
+// again: often enough that a test goes on within a frame or two of its
+// condition, seldom enough to leave the CPU to what is being waited for.
+const pollInterval = 25 * time.Millisecond
+
+// Eventually waits until done reports true and fails the test, naming
+// what, when it has not within the given time. The time is a bound for a
+// loaded machine, not an expectation: a passing test goes on as soon as
+// done holds.
+func Eventually(tb testing.TB, within time.Duration, what string, done func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for !done() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: not within %v", what, within)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// BuildKasmrt builds cmd/kasmrt into dir and returns the binary's path,
+// for tests that need the command as its own process (a real terminal, a
+// signal, a subreaper). TestMain calls it once for the whole package.
+func BuildKasmrt(dir string) (string, error) {
+	bin := filepath.Join(dir, "kasmrt")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/kasmrt/kasmrt/cmd/kasmrt").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build cmd/kasmrt: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// Binary is cmd/kasmrt built on first use, once for a test process, into
+// a directory of its own that Remove deletes: a package's TestMain holds
+// one for all its tests, so a run of tests that need no binary builds
+// none.
+type Binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// Path builds the binary the first time it is asked for and returns its
+// path; a failed build fails every test that asks.
+func (b *Binary) Path(tb testing.TB) string {
+	tb.Helper()
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "kasmrt-test-bin"); b.err == nil {
+			b.path, b.err = BuildKasmrt(b.dir)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
+
+// Remove deletes the built binary, if there is one.
+func (b *Binary) Remove() {
+	if b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
+}
