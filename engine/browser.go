@@ -206,7 +206,7 @@ func (s *runState) cdpInput(ctx context.Context, act func() error, done string) 
 // pageDrawer is a tab that can wait until what the last action changed,
 // or the document a navigation brought, is drawn on its window.
 type pageDrawer interface {
-	Drawn(ctx context.Context) error
+	Drawn(ctx context.Context) (frames time.Duration, err error)
 }
 
 // pageSettled captures the settled screen after a cdp_* action. A headful
@@ -216,18 +216,30 @@ type pageDrawer interface {
 // drawn what the action led to. A headless page's capture waits for that
 // itself, and an attached browser's tab may be in the background, where
 // it draws no frames at all.
+//
+// The page's frame is then on its way to the screen, not necessarily on
+// it, so the screen must stay still after the tab's answer too (the wait
+// for a response to start drawing): for the quiet interval, or half the
+// time the page took for its last two frames when that is longer (one
+// frame's time, which a loaded machine stretches), up to
+// runner.settle_response_ms.
 func (s *runState) pageSettled(ctx context.Context, r result) result {
-	if !s.web.Headless && !s.web.Attached {
-		if d, ok := s.web.Tab.(pageDrawer); ok {
-			drawCtx, cancel := context.WithTimeout(ctx, pageDrawnTimeout)
-			err := d.Drawn(drawCtx)
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				s.log("wait for the page to be drawn: %v", err)
-			}
-		}
+	if s.web.Headless || s.web.Attached {
+		return s.settled(ctx, r)
 	}
-	return s.settled(ctx, r)
+	d, ok := s.web.Tab.(pageDrawer)
+	if !ok {
+		return s.settled(ctx, r)
+	}
+	drawCtx, cancel := context.WithTimeout(ctx, pageDrawnTimeout)
+	frames, err := d.Drawn(drawCtx)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		s.log("wait for the page to be drawn: %v", err)
+	}
+	opts := s.settleOptions(false)
+	opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
+	return s.settledWith(ctx, r, opts)
 }
 
 // cdpWait waits for a condition the scenario named, counted against the

@@ -150,10 +150,14 @@ func (c *colourTab) capture(ctx context.Context) (image.Image, error) {
 	if c.conn == nil {
 		return c.tab.Screenshot(ctx)
 	}
-	if err := c.tab.Drawn(ctx); err != nil {
+	frames, err := c.tab.Drawn(ctx)
+	if err != nil {
 		return nil, err
 	}
-	img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{})
+	// Still for a while after the page's answer too, as the engine
+	// settles it: the frame is on its way to the screen.
+	const quiet = 30 * time.Millisecond
+	img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{Quiet: quiet, Response: max(quiet, min(frames/2, 300*time.Millisecond))})
 	return img, err
 }
 

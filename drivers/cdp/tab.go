@@ -140,21 +140,28 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 // the document has produced a frame with whatever changed before it. A
 // document fresh from a link was seen drawing no frame for seconds (once
 // in a hundred headless navigations on a loaded machine), so a timer in the
-// page ends the wait after maxFramesWait (ms) either way; a headless
-// capture asks for a frame itself. The second expression also waits, as
-// long again at most, for the document's first paint to be presented:
-// Chromium adds that entry to the page's timeline once the frame is on
-// the display, which for a headful browser's window is when the X server
-// has its pixels. A committed frame was seen not yet drawn on the X screen
-// two animation frames later on a loaded machine.
+// page ends each wait after maxFramesWait (ms) either way; a headless
+// capture asks for a frame itself. For a new document the second
+// expression first lets its images decode (they paint in a later frame
+// than the text), and also waits for the document's first paint to be
+// presented: Chromium adds that entry to the page's timeline once the
+// frame is on the display, which for a headful browser's window is when
+// the X server has its pixels. A committed frame was seen not yet drawn on
+// the X screen two animation frames later on a loaded machine.
 const (
 	maxFramesWait        = "300"
 	framesDrawnFunction  = `new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(() => r(true))); setTimeout(() => r(false), ` + maxFramesWait + `); })`
-	firstPaintedFunction = `Promise.all([` + framesDrawnFunction + `, new Promise(r => {
+	firstPaintedFunction = `Promise.race([
+		new Promise(r => setTimeout(r, ` + maxFramesWait + `)),
+		Promise.all(Array.from(document.images, i => i.decode().catch(() => {}))),
+	]).then(() => Promise.all([` + framesDrawnFunction + `, new Promise(r => {
 		if (performance.getEntriesByType('paint').length > 0) return r(true);
 		new PerformanceObserver((_, o) => { o.disconnect(); r(true); }).observe({type: 'paint'});
 		setTimeout(() => r(false), ` + maxFramesWait + `);
-	})])`
+	})]))`
+	// maxFramesCall bounds one of those calls from here: a page that
+	// answers no call at all is taken as rendered as far as can be told.
+	maxFramesCall = 2 * time.Second
 )
 
 // retryRendered is how soon a page between documents is asked again.
@@ -166,7 +173,10 @@ const retryRendered = 10 * time.Millisecond
 // document left (Chromium holds the old paint until the new document's
 // first frame; one animation frame was measured not to be enough), or
 // wait for a frame of the document being replaced.
-func (t *Tab) Rendered(ctx context.Context) error { return t.rendered(ctx, false) }
+func (t *Tab) Rendered(ctx context.Context) error {
+	_, err := t.rendered(ctx, false)
+	return err
+}
 
 // Drawn is Rendered for a headful browser, whose window is captured from
 // the X screen: a new document is also waited for until its first paint
@@ -175,35 +185,45 @@ func (t *Tab) Rendered(ctx context.Context) error { return t.rendered(ctx, false
 // action led to: a page between documents draws nothing for as long as
 // its server takes, and a new document's first frame reaches the screen
 // some time after it was committed, both of which a wait for a still
-// screen alone would take for the answer.
-func (t *Tab) Drawn(ctx context.Context) error { return t.rendered(ctx, true) }
+// screen alone would take for the answer. It returns how long the page
+// took to produce its last two frames: how long a frame then takes to
+// reach the screen grows with it on a loaded machine.
+func (t *Tab) Drawn(ctx context.Context) (time.Duration, error) { return t.rendered(ctx, true) }
 
-func (t *Tab) rendered(ctx context.Context, presented bool) error {
+func (t *Tab) rendered(ctx context.Context, presented bool) (time.Duration, error) {
 	for {
 		if err := t.loads.wait(ctx); err != nil {
-			return err
+			return 0, err
 		}
 		begun := t.loads.loadsBegun()
 		expr := framesDrawnFunction
 		if presented && t.loads.newDocument() {
 			expr = firstPaintedFunction
 		}
-		err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		callCtx, cancel := context.WithTimeout(ctx, maxFramesCall)
+		start := time.Now()
+		err := t.target(callCtx, func(ctx context.Context, tgt *chromedp.Target) error {
 			_, err := evaluate(ctx, tgt, expr, true)
 			return err
 		})
+		took := time.Since(start)
+		stuck := callCtx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if stuck {
+			return took, nil
+		}
 		if err == nil && !t.loads.busy() && t.loads.loadsBegun() == begun {
 			t.loads.rendered()
-			return nil
+			return took, nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		if err != nil {
 			// The document went away under the call: a navigation.
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return 0, ctx.Err()
 			case <-time.After(retryRendered):
 			}
 		}
