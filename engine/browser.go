@@ -20,6 +20,10 @@ const (
 	maxQueryTextChars = 500
 	defaultCDPWaitS   = 10
 	cdpCallTimeout    = 15 * time.Second
+	// pageDrawnTimeout bounds the wait for a headful page to have drawn
+	// what an action led to; the screen is captured when it settles
+	// either way.
+	pageDrawnTimeout = 3 * time.Second
 )
 
 // cdpCall is the body of a cdp_* tool: ctx bounds the step, callCtx one
@@ -196,7 +200,46 @@ func (s *runState) cdpInput(ctx context.Context, act func() error, done string) 
 	if err != nil {
 		return s.cdpFailure(err)
 	}
-	return s.settled(ctx, ok(done))
+	return s.pageSettled(ctx, ok(done))
+}
+
+// pageDrawer is a tab that can wait until what the last action changed,
+// or the document a navigation brought, is drawn on its window.
+type pageDrawer interface {
+	Drawn(ctx context.Context) (frames time.Duration, err error)
+}
+
+// pageSettled captures the settled screen after a cdp_* action. A headful
+// browser the run launched is captured from the X screen, whose stillness
+// alone says nothing while the page is between documents (it draws
+// nothing until the server answers), so the tab is asked first to have
+// drawn what the action led to. A headless page's capture waits for that
+// itself, and an attached browser's tab may be in the background, where
+// it draws no frames at all.
+//
+// The page's frame is then on its way to the screen, not necessarily on
+// it, so the screen must stay still after the tab's answer too (the wait
+// for a response to start drawing): for the quiet interval, or half the
+// time the page took for its last two frames when that is longer (one
+// frame's time, which a loaded machine stretches), up to
+// runner.settle_response_ms.
+func (s *runState) pageSettled(ctx context.Context, r result) result {
+	if s.web.Headless || s.web.Attached {
+		return s.settled(ctx, r)
+	}
+	d, ok := s.web.Tab.(pageDrawer)
+	if !ok {
+		return s.settled(ctx, r)
+	}
+	drawCtx, cancel := context.WithTimeout(ctx, pageDrawnTimeout)
+	frames, err := d.Drawn(drawCtx)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		s.log("wait for the page to be drawn: %v", err)
+	}
+	opts := s.settleOptions(false)
+	opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
+	return s.settledWith(ctx, r, opts)
 }
 
 // cdpWait waits for a condition the scenario named, counted against the
@@ -227,7 +270,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 			}
 			return s.cdpFailure(err)
 		}
-		return s.settled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())))
+		return s.pageSettled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())))
 	})
 }
 

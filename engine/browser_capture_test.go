@@ -7,15 +7,25 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestBrowserHeadlessScreensFollowLinks clicks a link back and forth
-// between a red and a blue page in a headless browser: the settled screen
+// TestBrowserScreensFollowLinks clicks a link back and forth between a red
+// and a blue page, in a headless browser (captured through the browser) and
+// a headful one (its window captured from the X screen): the settled screen
 // of every click must show the page the link led to, not the one it left.
-func TestBrowserHeadlessScreensFollowLinks(t *testing.T) {
+func TestBrowserScreensFollowLinks(t *testing.T) {
 	t.Parallel()
+	for _, headless := range []bool{true, false} {
+		t.Run(map[bool]string{true: "headless", false: "headful"}[headless], func(t *testing.T) {
+			browserScreensFollowLinks(t, headless)
+		})
+	}
+}
+
+func browserScreensFollowLinks(t *testing.T, headless bool) {
 	browserNeed(t)
 	colours := map[string]string{"/red": "#e01b24", "/blue": "#1c71d8"}
 	other := map[string]string{"/red": "blue", "/blue": "red"}
@@ -39,7 +49,7 @@ func TestBrowserHeadlessScreensFollowLinks(t *testing.T) {
 		want = append(want, next)
 		at = next
 	}
-	o := scriptRun(t, scriptRunSpec{scenario: "name: headless links\nbrowser:\n  start_url: " + srv.URL + "/red\n  headless: true\n" +
+	o := scriptRun(t, scriptRunSpec{scenario: "name: links\nbrowser:\n  start_url: " + srv.URL + "/red\n  headless: " + strconv.FormatBool(headless) + "\n" +
 		"steps:\n  - " + strings.Join(steps, "\n  - ") + "\n"})
 	if o.res.Verdict != "pass" {
 		t.Fatalf("verdict %s/%s, want pass; reasons %q", o.res.Verdict, o.res.Outcome, o.res.Reasons)

@@ -6,13 +6,18 @@ import (
 	"image"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/x11"
 )
 
 // colourPages serves two pages that fill the viewport with a colour each
-// and link to each other: /red and /blue.
+// and link to each other: /red and /blue, each with a button that counts
+// its clicks.
 func colourPages(t testing.TB) *httptest.Server {
 	t.Helper()
 	other := map[string]string{"/red": "/blue", "/blue": "/red"}
@@ -21,7 +26,8 @@ func colourPages(t testing.TB) *httptest.Server {
 	for path, colour := range colours {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `<!doctype html><html><head><title>%s</title>
-<style>html,body{margin:0;height:100%%;background:%s} a{display:block;width:200px;height:60px;background:#fff}</style></head>
+<style>html,body{margin:0;height:100%%;background:%s} a{display:block;width:200px;height:60px;background:#fff}
+button{font:40px sans-serif;width:200px;height:60px}</style></head>
 <body><a id="next" href="%s">next</a>
 <button id="add" onclick="this.textContent = String(Number(this.textContent) + 1)">0</button></body></html>`, path, colour, other[path])
 		})
@@ -49,9 +55,9 @@ func pageColour(img image.Image) string {
 // navigateAndCapture goes from one colour page to the other n times, half
 // the time by Navigate and half by clicking the page's link (a navigation
 // the page starts, which Navigate does not wait for), and captures the
-// screen right after each. It returns how long each capture took, and
-// fails when a capture errs or shows the page it left.
-func navigateAndCapture(t testing.TB, tab *Tab, base string, n int, each func()) []time.Duration {
+// screen with capture right after each. It returns how long each capture
+// took, and fails when a capture errs or shows the page it left.
+func navigateAndCapture(t testing.TB, tab *Tab, base string, n int, capture func(context.Context) (image.Image, error)) []time.Duration {
 	t.Helper()
 	durations := make([]time.Duration, 0, n)
 	at := "/red"
@@ -72,7 +78,7 @@ func navigateAndCapture(t testing.TB, tab *Tab, base string, n int, each func())
 		// A capture that stalls on the document being replaced waits
 		// seconds; this bound turns that into a failure.
 		shotCtx, cancelShot := context.WithTimeout(ctx, 5*time.Second)
-		img, err := tab.Screenshot(shotCtx)
+		img, err := capture(shotCtx)
 		cancelShot()
 		took := time.Since(start)
 		cancel()
@@ -84,29 +90,155 @@ func navigateAndCapture(t testing.TB, tab *Tab, base string, n int, each func())
 		}
 		durations = append(durations, took)
 		at = want
-		if each != nil {
-			each()
-		}
 	}
 	return durations
 }
 
-// TestScreenshotAfterNavigations navigates a hundred times between two
-// pages and checks that every capture shows the page navigated to and that
-// none stalls. How long they take is BenchmarkScreenshotAfterNavigation's
-// business.
-func TestScreenshotAfterNavigations(t *testing.T) {
-	t.Parallel()
-	requireChromium(t)
+// colourTab is a browser on the colour pages and the way the engine
+// captures it: through the browser when headless, and from the X screen
+// once the page rendered and the screen settled when headful on an Xvfb.
+type colourTab struct {
+	tab  *Tab
+	base string
+	// conn is the X connection of a headful browser's display; nil when
+	// headless.
+	conn *x11.Conn
+}
+
+// openColourTab launches a browser on /red, headful on an Xvfb of its own
+// when headful is set.
+func openColourTab(t testing.TB, headful bool) *colourTab {
+	t.Helper()
+	if _, err := os.Stat(DefaultExecPath); err != nil {
+		t.Skipf("Debian chromium is not installed at %s: %v", DefaultExecPath, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	srv := colourPages(t)
-	b := launch(t, LaunchOptions{Headless: true, StartURL: srv.URL + "/red"})
+	opts := LaunchOptions{Headless: !headful, StartURL: srv.URL + "/red"}
+	var conn *x11.Conn
+	if headful {
+		if _, err := exec.LookPath("Xvfb"); err != nil {
+			t.Skip("Xvfb is not installed")
+		}
+		sess, err := x11.StartSession(ctx, x11.SessionOptions{})
+		if err != nil {
+			t.Fatalf("StartSession: %v", err)
+		}
+		t.Cleanup(func() { sess.Close() })
+		conn, err = x11.Dial(sess.Display())
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		opts.Display = sess.Display()
+	}
+	b, err := Launch(ctx, opts)
+	if err != nil {
+		t.Fatalf("Launch: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
 	tab := b.Tab()
-	if err := tab.Wait(callCtx(t), WaitSpec{Selector: "#next"}); err != nil {
+	if err := tab.Wait(ctx, WaitSpec{Selector: "#add"}); err != nil {
 		t.Fatal(err)
 	}
-	d := navigateAndCapture(t, tab, srv.URL, 100, nil)
-	slices.Sort(d)
-	t.Logf("100 captures after a navigation: median %s, worst %s", d[len(d)/2], d[len(d)-1])
+	return &colourTab{tab: tab, base: srv.URL, conn: conn}
+}
+
+// capture takes the screen as the engine does after an action.
+func (c *colourTab) capture(ctx context.Context) (image.Image, error) {
+	if c.conn == nil {
+		return c.tab.Screenshot(ctx)
+	}
+	frames, err := c.tab.Drawn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Still for a while after the page's answer too, as the engine
+	// settles it: the frame is on its way to the screen.
+	const quiet = 30 * time.Millisecond
+	img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{Quiet: quiet, Response: max(quiet, min(frames/2, 300*time.Millisecond))})
+	return img, err
+}
+
+// origin is where the page's viewport is on the capture.
+func (c *colourTab) origin(t testing.TB) image.Point {
+	t.Helper()
+	if c.conn == nil {
+		return image.Point{}
+	}
+	o, err := c.tab.ViewportOrigin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+var screenSources = []struct {
+	name    string
+	headful bool
+}{{"headless", false}, {"headful", true}}
+
+// TestCapturesAfterNavigations navigates a hundred times between two pages,
+// headless and headful, and checks that every capture shows the page
+// navigated to and that none stalls. How long they take is
+// BenchmarkCaptureAfterNavigation's business.
+func TestCapturesAfterNavigations(t *testing.T) {
+	t.Parallel()
+	for _, src := range screenSources {
+		t.Run(src.name, func(t *testing.T) {
+			t.Parallel()
+			c := openColourTab(t, src.headful)
+			d := navigateAndCapture(t, c.tab, c.base, 100, c.capture)
+			slices.Sort(d)
+			t.Logf("100 captures after a navigation: median %s, worst %s", d[len(d)/2], d[len(d)-1])
+		})
+	}
+}
+
+// TestCaptureAfterClickShowsTheChange clicks a button that counts its
+// clicks in its label: every capture right after a click must differ from
+// the one before it where the label is, headless and headful.
+func TestCaptureAfterClickShowsTheChange(t *testing.T) {
+	t.Parallel()
+	for _, src := range screenSources {
+		t.Run(src.name, func(t *testing.T) {
+			t.Parallel()
+			c := openColourTab(t, src.headful)
+			origin := c.origin(t)
+			var before image.Image
+			for i := range 20 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				at, err := c.tab.ClickPoint(ctx, "#add")
+				if err != nil {
+					cancel()
+					t.Fatalf("click %d: %v", i, err)
+				}
+				img, err := c.capture(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("capture after click %d: %v", i, err)
+				}
+				label := image.Rect(-60, -20, 60, 20).Add(at.Add(origin))
+				if before != nil && sameRegion(before, img, label) {
+					t.Fatalf("capture after click %d shows the label of the one before (region %v)", i, label)
+				}
+				before = img
+			}
+		})
+	}
+}
+
+// sameRegion reports whether two images have the same pixels in r.
+func sameRegion(a, b image.Image, r image.Rectangle) bool {
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.At(x, y) != b.At(x, y) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // median returns the middle of durations, sorting them.
@@ -115,52 +247,42 @@ func median(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
-// BenchmarkScreenshotAfterNavigation measures a capture right after a
-// navigation (half by Navigate, half by a click on a link): the median and
-// the worst of b.N.
-func BenchmarkScreenshotAfterNavigation(b *testing.B) {
-	srv := colourPages(b)
-	br, err := Launch(context.Background(), LaunchOptions{Headless: true, StartURL: srv.URL + "/red"})
-	if err != nil {
-		b.Fatalf("Launch: %v", err)
+// BenchmarkCaptureAfterNavigation measures a capture right after a
+// navigation (half by Navigate, half by a click on a link), headless and
+// headful: the median and the worst of b.N.
+func BenchmarkCaptureAfterNavigation(b *testing.B) {
+	for _, src := range screenSources {
+		b.Run(src.name, func(b *testing.B) {
+			c := openColourTab(b, src.headful)
+			b.ResetTimer()
+			d := navigateAndCapture(b, c.tab, c.base, b.N, c.capture)
+			b.StopTimer()
+			b.ReportMetric(float64(median(d).Microseconds())/1000, "ms/median-capture")
+			b.ReportMetric(float64(d[len(d)-1].Microseconds())/1000, "ms/worst-capture")
+		})
 	}
-	defer br.Close()
-	tab := br.Tab()
-	if err := tab.Wait(context.Background(), WaitSpec{Selector: "#next"}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	d := navigateAndCapture(b, tab, srv.URL, b.N, nil)
-	b.StopTimer()
-	b.ReportMetric(float64(median(d).Microseconds())/1000, "ms/median-capture")
-	b.ReportMetric(float64(d[len(d)-1].Microseconds())/1000, "ms/worst-capture")
 }
 
 // BenchmarkClickToSettled measures a click on a button that changes its
-// label through the capture that shows the change, as cdp_click does it:
-// the median of b.N.
+// label through the capture that shows the change, as cdp_click does it,
+// headless and headful: the median of b.N.
 func BenchmarkClickToSettled(b *testing.B) {
-	srv := colourPages(b)
-	ctx := context.Background()
-	br, err := Launch(ctx, LaunchOptions{Headless: true, StartURL: srv.URL + "/red"})
-	if err != nil {
-		b.Fatalf("Launch: %v", err)
+	for _, src := range screenSources {
+		b.Run(src.name, func(b *testing.B) {
+			c := openColourTab(b, src.headful)
+			ctx := context.Background()
+			d := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				start := time.Now()
+				if err := c.tab.Click(ctx, "#add"); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.capture(ctx); err != nil {
+					b.Fatal(err)
+				}
+				d = append(d, time.Since(start))
+			}
+			b.ReportMetric(float64(median(d).Microseconds())/1000, "ms/median")
+		})
 	}
-	defer br.Close()
-	tab := br.Tab()
-	if err := tab.Wait(ctx, WaitSpec{Selector: "#add"}); err != nil {
-		b.Fatal(err)
-	}
-	d := make([]time.Duration, 0, b.N)
-	for b.Loop() {
-		start := time.Now()
-		if err := tab.Click(ctx, "#add"); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tab.Screenshot(ctx); err != nil {
-			b.Fatal(err)
-		}
-		d = append(d, time.Since(start))
-	}
-	b.ReportMetric(float64(median(d).Microseconds())/1000, "ms/median")
 }

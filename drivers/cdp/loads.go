@@ -38,6 +38,9 @@ type pageLoads struct {
 	// navigated is set when a load begins and cleared once the document
 	// it brought was seen rendering, for Screenshot.
 	navigated bool
+	// begun counts the loads that began, so that a caller can tell
+	// whether one began while it looked at the page.
+	begun uint64
 }
 
 func newPageLoads(mainFrame cdp.FrameID) *pageLoads {
@@ -79,6 +82,7 @@ func (l *pageLoads) set(loading, requested bool) {
 	case loading && !l.loading:
 		l.loading, l.requested, l.loaded = true, requested, make(chan struct{})
 		l.navigated = true
+		l.begun++
 	case loading:
 		l.requested = l.requested && requested
 	case l.loading:
@@ -92,6 +96,13 @@ func (l *pageLoads) busy() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.loading
+}
+
+// loadsBegun is how many loads have begun since the tab was attached.
+func (l *pageLoads) loadsBegun() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.begun
 }
 
 // newDocument reports whether a load began since the last call of

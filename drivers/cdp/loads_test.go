@@ -23,25 +23,33 @@ func TestPageLoads(t *testing.T) {
 		events []any
 		busy   bool
 		newDoc bool
+		// begun is how many loads began.
+		begun uint64
 	}{
-		{"nothing happened", nil, false, false},
-		{"a link was clicked", []any{requested(main, page.ClientNavigationDispositionCurrentTab)}, true, true},
-		{"a link opens a new tab", []any{requested(main, page.ClientNavigationDispositionNewTab)}, false, false},
-		{"a load is under way", []any{&page.EventFrameStartedLoading{FrameID: main}}, true, true},
+		{"nothing happened", nil, false, false, 0},
+		{"a link was clicked", []any{requested(main, page.ClientNavigationDispositionCurrentTab)}, true, true, 1},
+		{"a link opens a new tab", []any{requested(main, page.ClientNavigationDispositionNewTab)}, false, false, 0},
+		{"a load is under way", []any{&page.EventFrameStartedLoading{FrameID: main}}, true, true, 1},
 		{"a load ended", []any{
 			requested(main, page.ClientNavigationDispositionCurrentTab),
 			&page.EventFrameStartedLoading{FrameID: main},
 			&page.EventFrameStoppedLoading{FrameID: main},
-		}, false, true},
-		{"an iframe loads", []any{&page.EventFrameStartedLoading{FrameID: child}}, false, false},
+		}, false, true, 1},
+		{"two loads ended", []any{
+			&page.EventFrameStartedLoading{FrameID: main},
+			&page.EventFrameStoppedLoading{FrameID: main},
+			&page.EventFrameStartedLoading{FrameID: main},
+			&page.EventFrameStoppedLoading{FrameID: main},
+		}, false, true, 2},
+		{"an iframe loads", []any{&page.EventFrameStartedLoading{FrameID: child}}, false, false, 0},
 		{"a fragment link keeps the document", []any{
 			requested(main, page.ClientNavigationDispositionCurrentTab),
 			&page.EventNavigatedWithinDocument{FrameID: main},
-		}, false, true},
+		}, false, true, 1},
 		{"pushState during a load does not end it", []any{
 			&page.EventFrameStartedLoading{FrameID: main},
 			&page.EventNavigatedWithinDocument{FrameID: main},
-		}, true, true},
+		}, true, true, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +63,9 @@ func TestPageLoads(t *testing.T) {
 			}
 			if got := l.newDocument(); got != tt.newDoc {
 				t.Errorf("newDocument = %v, want %v", got, tt.newDoc)
+			}
+			if got := l.loadsBegun(); got != tt.begun {
+				t.Errorf("loadsBegun = %d, want %d", got, tt.begun)
 			}
 		})
 	}

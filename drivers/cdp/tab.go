@@ -85,27 +85,48 @@ func (t *Tab) Navigate(ctx context.Context, url string) error {
 	return nil
 }
 
+// captureAttempts bounds how often Screenshot captures again because a
+// navigation began while it captured; a page that keeps navigating is
+// shown as it was last seen.
+const captureAttempts = 3
+
 // Screenshot captures the viewport through the browser. The engine captures
 // through X11 when the browser is headful; this is the headless path. A
-// document that is loading is waited for (up to maxLoadWait), so the capture
-// shows the page the last action led to and never waits on a frame of a
-// document being replaced.
+// navigation under way, or a document not yet seen rendering, is waited for
+// first (see Rendered), so the capture shows the page the last action led
+// to and never waits on a frame of a document being replaced. Otherwise the
+// page is captured at once: the capture asks the renderer for a fresh frame
+// itself, so what the last action changed is in it. A navigation that the
+// last click started but the browser announced only while the capture ran
+// is waited for, and the page captured again.
 func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
-	if err := t.rendered(ctx); err != nil {
-		return nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
-	}
 	var buf []byte
-	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
-		res, err := cdp.Call(ctx, tgt, page.CaptureScreenshot, page.CaptureScreenshotParams{
-			FromSurface: new(true), OptimizeForSpeed: new(true)})
-		if err != nil {
-			return err
+	for attempt := 1; ; attempt++ {
+		if t.loads.busy() || t.loads.newDocument() {
+			if err := t.Rendered(ctx); err != nil {
+				return nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
+			}
 		}
-		buf = res.Data
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("capture page: %w", err)
+		begun := t.loads.loadsBegun()
+		err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+			res, err := cdp.Call(ctx, tgt, page.CaptureScreenshot, page.CaptureScreenshotParams{
+				FromSurface: new(true), OptimizeForSpeed: new(true)})
+			if err != nil {
+				return err
+			}
+			buf = res.Data
+			return nil
+		})
+		// A capture that failed or may show the page being left because a
+		// load began meanwhile is taken again once that load is done.
+		again := t.loads.loadsBegun() != begun && attempt < captureAttempts
+		if again {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("capture page: %w", err)
+		}
+		break
 	}
 	img, err := png.Decode(bytes.NewReader(buf))
 	if err != nil {
@@ -114,60 +135,99 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 	return img, nil
 }
 
-// Expressions that resolve at the document's next animation frame, and at
-// the one after: the second callback runs after the first frame was
-// committed, so the document has produced a frame.
+// Expressions that resolve at the document's next animation frame but
+// one: the second callback runs after the first frame was committed, so
+// the document has produced a frame with whatever changed before it. A
+// document fresh from a link was seen drawing no frame for seconds (once
+// in a hundred headless navigations on a loaded machine), so a timer in the
+// page ends each wait after maxFramesWait (ms) either way; a headless
+// capture asks for a frame itself. For a new document the second
+// expression first lets its images decode (they paint in a later frame
+// than the text), and also waits for the document's first paint to be
+// presented: Chromium adds that entry to the page's timeline once the
+// frame is on the display, which for a headful browser's window is when
+// the X server has its pixels. A committed frame was seen not yet drawn on
+// the X screen two animation frames later on a loaded machine.
 const (
-	nextFrameFunction   = `new Promise(r => requestAnimationFrame(() => r(true)))`
-	framesDrawnFunction = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`
+	maxFramesWait        = "300"
+	framesDrawnFunction  = `new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(() => r(true))); setTimeout(() => r(false), ` + maxFramesWait + `); })`
+	firstPaintedFunction = `Promise.race([
+		new Promise(r => setTimeout(r, ` + maxFramesWait + `)),
+		Promise.all(Array.from(document.images, i => i.decode().catch(() => {}))),
+	]).then(() => Promise.all([` + framesDrawnFunction + `, new Promise(r => {
+		if (performance.getEntriesByType('paint').length > 0) return r(true);
+		new PerformanceObserver((_, o) => { o.disconnect(); r(true); }).observe({type: 'paint'});
+		setTimeout(() => r(false), ` + maxFramesWait + `);
+	})]))`
+	// maxFramesCall bounds one of those calls from here: a page that
+	// answers no call at all is taken as rendered as far as can be told.
+	maxFramesCall = 2 * time.Second
 )
 
 // retryRendered is how soon a page between documents is asked again.
 const retryRendered = 10 * time.Millisecond
 
-// rendered returns once no navigation is under way and the document has
-// rendered. A capture right after a load would otherwise be served from the
-// surface the old document left (Chromium holds the old paint until the new
-// document's first frame; one animation frame was measured not to be
-// enough), or wait for a frame of the document being replaced. Without a
-// new document one animation frame is waited for: the capture asks for a
-// fresh frame itself, and a navigation the last click started has been
-// announced by then (it was seen announced after the click returned).
-func (t *Tab) rendered(ctx context.Context) error {
+// Rendered returns once no navigation is under way and the document has
+// produced a frame since the call, with no load begun in between. A
+// capture right after a load would otherwise show the surface the old
+// document left (Chromium holds the old paint until the new document's
+// first frame; one animation frame was measured not to be enough), or
+// wait for a frame of the document being replaced.
+func (t *Tab) Rendered(ctx context.Context) error {
+	_, err := t.rendered(ctx, false)
+	return err
+}
+
+// Drawn is Rendered for a headful browser, whose window is captured from
+// the X screen: a new document is also waited for until its first paint
+// is on the display (at most 300 ms, for a page that paints nothing). It
+// is what makes the screen that settles after an action the one the
+// action led to: a page between documents draws nothing for as long as
+// its server takes, and a new document's first frame reaches the screen
+// some time after it was committed, both of which a wait for a still
+// screen alone would take for the answer. It returns how long the page
+// took to produce its last two frames: how long a frame then takes to
+// reach the screen grows with it on a loaded machine.
+func (t *Tab) Drawn(ctx context.Context) (time.Duration, error) { return t.rendered(ctx, true) }
+
+func (t *Tab) rendered(ctx context.Context, presented bool) (time.Duration, error) {
 	for {
 		if err := t.loads.wait(ctx); err != nil {
-			return err
+			return 0, err
 		}
-		expr := nextFrameFunction
-		if t.loads.newDocument() {
-			expr = framesDrawnFunction
+		begun := t.loads.loadsBegun()
+		expr := framesDrawnFunction
+		if presented && t.loads.newDocument() {
+			expr = firstPaintedFunction
 		}
-		err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		callCtx, cancel := context.WithTimeout(ctx, maxFramesCall)
+		start := time.Now()
+		err := t.target(callCtx, func(ctx context.Context, tgt *chromedp.Target) error {
 			_, err := evaluate(ctx, tgt, expr, true)
 			return err
 		})
-		if err == nil && !t.loads.busy() {
-			if expr == framesDrawnFunction {
-				t.loads.rendered()
-				return nil
-			}
-			if !t.loads.newDocument() {
-				return nil
-			}
-			// A load began and ended during the animation frame.
-			continue
+		took := time.Since(start)
+		stuck := callCtx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if stuck {
+			return took, nil
+		}
+		if err == nil && !t.loads.busy() && t.loads.loadsBegun() == begun {
+			t.loads.rendered()
+			return took, nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		if err != nil {
 			// The document went away under the call: a navigation.
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return 0, ctx.Err()
 			case <-time.After(retryRendered):
 			}
 		}
+		// Otherwise a load began during the frames: wait for it.
 	}
 }
 

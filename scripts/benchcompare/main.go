@@ -9,7 +9,8 @@
 //     of computer-use reference loops;
 //   - navigate, click, fill and screenshot on one local page: kasmrt's cdp_*
 //     tools and observe_screen through `kasmrt mcp`, against Playwright MCP
-//     driving the same Debian Chromium, each through its MCP interface;
+//     driving the same Debian Chromium, each through its MCP interface,
+//     both headless and then both headful on an Xvfb;
 //   - one sixel frame of the console against img2sixel, from the Go
 //     benchmarks of tui/graphics.
 package main
@@ -151,15 +152,21 @@ func quantile(d []time.Duration, q float64) time.Duration {
 
 // timed runs f n times and returns the median.
 func timed(n int, f func(i int) error) (time.Duration, error) {
-	var d []time.Duration
+	d, err := runs(n, f)
+	return median(d), err
+}
+
+// runs runs f n times and returns how long each run took.
+func runs(n int, f func(i int) error) ([]time.Duration, error) {
+	d := make([]time.Duration, 0, n)
 	for i := range n {
 		start := time.Now()
 		if err := f(i); err != nil {
-			return 0, err
+			return nil, err
 		}
 		d = append(d, time.Since(start))
 	}
-	return median(d), nil
+	return d, nil
 }
 
 // kasmrtMCP starts `kasmrt mcp` on a scenarios folder and opens a session
@@ -355,24 +362,74 @@ func benchPages() (base string, stop func(), err error) {
 
 const fillValue = "0123456789"
 
+// browserFigures are one tool's medians on the page, and its slowest
+// navigation.
+type browserFigures struct {
+	nav, navWorst, click, fill, shot time.Duration
+}
+
 // compareBrowser measures navigate, click, fill and screenshot through
-// kasmrt's MCP tools and through Playwright MCP's.
+// kasmrt's MCP tools and through Playwright MCP's, both headless, then
+// navigate, click and screenshot with both browsers headful on an Xvfb,
+// where kasmrt captures the window from the X screen.
 func compareBrowser(ctx context.Context, bin, playwright, chromium string, n int) ([]row, error) {
 	base, stop, err := benchPages()
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	dir, err := os.MkdirTemp("", "kasmrt-bench-compare-")
+	kHeadless, err := kasmrtBrowser(ctx, bin, base, true, n)
 	if err != nil {
 		return nil, err
+	}
+	pHeadless, err := playwrightBrowser(ctx, playwright, chromium, base, "", n)
+	if err != nil {
+		return nil, err
+	}
+	kHeadful, err := kasmrtBrowser(ctx, bin, base, false, n)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := x11.StartSession(ctx, x11.SessionOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("start Xvfb for Playwright: %w", err)
+	}
+	defer sess.Close()
+	pHeadful, err := playwrightBrowser(ctx, playwright, chromium, base, sess.Display(), n)
+	if err != nil {
+		return nil, err
+	}
+	repro := "make bench-compare"
+	other := "Playwright MCP "
+	worst := fmt.Sprintf(", the slowest of %d", n)
+	return []row{
+		{what: "navigate (`cdp_navigate`, with its settled screen)", other: other + "`browser_navigate` (with its snapshot)", kasmrt: kHeadless.nav, them: pHeadless.nav, reproduce: repro},
+		{what: "navigate" + worst, other: other + "`browser_navigate`" + worst, kasmrt: kHeadless.navWorst, them: pHeadless.navWorst, reproduce: repro},
+		{what: "click (`cdp_click`, with its settled screen)", other: other + "`browser_click` (with its snapshot)", kasmrt: kHeadless.click, them: pHeadless.click, reproduce: repro},
+		{what: "fill 10 characters (`cdp_fill`, key events)", other: other + "`browser_type` (fill)", kasmrt: kHeadless.fill, them: pHeadless.fill, reproduce: repro},
+		{what: "screenshot (`observe_screen`, PNG)", other: other + "`browser_take_screenshot` (PNG)", kasmrt: kHeadless.shot, them: pHeadless.shot, reproduce: repro},
+		{what: "headful on Xvfb: navigate (the window captured from the X screen once drawn and still)", other: other + "headful `browser_navigate`", kasmrt: kHeadful.nav, them: pHeadful.nav, reproduce: repro},
+		{what: "headful on Xvfb: navigate" + worst, other: other + "headful `browser_navigate`" + worst, kasmrt: kHeadful.navWorst, them: pHeadful.navWorst, reproduce: repro},
+		{what: "headful on Xvfb: click (`cdp_click`, with its settled screen)", other: other + "headful `browser_click`", kasmrt: kHeadful.click, them: pHeadful.click, reproduce: repro},
+		{what: "headful on Xvfb: screenshot (`observe_screen`)", other: other + "headful `browser_take_screenshot`", kasmrt: kHeadful.shot, them: pHeadful.shot, reproduce: repro},
+	}, nil
+}
+
+// kasmrtBrowser measures the cdp_* tools and observe_screen through
+// `kasmrt mcp` on a browser the session launches, headless or headful on
+// the session's own Xvfb.
+func kasmrtBrowser(ctx context.Context, bin, base string, headless bool, n int) (browserFigures, error) {
+	var f browserFigures
+	dir, err := os.MkdirTemp("", "kasmrt-bench-compare-")
+	if err != nil {
+		return f, err
 	}
 	defer os.RemoveAll(dir)
 	scenario := fmt.Sprintf(`name: bench-compare page
 goal: Work the page.
 browser:
   mode: launch
-  headless: true
+  headless: %[3]t
   start_url: %[1]s/a
 cdp_targets:
   add: "#add"
@@ -382,67 +439,84 @@ cdp_urls:
   b: %[1]s/b
 provides:
   value: %[2]q
-`, base, fillValue)
+`, base, fillValue, headless)
 	if err := writeFiles(dir, map[string]string{"page.yaml": scenario, "operator.yaml": "session:\n  accessibility: false\n"}); err != nil {
-		return nil, err
+		return f, err
 	}
 	k, err := openKasmrt(ctx, bin, dir, "page.yaml", nil)
 	if err != nil {
-		return nil, err
+		return f, err
 	}
 	defer k.close(ctx)
-	kNav, err := timed(n, func(i int) error {
+	navs, err := runs(n, func(i int) error {
 		_, err := k.call(ctx, "cdp_navigate", map[string]any{"target": []string{"b", "a"}[i%2]})
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return f, err
 	}
-	kClick, err := timed(n, func(int) error {
+	f.nav, f.navWorst = median(navs), slices.Max(navs)
+	if f.click, err = timed(n, func(int) error {
 		_, err := k.call(ctx, "cdp_click", map[string]any{"target": "add"})
 		return err
-	})
-	if err != nil {
-		return nil, err
+	}); err != nil {
+		return f, err
 	}
-	kFill, err := timed(n, func(int) error {
+	if f.fill, err = timed(n, func(int) error {
 		_, err := k.call(ctx, "cdp_fill", map[string]any{"target": "name", "ref": "value"})
 		return err
-	})
-	if err != nil {
-		return nil, err
+	}); err != nil {
+		return f, err
 	}
-	kShot, err := timed(n, func(int) error {
+	if f.shot, err = timed(n, func(int) error {
 		_, err := k.call(ctx, "observe_screen", nil)
 		return err
-	})
-	if err != nil {
-		return nil, err
+	}); err != nil {
+		return f, err
 	}
+	return f, nil
+}
 
-	cmd := exec.Command("node", playwright, "--headless", "--no-sandbox", "--isolated",
-		"--executable-path", chromium, "--viewport-size", "1280x800", "--output-dir", filepath.Join(dir, "playwright"))
+// playwrightBrowser measures Playwright MCP's browser_* tools on the same
+// page: headless when display is empty, else headful on that display.
+func playwrightBrowser(ctx context.Context, playwright, chromium, base, display string, n int) (browserFigures, error) {
+	var f browserFigures
+	dir, err := os.MkdirTemp("", "kasmrt-bench-compare-")
+	if err != nil {
+		return f, err
+	}
+	defer os.RemoveAll(dir)
+	args := []string{playwright, "--no-sandbox", "--isolated", "--executable-path", chromium,
+		"--viewport-size", "1280x800", "--output-dir", filepath.Join(dir, "playwright")}
+	if display == "" {
+		args = append(args, "--headless")
+	}
+	cmd := exec.Command("node", args...)
+	if display != "" {
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+	}
 	cmd.Stderr = os.Stderr
 	pw, err := mcp.NewClient(&mcp.Implementation{Name: "benchcompare", Version: "1"}, nil).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("start Playwright MCP: %w", err)
+		return f, fmt.Errorf("start Playwright MCP: %w", err)
 	}
 	defer pw.Close()
 	var snapshot string
-	pNav, err := timed(n, func(i int) error {
+	navs, err := runs(n, func(i int) error {
 		var err error
 		snapshot, err = call(ctx, pw, "browser_navigate", map[string]any{"url": base + []string{"/b", "/a"}[i%2]})
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return f, err
 	}
+	f.nav, f.navWorst = median(navs), slices.Max(navs)
 	// Playwright MCP may put the snapshot in a file and link it.
 	if m := regexp.MustCompile(`\[Snapshot\]\(([^)]+)\)`).FindStringSubmatch(snapshot); m != nil {
 		b, err := os.ReadFile(m[1])
 		if err != nil {
-			return nil, fmt.Errorf("read Playwright's snapshot: %w", err)
+			return f, fmt.Errorf("read Playwright's snapshot: %w", err)
 		}
 		snapshot = string(b)
 	}
@@ -455,41 +529,31 @@ provides:
 	}
 	addRef, err := refOf("button", "Add one")
 	if err != nil {
-		return nil, err
+		return f, err
 	}
 	nameRef, err := refOf("textbox", "Name")
 	if err != nil {
-		return nil, err
+		return f, err
 	}
-	pClick, err := timed(n, func(int) error {
+	if f.click, err = timed(n, func(int) error {
 		_, err := call(ctx, pw, "browser_click", map[string]any{"element": "Add one button", "target": addRef})
 		return err
-	})
-	if err != nil {
-		return nil, err
+	}); err != nil {
+		return f, err
 	}
-	pFill, err := timed(n, func(int) error {
+	if f.fill, err = timed(n, func(int) error {
 		_, err := call(ctx, pw, "browser_type", map[string]any{"element": "Name text field", "target": nameRef, "text": fillValue})
 		return err
-	})
-	if err != nil {
-		return nil, err
+	}); err != nil {
+		return f, err
 	}
-	pShot, err := timed(n, func(int) error {
+	if f.shot, err = timed(n, func(int) error {
 		_, err := call(ctx, pw, "browser_take_screenshot", map[string]any{"type": "png", "scale": "css"})
 		return err
-	})
-	if err != nil {
-		return nil, err
+	}); err != nil {
+		return f, err
 	}
-	repro := "make bench-compare"
-	other := "Playwright MCP "
-	return []row{
-		{what: "navigate (`cdp_navigate`, with its settled screen)", other: other + "`browser_navigate` (with its snapshot)", kasmrt: kNav, them: pNav, reproduce: repro},
-		{what: "click (`cdp_click`, with its settled screen)", other: other + "`browser_click` (with its snapshot)", kasmrt: kClick, them: pClick, reproduce: repro},
-		{what: "fill 10 characters (`cdp_fill`, key events)", other: other + "`browser_type` (fill)", kasmrt: kFill, them: pFill, reproduce: repro},
-		{what: "screenshot (`observe_screen`, PNG)", other: other + "`browser_take_screenshot` (PNG)", kasmrt: kShot, them: pShot, reproduce: repro},
-	}, nil
+	return f, nil
 }
 
 // compareSixel runs the console's sixel benchmarks against img2sixel's.
