@@ -2,8 +2,12 @@ package engine
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
 
 // TestRulesModelConfig checks the operator file's model section as the
@@ -50,5 +54,45 @@ func TestRulesModelConfig(t *testing.T) {
 				t.Errorf("HTTPClient = %+v, want one on the given transport", cfg.HTTPClient)
 			}
 		})
+	}
+}
+
+// TestRulesEnvironmentUpdate checks that a successful turn is followed by
+// the Environment Update, with the application's windows in it, and a
+// failed one is not.
+func TestRulesEnvironmentUpdate(t *testing.T) {
+	t.Parallel()
+	r := loopRun(t, loopCase{machine: &fakeMachine{title: "Main"},
+		script: []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "F35"}`), loopGoalMet}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+	loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""}, loopStep{"press_key", "error", ""}, loopStep{"record_verdict", "ok", ""})
+	if got := loopLastText(r.reqs[1]); !strings.Contains(got, "Environment Update") || !strings.Contains(got, `"Main" (focused)`) {
+		t.Errorf("after a successful turn the model got no Environment Update with the windows:\n%s", got)
+	}
+	if got := loopLastText(r.reqs[2]); strings.Contains(got, "Environment Update") {
+		t.Errorf("after a failed turn the model got an Environment Update:\n%s", got)
+	}
+}
+
+// TestRulesProposalSteps checks that in step mode each proposal names the
+// step its call becomes, so the console shows the operator which step is
+// waiting for a decision.
+func TestRulesProposalSteps(t *testing.T) {
+	t.Parallel()
+	r := loopRun(t, loopCase{machine: &fakeMachine{},
+		script: []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "q"}`), loopGoalMet},
+		before: func(run *Runner) { run.Steer(events.Steer{Action: events.SteerStep, Value: "on"}) },
+		sink: func(run *Runner, e events.Event) {
+			if e.Kind == events.KindProposal {
+				go run.Steer(events.Steer{Action: events.SteerApprove})
+			}
+		}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+	var steps []int
+	for _, e := range loopEvents(r, events.KindProposal) {
+		steps = append(steps, e.Step)
+	}
+	if !slices.Equal(steps, []int{1, 2, 3}) {
+		t.Errorf("proposals name steps %v, want 1, 2, 3", steps)
 	}
 }
