@@ -104,6 +104,12 @@ type fakeMachine struct {
 	// session bus addresses it reached the accessibility bus through.
 	buses   int
 	dialled []string
+	// others are the top-level windows besides the application's (see
+	// fake_toplevels_test.go); focus is the window with the focus when it is
+	// one of them, and gaveFocus records every window given the focus.
+	others    []x11.Window
+	focus     uint32
+	gaveFocus []uint32
 }
 
 var (
@@ -293,9 +299,17 @@ func (f *fakeMachine) window() (x11.Window, error) {
 		X: b.Min.X, Y: b.Min.Y, Width: b.Dx(), Height: b.Dy(), Viewable: !f.unmapped}, nil
 }
 
-func (f *fakeMachine) Window(uint32) (x11.Window, error) { return f.window() }
+func (f *fakeMachine) Window(id uint32) (x11.Window, error) {
+	if w, found := f.other(id); found {
+		return w, nil
+	}
+	return f.window()
+}
 
-func (f *fakeMachine) FindWindow(ctx context.Context, _ x11.WindowMatch) (x11.Window, error) {
+func (f *fakeMachine) FindWindow(ctx context.Context, m x11.WindowMatch) (x11.Window, error) {
+	if f.hasOthers() {
+		return f.findAmong(ctx, m)
+	}
 	if f.noWindow {
 		<-ctx.Done()
 		return x11.Window{}, x11.ErrNoWindow
@@ -309,14 +323,17 @@ func (f *fakeMachine) Windows() ([]x11.Window, error) {
 	}
 	w, err := f.window()
 	if err != nil {
-		return nil, nil
+		return f.otherWindows(), nil
 	}
-	return []x11.Window{w}, nil
+	return append([]x11.Window{w}, f.otherWindows()...), nil
 }
 
 // FocusedWindow is the app's window while it is there: the double has no
 // other windows to take the focus.
 func (f *fakeMachine) FocusedWindow() (x11.Window, bool, error) {
+	if w, found := f.focusedOther(); found {
+		return w, true, nil
+	}
 	w, err := f.window()
 	return w, err == nil, nil
 }
@@ -327,11 +344,17 @@ func (f *fakeMachine) WaitPainted(context.Context, x11.Window, x11.SettleOptions
 	return true, nil
 }
 
-func (f *fakeMachine) Focus(x11.Window) error {
+func (f *fakeMachine) Focus(w x11.Window) error {
+	if _, found := f.other(w.ID); found {
+		return f.focusOn(w.ID)
+	}
 	if _, err := f.window(); err != nil {
 		return err
 	}
-	return f.focusErr
+	if f.focusErr != nil {
+		return f.focusErr
+	}
+	return f.focusOn(w.ID)
 }
 
 func (f *fakeMachine) ScreenSize() (int, int) {
