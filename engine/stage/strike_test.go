@@ -9,7 +9,6 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/engine/events"
-	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // logReporter keeps the stage's log lines.
@@ -53,43 +52,5 @@ func TestStrikeTellsWhatWouldNotStop(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log %q does not say %q", log, want)
 		}
-	}
-}
-
-// uncachedMachine connects to an accessibility bus whose application has
-// controls but whose registry refused the events a cache needs.
-type uncachedMachine struct{ Machine }
-
-func (uncachedMachine) ConnectAccessibility(context.Context, string) (AccessibilityBus, error) {
-	return uncachedBus{}, nil
-}
-
-type uncachedBus struct{ refusingBus }
-
-func (uncachedBus) Discover(context.Context, int, atspi.DiscoverOptions) (Discovery, error) {
-	return Discovery{Name: "fake", Controls: []atspi.Control{{Name: "OK"}},
-		NoCache: errors.New("register for object:bounds-changed events: refused")}, nil
-}
-
-// pidApp is an application as discoverControls sees it: only its pid.
-type pidApp struct{ App }
-
-func (pidApp) PID() int { return 4242 }
-
-// A registry that refuses the events the controls' cache needs still
-// offers click_element, and the log says why every read walks the tree.
-func TestDiscoverLogsAMissingCache(t *testing.T) {
-	t.Parallel()
-	rep := &logReporter{}
-	files := &scenarios.Files{Scenario: &scenarios.Scenario{App: &scenarios.App{}}}
-	st := New(Config{Files: files, Machine: uncachedMachine{}}, rep)
-	st.A11y, st.App = &Accessibility{address: "unix:path=/nowhere"}, pidApp{}
-	st.discoverControls(context.Background())
-	if !st.A11y.Found {
-		t.Fatalf("the controls were not found: %+v", st.A11y)
-	}
-	log := strings.Join(rep.lines, "\n")
-	if !strings.Contains(log, "without a cache") || !strings.Contains(log, "register for object:bounds-changed events: refused") {
-		t.Errorf("the log %q does not say the cache could not be set up", log)
 	}
 }
