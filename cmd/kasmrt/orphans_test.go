@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,18 +25,31 @@ func TestNoOrphanOutlivesTheRun(t *testing.T) {
 	if err := os.WriteFile(scenario, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", scenario, "--headless", "--report", filepath.Join(dir, "report"))
+	// A run that waits on the orphan instead of killing it fails here
+	// rather than holding the package's tests until their timeout.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", scenario, "--headless", "--report", filepath.Join(dir, "report"))
 	cmd.Env = append(os.Environ(), "DISPLAY=")
+	cmd.WaitDelay = time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if pids := findCmdline("sleep 4" + marker); len(pids) > 0 {
-		for _, p := range pids {
+		for _, p := range findCmdline("sleep 4" + marker) {
 			p.Kill()
 		}
-		t.Fatalf("an orphaned process outlived the run:\n%s", out)
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	// The orphan sleeps for over an hour: gone within seconds, it was
+	// killed.
+	deadline := time.Now().Add(10 * time.Second)
+	for pids := findCmdline("sleep 4" + marker); len(pids) > 0; pids = findCmdline("sleep 4" + marker) {
+		if time.Now().After(deadline) {
+			for _, p := range pids {
+				p.Kill()
+			}
+			t.Fatalf("an orphaned process outlived the run:\n%s", out)
+		}
+		time.Sleep(25 * time.Millisecond)
 	}
 }
 
