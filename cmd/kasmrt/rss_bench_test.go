@@ -12,6 +12,22 @@ import (
 	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
+// measuredBinary is the kasmrt whose memory a benchmark measures: the one
+// KASM_BENCH_KASMRT names (an older build, for a before/after), or else
+// the real binary built for the benchmark — not the test binary the tests
+// run as kasmrt, whose test code would count in its memory.
+func measuredBinary(b *testing.B) string {
+	b.Helper()
+	if bin := os.Getenv("KASM_BENCH_KASMRT"); bin != "" {
+		return bin
+	}
+	bin, err := testkit.BuildKasmrt(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bin
+}
+
 // BenchmarkGoalRunRSS measures the peak resident memory of `kasmrt run`
 // (its own process) for goal runs of 13, 25 and 49 turns against the model
 // test server: observe_screen and press_key alternately on a 1280x800
@@ -21,15 +37,7 @@ import (
 // build, for a before/after).
 func BenchmarkGoalRunRSS(b *testing.B) {
 	need(b, "Xvfb", "xterm")
-	bin := os.Getenv("KASM_BENCH_KASMRT")
-	if bin == "" {
-		// The real binary, not the test binary the tests run as kasmrt:
-		// the test code it carries would count in its memory.
-		var err error
-		if bin, err = testkit.BuildKasmrt(b.TempDir()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	bin := measuredBinary(b)
 	for _, turns := range []int{13, 25, 49} {
 		b.Run(fmt.Sprintf("turns-%d", turns), func(b *testing.B) {
 			var peak int64

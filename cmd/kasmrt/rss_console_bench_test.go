@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // BenchmarkConsoleRunRSS measures the peak resident memory of `kasmrt run`
@@ -23,13 +21,7 @@ import (
 // KASM_BENCH_KASMRT names another binary to measure.
 func BenchmarkConsoleRunRSS(b *testing.B) {
 	need(b, "tmux", "Xvfb", "xterm")
-	bin := os.Getenv("KASM_BENCH_KASMRT")
-	if bin == "" {
-		var err error
-		if bin, err = testkit.BuildKasmrt(b.TempDir()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	bin := measuredBinary(b)
 	for _, turns := range []int{13, 25, 49} {
 		b.Run(fmt.Sprintf("turns-%d", turns), func(b *testing.B) {
 			var peak int
