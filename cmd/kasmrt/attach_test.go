@@ -51,7 +51,7 @@ func TestAttachInTmux(t *testing.T) {
 	var server string
 	select {
 	case server = <-addr:
-	case <-time.After(30 * time.Second):
+	case <-time.After(testkit.ScreenWait):
 		t.Fatal("the run never said where it serves")
 	}
 
@@ -85,7 +85,7 @@ func TestAttachInTmux(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitTestError {
 			t.Errorf("the run ended with %v, want exit %d", err, exitTestError)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testkit.ScreenWait):
 		t.Fatal("the run did not end after the abort")
 	}
 	rep, _ := readReport(t, report)

@@ -85,7 +85,7 @@ func running(pid int) bool {
 // wantNoneLeft fails when any of pids still runs a few seconds on.
 func wantNoneLeft(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		var left []string
 		for _, pid := range pids {

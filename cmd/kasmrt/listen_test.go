@@ -90,7 +90,7 @@ func startListening(t *testing.T, scenarioText string, extra ...string) (addr st
 	case addr = <-found:
 	case c := <-code:
 		t.Fatalf("the run ended (exit %d) before it served", c)
-	case <-time.After(30 * time.Second):
+	case <-time.After(testkit.ScreenWait):
 		t.Fatal("the run never said where it serves")
 	}
 	return addr, code, report
@@ -158,7 +158,7 @@ func follow(t *testing.T, base string) *follower {
 // await waits until one of the follower's events satisfies ok.
 func (f *follower) await(t *testing.T, what string, ok func(events.Event) bool) events.Event {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testkit.ScreenWait)
 	for time.Now().Before(deadline) {
 		f.mu.Lock()
 		for _, e := range f.evs {
@@ -342,7 +342,7 @@ func TestRunListenWebhookAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testkit.ScreenWait):
 		t.Fatal("the webhook never answered")
 	}
 	f := follow(t, "http://"+addr)

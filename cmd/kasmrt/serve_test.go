@@ -87,7 +87,7 @@ func startServe(t *testing.T, scen, reports, token string, args ...string) (*exe
 	select {
 	case a := <-addr:
 		return cmd, a
-	case <-time.After(20 * time.Second):
+	case <-time.After(testkit.ScreenWait):
 		t.Fatal("kasmrt serve did not say where it listens")
 	}
 	return nil, ""
