@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,36 +21,7 @@ func TestAttachInTmux(t *testing.T) {
 	need(t, "tmux", "Xvfb", "xterm")
 	model := listenModel(t)
 	bin := kasmrtBinary(t)
-	dir := t.TempDir()
-	scenario := testkit.WriteFile(t, dir, "listen.yaml", listenScenario)
-	report := filepath.Join(dir, "report")
-	runCmd := exec.Command(bin, "run", scenario, "--headless", "--display", "-", "--listen", "127.0.0.1:0", "--report", report)
-	runCmd.Env = append(os.Environ(), "KASM_RUNTIME_VISION_ENDPOINT="+model.URL(), envToken+"="+listenToken, "DISPLAY=")
-	stderr, err := runCmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), "kasmrt attach http://"); ok {
-				addr <- strings.TrimSuffix(rest, ")")
-			}
-		}
-		exited <- runCmd.Wait()
-	}()
-	t.Cleanup(func() { _ = runCmd.Process.Kill() })
-	var server string
-	select {
-	case server = <-addr:
-	case <-time.After(testkit.ScreenWait):
-		t.Fatal("the run never said where it serves")
-	}
+	server, exited, report := startListeningRun(t, []string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken})
 
 	consoles := map[string]*testkit.Terminal{}
 	for _, name := range []string{"one", "two"} {
@@ -81,9 +49,9 @@ func TestAttachInTmux(t *testing.T) {
 		console.Screen("test-error (aborted)")
 	}
 	select {
-	case err := <-exited:
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitTestError {
-			t.Errorf("the run ended with %v, want exit %d", err, exitTestError)
+	case code := <-exited:
+		if code != exitTestError {
+			t.Errorf("the run ended with exit %d, want %d", code, exitTestError)
 		}
 	case <-time.After(testkit.ScreenWait):
 		t.Fatal("the run did not end after the abort")

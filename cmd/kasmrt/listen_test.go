@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,42 +50,55 @@ func listenModel(t *testing.T) *modeltest.Server {
 	return modeltest.New(t, script...)
 }
 
-// startListeningRun runs the scenario in-process with --listen and returns
-// the server's address once the run announces it, and the exit code when
-// the run ends.
-func startListeningRun(t *testing.T, extra ...string) (addr string, exit <-chan int, report string) {
+// startListeningRun runs listenScenario with --listen as its own process,
+// with env added to the test's environment, and returns the server's
+// address once the run announces it, the exit code when the run ends and
+// the report directory. The run is killed if the test ends first.
+func startListeningRun(t *testing.T, env []string, extra ...string) (addr string, exit <-chan int, report string) {
 	t.Helper()
-	return startListening(t, listenScenario, extra...)
+	return startListening(t, listenScenario, env, extra...)
 }
 
 // startListening is startListeningRun with a scenario of the test's own.
-func startListening(t *testing.T, scenarioText string, extra ...string) (addr string, exit <-chan int, report string) {
+func startListening(t *testing.T, scenarioText string, env []string, extra ...string) (addr string, exit <-chan int, report string) {
 	t.Helper()
 	dir := t.TempDir()
-	scenario := filepath.Join(dir, "listen.yaml")
-	if err := os.WriteFile(scenario, []byte(scenarioText), 0o600); err != nil {
+	scenario := testkit.WriteFile(t, dir, "listen.yaml", scenarioText)
+	report = filepath.Join(dir, "report")
+	cmd := exec.Command(kasmrtBinary(t), append([]string{"run", scenario, "--headless", "--display", "-", "--listen", "127.0.0.1:0", "--report", report}, extra...)...)
+	cmd.Env = append(os.Environ(), append([]string{"DISPLAY="}, env...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	report = filepath.Join(dir, "report")
-	pr, pw := io.Pipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start kasmrt run --listen: %v", err)
+	}
 	code := make(chan int, 1)
-	args := append([]string{"run", scenario, "--headless", "--display", "-", "--listen", "127.0.0.1:0", "--report", report}, extra...)
-	go func() {
-		c := run(context.Background(), args, strings.NewReader(""), io.Discard, pw)
-		pw.Close()
-		code <- c
-	}()
 	found := make(chan string, 1)
+	ended := make(chan struct{})
 	go func() {
-		sc := bufio.NewScanner(pr)
+		defer close(ended)
+		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			line := sc.Text()
-			if _, rest, ok := strings.Cut(line, "kasmrt attach http://"); ok {
-				found <- strings.TrimSuffix(rest, ")")
+			if _, rest, ok := strings.Cut(sc.Text(), "kasmrt attach http://"); ok {
+				select {
+				case found <- strings.TrimSuffix(rest, ")"):
+				default:
+				}
 			}
 		}
-		close(found)
+		_ = cmd.Wait()
+		code <- cmd.ProcessState.ExitCode()
 	}()
+	t.Cleanup(func() {
+		select {
+		case <-ended:
+		default:
+			_ = cmd.Process.Kill()
+			<-ended
+		}
+	})
 	select {
 	case addr = <-found:
 	case c := <-code:
@@ -180,11 +193,10 @@ func (f *follower) await(t *testing.T, what string, ok func(events.Event) bool) 
 // from one reaches the model and leaves the other nothing to answer; an
 // abort from the other ends the run as aborted.
 func TestRunListenServesEventsAnswersAndSteering(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	model := listenModel(t)
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", model.URL())
-	t.Setenv(envToken, listenToken)
-	addr, exit, report := startListeningRun(t)
+	addr, exit, report := startListeningRun(t, []string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken})
 
 	resp, err := http.Get("http://" + addr + "/v1/runs")
 	if err != nil {
@@ -303,11 +315,10 @@ func TestRunListenRefusals(t *testing.T) {
 // with the URL to answer it at, answers there with the bearer token, and
 // the answer reaches the model.
 func TestRunListenWebhookAnswers(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	model := listenModel(t)
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", model.URL())
-	t.Setenv(envToken, listenToken)
-	t.Setenv("LISTEN_HOOK_TOKEN", "hook-t0ken-77")
+	env := []string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken, "LISTEN_HOOK_TOKEN=hook-t0ken-77"}
 	answered := make(chan error, 1)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var n struct {
@@ -332,11 +343,8 @@ func TestRunListenWebhookAnswers(t *testing.T) {
 		}()
 	}))
 	defer hook.Close()
-	op := filepath.Join(t.TempDir(), "operator.yaml")
-	if err := os.WriteFile(op, []byte("inbox:\n  notify:\n    webhook:\n      url: "+hook.URL+"\n      headers: {Authorization: 'Bearer ${LISTEN_HOOK_TOKEN}'}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr, exit, report := startListeningRun(t, "-o", op)
+	op := testkit.WriteFile(t, t.TempDir(), "operator.yaml", "inbox:\n  notify:\n    webhook:\n      url: "+hook.URL+"\n      headers: {Authorization: 'Bearer ${LISTEN_HOOK_TOKEN}'}\n")
+	addr, exit, report := startListeningRun(t, env, "-o", op)
 	select {
 	case err := <-answered:
 		if err != nil {
@@ -410,15 +418,14 @@ func TestAttachFollowsAServedSession(t *testing.T) {
 // served, in the list of runs and in the run's own description, with the
 // secret redacted, as the run's events have it.
 func TestRunListenRedactsTheRunsDescription(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	const secret = "hunter2-Secr3t-9d1"
 	model := listenModel(t)
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", model.URL())
-	t.Setenv(envToken, listenToken)
-	t.Setenv("APP_PASSWORD", secret)
+	env := []string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken, "APP_PASSWORD=" + secret}
 	scenario := strings.Replace(listenScenario, "then wait.", "then wait; the password is ${APP_PASSWORD}.", 1) +
 		"provides:\n  password: {secret: {env: APP_PASSWORD}}\n"
-	addr, exit, _ := startListening(t, scenario)
+	addr, exit, _ := startListening(t, scenario, env)
 	c := follow(t, "http://"+addr)
 	c.await(t, "question", func(e events.Event) bool { return e.Kind == events.KindQuestion })
 	for _, route := range []string{"/v1/runs", strings.TrimPrefix(c.c.URL(), "http://"+addr)} {
