@@ -18,7 +18,7 @@ func TestRecordModelWriteFailureIsAConcern(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skipf("this test writes to /dev/full: %v", err)
 	}
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", "")
+	t.Parallel()
 	srv := modeltest.New(t,
 		modeltest.Call("observe_screen", `{}`),
 		modeltest.Call("observe_screen", `{}`),
@@ -35,7 +35,7 @@ func TestRecordModelWriteFailureIsAConcern(t *testing.T) {
 		}
 	}
 	out := filepath.Join(dir, "report")
-	code, stdout, stderr := kasmrt(t, "run", scenario, "-o", operator, "--headless", "--display", "-", "--report", out, "--record-model", "/dev/full")
+	code, stdout, stderr := kasmrtProcess(t, []string{"KASM_RUNTIME_VISION_ENDPOINT="}, "run", scenario, "-o", operator, "--headless", "--display", "-", "--report", out, "--record-model", "/dev/full")
 	if code != exitPass {
 		t.Errorf("exit %d, want %d\n%s\n%s", code, exitPass, stdout, stderr)
 	}

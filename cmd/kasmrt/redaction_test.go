@@ -17,11 +17,9 @@ import (
 // events.jsonl and report.json stay valid JSON with their numbers and
 // times intact, and replay --print reads the whole run and its verdict.
 func TestSecretsThatLookLikeStructure(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
-	t.Setenv("KASM_SECRET_WIDTH", "1280")
-	t.Setenv("KASM_SECRET_YEAR", "2026")
-	t.Setenv("KASM_SECRET_LETTER", "t")
-	t.Setenv("KASM_SECRET_SYNTAX", `":`)
+	env := []string{"KASM_SECRET_WIDTH=1280", "KASM_SECRET_YEAR=2026", "KASM_SECRET_LETTER=t", `KASM_SECRET_SYNTAX=":`}
 	path, dir := runScenarioFile(t, `name: odd shapes`+runTestXterm+`provides:
   width: {secret: {env: KASM_SECRET_WIDTH}}
   year: {secret: {env: KASM_SECRET_YEAR}}
@@ -34,7 +32,7 @@ steps:
   - wait: 0.5
 `)
 	reportDir := filepath.Join(dir, "report")
-	code, stdout, stderr := kasmrt(t, "run", path, "--headless", "--display", "-", "--report", reportDir)
+	code, stdout, stderr := kasmrtProcess(t, env, "run", path, "--headless", "--display", "-", "--report", reportDir)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -31,6 +31,7 @@ func rawControls(t *testing.T, where, out string) {
 // question, a declared tool's output and an application line matched by
 // a fatal pattern — and checks that the terminal gets none of them raw.
 func TestHeadlessNeutralisesHostileText(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	hostileJSON, _ := json.Marshal(hostileSeq)
 	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": "overloaded " + hostileSeq}})
@@ -43,7 +44,6 @@ func TestHeadlessNeutralisesHostileText(t *testing.T) {
 		modeltest.Call("wait", `{"seconds": 3}`),
 		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "done"}`),
 	)
-	t.Setenv("KASM_RUNTIME_VISION_ENDPOINT", srv.URL())
 	path, dir := runScenarioFile(t, `name: hostile text
 app:
   command: [sh, -c, 'xterm -class KasmCmd -geometry 60x10+0+0 -e sleep 3600 & while [ ! -e $DIR/trigger ]; do sleep 0.1; done; printf "\033]0;pwned\007 Segmentation fault\n" >&2; wait']
@@ -61,7 +61,7 @@ tools:
 	if err := os.WriteFile(op, []byte("model:\n  retry: 0\n  disable_after: 3\ninbox:\n  session_token: local-console\n  answer_timeout_s: 0.3\nsession: {width: 640, height: 400}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := kasmrt(t, "run", path, "-o", op, "--headless", "--display", "-", "--report", filepath.Join(dir, "report"))
+	code, stdout, stderr := kasmrtProcess(t, []string{"KASM_RUNTIME_VISION_ENDPOINT=" + srv.URL()}, "run", path, "-o", op, "--headless", "--display", "-", "--report", filepath.Join(dir, "report"))
 	if code != exitAppFailed {
 		t.Errorf("exit %d, want 1 (the fatal pattern)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -16,11 +16,10 @@ import (
 // app or the tools (unless app.env passes the secret on), and no part of
 // the secret lands in app.log, events.jsonl, report.json or the output.
 func TestSecretsStayOutOfChildrenAndCutStreams(t *testing.T) {
+	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	const secret = "Zq7x-Secret-Value-9"
-	t.Setenv("KASM_ENV_TEST_SECRET", secret)
-	t.Setenv("KASM_ENV_TEST_TOKEN", "Tk4-inbox-token-Zz")
-	t.Setenv("KASM_RUNTIME_DEADLINE_S", "60")
+	env := []string{"KASM_ENV_TEST_SECRET=" + secret, "KASM_ENV_TEST_TOKEN=Tk4-inbox-token-Zz", "KASM_RUNTIME_DEADLINE_S=60"}
 	// 65530 filler bytes put the secret across the 64 KiB boundary.
 	const flood = `head -c 65530 /dev/zero | tr "\000" `
 	path, dir := runScenarioFile(t, `name: secrets in children
@@ -53,7 +52,7 @@ tools:
 		t.Fatal(err)
 	}
 	reportDir := filepath.Join(dir, "report")
-	code, out, errs := kasmrt(t, "run", path, "-o", operator, "--headless", "--display", "-", "--report", reportDir)
+	code, out, errs := kasmrtProcess(t, env, "run", path, "-o", operator, "--headless", "--display", "-", "--report", reportDir)
 	if code != exitAppFailed {
 		t.Errorf("exit %d, want %d (the last tool fails)\nstdout:\n%s\nstderr:\n%s", code, exitAppFailed, out, errs)
 	}
