@@ -91,7 +91,7 @@ const checksFormPage = `<!doctype html><html><head><title>Orders</title></head><
 // TestExpectPageElements checks the cdp checks on a real Chromium: they
 // pass when the page agrees, a banner that appears late included, and fail
 // the step, app-failed, when it does not within its bound. How each kind
-// of disagreement is worded is TestRulesPageChecks' (on the double).
+// of disagreement is worded is TestRulesExpectPage's (on the double).
 func TestExpectPageElements(t *testing.T) {
 	t.Parallel()
 	browserNeed(t)
@@ -176,8 +176,9 @@ app:
 
 // TestExpectTitleAndExit checks the window title (equals and contains,
 // including a change the app makes after input) and the app's exit code
-// on a real xterm and xmessage; TestRulesWindowAndExitChecks (on the
-// double) checks how a disagreement is worded.
+// on a real xterm and xmessage; TestRulesExpectWindowTitle and
+// TestRulesExpectExitCode (on the double) check how a disagreement is
+// worded.
 func TestExpectTitleAndExit(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "xterm", "xmessage")
@@ -211,7 +212,7 @@ func TestExpectTitleAndExit(t *testing.T) {
 // app: accessible control states and the control under a click target
 // hold over a real AT-SPI bus, and the app exits as the example expects.
 // How a disagreeing control is worded is checked on the double
-// (TestRulesClickElement, TestRulesControlAtClickTarget).
+// (TestRulesClickElement, TestRulesExpectPoint).
 func TestExpectControls(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "gtk3-widget-factory", "dbus-daemon")

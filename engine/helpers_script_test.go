@@ -408,7 +408,8 @@ func (o scriptOutcome) want(t *testing.T, verdict, outcome string, reasonHas ...
 // step returns report.json's step n (1-based), failing if it is missing.
 func (o scriptOutcome) step(t *testing.T, n int) report.Step {
 	t.Helper()
-	if n > len(o.rep.Steps) {
+	// n is 0 when a caller asks for the last step of a run that ran none.
+	if n < 1 || n > len(o.rep.Steps) {
 		t.Fatalf("report.json has %d steps, want step %d", len(o.rep.Steps), n)
 	}
 	return o.rep.Steps[n-1]

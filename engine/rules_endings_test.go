@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
-	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -55,8 +54,9 @@ func TestRulesScriptedDeadline(t *testing.T) {
 }
 
 // TestRulesQuitAsLastStep quits the app with its own key as the last step
-// of a run that expects it to exit. Its process may outlive its window, so
-// the final checks can look between the two; either way the run passes.
+// of a run that expects it to exit. Its process may outlive its window, or
+// the window the process, so the final checks can look between the two;
+// either way the run passes. Both ending together is TestRulesExpectedExit's.
 func TestRulesQuitAsLastStep(t *testing.T) {
 	t.Parallel()
 	const scenario = `name: quit race
@@ -71,7 +71,6 @@ steps:
 		name string
 		quit func(f *fakeMachine)
 	}{
-		{"the window and the process end together", func(f *fakeMachine) { f.loseWindow(); f.exitApp(0) }},
 		{"the process outlives its window", func(f *fakeMachine) {
 			f.loseWindow()
 			time.AfterFunc(400*time.Millisecond, func() { f.exitApp(0) })
@@ -98,104 +97,15 @@ steps:
 	}
 }
 
-// TestRulesPageChecks checks how an expect on cdp targets words what it
-// found when the page disagrees: each property the check compares, a
-// target that matches nothing, and a scripted query of one.
-func TestRulesPageChecks(t *testing.T) {
+// TestRulesQueryOfMissingElement: a scripted cdp_query of a target that
+// matches nothing fails the step and says so; the checks' wording is
+// TestRulesExpectPage's.
+func TestRulesQueryOfMissingElement(t *testing.T) {
 	t.Parallel()
-	const head = `name: page checks
-browser: {start_url: http://app.test/, headless: true}
-cdp_targets: {heading: h1, qty: "#qty", items: li, never: "#never", nothing: ".nothing"}
-steps:
-`
-	page := map[string]cdp.ElementState{
-		"h1":     {Found: true, Visible: true, Text: "Open orders", Count: 1},
-		"#qty":   {Found: true, Visible: true, Value: "3", Count: 1},
-		"li":     {Found: true, Visible: true, Text: "a", Count: 3},
-		"#never": {Found: true, Count: 1},
-	}
-	cases := []struct {
-		name, step, outcome, message string
-	}{
-		{"all hold", "  - expect:\n      cdp:\n        heading: {text: Open orders, visible: true}\n        qty: {value: \"3\"}\n" +
-			"        items: {count: 3, text_contains: a}\n        never: {visible: false}\n        nothing: {present: false, count: 0}\n",
-			OutcomeCompleted, `cdp target never: hidden`},
-		{"text differs", "  - expect: {within_s: 0.3, cdp: {heading: {text: Closed orders}}}\n",
-			OutcomeStepFailed, `expected cdp target heading: text "Closed orders" (within 300ms); found heading: found, visible, text "Open orders" (1 match)`},
-		{"value differs", "  - expect: {within_s: 0.3, cdp: {qty: {value: \"4\"}}}\n", OutcomeStepFailed, `value "3"`},
-		{"count differs", "  - expect: {within_s: 0.3, cdp: {items: {count: 2}}}\n", OutcomeStepFailed, "(3 matches)"},
-		{"never visible", "  - expect: {within_s: 0.3, cdp: {never: {visible: true}}}\n", OutcomeStepFailed, "never: found, hidden"},
-		{"missing element", "  - expect: {within_s: 0.3, cdp: {nothing: {present: true}}}\n", OutcomeStepFailed, "nothing: not found (0 matches)"},
-		{"scripted query of a missing element", "  - cdp_query: nothing\n", OutcomeStepFailed, "nothing: not found"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			r := loopRun(t, loopCase{scenario: head + c.step, operator: "runner: {}\n", machine: &fakeMachine{page: page}})
-			verdict := events.VerdictAppFailed
-			if c.outcome == OutcomeCompleted {
-				verdict = events.VerdictPass
-			}
-			loopWant(t, r, verdict, c.outcome, 0, 0)
-			if n := len(r.rep.Steps); n != 1 || !strings.Contains(r.rep.Steps[0].Message, c.message) {
-				t.Errorf("steps %+v, want one whose message has %q", r.rep.Steps, c.message)
-			}
-		})
-	}
-}
-
-// TestRulesWindowAndExitChecks checks how the window-title and exit-code
-// checks word a disagreement: a title that differs, one an input did not
-// change, an app still running and one that exited with another code.
-func TestRulesWindowAndExitChecks(t *testing.T) {
-	t.Parallel()
-	exitsWith3 := func() *fakeMachine {
-		return &fakeMachine{title: "kasm exit", on: func(f *fakeMachine, in string) {
-			if in == "key Return" {
-				f.exitApp(3)
-			}
-		}}
-	}
-	cases := []struct {
-		name, steps string
-		machine     func() *fakeMachine
-		message     string
-	}{
-		{"title differs", "  - expect: {within_s: 0.3, window_title: {equals: other}}\n", nil,
-			`expected the window title equals "other" (within 300ms); found the title "kasm checks"`},
-		{"title never changes", "  - press_key: Return\n    expect: {within_s: 0.3, window_title: {contains: report}}\n", nil,
-			`found the title "kasm checks"`},
-		{"app still running", "  - expect: {within_s: 0.3, exit_code: 3}\n", exitsWith3,
-			"found the application is still running"},
-		{"another exit code", "  - press_key: Return\n    expect: {exit_code: 4}\n", exitsWith3,
-			"found the application exited with status 3"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			f := &fakeMachine{title: "kasm checks"}
-			if c.machine != nil {
-				f = c.machine()
-			}
-			r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n" + c.steps, operator: "runner: {}\n", machine: f})
-			loopWant(t, r, events.VerdictAppFailed, OutcomeStepFailed, 0, 0)
-			if n := len(r.rep.Steps); n == 0 || !strings.Contains(r.rep.Steps[n-1].Message, c.message) {
-				t.Errorf("steps %+v, want the last one's message to have %q", r.rep.Steps, c.message)
-			}
-		})
-	}
-}
-
-// TestRulesControlAtClickTarget checks an expect on a click target whose
-// point shows another control than the one named: the message names the
-// control that is there.
-func TestRulesControlAtClickTarget(t *testing.T) {
-	t.Parallel()
-	// The window is at (20, 20): (60, 195) in it is the OK button.
-	r := loopRun(t, loopCase{scenario: rulesApp + "click_targets:\n  ok_button: {x: 60, y: 195, description: the OK button}\n" +
-		"steps:\n  - expect: {within_s: 0.3, click_targets: {ok_button: {name: Cancel}}}\n", operator: "runner: {}\n", machine: fakeDialog()})
+	r := loopRun(t, loopCase{scenario: "name: page query\nbrowser: {start_url: http://app.test/, headless: true}\n" +
+		"cdp_targets: {nothing: \".nothing\"}\nsteps:\n  - cdp_query: nothing\n", operator: "runner: {}\n", machine: &fakeMachine{}})
 	loopWant(t, r, events.VerdictAppFailed, OutcomeStepFailed, 0, 0)
-	loopWantSteps(t, r.rep, loopStep{"expect", "error", `is the push button "OK" (enabled`})
+	loopWantSteps(t, r.rep, loopStep{"cdp_query", "error", "nothing: not found"})
 }
 
 // TestRulesNoControlsSaysWhy: an application that registers on the

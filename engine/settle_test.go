@@ -33,10 +33,13 @@ func TestLateAppHelper(t *testing.T) {
 
 // TestPressKeyCapturesLateDrawing presses a key in an app that answers by
 // drawing 200 ms later: the step's screen must show the answer, not the
-// screen before it.
+// screen before it. The operator waits up to 1.5 s for the answer to
+// begin: the default 300 ms leaves a loaded machine, where the app wakes
+// late, too little to tell the rule from the scheduler.
 func TestPressKeyCapturesLateDrawing(t *testing.T) {
 	t.Parallel()
 	o := scriptRun(t, scriptRunSpec{
+		operator: "runner:\n  settle_response_ms: 1500\n",
 		scenario: `name: late drawing
 app:
   command: [` + os.Args[0] + `, -test.run=^TestLateAppHelper$]
