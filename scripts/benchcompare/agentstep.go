@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
@@ -27,25 +28,7 @@ func compareAgentStep(ctx context.Context, runs int) ([]row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("go %s: %w: %s", strings.Join(args, " "), err, out)
 	}
-	metrics := map[string]map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 3 || !strings.HasPrefix(f[0], "BenchmarkStepPerProfile/") {
-			continue
-		}
-		name := strings.TrimPrefix(f[0], "BenchmarkStepPerProfile/")
-		if i := strings.LastIndex(name, "-"); i > 0 {
-			name = name[:i]
-		}
-		m := map[string]float64{}
-		for i := 2; i+1 < len(f); i += 2 {
-			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
-				m[f[i+1]] = v
-			}
-		}
-		metrics[name] = m
-	}
+	metrics := benchMetrics(out, "BenchmarkStepPerProfile/")
 	repro := "go test ./engine -run '^$' -bench BenchmarkStepPerProfile -benchtime " + bench
 	msOf := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	var rows []row
@@ -65,4 +48,30 @@ func compareAgentStep(ctx context.Context, runs int) ([]row, error) {
 		})
 	}
 	return rows, nil
+}
+
+// benchMetrics reads the metrics of go test -bench output lines whose
+// benchmark name starts with prefix: for each sub-benchmark (the name
+// after prefix, without the -GOMAXPROCS suffix), each unit's value.
+func benchMetrics(out []byte, prefix string) map[string]map[string]float64 {
+	metrics := map[string]map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 3 || !strings.HasPrefix(f[0], prefix) {
+			continue
+		}
+		name := strings.TrimPrefix(f[0], prefix)
+		if i := strings.LastIndex(name, "-"); i > 0 {
+			name = name[:i]
+		}
+		m := map[string]float64{}
+		for i := 2; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				m[f[i+1]] = v
+			}
+		}
+		metrics[name] = m
+	}
+	return metrics
 }
