@@ -204,10 +204,16 @@ func (s *runState) cdpInput(ctx context.Context, act func() error, done string) 
 }
 
 // pageDrawer is a tab that can wait until what the last action changed,
-// or the document a navigation brought, is drawn on its window.
+// or the document a navigation brought, is drawn on its window, and
+// counts the loads its main frame began.
 type pageDrawer interface {
 	Drawn(ctx context.Context) (frames time.Duration, err error)
+	LoadsBegun() uint64
 }
+
+// pageSettleAttempts bounds how often the screen after a cdp_* action is
+// waited for again because a navigation began while it settled.
+const pageSettleAttempts = 3
 
 // pageSettled captures the settled screen after a cdp_* action. A headful
 // browser the run launched is captured from the X screen, whose stillness
@@ -222,24 +228,41 @@ type pageDrawer interface {
 // for a response to start drawing): for the quiet interval, or half the
 // time the page took for its last two frames when that is longer (one
 // frame's time, which a loaded machine stretches), up to
-// runner.settle_response_ms.
+// runner.settle_response_ms. A navigation the browser announces only
+// meanwhile (a click on a link, announced late on a loaded machine) means
+// the still screen may be the page being left: the page is waited for
+// again before anything is kept.
 func (s *runState) pageSettled(ctx context.Context, r result) result {
 	if s.web.Headless || s.web.Attached {
 		return s.settled(ctx, r)
 	}
 	d, ok := s.web.Tab.(pageDrawer)
-	if !ok {
+	if !ok || s.desk == nil {
 		return s.settled(ctx, r)
 	}
-	drawCtx, cancel := context.WithTimeout(ctx, pageDrawnTimeout)
-	frames, err := d.Drawn(drawCtx)
-	cancel()
-	if err != nil && ctx.Err() == nil {
-		s.log("wait for the page to be drawn: %v", err)
+	for attempt := 1; ; attempt++ {
+		drawCtx, cancel := context.WithTimeout(ctx, pageDrawnTimeout)
+		frames, err := d.Drawn(drawCtx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			s.log("wait for the page to be drawn: %v", err)
+		}
+		begun := d.LoadsBegun()
+		opts := s.settleOptions(false)
+		opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
+		img, settled, err := s.desk.WaitSettled(ctx, opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return r
+			}
+			return s.driverFailure(fmt.Errorf("capture the screen: %w", err))
+		}
+		if d.LoadsBegun() != begun && attempt < pageSettleAttempts {
+			continue
+		}
+		r.screen = s.keepCapture(ctx, img, settled)
+		return r
 	}
-	opts := s.settleOptions(false)
-	opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
-	return s.settledWith(ctx, r, opts)
 }
 
 // cdpWait waits for a condition the scenario named, counted against the

@@ -436,6 +436,12 @@ func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
+	return s.keepCapture(ctx, img, settled), img, nil
+}
+
+// keepCapture writes a capture to the report and announces it, and
+// returns its path in the report.
+func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, settled bool) string {
 	// Secrets are masked before the frame exists: it is encoded later,
 	// in the background for the report.
 	shown := s.maskSecrets(ctx, img)
@@ -446,7 +452,7 @@ func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
 		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
 	}})
-	return rel, img, nil
+	return rel
 }
 
 // finish runs the final checks, decides the verdict, stops everything the

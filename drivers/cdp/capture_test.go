@@ -150,15 +150,21 @@ func (c *colourTab) capture(ctx context.Context) (image.Image, error) {
 	if c.conn == nil {
 		return c.tab.Screenshot(ctx)
 	}
-	frames, err := c.tab.Drawn(ctx)
-	if err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		frames, err := c.tab.Drawn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// Still for a while after the page's answer too, as the engine
+		// settles it: the frame is on its way to the screen. A navigation
+		// announced meanwhile means the page left may be what is still.
+		begun := c.tab.LoadsBegun()
+		const quiet = 30 * time.Millisecond
+		img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{Quiet: quiet, Response: max(quiet, min(frames/2, 300*time.Millisecond))})
+		if err != nil || c.tab.LoadsBegun() == begun || attempt == 3 {
+			return img, err
+		}
 	}
-	// Still for a while after the page's answer too, as the engine
-	// settles it: the frame is on its way to the screen.
-	const quiet = 30 * time.Millisecond
-	img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{Quiet: quiet, Response: max(quiet, min(frames/2, 300*time.Millisecond))})
-	return img, err
 }
 
 // origin is where the page's viewport is on the capture.

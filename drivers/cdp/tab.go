@@ -178,6 +178,11 @@ func (t *Tab) Rendered(ctx context.Context) error {
 	return err
 }
 
+// LoadsBegun counts the loads the tab's main frame began since it was
+// attached: a caller that saw it change while it looked at the window
+// may have seen the page being left.
+func (t *Tab) LoadsBegun() uint64 { return t.loads.loadsBegun() }
+
 // Drawn is Rendered for a headful browser, whose window is captured from
 // the X screen: a new document is also waited for until its first paint
 // is on the display (at most 300 ms, for a page that paints nothing). It
