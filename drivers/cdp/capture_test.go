@@ -180,6 +180,9 @@ func (c *colourTab) origin(t testing.TB) image.Point {
 	return o
 }
 
+// screenSources are the two ways to see a page. A test runs them one
+// after the other, so that the package's tests keep few browsers at once
+// on the shared cores.
 var screenSources = []struct {
 	name    string
 	headful bool
@@ -193,7 +196,6 @@ func TestCapturesAfterNavigations(t *testing.T) {
 	t.Parallel()
 	for _, src := range screenSources {
 		t.Run(src.name, func(t *testing.T) {
-			t.Parallel()
 			c := openColourTab(t, src.headful)
 			d := navigateAndCapture(t, c.tab, c.base, 100, c.capture)
 			slices.Sort(d)
@@ -209,7 +211,6 @@ func TestCaptureAfterClickShowsTheChange(t *testing.T) {
 	t.Parallel()
 	for _, src := range screenSources {
 		t.Run(src.name, func(t *testing.T) {
-			t.Parallel()
 			c := openColourTab(t, src.headful)
 			origin := c.origin(t)
 			var before image.Image

@@ -29,7 +29,6 @@ func TestCapturesOfARealManual(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, src := range screenSources {
 		t.Run(src.name, func(t *testing.T) {
-			t.Parallel()
 			c := openColourTab(t, src.headful)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

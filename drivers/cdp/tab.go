@@ -94,20 +94,33 @@ const captureAttempts = 3
 // through X11 when the browser is headful; this is the headless path. A
 // navigation under way, or a document not yet seen rendering, is waited for
 // first (see Rendered), so the capture shows the page the last action led
-// to and never waits on a frame of a document being replaced. Otherwise the
-// page is captured at once: the capture asks the renderer for a fresh frame
-// itself, so what the last action changed is in it. A navigation that the
-// last click started but the browser announced only while the capture ran
-// is waited for, and the page captured again.
+// to and never waits on a frame of a document being replaced. Otherwise
+// one animation frame is waited for (the capture asks the renderer for a
+// fresh frame itself, so what the last action changed is in it). A
+// navigation that the last click started but the browser announced only
+// then, or while the capture ran, is waited for, and the page captured
+// again.
 func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 	var buf []byte
 	for attempt := 1; ; attempt++ {
+		begun := t.loads.loadsBegun()
 		if t.loads.busy() || t.loads.newDocument() {
 			if err := t.Rendered(ctx); err != nil {
 				return nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
 			}
+			begun = t.loads.loadsBegun()
+		} else {
+			// One animation frame first: a navigation the last click
+			// started is announced by then, and a capture asked for
+			// while one replaces the document was seen waiting seconds.
+			_ = t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+				_, err := evaluate(ctx, tgt, nextFrameFunction, true)
+				return err
+			})
+			if t.loads.loadsBegun() != begun {
+				continue
+			}
 		}
-		begun := t.loads.loadsBegun()
 		err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
 			res, err := cdp.Call(ctx, tgt, page.CaptureScreenshot, page.CaptureScreenshotParams{
 				FromSurface: new(true), OptimizeForSpeed: new(true)})
@@ -150,6 +163,7 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 // the X screen two animation frames later on a loaded machine.
 const (
 	maxFramesWait        = "300"
+	nextFrameFunction    = `new Promise(r => { requestAnimationFrame(() => r(true)); setTimeout(() => r(false), ` + maxFramesWait + `); })`
 	framesDrawnFunction  = `new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(() => r(true))); setTimeout(() => r(false), ` + maxFramesWait + `); })`
 	firstPaintedFunction = `Promise.race([
 		new Promise(r => setTimeout(r, ` + maxFramesWait + `)),
@@ -196,9 +210,20 @@ func (t *Tab) LoadsBegun() uint64 { return t.loads.loadsBegun() }
 func (t *Tab) Drawn(ctx context.Context) (time.Duration, error) { return t.rendered(ctx, true) }
 
 func (t *Tab) rendered(ctx context.Context, presented bool) (time.Duration, error) {
+	// A page that keeps loading, or whose document keeps going away under
+	// the calls, is shown as it is once the load wait's bound has passed,
+	// rather than not at all.
+	budget := maxLoadWait
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)/2)
+	}
+	giveUp := time.Now().Add(budget)
 	for {
 		if err := t.loads.wait(ctx); err != nil {
 			return 0, err
+		}
+		if time.Now().After(giveUp) {
+			return 0, nil
 		}
 		begun := t.loads.loadsBegun()
 		expr := framesDrawnFunction
