@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -94,5 +95,128 @@ func TestRulesProposalSteps(t *testing.T) {
 	}
 	if !slices.Equal(steps, []int{1, 2, 3}) {
 		t.Errorf("proposals name steps %v, want 1, 2, 3", steps)
+	}
+}
+
+// budgetTools declares a tool with a budget and one without.
+const budgetTools = `tools:
+  counted:
+    description: Has a budget.
+    run: shell
+    command: "true"
+    budget: 2
+  free:
+    description: Has none.
+    run: shell
+    command: "true"
+`
+
+// TestRulesBudgetEvent checks the bounds the budget event publishes: the
+// scenario's agentic_max_iterations over the operator's, the model's
+// failures, and a declared tool's calls only when it has a budget.
+func TestRulesBudgetEvent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, scenario string
+		iterations     float64
+	}{
+		{"the operator's bound", rulesGoal + budgetTools, 9},
+		{"the scenario's own bound", rulesGoal + "agentic_max_iterations: 7\n" + budgetTools, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{scenario: tt.scenario, operator: loopOp("  max_iterations: 9\n", ""), machine: &fakeMachine{},
+				script: []mt.Exchange{mt.Call("counted", `{}`), loopGoalMet}})
+			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+			evs := loopEvents(r, events.KindBudget)
+			if len(evs) == 0 {
+				t.Fatal("no budget event")
+			}
+			got := map[string]events.Budget{}
+			for _, b := range evs[len(evs)-1].Budgets {
+				got[b.Name] = b
+			}
+			if b := got["iterations"]; b.Limit != tt.iterations {
+				t.Errorf("iterations budget %+v, want limit %g", b, tt.iterations)
+			}
+			if b, found := got["model_failures"]; !found || b.Limit != 2 {
+				t.Errorf("model_failures budget %+v (found %v), want limit 2 (model.disable_after)", b, found)
+			}
+			if b := got["tool:counted"]; b.Limit != 2 || b.Used != 1 {
+				t.Errorf("tool:counted budget %+v, want 1 of 2", b)
+			}
+			if b, found := got["tool:free"]; found {
+				t.Errorf("a tool without a budget has one: %+v", b)
+			}
+		})
+	}
+}
+
+// TestRulesUnrunSteps checks that calls the runtime refuses are steps of
+// their own, numbered in turn, with their arguments as sent: parsed when
+// they are JSON, raw when they are not.
+func TestRulesUnrunSteps(t *testing.T) {
+	t.Parallel()
+	r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: loopOperatorRetry,
+		script: []mt.Exchange{mt.Call("no_such_tool", `{"a": 1}`), mt.Call("press_key", `{"key": `), loopObserve, loopGoalMet}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 2)
+	loopWantSteps(t, r.rep, loopStep{"no_such_tool", "malformed", "unknown tool"}, loopStep{"press_key", "malformed", ""},
+		loopStep{"observe_screen", "ok", ""}, loopStep{"record_verdict", "ok", ""})
+	for i, st := range r.rep.Steps {
+		if st.N != i+1 {
+			t.Errorf("step %d is numbered %d", i+1, st.N)
+		}
+	}
+	if a := r.rep.Steps[0].Args; a["a"] != float64(1) {
+		t.Errorf("the unknown tool's arguments = %v, want them parsed", a)
+	}
+	if a := r.rep.Steps[1].Args; len(a) != 1 || !strings.HasPrefix(fmt.Sprint(a["raw"]), `{"key":`) {
+		t.Errorf("the unparsable arguments = %v, want them raw", a)
+	}
+}
+
+// TestRulesGoalPrompt checks the first message a goal run sends: the goal,
+// the plan numbered from 1, the refs by name with where a bound secret may
+// go, and the click targets with their descriptions; a scenario without
+// them says nothing of them.
+func TestRulesGoalPrompt(t *testing.T) {
+	t.Parallel()
+	const bare = "name: rules\napp:\n  command: [fake-app]\ngoal: Print the greeting.\n"
+	tests := []struct {
+		name, scenario, want string
+	}{
+		{"everything the scenario gives", bare + `plan:
+  - Observe the screen.
+  - Type the greeting.
+provides:
+  greeting: echo hello
+  password: {secret: {env: APP_PASSWORD, into: [{role: password text}, {role: text, name: PIN}]}}
+click_targets:
+  ok_button: {x: 30, y: 190, description: the OK button}
+  corner: {x: 300, y: 10}
+`, "Goal: Print the greeting.\n\nPlan:\n1. Observe the screen.\n2. Type the greeting.\n\n" +
+			"Values you can type by ref (type_text): greeting, password.\n" +
+			`password may only go into role "password text", or role "text" and name "PIN"; anywhere else is refused.` + "\n\n" +
+			"Click targets besides center: corner, ok_button (the OK button).\n\nStart by observing the screen."},
+		{"the goal alone", bare, "Goal: Print the greeting.\n\nStart by observing the screen."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{scenario: tt.scenario, machine: &fakeMachine{}, env: map[string]string{"APP_PASSWORD": "pw-Secr3t"},
+				script: []mt.Exchange{loopGoalMet}})
+			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 1, 0)
+			var first string
+			for _, m := range r.reqs[0].Messages() {
+				if m["role"] == "user" {
+					first = loopContentText(m)
+					break
+				}
+			}
+			if first != tt.want {
+				t.Errorf("first message\n got %q\nwant %q", first, tt.want)
+			}
+		})
 	}
 }
