@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/engine/report"
@@ -64,6 +65,8 @@ type loopCase struct {
 	// machine, when set, replaces the real session and app: the run needs
 	// no Xvfb and no xterm.
 	machine *fakeMachine
+	// gates, when set, are the capacity groups the run shares (a suite's).
+	gates *capacity.Gates
 	// ctx, when set, is the context Run is given (Ctrl-C is its cancel);
 	// the run's own 60 s bound still applies.
 	ctx context.Context
@@ -116,6 +119,7 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 		Display:    "-",
 		ModelSleep: loopSleep,
 		Getenv:     func(name string) string { return c.env[name] },
+		Gates:      c.gates,
 		Sinks: []func(events.Event){func(e events.Event) {
 			mu.Lock()
 			evs = append(evs, e)
