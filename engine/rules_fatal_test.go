@@ -25,6 +25,9 @@ func TestRulesFatalEvidence(t *testing.T) {
 	fatal := regexp.MustCompile(`FATAL`)
 	deep := strings.Repeat("y", 300) + " FATAL " + strings.Repeat("z", 300)
 	masked := secret + " " + strings.Repeat("w", 500)
+	// 300 bytes of three-byte runes: the context's start falls inside one,
+	// and the evidence starts at that rune, not in it.
+	runes := strings.Repeat("€", 100) + "FATAL"
 	tests := []struct {
 		name               string
 		re                 *regexp.Regexp
@@ -36,6 +39,7 @@ func TestRulesFatalEvidence(t *testing.T) {
 		{"a piece cut at its start", fatal, cutStart, true, false, "…" + cutStart[guard:]},
 		{"a match deep in the line", fatal, deep, false, false,
 			"…" + strings.Repeat("y", fatalContext-1) + " FATAL " + strings.Repeat("z", fatalContext-1) + "…"},
+		{"a context that starts inside a rune", fatal, runes, false, false, "…" + strings.Repeat("€", 67) + "FATAL"},
 		{"a match the redaction removed", regexp.MustCompile(`Zq7x`), masked, false, false,
 			s.r.Redact(masked)[:2*fatalContext] + "…"},
 	}
