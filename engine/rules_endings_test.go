@@ -147,3 +147,26 @@ func TestRulesUnquotedExpectationNeedsTheModel(t *testing.T) {
 		t.Errorf("concerns = %q", r.rep.Concerns)
 	}
 }
+
+// TestRulesDialogClosesBeforeItExits: an app that ends with a success exit
+// code (a dialog answered) unmaps its window before its process has
+// exited; the run waits for the exit instead of calling the window lost.
+func TestRulesDialogClosesBeforeItExits(t *testing.T) {
+	t.Parallel()
+	const scenario = `name: dialog answered
+app:
+  command: [fake-app]
+  success_exit_codes: [0]
+steps:
+  - observe_screen: {}
+  - press_key: Return
+`
+	f := &fakeMachine{on: func(f *fakeMachine, in string) {
+		if in == "key Return" {
+			f.loseWindow()
+			time.AfterFunc(400*time.Millisecond, func() { f.exitApp(0) })
+		}
+	}}
+	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+}

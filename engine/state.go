@@ -387,6 +387,12 @@ func (s *runState) exitedSuccessfully() bool {
 	return false
 }
 
+// exitGrace is how long an app that may exit when its job is done
+// (app.success_exit_codes) is given to end after its window goes, before
+// the lost window counts as a failure: a dialog unmaps its window before
+// its process has exited, and on a busy machine the gap is seconds.
+const exitGrace = 3 * time.Second
+
 // checkAfterStep runs the checks and stops the run on the first failure.
 func (s *runState) checkAfterStep() bool {
 	if s.exitedSuccessfully() {
@@ -396,7 +402,19 @@ func (s *runState) checkAfterStep() bool {
 	if s.sessionLost() {
 		return false
 	}
-	for _, c := range s.checks() {
+	checks := s.checks()
+	if s.windowGoneBeforeExit(checks) {
+		select {
+		case <-s.app.Done():
+		case <-time.After(exitGrace):
+		}
+		if s.exitedSuccessfully() {
+			s.appFinished = true
+			return false
+		}
+		checks = s.checks()
+	}
+	for _, c := range checks {
 		if c.OK {
 			continue
 		}
@@ -407,6 +425,21 @@ func (s *runState) checkAfterStep() bool {
 		return false
 	}
 	return true
+}
+
+// windowGoneBeforeExit reports whether the window check failed while an
+// app that may end with a success exit code is still running: it may be
+// on its way out.
+func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
+	if s.app == nil || !s.app.Alive() || s.files.Scenario.App == nil || len(s.files.Scenario.App.SuccessExitCodes) == 0 {
+		return false
+	}
+	for _, c := range checks {
+		if c.Name == "window_present" && !c.OK {
+			return true
+		}
+	}
+	return false
 }
 
 // capture takes a screenshot (after the screen settles when settle is
