@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// TestInboxUpdateEvents: an answer and an unanswered end carry the
+// question's text, so the console and the report can say what was asked
+// without looking back.
+func TestInboxUpdateEvents(t *testing.T) {
+	t.Parallel()
+	asked := &inbox.Question{ID: "q1", Text: "which server?"}
+	cases := []struct {
+		name string
+		u    inbox.Update
+		want events.Question
+	}{
+		{"asked", inbox.Update{Entry: inbox.Entry{Kind: inbox.KindAsked, QuestionID: "q1", Text: "which server?"}},
+			events.Question{ID: "q1", Text: "which server?"}},
+		{"answered", inbox.Update{Entry: inbox.Entry{Kind: inbox.KindAnswered, QuestionID: "q1", Text: "staging", By: "alice"}, Question: asked},
+			events.Question{ID: "q1", Text: "which server?", Answer: "staging", By: "alice"}},
+		{"answered, question unknown", inbox.Update{Entry: inbox.Entry{Kind: inbox.KindAnswered, QuestionID: "q1", Text: "staging"}},
+			events.Question{ID: "q1", Answer: "staging"}},
+		{"unanswered", inbox.Update{Entry: inbox.Entry{Kind: inbox.KindUnanswered, QuestionID: "q1", Text: "timed out"}, Question: asked},
+			events.Question{ID: "q1", Text: "which server?", Unanswered: "timed out"}},
+		{"unanswered, question unknown", inbox.Update{Entry: inbox.Entry{Kind: inbox.KindUnanswered, QuestionID: "q1", Text: "timed out"}},
+			events.Question{ID: "q1", Unanswered: "timed out"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []events.Event
+			publishInboxUpdate(func(e events.Event) { got = append(got, e) }, c.u)
+			if len(got) != 1 || got[0].Question == nil {
+				t.Fatalf("events %+v: want one with a question", got)
+			}
+			if *got[0].Question != c.want {
+				t.Errorf("question %+v, want %+v", *got[0].Question, c.want)
+			}
+		})
+	}
+}
+
+// TestAppDir: the app and the declared tools run in app.dir, resolved
+// against the scenario's directory when relative, and in the scenario's
+// directory when app.dir is not set.
+func TestAppDir(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("/suites", "login", "scenario.yaml")
+	cases := []struct {
+		name string
+		app  *scenarios.App
+		want string
+	}{
+		{"no app", nil, "/suites/login"},
+		{"no dir", &scenarios.App{}, "/suites/login"},
+		{"relative", &scenarios.App{Dir: "build"}, "/suites/login/build"},
+		{"absolute", &scenarios.App{Dir: "/opt/app"}, "/opt/app"},
+	}
+	for _, c := range cases {
+		r := &Runner{files: &scenarios.Files{Scenario: &scenarios.Scenario{File: file, App: c.app}}}
+		if got := r.appDir(); got != c.want {
+			t.Errorf("%s: appDir %q, want %q", c.name, got, c.want)
+		}
+	}
+}
