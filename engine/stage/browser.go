@@ -228,6 +228,7 @@ func (st *Stage) openStartPage(ctx context.Context, w *Web, startURL string) err
 	for {
 		err := w.Tab.Navigate(navCtx, startURL)
 		if err == nil {
+			st.awaitStartPageDrawn(ctx, w)
 			return nil
 		}
 		var why string
@@ -247,6 +248,28 @@ func (st *Stage) openStartPage(ctx context.Context, w *Web, startURL string) err
 		}
 		return &Failure{Cause: StartPageFailed, Err: err, Reason: fmt.Sprintf(
 			"open the start page: %s; check browser.start_url and that the server behind it is up (%v)", why, err)}
+	}
+}
+
+// startPageDrawnTimeout bounds the wait for a headful start page's first
+// frames.
+const startPageDrawnTimeout = 3 * time.Second
+
+// awaitStartPageDrawn waits, in a headful browser the run launched, for the
+// loaded start page to have drawn its frames: its window is captured from
+// the X screen, which stays still and blank between the load and the first
+// frame, so the run's first screen could show an empty page otherwise.
+func (st *Stage) awaitStartPageDrawn(ctx context.Context, w *Web) {
+	d, ok := w.Tab.(interface {
+		Drawn(ctx context.Context) (time.Duration, error)
+	})
+	if w.Headless || w.Attached || !ok {
+		return
+	}
+	drawCtx, cancel := context.WithTimeout(ctx, startPageDrawnTimeout)
+	defer cancel()
+	if _, err := d.Drawn(drawCtx); err != nil && ctx.Err() == nil {
+		st.rep.Logf("wait for the start page to be drawn: %v", err)
 	}
 }
 
