@@ -2,10 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -67,15 +65,7 @@ func browserScreensFollowLinks(t *testing.T, headless bool) {
 // screenColour names the colour in the middle of a screen file.
 func screenColour(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("screen: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("screen %s: %v", path, err)
-	}
+	img := readScreen(t, path)
 	b := img.Bounds()
 	r, g, bl, _ := img.At(b.Dx()/2, b.Dy()/2).RGBA()
 	switch r, g, bl := r>>8, g>>8, bl>>8; {

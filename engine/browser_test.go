@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image/color"
-	"image/png"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -595,15 +594,7 @@ func TestDescribeState(t *testing.T) {
 // frame), and mostly white, where the empty X root would be black.
 func browserWantPageScreen(t *testing.T, path string, w, h int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("screen: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("screen %s: %v", path, err)
-	}
+	img := readScreen(t, path)
 	b := img.Bounds()
 	if b.Dx() != w || b.Dy() > h || b.Dy() < h/2 {
 		t.Errorf("screen %s is %dx%d, want the viewport of a %dx%d window", path, b.Dx(), b.Dy(), w, h)

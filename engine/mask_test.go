@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,15 +100,7 @@ func maskScreens(t *testing.T, dir string) map[string]image.Image {
 	}
 	out := map[string]image.Image{}
 	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
+		img := readScreen(t, p)
 		out[filepath.Base(p)] = img
 	}
 	return out

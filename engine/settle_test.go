@@ -2,7 +2,6 @@ package engine
 
 import (
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,15 +65,7 @@ steps:
 	if box == nil || screen == "" {
 		t.Fatalf("no window (%v) or no screen after press_key (%q)", box, screen)
 	}
-	f, err := os.Open(filepath.Join(o.info.reportDir, screen))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := readScreen(t, filepath.Join(o.info.reportDir, screen))
 	got := color.RGBAModel.Convert(img.At(box.X+box.W/2, box.Y+box.H/2)).(color.RGBA)
 	if got != (color.RGBA{0, 0, 0, 255}) {
 		t.Fatalf("%s shows %v at the window's centre: captured before the app drew (want black)", screen, got)

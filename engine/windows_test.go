@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"image/color"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,15 +232,7 @@ steps:
 `})
 	o.want(t, events.VerdictPass, OutcomeCompleted)
 	box := o.window(t)
-	f, err := os.Open(filepath.Join(o.info.reportDir, o.step(t, 1).Screen))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := readScreen(t, filepath.Join(o.info.reportDir, o.step(t, 1).Screen))
 	colours := map[color.RGBA]bool{}
 	for y := box.Y; y < box.Y+box.H; y += 4 {
 		for x := box.X; x < box.X+box.W; x += 4 {
