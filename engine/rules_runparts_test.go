@@ -2,6 +2,7 @@ package engine
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -66,5 +67,33 @@ func TestAppDir(t *testing.T) {
 		if got := r.appDir(); got != c.want {
 			t.Errorf("%s: appDir %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestRulesRunStartedPlan: run.started always carries the plan as a list,
+// empty when the scenario has none, so its readers never meet null.
+func TestRulesRunStartedPlan(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, scenario string
+		want           []string
+	}{
+		{"no plan", rulesApp + "steps:\n  - observe_screen: {}\n", []string{}},
+		{"a plan", rulesApp + "plan: [open the menu, pick Quit]\nsteps:\n  - observe_screen: {}\n", []string{"open the menu", "pick Quit"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{scenario: c.scenario, operator: "runner: {}\n", machine: &fakeMachine{}})
+			for _, e := range r.events {
+				if d, ok := e.Data.(events.RunStarted); ok {
+					if d.Plan == nil || !slices.Equal(d.Plan, c.want) {
+						t.Errorf("run.started plan %#v, want %#v", d.Plan, c.want)
+					}
+					return
+				}
+			}
+			t.Fatal("no run.started event")
+		})
 	}
 }
