@@ -168,35 +168,32 @@ func (n *notifier) settle(ctx context.Context) []noticeResult {
 	deadline := time.NewTimer(n.timeout + time.Second)
 	defer deadline.Stop()
 	for {
+		// A notice already settled is taken even when ctx has ended (an
+		// abort during the wait), so its failure is still a concern.
+		out = append(out, n.collect()...)
 		n.mu.Lock()
 		left := n.outstanding
 		n.mu.Unlock()
 		if left == 0 {
 			return out
 		}
-		// A notice already settled is taken even when ctx has ended (an
-		// abort during the wait), so its failure is still a concern.
 		select {
 		case res := <-n.results:
-			n.mu.Lock()
-			n.outstanding--
-			n.mu.Unlock()
-			out = append(out, res)
-			continue
-		default:
-		}
-		select {
-		case res := <-n.results:
-			n.mu.Lock()
-			n.outstanding--
-			n.mu.Unlock()
-			out = append(out, res)
+			out = append(out, n.received(res))
 		case <-deadline.C:
 			return out
 		case <-ctx.Done():
 			return out
 		}
 	}
+}
+
+// received counts a finished notice off the ones in flight.
+func (n *notifier) received(res noticeResult) noticeResult {
+	n.mu.Lock()
+	n.outstanding--
+	n.mu.Unlock()
+	return res
 }
 
 // collect returns what became of the notices that have finished, without
@@ -209,10 +206,7 @@ func (n *notifier) collect() []noticeResult {
 	for {
 		select {
 		case res := <-n.results:
-			n.mu.Lock()
-			n.outstanding--
-			n.mu.Unlock()
-			out = append(out, res)
+			out = append(out, n.received(res))
 		default:
 			return out
 		}
