@@ -1,11 +1,15 @@
 package engine
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -96,4 +100,69 @@ func TestRulesRunStartedPlan(t *testing.T) {
 			t.Fatal("no run.started event")
 		})
 	}
+}
+
+// TestRulesRunStartedMode: run.started names how the run takes its
+// calls: from steps, from the model, or from an outside agent's session
+// (whatever the scenario holds).
+func TestRulesRunStartedMode(t *testing.T) {
+	t.Parallel()
+	started := func(t *testing.T, evs []events.Event) events.RunStarted {
+		t.Helper()
+		for _, e := range evs {
+			if d, ok := e.Data.(events.RunStarted); ok {
+				return d
+			}
+		}
+		t.Fatal("no run.started event")
+		return events.RunStarted{}
+	}
+	t.Run("scripted", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: &fakeMachine{}})
+		if got := started(t, r.events).Mode; got != "scripted" {
+			t.Errorf("mode %q, want scripted", got)
+		}
+	})
+	t.Run("goal", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: rulesGoal, script: []mt.Exchange{loopObserve, loopGoalMet}, machine: &fakeMachine{}})
+		if got := started(t, r.events).Mode; got != "goal" {
+			t.Errorf("mode %q, want goal", got)
+		}
+	})
+	t.Run("session", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		path, _ := writeRunFiles(t, dir, rulesGoal, "")
+		files, err := scenarios.LoadSession(path, "", lookupIn(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			mu  sync.Mutex
+			evs []events.Event
+		)
+		r, err := New(files, Options{ReportDir: filepath.Join(dir, "report"), Display: "-",
+			Getenv: func(string) string { return "" },
+			Sinks:  []func(events.Event){func(e events.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.machine = &fakeMachine{}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := r.Open(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Close(ctx, "", ""); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got := started(t, evs).Mode; got != "session" {
+			t.Errorf("mode %q, want session (the scenario has a goal)", got)
+		}
+	})
 }

@@ -235,8 +235,9 @@ func (s *runState) execute(ctx context.Context) {
 	}()
 	if err := s.launch(ctx); err != nil {
 		// A launch cut short by the deadline or Ctrl-C is named by
-		// interruption, not reported as a fault.
-		if s.end == nil && ctx.Err() == nil {
+		// interruption, not reported as a fault. The stage's failures
+		// were judged already; stop keeps that first reason.
+		if ctx.Err() == nil {
 			s.stop(events.VerdictTestError, OutcomeRuntimeFault, err.Error())
 		}
 		return
@@ -283,9 +284,12 @@ func (s *runState) outputScanner() io.Writer {
 		if _, err := s.appOut.Write(p); err != nil {
 			return 0, err
 		}
+		if len(p) == 0 || len(s.r.fatal) == 0 {
+			return len(p), nil
+		}
 		startsMid := midLine
-		midLine = len(p) > 0 && p[len(p)-1] != '\n'
-		for rest, first := p, true; len(s.r.fatal) > 0 && len(rest) > 0; first = false {
+		midLine = p[len(p)-1] != '\n'
+		for rest, first := p, true; len(rest) > 0; first = false {
 			line := rest
 			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 				line, rest = rest[:i], rest[i+1:]
