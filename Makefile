@@ -54,6 +54,10 @@ GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 RULE_TESTS  := ^(TestRules|TestInboxUpdateEvents|TestAppDir|TestWebhookNotice|TestModelRequestEventSaysWhy|TestFatalEvidence|TestOutputScanner|TestSecretWords|TestMaskTypedChange|TestZoomCrop|TestPairedSeed|TestManifestIncompleteUntilEnded|TestCheckKeyNames|TestNewRefusesUnknownKeyNames|TestIdentity|TestVersionURL|TestWatchAttached|TestTruncateAndTail|TestParseArgs|TestCanonicalJSON|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
 MUTATE_SKIP ?= -E '^(events|model|memory|redact|report|vision|stage)/' -E '^(browser|accessibility|machine|builtins|steer|diagnose|explain)\.go$$'
 MUTATE_OUT  ?= $(REPORTS)/mutate.json
+# A mutant's tests may run this many times the coverage pass's time before
+# gremlins calls it timed out. The rule tests take seconds, so a mutant
+# that makes a wait never end is seen in a minute or two, not seven.
+MUTATE_TIMEOUT ?= 5
 # The stage (engine/stage) has no tests of its own: the engine's rule tests
 # exercise it. gremlins pairs a mutant with its own package's tests except
 # in integration mode, so mutate-stage runs in that mode, on a snapshot of
@@ -65,13 +69,13 @@ STAGE_SKIP  ?= -E '^(events|model|memory|redact|report|vision|internal|testdata)
 
 mutate:
 	@mkdir -p $(REPORTS)
-	GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 20 $(MUTATE_SKIP) -o $(MUTATE_OUT) ./engine
+	GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient $(MUTATE_TIMEOUT) $(MUTATE_SKIP) -o $(MUTATE_OUT) ./engine
 
 mutate-stage:
 	@rm -rf $(MUTATE_TREE) && mkdir -p $(MUTATE_TREE)
 	git archive HEAD | tar -x -C $(MUTATE_TREE)
 	rm -rf $(MUTATE_TREE)/cmd $(MUTATE_TREE)/tui $(MUTATE_TREE)/serve $(MUTATE_TREE)/suite
-	cd $(MUTATE_TREE) && GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash -i --coverpkg ./... --workers 2 --timeout-coefficient 20 $(STAGE_SKIP) -o $(CURDIR)/$(REPORTS)/mutate-stage.json ./engine
+	cd $(MUTATE_TREE) && GOFLAGS='-run=$(RULE_TESTS) -vet=off -ldflags=-w' $(GO) run $(GREMLINS) unleash -i --coverpkg ./... --workers 2 --timeout-coefficient $(MUTATE_TIMEOUT) $(STAGE_SKIP) -o $(CURDIR)/$(REPORTS)/mutate-stage.json ./engine
 
 clean:
 	rm -rf bin $(REPORTS)
