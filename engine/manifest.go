@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/url"
@@ -240,15 +241,14 @@ func (rm *runManifest) write() error {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	defer os.Remove(tmp.Name())
+	// A file whose write or close failed may be partial: it is never
+	// renamed into place, so resume never reads half a manifest.
 	_, werr := tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
 	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(rm.dir, ManifestFile))
-	}
-	if werr != nil {
-		return fmt.Errorf("write manifest: %w", werr)
+	if err := os.Rename(tmp.Name(), filepath.Join(rm.dir, ManifestFile)); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // A finished scripted run leaves a complete manifest whose identity is the
@@ -91,6 +92,9 @@ func TestPairedSeed(t *testing.T) {
 	if d := PairedSeed("a", 3, 1) - PairedSeed("a", 3, 0); d != 1_000_003 {
 		t.Errorf("sample 1 is %d from sample 0, want 1,000,003", d)
 	}
+	if d := PairedSeed("a", 4, 0) - PairedSeed("a", 3, 0); d != 1 {
+		t.Errorf("iteration 4 is %d from iteration 3, want 1", d)
+	}
 	if PairedSeed("a", 0, 0) == PairedSeed("b", 0, 0) {
 		t.Error("two scenarios share a seed")
 	}
@@ -155,6 +159,29 @@ inbox:
 				t.Errorf("identity hash equal = %v, want %v", id.SHA256() == base.SHA256(), len(tt.wantDiff) == 0)
 			}
 		})
+	}
+}
+
+// TestIdentityEndpointCredentials: credentials in the model endpoint's
+// URL never reach the identity, which manifest.json stores in the clear.
+// The loader refuses such endpoints, so this is checked on the function:
+// the identity must not depend on the loader for it.
+func TestIdentityEndpointCredentials(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ endpoint, want string }{
+		{"http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"},
+		{"http://me:pw-secret@127.0.0.1:9/v1", "http://127.0.0.1:9/v1"},
+		{"http://127.0.0.1:9/v1?api-key=secret", "http://127.0.0.1:9/v1"},
+		{"http://me:pw-secret@127.0.0.1:9/v1?api-key=secret", "http://127.0.0.1:9/v1"},
+	} {
+		op := &scenarios.Operator{}
+		op.Model.Endpoint = c.endpoint
+		if got := operatorForIdentity(op).Model.Endpoint; got != c.want {
+			t.Errorf("%s: identity's endpoint %q, want %q", c.endpoint, got, c.want)
+		}
+		if op.Model.Endpoint != c.endpoint {
+			t.Errorf("%s: the run's own endpoint became %q", c.endpoint, op.Model.Endpoint)
+		}
 	}
 }
 
