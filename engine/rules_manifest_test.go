@@ -18,7 +18,11 @@ import (
 // field summed).
 func TestRulesManifest(t *testing.T) {
 	t.Parallel()
-	r := loopRun(t, loopCase{scenario: rulesGoal, machine: &fakeMachine{}, script: []mt.Exchange{loopObserve, loopGoalMet}})
+	// A cached prompt makes the usage fields other than total_tokens sum
+	// to more than it.
+	cached := map[string]any{"prompt_tokens_details": map[string]any{"cached_tokens": 60}}
+	r := loopRun(t, loopCase{scenario: rulesGoal, machine: &fakeMachine{},
+		script: []mt.Exchange{loopObserve.WithUsage(cached), loopGoalMet.WithUsage(cached)}})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
 	m, err := ReadManifest(r.dir)
 	if err != nil {
