@@ -158,7 +158,8 @@ func changedBox(before, after *image.RGBA) image.Rectangle {
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		row := after.Pix[after.PixOffset(b.Min.X, y) : after.PixOffset(b.Max.X-1, y)+4]
 		old := before.Pix[before.PixOffset(b.Min.X, y) : before.PixOffset(b.Max.X-1, y)+4]
-		first, last := -1, -1
+		// last is set whenever first is, so its start value is never read.
+		first, last := -1, 0
 		for i := 0; i < len(row); i += 4 {
 			if row[i] != old[i] || row[i+1] != old[i+1] || row[i+2] != old[i+2] {
 				if first < 0 {

@@ -13,6 +13,10 @@ import (
 	"testing"
 
 	"golang.org/x/image/draw"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
 
 	"github.com/kasmrt/kasmrt/drivers/ocr"
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -291,6 +295,64 @@ func TestMaskTypedChange(t *testing.T) {
 	s.maskSecrets(context.Background(), next)
 	if c := next.RGBAAt(50, 35); c.R != 0 {
 		t.Errorf("the next screen is not masked where the secret was typed: %v", c)
+	}
+}
+
+// TestMaskTypedChangeEdges: what typing changed is found up to the
+// screen's first and last columns, and a change that starts at the first
+// column is not taken to start at its next changed pixel.
+func TestMaskTypedChangeEdges(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		changed []image.Point
+		want    image.Rectangle
+	}{
+		{"nothing", nil, image.Rectangle{}},
+		{"the last column", []image.Point{{199, 10}}, image.Rect(199, 10, 200, 11)},
+		{"the first two columns", []image.Point{{0, 10}, {1, 10}}, image.Rect(0, 10, 2, 11)},
+		{"two rows apart", []image.Point{{5, 3}, {9, 7}}, image.Rect(5, 3, 10, 8)},
+	}
+	for _, tt := range tests {
+		before := image.NewRGBA(image.Rect(0, 0, 200, 20))
+		after := image.NewRGBA(before.Bounds())
+		for _, p := range tt.changed {
+			after.Set(p.X, p.Y, color.RGBA{R: 0xff, A: 0xff})
+		}
+		if got := changedBox(before, after); got != tt.want {
+			t.Errorf("%s: changedBox = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestSecretWordsOnScreen: a value the application was given is looked
+// for with OCR on every kept screen; where it is read it is reported and
+// blacked out, while the text beside it stays.
+func TestSecretWordsOnScreen(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, ocr.Command)
+	f, err := opentype.Parse(gomono.TTF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: 16, DPI: 72})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 320, 40))
+	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	(&font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(10, 26)}).DrawString("password: " + maskSecret)
+	s := &runState{}
+	s.onScreen.watched = map[string]string{"password": maskSecret}
+	if shown := s.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "password" {
+		t.Errorf("maskSecrets read %v, want the password", shown)
+	}
+	words, err := ocr.NewReader(1).Read(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := ocr.Text(words); maskTrace(text, maskSecret) || !strings.Contains(text, "password") {
+		t.Errorf("the masked screen reads %q: want the label and no trace of the secret", text)
 	}
 }
 
