@@ -339,13 +339,22 @@ func TestSecretWordsOnScreen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := image.NewRGBA(image.Rect(0, 0, 320, 40))
-	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
-	(&font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(10, 26)}).DrawString("password: " + maskSecret)
+	screen := func(text string) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, 320, 40))
+		draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+		(&font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(10, 26)}).DrawString(text)
+		return img
+	}
+	img := screen("password: " + maskSecret)
 	s := &runState{}
 	s.onScreen.watched = map[string]string{"password": maskSecret}
 	if shown := s.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "password" {
 		t.Errorf("maskSecrets read %v, want the password", shown)
+	}
+	// The next screen is another one: it is read again, not taken for
+	// the last one read.
+	if shown := s.maskSecrets(context.Background(), screen("password: ********")); len(shown) != 0 {
+		t.Errorf("maskSecrets read %v on a screen without the secret", shown)
 	}
 	words, err := ocr.NewReader(1).Read(context.Background(), img)
 	if err != nil {
