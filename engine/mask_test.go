@@ -19,6 +19,7 @@ import (
 	"golang.org/x/image/math/fixed"
 
 	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
@@ -363,6 +364,68 @@ func TestSecretWordsOnScreen(t *testing.T) {
 	if text := ocr.Text(words); maskTrace(text, maskSecret) || !strings.Contains(text, "password") {
 		t.Errorf("the masked screen reads %q: want the label and no trace of the secret", text)
 	}
+}
+
+// TestSecretWordsUnread: where OCR cannot read (here it is stopped before
+// it starts), each of the application's windows is blacked out whole,
+// since a watched secret might show there; the other clients' windows and
+// the root are left as they are. Without a known window the whole screen
+// is blacked out.
+func TestSecretWordsUnread(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	other := image.Rect(450, 20, 550, 120)
+	dialog := image.Rect(100, 300, 200, 380)
+	f := &fakeMachine{others: []x11.Window{
+		{ID: 0x500001, Class: "Other", Instance: "other", X: other.Min.X, Y: other.Min.Y, Width: other.Dx(), Height: other.Dy(), Viewable: true},
+		{ID: 0x400002, Class: "Fake", Instance: "fake", X: dialog.Min.X, Y: dialog.Min.Y, Width: dialog.Dx(), Height: dialog.Dy(), Viewable: true},
+	}}
+	if _, err := f.StartSession(context.Background(), x11.SessionOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	white := func() *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, 640, 400))
+		draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+		return img
+	}
+	state := func(desk desktop) *runState {
+		s := &runState{bus: events.NewBus(func(s string) string { return s })}
+		s.desk = desk
+		s.onScreen.watched = map[string]string{"password": maskSecret}
+		if desk != nil {
+			s.win, _ = f.window()
+			s.hasWin = true
+		}
+		return s
+	}
+	t.Run("the application's windows", func(t *testing.T) {
+		t.Parallel()
+		img := white()
+		state(f).maskSecrets(ctx, img)
+		for _, c := range []struct {
+			at    image.Point
+			black bool
+		}{
+			{fakeWindowBox().Min, true}, {fakeWindowBox().Max.Sub(image.Pt(1, 1)), true},
+			{dialog.Min, true}, {dialog.Max.Sub(image.Pt(1, 1)), true},
+			{other.Min.Add(image.Pt(10, 10)), false}, {image.Pt(5, 5), false}, {image.Pt(630, 390), false},
+		} {
+			if got := img.RGBAAt(c.at.X, c.at.Y).R == 0; got != c.black {
+				t.Errorf("pixel %v black = %v, want %v", c.at, got, c.black)
+			}
+		}
+	})
+	t.Run("no window known", func(t *testing.T) {
+		t.Parallel()
+		img := white()
+		state(nil).maskSecrets(ctx, img)
+		for _, p := range []image.Point{{0, 0}, {639, 399}, {500, 50}} {
+			if img.RGBAAt(p.X, p.Y).R != 0 {
+				t.Errorf("pixel %v is not blacked out", p)
+			}
+		}
+	})
 }
 
 // secretWords finds a value in what OCR read: in one word, across words,
