@@ -450,6 +450,8 @@ func TestSecretWords(t *testing.T) {
 		{"a short value exactly", []ocr.Word{w("PIN", 0, 1), w("4711.", 40, 1)}, "4711", 1},
 		{"a short value misread", []ocr.Word{w("PIN", 0, 1), w("4712", 40, 1)}, "4711", 0},
 		{"a short value inside a longer word", []ocr.Word{w("screen", 0, 1), w("1280x800", 60, 1)}, "1280", 0},
+		{"three characters, the shortest looked for", []ocr.Word{w("PIN", 0, 1), w("471", 40, 1)}, "471", 1},
+		{"eight characters misread once", []ocr.Word{w("Wombal77", 0, 1)}, "Wombat77", 1},
 		{"one letter", []ocr.Word{w("a", 0, 1), w("cat", 20, 1)}, "a", 0},
 		{"absent", []ocr.Word{w("nothing", 0, 1), w("here", 80, 1)}, maskSecret, 0},
 	}
