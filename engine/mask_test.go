@@ -447,6 +447,8 @@ func TestSecretWords(t *testing.T) {
 		{"misread too often", []ocr.Word{w("Qxxkka-Vexxet-8342", 0, 1)}, maskSecret, 0},
 		{"wrapped onto the next line", []ocr.Word{w("your", 0, 1), w("Quokka-Vel", 40, 1), w("vet-8342", 0, 2)}, maskSecret, 2},
 		{"glued to its label and wrapped", []ocr.Word{w("pw:Quokka-Velvet", 0, 1), w("-8342", 0, 2)}, maskSecret, 2},
+		{"after a long label and wrapped", []ocr.Word{w("secret:Quokka-Velvet", 0, 1), w("-8342", 0, 2)}, maskSecret, 2},
+		{"cut short by as many as may be misread", []ocr.Word{w("Quokka-Velvet-8", 0, 1)}, maskSecret, 1},
 		{"with spaces", []ocr.Word{w("say", 0, 1), w("open", 40, 1), w("sesame", 80, 1), w("now", 140, 1)}, "open sesame", 2},
 		{"a short value exactly", []ocr.Word{w("PIN", 0, 1), w("4711.", 40, 1)}, "4711", 1},
 		{"a short value misread", []ocr.Word{w("PIN", 0, 1), w("4712", 40, 1)}, "4711", 0},
