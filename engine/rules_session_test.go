@@ -59,7 +59,7 @@ func TestRulesSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	f := &fakeMachine{}
-	s, _ := rulesSession(t, ctx, rulesGoal, f)
+	s, evs := rulesSession(t, ctx, rulesGoal, f)
 
 	obs, err := s.Call(ctx, "observe_screen", nil)
 	if err != nil || obs.Status != events.StatusOK || obs.Ended {
@@ -99,6 +99,11 @@ func TestRulesSession(t *testing.T) {
 	rep, _ := scriptReadReport(t, s.ReportDir())
 	if rep.ModelVerdict == nil || rep.ModelVerdict.Verdict != events.ModelGoalMet || rep.ModelVerdict.Reason != "no reason given" {
 		t.Errorf("model verdict %+v, want the agent's goal-met with no reason given", rep.ModelVerdict)
+	}
+	for _, e := range evs() {
+		if e.Kind == events.KindLog && strings.Contains(e.Message, "steps are not run") {
+			t.Errorf("a goal's session logs %q", e.Message)
+		}
 	}
 }
 
