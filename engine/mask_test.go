@@ -455,6 +455,7 @@ func TestSecretWords(t *testing.T) {
 		{"a short value inside a longer word", []ocr.Word{w("screen", 0, 1), w("1280x800", 60, 1)}, "1280", 0},
 		{"three characters, the shortest looked for", []ocr.Word{w("PIN", 0, 1), w("471", 40, 1)}, "471", 1},
 		{"eight characters misread once", []ocr.Word{w("Wombal77", 0, 1)}, "Wombat77", 1},
+		{"a short value's start at the end", []ocr.Word{w("PIN", 0, 1), w("47", 40, 1)}, "4711", 0},
 		{"one letter", []ocr.Word{w("a", 0, 1), w("cat", 20, 1)}, "a", 0},
 		{"absent", []ocr.Word{w("nothing", 0, 1), w("here", 80, 1)}, maskSecret, 0},
 	}
@@ -465,6 +466,29 @@ func TestSecretWords(t *testing.T) {
 				t.Errorf("secretWords = %v, want %d boxes", got, tt.boxes)
 			}
 		})
+	}
+}
+
+// TestSecretWordsApprox: the approximate match allows up to k edits,
+// exactly k included, anywhere in the text; a pattern no longer than k
+// matches anything.
+func TestSecretWordsApprox(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		text, pattern string
+		k             int
+		want          bool
+	}{
+		{"", "ab", 2, true},
+		{"x", "abc", 2, false},
+		{"xxabcdefghijxx", "abcdefghij", 0, true},
+		{"abXdefghij", "abcdefghij", 1, true},
+		{"abXdeYghij", "abcdefghij", 1, false},
+		{"abXdeYghij", "abcdefghij", 2, true},
+	} {
+		if got := approxContains([]rune(c.text), []rune(c.pattern), c.k); got != c.want {
+			t.Errorf("approxContains(%q, %q, %d) = %v, want %v", c.text, c.pattern, c.k, got, c.want)
+		}
 	}
 }
 
