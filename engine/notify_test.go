@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -145,5 +146,30 @@ func TestWebhookNoticeNeverHoldsTheRun(t *testing.T) {
 	}
 	if !told {
 		t.Errorf("the run never said the webhook was told of q1; concerns %q", r.rep.Concerns)
+	}
+}
+
+// TestWebhookNoticeAnswerURL: the notice says where to answer: under the
+// published address when the run is served behind one, else at the run's
+// own listener, with the question's ID escaped; nowhere without either.
+func TestWebhookNoticeAnswerURL(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, c := range []struct {
+		name string
+		r    *Runner
+		want string
+	}{
+		{"published", &Runner{opts: Options{Published: "https://runs.example/r1"}, inboxListener: ln}, "https://runs.example/r1/questions/q%2F1/answer"},
+		{"listening", &Runner{inboxListener: ln}, "http://" + ln.Addr().String() + "/questions/q%2F1/answer"},
+		{"neither", &Runner{}, ""},
+	} {
+		if got := (&notifier{r: c.r}).answerURL("q/1"); got != c.want {
+			t.Errorf("%s: answer URL %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"errors"
+	"image"
+	"image/color"
+	"image/draw"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -108,4 +111,33 @@ func TestRulesFinalCapture(t *testing.T) {
 			return &fakeMachine{on: func(f *fakeMachine, in string) { f.loseSession() }}, nil
 		}},
 	})
+}
+
+// TestRulesSecretTypedMasked: a secret typed where the runtime knows no
+// field (no browser, no accessible with the focus) is masked where the
+// typing changed the screen, on the screen after it and every later one;
+// the rest of the screen is kept.
+func TestRulesSecretTypedMasked(t *testing.T) {
+	t.Parallel()
+	before := image.NewRGBA(image.Rect(0, 0, 640, 400))
+	draw.Draw(before, before.Bounds(), image.White, image.Point{}, draw.Src)
+	typed := image.Rect(100, 100, 160, 112)
+	after := image.NewRGBA(before.Bounds())
+	draw.Draw(after, after.Bounds(), before, image.Point{}, draw.Src)
+	draw.Draw(after, typed, image.NewUniform(color.RGBA{R: 0x40, G: 0x40, B: 0x40, A: 0xff}), image.Point{}, draw.Src)
+	f := &fakeMachine{frames: []*image.RGBA{before, after}}
+	sc := strings.Replace(rulesApp, "  quit: exit\n", "  quit: exit\n  password: {secret: {env: APP_PASSWORD}}\n", 1) +
+		"steps:\n  - type_text: {ref: password}\n  - observe_screen: {}\n"
+	r := loopRun(t, loopCase{scenario: sc, operator: "runner: {}\n", machine: f, env: map[string]string{"APP_PASSWORD": "hunter2-correct-horse"}})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+	if len(r.rep.Steps) != 2 {
+		t.Fatalf("steps %+v", r.rep.Steps)
+	}
+	for _, st := range r.rep.Steps {
+		img := readScreen(t, filepath.Join(r.dir, st.Screen))
+		black := func(x, y int) bool { r, g, b, _ := img.At(x, y).RGBA(); return r|g|b == 0 }
+		if !black(typed.Min.X, typed.Min.Y) || !black(typed.Max.X-1, typed.Max.Y-1) || black(300, 300) {
+			t.Errorf("step %d %s: the typed place is not blacked out alone", st.N, st.Tool)
+		}
+	}
 }
