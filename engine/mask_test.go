@@ -326,12 +326,10 @@ func TestMaskTypedChangeEdges(t *testing.T) {
 	}
 }
 
-// TestSecretWordsOnScreen: a value the application was given is looked
-// for with OCR on every kept screen; where it is read it is reported and
-// blacked out, while the text beside it stays.
-func TestSecretWordsOnScreen(t *testing.T) {
-	t.Parallel()
-	scriptNeed(t, ocr.Command)
+// maskDrawText writes text in black on img, in Go Mono at 16 px with its
+// baseline starting at dot: a screen font OCR reads well.
+func maskDrawText(t *testing.T, img draw.Image, dot image.Point, text string) {
+	t.Helper()
 	f, err := opentype.Parse(gomono.TTF)
 	if err != nil {
 		t.Fatal(err)
@@ -340,10 +338,19 @@ func TestSecretWordsOnScreen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	(&font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(dot.X, dot.Y)}).DrawString(text)
+}
+
+// TestSecretWordsOnScreen: a value the application was given is looked
+// for with OCR on every kept screen; where it is read it is reported and
+// blacked out, while the text beside it stays.
+func TestSecretWordsOnScreen(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, ocr.Command)
 	screen := func(text string) *image.RGBA {
 		img := image.NewRGBA(image.Rect(0, 0, 320, 40))
 		draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
-		(&font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(10, 26)}).DrawString(text)
+		maskDrawText(t, img, image.Pt(10, 26), text)
 		return img
 	}
 	img := screen("password: " + maskSecret)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"image"
 	"image/color"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kasmrt/kasmrt/drivers/ocr"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
@@ -139,5 +141,32 @@ func TestRulesSecretTypedMasked(t *testing.T) {
 		if !black(typed.Min.X, typed.Min.Y) || !black(typed.Max.X-1, typed.Max.Y-1) || black(300, 300) {
 			t.Errorf("step %d %s: the typed place is not blacked out alone", st.N, st.Tool)
 		}
+	}
+}
+
+// TestRulesSecretGivenShown: a secret the application was given in its
+// environment is looked for on every kept screen; where the application
+// shows it, it is blacked out, and one concern says it was displayed.
+func TestRulesSecretGivenShown(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, ocr.Command)
+	screen := image.NewRGBA(image.Rect(0, 0, 640, 400))
+	draw.Draw(screen, fakeWindowBox(), image.White, image.Point{}, draw.Src)
+	maskDrawText(t, screen, image.Pt(40, 100), "password: "+maskSecret)
+	f := &fakeMachine{frames: []*image.RGBA{screen}}
+	sc := strings.Replace(rulesApp, "  command: [fake-app]\n", "  command: [fake-app]\n  env: {APP_PW: \"${APP_PASSWORD}\"}\n", 1) +
+		"  password: {secret: {env: APP_PASSWORD}}\nsteps:\n  - observe_screen: {}\n  - observe_screen: {}\n"
+	r := loopRun(t, loopCase{scenario: sc, operator: "runner: {}\n", machine: f, env: map[string]string{"APP_PASSWORD": maskSecret}})
+	loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 0, 0)
+	want := `the application displayed the secret "password" on the screen (first in screens/0001.png)`
+	if len(r.rep.Concerns) != 1 || !strings.HasPrefix(r.rep.Concerns[0], want) {
+		t.Errorf("concerns %q, want one saying %q", r.rep.Concerns, want)
+	}
+	words, err := ocr.NewReader(1).Read(context.Background(), readScreen(t, filepath.Join(r.dir, r.rep.Steps[1].Screen)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := ocr.Text(words); maskTrace(text, maskSecret) || !strings.Contains(text, "password") {
+		t.Errorf("the kept screen reads %q: want the label and no trace of the secret", text)
 	}
 }
