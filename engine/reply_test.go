@@ -1,11 +1,15 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/model"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // TestLoopCapsReplyTextInHistory has the model send a 5 MB reply: the run
@@ -50,5 +54,66 @@ func TestLoopCapsToolCallArgumentsInHistory(t *testing.T) {
 	}
 	if s := r.rep.Steps; len(s) < 2 || s[1].Tool != "type_text" || s[1].Status == "ok" {
 		t.Errorf("steps %+v: the oversized call must not run", s)
+	}
+}
+
+// TestRulesHistoryCuts: the history keeps a reply's text and a call's
+// arguments whole up to memory.reply_max_bytes, and past it cuts the text
+// on a character boundary (never before its start) and replaces the
+// arguments with a note, leaving the calls the run checks as they came.
+func TestRulesHistoryCuts(t *testing.T) {
+	t.Parallel()
+	state := func(limit int) *runState {
+		op := &scenarios.Operator{}
+		op.Memory.ReplyMaxBytes = limit
+		return &runState{files: &scenarios.Files{Operator: op}}
+	}
+	for _, c := range []struct {
+		name  string
+		limit int
+		text  string
+		want  string
+	}{
+		{"no limit", 0, "0123456789abc", "0123456789abc"},
+		{"at the limit", 10, "0123456789", "0123456789"},
+		{"one byte over", 10, "0123456789a", "0123456789\n[reply cut: 10 of 11 bytes kept]"},
+		{"a character across the limit", 10, "012345678é", "012345678\n[reply cut: 9 of 11 bytes kept]"},
+		{"no character start at all", 2, "\x80\x80\x80", "\n[reply cut: 0 of 3 bytes kept]"},
+	} {
+		if got := state(c.limit).historyText(c.text); got != c.want {
+			t.Errorf("%s: historyText = %q, want %q", c.name, got, c.want)
+		}
+	}
+
+	calls := []model.ToolCall{
+		{ID: "c1", Name: "type_text", Arguments: `{"ref":"abc"}`},
+		{ID: "c2", Name: "type_text", Arguments: `{"ref":"abcdefgh"}`},
+		{ID: "c3", Name: "type_text", Arguments: `{"ref":"abcdefghi"}`},
+	}
+	given := slices.Clone(calls)
+	note := func(n int) string { return fmt.Sprintf(`{"cut":"%d bytes of arguments left out"}`, n) }
+	for _, c := range []struct {
+		name  string
+		limit int
+		want  []string
+	}{
+		{"no limit", 0, []string{calls[0].Arguments, calls[1].Arguments, calls[2].Arguments}},
+		{"the second at the limit", len(calls[1].Arguments), []string{calls[0].Arguments, calls[1].Arguments, note(len(calls[2].Arguments))}},
+		{"two over", len(calls[0].Arguments), []string{calls[0].Arguments, note(len(calls[1].Arguments)), note(len(calls[2].Arguments))}},
+	} {
+		got := state(c.limit).historyCalls(calls)
+		var args []string
+		for i, g := range got {
+			args = append(args, g.Arguments)
+			if g.ID != calls[i].ID || g.Name != calls[i].Name {
+				t.Errorf("%s: call %d became %+v", c.name, i, g)
+			}
+		}
+		if !slices.Equal(args, c.want) {
+			t.Errorf("%s: history's arguments %q, want %q", c.name, args, c.want)
+		}
+		if !slices.Equal(calls, given) {
+			t.Fatalf("%s: the calls the run checks changed to %+v", c.name, calls)
+		}
 	}
 }
