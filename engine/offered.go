@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -39,7 +40,7 @@ func NotOffered(f *scenarios.Files) []Unoffered {
 		}
 		out = append(out, Unoffered{Tool: t, Why: why})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Tool.Name < out[j].Tool.Name })
+	slices.SortFunc(out, func(a, b Unoffered) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
 	return out
 }
 
