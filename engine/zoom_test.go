@@ -2,9 +2,12 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,5 +190,101 @@ func TestZoomCrop(t *testing.T) {
 	}
 	if !vision.Downscales(screen.Size(), gpt) || vision.Downscales(image.Pt(640, 400), gpt) {
 		t.Error("gpt scales 1280x800 down and 640x400 not")
+	}
+}
+
+// TestRulesZoomedGrounding is TestZoomedGrounding on the double: a
+// downscaling profile locates in two passes, the second on a
+// full-resolution crop around the first answer, which it corrects; and
+// check_expectation is asked about the application's window at full
+// resolution, not the whole screen scaled down.
+func TestRulesZoomedGrounding(t *testing.T) {
+	t.Parallel()
+	screen := image.NewRGBA(image.Rect(0, 0, 1280, 800))
+	draw.Draw(screen, fakeWindowBox(), image.White, image.Point{}, draw.Src)
+	target := image.Rect(260, 150, 330, 190)
+	draw.Draw(screen, target, image.NewUniform(color.RGBA{R: 0xcd, A: 0xff}), image.Point{}, draw.Src)
+	r := loopRun(t, loopCase{
+		machine:  &fakeMachine{frames: []*image.RGBA{screen}},
+		scenario: rulesGoal,
+		operator: "session:\n  width: 1280\n  height: 800\nmodel:\n  endpoint: ENDPOINT\n  profile: gpt\n  retry: 0\n  timeout: 5\n",
+		script: []mt.Exchange{
+			mt.Call("observe_screen", `{}`),
+			mt.Call("click_grounded", `{"description": "the red bar", "expect": "nothing changes"}`),
+			zoomModel(t), zoomModel(t), zoomModel(t),
+			mt.Call("check_expectation", `{"expectation": "a red bar is shown"}`),
+			zoomModel(t),
+			mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "clicked"}`),
+		},
+	})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 0)
+	if len(r.rep.Grounding) != 2 {
+		t.Fatalf("grounding %+v, want the two passes of one attempt", r.rep.Grounding)
+	}
+	first, second := r.rep.Grounding[0], r.rep.Grounding[1]
+	if first.Outcome != events.GroundingLocated || first.Pass != 1 || first.Crop != nil || first.Point == nil {
+		t.Fatalf("first pass %+v, want located on the whole screen", first)
+	}
+	if second.Outcome != events.GroundingConfirmed || second.Pass != 2 || second.Crop == nil || second.Point == nil {
+		t.Fatalf("second pass %+v, want confirmed on a crop", second)
+	}
+	p1, p2 := image.Pt(first.Point.X, first.Point.Y), image.Pt(second.Point.X, second.Point.Y)
+	if p1.In(target) || !p2.In(target) {
+		t.Errorf("passes at %v and %v: want the first off the target %v and the second on it", p1, p2, target)
+	}
+	crop := image.Rect(second.Crop.X, second.Crop.Y, second.Crop.X+second.Crop.W, second.Crop.Y+second.Crop.H)
+	if !target.In(crop) || !p1.In(crop) {
+		t.Errorf("crop %v does not hold the target %v and the first answer %v", crop, target, p1)
+	}
+	var sizes []image.Point
+	for _, req := range r.reqs {
+		if locate, judge := loopIsVision(req); locate || judge {
+			imgs, err := req.Images()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, img := range imgs {
+				sizes = append(sizes, img.Bounds().Size())
+			}
+		}
+	}
+	want := []image.Point{{1229, 768}, crop.Size(), {1229, 768}, {1229, 768}, fakeWindowBox().Size()}
+	if !slices.Equal(sizes, want) {
+		t.Errorf("vision images %v, want %v", sizes, want)
+	}
+	if s := r.rep.Steps[2]; s.Tool != "check_expectation" || !strings.Contains(s.Message, "(judged on the application window, at full resolution)") {
+		t.Errorf("check step %s %q, want it judged on the window", s.Tool, s.Message)
+	}
+}
+
+// TestRulesZoomedGroundingSecondPassFails: a second pass that finds
+// nothing leaves the first answer standing, and the click goes there.
+func TestRulesZoomedGroundingSecondPassFails(t *testing.T) {
+	t.Parallel()
+	screen := image.NewRGBA(image.Rect(0, 0, 1280, 800))
+	draw.Draw(screen, fakeWindowBox(), image.White, image.Point{}, draw.Src)
+	draw.Draw(screen, image.Rect(260, 150, 330, 190), image.NewUniform(color.RGBA{R: 0xcd, A: 0xff}), image.Point{}, draw.Src)
+	f := &fakeMachine{frames: []*image.RGBA{screen}}
+	r := loopRun(t, loopCase{
+		machine:  f,
+		scenario: rulesGoal,
+		operator: "session:\n  width: 1280\n  height: 800\nmodel:\n  endpoint: ENDPOINT\n  profile: gpt\n  retry: 0\n  timeout: 5\n",
+		script: []mt.Exchange{
+			mt.Call("observe_screen", `{}`),
+			mt.Call("click_grounded", `{"description": "the red bar", "expect": "nothing changes"}`),
+			zoomModel(t), mt.Text(`{"found": false}`), zoomModel(t),
+			mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "clicked"}`),
+		},
+	})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+	if len(r.rep.Grounding) != 2 {
+		t.Fatalf("grounding %+v, want the first pass and the click", r.rep.Grounding)
+	}
+	first, clicked := r.rep.Grounding[0], r.rep.Grounding[1]
+	if clicked.Pass != 1 || clicked.Crop != nil || clicked.Point == nil || *clicked.Point != *first.Point {
+		t.Errorf("clicked %+v, want the first pass's answer %+v", clicked, first.Point)
+	}
+	if ins := f.inputs(); len(ins) != 1 || ins[0] != fmt.Sprintf("click %d,%d", first.Point.X, first.Point.Y) {
+		t.Errorf("inputs %q, want one click at the first answer", ins)
 	}
 }
