@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/draw"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -86,6 +87,11 @@ type fakeMachine struct {
 	// interactive the elements cdp_list_interactive lists.
 	page        map[string]cdp.ElementState
 	interactive []cdp.Element
+	// focusSel is the selector of the page's focused element ("" when
+	// nothing in the page has the focus); boxes are where the page's
+	// elements are in the viewport, by selector.
+	focusSel string
+	boxes    map[string]image.Rectangle
 	// controls are the application's named controls over AT-SPI; nil is
 	// an application without an accessibility bridge (xterm). refuse makes
 	// the toolkit refuse every action, so click_element falls back to the
@@ -113,9 +119,11 @@ type fakeMachine struct {
 }
 
 var (
-	_ machine = (*fakeMachine)(nil)
-	_ desktop = (*fakeMachine)(nil)
-	_ browser = (*fakeBrowser)(nil)
+	_ machine     = (*fakeMachine)(nil)
+	_ desktop     = (*fakeMachine)(nil)
+	_ browser     = (*fakeBrowser)(nil)
+	_ focusReader = (*fakeTab)(nil)
+	_ boxReader   = (*fakeTab)(nil)
 )
 
 func (f *fakeMachine) StartSession(_ context.Context, opts x11.SessionOptions) (session, error) {
@@ -241,7 +249,12 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 	}
 	f.captures++
 	if len(f.frames) > 0 {
-		return f.frames[min(f.frame, len(f.frames)-1)], nil
+		// Each capture is an image of its own, as a real one is: the run
+		// masks secrets on it in place.
+		frame := f.frames[min(f.frame, len(f.frames)-1)]
+		img := image.NewRGBA(frame.Bounds())
+		copy(img.Pix, frame.Pix)
+		return img, nil
 	}
 	img := image.NewRGBA(image.Rect(0, 0, f.width, f.height))
 	c := color.RGBA{R: uint8(f.frame * 40), G: uint8(f.frame * 7), B: 0x80, A: 0xff}
@@ -536,6 +549,38 @@ func (t *fakeTab) ClickDescribed(_ context.Context, handle, text string) (cdp.El
 }
 
 func (t *fakeTab) ViewportOrigin(context.Context) (image.Point, error) { return image.Point{}, nil }
+
+// Focus answers as the page's script does: the origin of the page's URL
+// and the names among selectors whose selector is the focused element's.
+func (t *fakeTab) Focus(ctx context.Context, selectors map[string]string) (cdp.Focus, error) {
+	page, _ := t.URL(ctx)
+	u, err := url.Parse(page)
+	if err != nil {
+		return cdp.Focus{}, fmt.Errorf("the page's origin: %w", err)
+	}
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	focus := cdp.Focus{Origin: u.Scheme + "://" + u.Host}
+	for name, sel := range selectors {
+		if t.f.focusSel != "" && sel == t.f.focusSel {
+			focus.Targets = append(focus.Targets, name)
+		}
+	}
+	slices.Sort(focus.Targets)
+	return focus, nil
+}
+
+// Box is where the element is in the viewport; ":focus" is the focused
+// element.
+func (t *fakeTab) Box(_ context.Context, selector string) (image.Rectangle, bool, error) {
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	if selector == ":focus" {
+		selector = t.f.focusSel
+	}
+	b, ok := t.f.boxes[selector]
+	return b, ok, nil
+}
 
 func (t *fakeTab) Query(_ context.Context, selector string) (cdp.ElementState, error) {
 	t.f.mu.Lock()
