@@ -60,6 +60,10 @@ func TestRulesSecretIntoPage(t *testing.T) {
 			if len(r.rep.Steps) != 1 || r.rep.Steps[0].Status != c.status || !strings.Contains(r.rep.Steps[0].Message, c.message) {
 				t.Fatalf("steps = %+v, want one %s containing %q", r.rep.Steps, c.status, c.message)
 			}
+			// A refusal ends with where the value would have gone.
+			if c.status == events.StatusRefused && !strings.HasSuffix(r.rep.Steps[0].Message, c.message) {
+				t.Errorf("refusal %q, want it to end with %q", r.rep.Steps[0].Message, c.message)
+			}
 			// The start page's navigation comes first.
 			if got := f.inputs(); len(got) != 1+c.inputs {
 				t.Errorf("input = %q, want %d besides the navigation", got, c.inputs)
