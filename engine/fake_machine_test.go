@@ -92,6 +92,9 @@ type fakeMachine struct {
 	// elements are in the viewport, by selector.
 	focusSel string
 	boxes    map[string]image.Rectangle
+	// viewport is where the page's viewport is on the screen: in a
+	// headed browser's window, below its toolbars.
+	viewport image.Point
 	// controls are the application's named controls over AT-SPI; nil is
 	// an application without an accessibility bridge (xterm). refuse makes
 	// the toolkit refuse every action, so click_element falls back to the
@@ -548,7 +551,11 @@ func (t *fakeTab) ClickDescribed(_ context.Context, handle, text string) (cdp.El
 	return cdp.Element{}, &cdp.AmbiguousError{Text: text, Candidates: found}
 }
 
-func (t *fakeTab) ViewportOrigin(context.Context) (image.Point, error) { return image.Point{}, nil }
+func (t *fakeTab) ViewportOrigin(context.Context) (image.Point, error) {
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	return t.f.viewport, nil
+}
 
 // Focus answers as the page's script does: the origin of the page's URL
 // and the names among selectors whose selector is the focused element's.

@@ -82,17 +82,22 @@ func TestRulesSecretFieldMasked(t *testing.T) {
 	draw.Draw(white, white.Bounds(), image.White, image.Point{}, draw.Src)
 	field, moved := image.Rect(100, 100, 300, 124), image.Rect(100, 250, 300, 274)
 	const sel = "input[name=password]"
+	// A headed browser's page starts below its toolbars.
+	viewport := image.Pt(20, 60)
+	headed := strings.Replace(rulesBoundPage, "  headless: true\n", "  headless: false\n", 1)
 	cases := []struct {
-		name, step, focus string
-		masked, clear     image.Rectangle
+		name, scenario, step, focus string
+		viewport                    image.Point
+		masked, clear               image.Rectangle
 	}{
-		{"filled", "cdp_fill: {target: password, ref: password}", "", moved, field},
-		{"typed into the focus", "type_text: password", sel, field, moved},
+		{"filled", rulesBoundPage, "cdp_fill: {target: password, ref: password}", "", image.Point{}, moved, field},
+		{"typed into the focus", rulesBoundPage, "type_text: password", sel, image.Point{}, field, moved},
+		{"filled in a headed browser's window", headed, "cdp_fill: {target: password, ref: password}", "", viewport, moved.Add(viewport), moved},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := &fakeMachine{frames: []*image.RGBA{white}, focusSel: c.focus, boxes: map[string]image.Rectangle{sel: field},
+			f := &fakeMachine{frames: []*image.RGBA{white}, focusSel: c.focus, boxes: map[string]image.Rectangle{sel: field}, viewport: c.viewport,
 				on: func(f *fakeMachine, in string) {
 					if strings.HasPrefix(in, "navigate ") {
 						return
@@ -102,7 +107,7 @@ func TestRulesSecretFieldMasked(t *testing.T) {
 					f.boxes[sel] = moved
 					f.mu.Unlock()
 				}}
-			r := loopRun(t, loopCase{scenario: rulesBoundPage + "steps:\n  - " + c.step + "\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: f,
+			r := loopRun(t, loopCase{scenario: c.scenario + "steps:\n  - " + c.step + "\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: f,
 				env: map[string]string{"APP_PASSWORD": "hunter2-page-secret"}})
 			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
 			img := readScreen(t, filepath.Join(r.dir, r.rep.Steps[1].Screen))
