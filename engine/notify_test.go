@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,9 +12,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/inbox"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 const (
@@ -171,5 +175,29 @@ func TestWebhookNoticeAnswerURL(t *testing.T) {
 		if got := (&notifier{r: c.r}).answerURL("q/1"); got != c.want {
 			t.Errorf("%s: answer URL %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestWebhookNoticeFreesItsPlace: a notice the run has heard back from is
+// no longer in flight, so the next question gets a notice even when only
+// one may be in flight at once.
+func TestWebhookNoticeFreesItsPlace(t *testing.T) {
+	t.Parallel()
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer hook.Close()
+	n := &notifier{
+		r:    &Runner{files: &scenarios.Files{Scenario: &scenarios.Scenario{Name: "rules"}}},
+		hook: &scenarios.WebhookConfig{URL: hook.URL}, client: hook.Client(), timeout: time.Second,
+		inFlight: 1, results: make(chan noticeResult, 1),
+	}
+	for _, id := range []string{"q1", "q2"} {
+		n.question(inbox.Question{ID: id, Text: "Go on?"})
+		got := n.settle(context.Background())
+		if len(got) != 1 || got[0].question != id || got[0].err != nil {
+			t.Fatalf("settled %+v, want %s told", got, id)
+		}
+	}
+	if unsent := n.takeUnsent(); unsent != 0 {
+		t.Errorf("%d questions got no notice", unsent)
 	}
 }
