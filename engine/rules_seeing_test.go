@@ -57,6 +57,7 @@ func TestRulesTextAndNameTargets(t *testing.T) {
 		{"a region outside the screen", "Yes means yes", `{text: "yes", within: {x: 700, y: 0, width: 50, height: 50}}`, true, events.StatusError,
 			"the region to read is outside the screen", image.Rectangle{}},
 		{"text read three times, near a name", "Yes means yes", `{text: "yes", near: yes_control}`, true, events.StatusOK, "", yes},
+		{"text read once, near a name not there", "Continue the test?", `{text: "Yes", near: missing_control}`, true, events.StatusOK, "", yes},
 		{"text read three times, near a point", "Yes means yes", `{text: "yes", near: corner}`, true, events.StatusOK, "", image.Rect(20, 20, 420, 100)},
 		{"name of another role", "Continue the test?", `{name: "No", role: check box}`, true, events.StatusError,
 			`among controls of role "check box"`, image.Rectangle{}},
@@ -70,7 +71,7 @@ func TestRulesTextAndNameTargets(t *testing.T) {
 			if !c.bridge {
 				f.controls = nil
 			}
-			sc := seeingScenario("  target: "+c.target+"\n  yes_control: {name: \"Yes\", role: button}\n  corner: {x: 0, y: 0}\n",
+			sc := seeingScenario("  target: "+c.target+"\n  yes_control: {name: \"Yes\", role: button}\n  missing_control: {name: \"Maybe\"}\n  corner: {x: 0, y: 0}\n",
 				"  - wait_while: question_not_shown\n  - click: target\n")
 			if !strings.Contains(c.question, "Continue") {
 				sc = strings.Replace(sc, "  - wait_while: question_not_shown\n", "", 1)
