@@ -30,7 +30,8 @@ func seeingDialog(t *testing.T, question string) *fakeMachine {
 func seeingScenario(targets, steps string) string {
 	return "name: rules seeing\napp:\n  command: [fake-app]\nclick_targets:\n" + targets +
 		"wait_conditions:\n  question_not_shown: {text_absent: \"Continue the test?\", timeout_s: 2}\n" +
-		"  question_shown: {text_visible: \"Continue the test?\", timeout_s: 1}\nsteps:\n" + steps
+		"  question_shown: {text_visible: \"Continue the test?\", timeout_s: 1}\n" +
+		"  saved_shown: {text_visible: \"Saved\", timeout_s: 1}\nsteps:\n" + steps
 }
 
 // TestRulesTextAndNameTargets resolves text and name targets on the
@@ -58,11 +59,12 @@ func TestRulesTextAndNameTargets(t *testing.T) {
 			"the region to read is outside the screen", image.Rectangle{}},
 		{"text read three times, near a name", "Yes means yes", `{text: "yes", near: yes_control}`, true, events.StatusOK, "", yes},
 		{"text read once, near a name not there", "Continue the test?", `{text: "Yes", near: missing_control}`, true, events.StatusOK, "", yes},
+		{"text read three times, near a point on its line", "Yes means yes", `{text: "yes", near: line_end}`, true, events.StatusOK, "", image.Rect(120, 50, 175, 80)},
 		{"text read three times, near a point", "Yes means yes", `{text: "yes", near: corner}`, true, events.StatusOK, "", image.Rect(20, 20, 420, 100)},
 		{"name of another role", "Continue the test?", `{name: "No", role: check box}`, true, events.StatusError,
 			`among controls of role "check box"`, image.Rectangle{}},
 		{"a name without a bridge", "Continue the test?", `{name: "No"}`, false, events.StatusError,
-			"the application's accessible controls are not known", image.Rectangle{}},
+			"the application's accessible controls are not known: ", image.Rectangle{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,7 +73,7 @@ func TestRulesTextAndNameTargets(t *testing.T) {
 			if !c.bridge {
 				f.controls = nil
 			}
-			sc := seeingScenario("  target: "+c.target+"\n  yes_control: {name: \"Yes\", role: button}\n  missing_control: {name: \"Maybe\"}\n  corner: {x: 0, y: 0}\n",
+			sc := seeingScenario("  target: "+c.target+"\n  yes_control: {name: \"Yes\", role: button}\n  missing_control: {name: \"Maybe\"}\n  corner: {x: 0, y: 0}\n  line_end: {x: 150, y: 45}\n",
 				"  - wait_while: question_not_shown\n  - click: target\n")
 			if !strings.Contains(c.question, "Continue") {
 				sc = strings.Replace(sc, "  - wait_while: question_not_shown\n", "", 1)
@@ -121,6 +123,7 @@ func TestRulesTextConditionsAndOCRJudgement(t *testing.T) {
 		status, message string
 	}{
 		{"the text is shown", "  - wait_while: question_not_shown\n", events.StatusOK, ""},
+		{"the text is not shown", "  - wait_while: saved_shown\n", events.StatusOK, ""},
 		{"the text stays shown", "  - wait_while: question_shown\n", events.StatusError, ""},
 		{"a quoted text read", "  - check_expectation: {expectation: 'the dialog asks \"Continue the test?\" and offers \"No\"'}\n", events.StatusOK,
 			`true: judged by OCR: the window shows "Continue the test?" and "No"`},
