@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -348,6 +349,21 @@ func TestRulesExpectedExit(t *testing.T) {
 			check: func(t *testing.T, r loopResult) {
 				expected(t, r, false, "exited with status 2; the scenario expects exit codes [0 4]")
 			},
+		},
+		{
+			name: "an app that exits a moment after the last step is given the default time",
+			machine: func() *fakeMachine {
+				return &fakeMachine{on: func(f *fakeMachine, in string) {
+					if in == "key ctrl+q" {
+						// The app saves its state before it exits.
+						time.AfterFunc(300*time.Millisecond, func() { f.loseWindow(); f.exitApp(0) })
+					}
+				}}
+			},
+			scenario: withExit("{}") + "steps:\n  - press_key: ctrl+q\n",
+			verdict:  events.VerdictPass, outcome: OutcomeCompleted,
+			want:  []loopStep{{"press_key", "ok", ""}},
+			check: func(t *testing.T, r loopResult) { expected(t, r, true, "the application exited with status 0") },
 		},
 		{
 			name:     "an app still running when its time is up fails",

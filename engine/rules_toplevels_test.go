@@ -141,6 +141,35 @@ func TestRulesSwitchWindow(t *testing.T) {
 			if strings.Contains(strings.Join(r.rep.Concerns, " "), "focus") {
 				t.Errorf("concerns = %q", r.rep.Concerns)
 			}
+			// Focus given without trouble is not logged as a failure.
+			for _, e := range r.events {
+				if e.Kind == events.KindLog && strings.Contains(e.Message, "focus the application window") {
+					t.Errorf("log %q", e.Message)
+				}
+			}
 		})
 	}
+}
+
+// TestRulesSwitchWindowNotFound: switch_window to a window the
+// application does not have fails, naming the match and listing the
+// application's windows (a window with that title of another process is
+// not the application's without pid: false); one cut short by the
+// deadline says it was interrupted.
+func TestRulesSwitchWindowNotFound(t *testing.T) {
+	t.Parallel()
+	t.Run("another process's window", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: toplevelsApp + "steps:\n  - switch_window: foreign\n", operator: "runner: {}\n", machine: dialogDesktop()})
+		loopWant(t, r, events.VerdictTestError, OutcomeStepError, 0, 0)
+		loopWantSteps(t, r.rep, loopStep{"switch_window", "error",
+			`(window "foreign") is open; the application's windows: "Help", "Preferences", "Main" (focused)`})
+	})
+	t.Run("cut short by the deadline", func(t *testing.T) {
+		t.Parallel()
+		r := loopRun(t, loopCase{scenario: toplevelsApp + "steps:\n  - switch_window: foreign\n", operator: "runner: {}\n", machine: dialogDesktop(),
+			env: map[string]string{"KASM_RUNTIME_DEADLINE_S": "1.5"}})
+		loopWant(t, r, events.VerdictTestError, OutcomeDeadline, 0, 0)
+		loopWantSteps(t, r.rep, loopStep{"switch_window", "error", "switch_window was interrupted"})
+	})
 }
