@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/internal/lateapp"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // lateAppDelay, in the environment of this test binary, makes
@@ -69,5 +71,21 @@ steps:
 	got := color.RGBAModel.Convert(img.At(box.X+box.W/2, box.Y+box.H/2)).(color.RGBA)
 	if got != (color.RGBA{0, 0, 0, 255}) {
 		t.Fatalf("%s shows %v at the window's centre: captured before the app drew (want black)", screen, got)
+	}
+}
+
+// TestRulesSettleOptions: the settle wait takes runner.settle_* in
+// milliseconds, and only after an input the wait for the answer to start.
+func TestRulesSettleOptions(t *testing.T) {
+	t.Parallel()
+	op := &scenarios.Operator{}
+	op.Runner.SettleIntervalMS, op.Runner.SettleCapMS, op.Runner.SettleQuietMS, op.Runner.SettleResponseMS = 30, 400, 60, 250
+	s := &runState{files: &scenarios.Files{Operator: op}}
+	ms := time.Millisecond
+	if got, want := s.settleOptions(false), (x11.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms}); got != want {
+		t.Errorf("settle options %+v, want %+v", got, want)
+	}
+	if got, want := s.settleOptions(true), (x11.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms, Response: 250 * ms}); got != want {
+		t.Errorf("settle options after input %+v, want %+v", got, want)
 	}
 }
