@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,5 +139,18 @@ func TestZeroGatesTakeBounds(t *testing.T) {
 	defer cancel()
 	if _, err := g.Acquire(ctx, "model", Waiter{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a second request in a group bounded to one got %v, want it to wait until its context ended", err)
+	}
+}
+
+// New bounds every group it is given, and refuses the bounds when one of
+// them is not positive.
+func TestNewBoundsEachGroup(t *testing.T) {
+	t.Parallel()
+	g := must(New(map[string]int{"model": 2, "ocr": 1, "vision": 3}))
+	if g.Limit("model") != 2 || g.Limit("ocr") != 1 || g.Limit("vision") != 3 {
+		t.Errorf("limits = %d, %d, %d, want 2, 1, 3", g.Limit("model"), g.Limit("ocr"), g.Limit("vision"))
+	}
+	if _, err := New(map[string]int{"model": 2, "ocr": 0}); err == nil || !strings.Contains(err.Error(), "ocr") {
+		t.Errorf("New with ocr bounded to 0: %v, want an error naming ocr", err)
 	}
 }
