@@ -74,3 +74,22 @@ func TestOutputScannerKnowsWhereLinesWereCut(t *testing.T) {
 		t.Errorf("fatal evidence %q", got)
 	}
 }
+
+// TestOutputScannerBlankLines: a blank line is a line of its own, so the
+// line after it is matched alone, as an anchored pattern needs, and its
+// evidence is that one line.
+func TestOutputScannerBlankLines(t *testing.T) {
+	t.Parallel()
+	rep, err := report.Create(filepath.Join(t.TempDir(), "report"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	s := &runState{r: &Runner{redact: redact.New(), fatal: []*regexp.Regexp{regexp.MustCompile(`^Fatal error`)}}, rep: rep}
+	if _, err := s.outputScanner().Write([]byte("starting\n\nFatal error: out of memory\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.fatalLine; !strings.Contains(got, "Fatal error: out of memory") || strings.Contains(got, "\n") {
+		t.Errorf("fatal evidence %q, want the one line", got)
+	}
+}
