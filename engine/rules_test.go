@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -864,7 +865,8 @@ func TestRulesWait(t *testing.T) {
 
 // TestRulesInterrupted checks a step the operator's abort cuts short: an
 // action that completed anyway is not reported as done, and a wait keeps
-// its own account of the interruption.
+// its own account of the interruption; Ctrl-C ends the run as interrupted,
+// not as an abort or the deadline.
 func TestRulesInterrupted(t *testing.T) {
 	t.Parallel()
 	t.Run("an action finished after the abort", func(t *testing.T) {
@@ -894,6 +896,21 @@ func TestRulesInterrupted(t *testing.T) {
 			}})
 		loopWant(t, r, events.VerdictTestError, OutcomeAborted, 1, 0)
 		loopWantSteps(t, r.rep, loopStep{"wait", "error", "wait interrupted: context canceled"})
+	})
+	t.Run("Ctrl-C mid-step", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r := loopRun(t, loopCase{ctx: ctx, scenario: rulesApp + "steps:\n  - observe_screen: {}\n  - wait: 20\n", operator: "runner: {}\n", machine: &fakeMachine{},
+			sink: func(_ *Runner, e events.Event) {
+				if e.Kind == events.KindStepStarted && e.Tool == "wait" {
+					cancel()
+				}
+			}})
+		loopWant(t, r, events.VerdictTestError, OutcomeInterrupted, 0, 0)
+		if len(r.rep.Reasons) == 0 || !strings.HasPrefix(r.rep.Reasons[0], "the run was interrupted (") {
+			t.Errorf("reasons = %q, want the interruption first", r.rep.Reasons)
+		}
 	})
 }
 
