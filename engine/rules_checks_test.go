@@ -370,7 +370,13 @@ func TestRulesExpectedExit(t *testing.T) {
 			scenario: withExit("{within_s: 0.2}") + "steps:\n  - press_key: a\n",
 			verdict:  events.VerdictAppFailed, outcome: OutcomeCompleted,
 			want:  []loopStep{{"press_key", "ok", ""}},
-			check: func(t *testing.T, r loopResult) { expected(t, r, false, "still running 0.2s after the last step") },
+			check: func(t *testing.T, r loopResult) {
+				expected(t, r, false, "still running 0.2s after the last step")
+				// Its window is still there: nothing to say of it.
+				if c := r.rep.Checks; c.WindowPresent == nil || !*c.WindowPresent || c.Evidence["window_present"] != "" {
+					t.Errorf("checks = %+v, want window_present passed without evidence", c)
+				}
+			},
 		},
 	})
 }
