@@ -3,10 +3,11 @@
 package redact
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -59,7 +60,7 @@ func New(secrets ...string) *Redactor {
 	}
 	// Longest first: at a position the first form that matches wins, so a
 	// secret that contains another is masked whole, in one pass.
-	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	slices.SortStableFunc(forms, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	return &Redactor{forms: forms}
 }
 

@@ -19,6 +19,8 @@ func TestRedact(t *testing.T) {
 		{"path/" + url.PathEscape("p@ss word/&"), "path/" + Mask},
 		{"auth " + base64.StdEncoding.EncodeToString([]byte("hunter2")), "auth " + Mask},
 		{`{"v":"p@ss word/&"}`, `{"v":"` + Mask + `"}`},
+		// encoding/json escapes & (and < and >), which %q does not.
+		{`{"v":"p@ss word/\u0026"}`, `{"v":"` + Mask + `"}`},
 		{"nothing secret", "nothing secret"},
 		{fmt.Sprintf("quoted %q", "tab\there"), "quoted \"" + Mask + "\""},
 	}
@@ -87,5 +89,35 @@ func TestRedactMatchesReplacerSemantics(t *testing.T) {
 		if got, exp := r.String(text.String()), want.Replace(text.String()); got != exp {
 			t.Fatalf("round %d, secrets %q, text %q:\ngot  %q\nwant %q", round, secrets, text.String(), got, exp)
 		}
+	}
+}
+
+// TestLongest: the longest form a secret is matched in, which a stream
+// holds back at a cut; none without secrets.
+func TestLongest(t *testing.T) {
+	t.Parallel()
+	const s = "hunter2-extended"
+	if got, want := New(s).Longest(), max(len(base64.StdEncoding.EncodeToString([]byte(s))), len(Mask)); got != want {
+		t.Errorf("Longest = %d, want %d (the base64 form)", got, want)
+	}
+	var none *Redactor
+	if none.Longest() != 0 || New().Longest() != 0 || New("").Longest() != 0 {
+		t.Error("a redactor without secrets has a longest form")
+	}
+}
+
+// TestRedactUpToCutsBeforeAMatchPastTheLimit: a match that runs past the
+// limit moves the cut to its start, and text before it with no match is
+// handed back as it is (nil), not copied.
+func TestRedactUpToCutsBeforeAMatchPastTheLimit(t *testing.T) {
+	t.Parallel()
+	forms := New("hunter2").forms
+	out, cut := redactUpTo(forms, "pw: hunter2", 7)
+	if out != nil || cut != 4 {
+		t.Errorf("redactUpTo = %q, %d; want nil and the cut at the match, 4", out, cut)
+	}
+	out, cut = redactUpTo(forms, "hunter2 and hunter2", 15)
+	if string(out) != Mask+" and " || cut != 12 {
+		t.Errorf("redactUpTo = %q, %d; want the first masked and the cut at the second, 12", out, cut)
 	}
 }
