@@ -4,10 +4,10 @@
 package memory
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/kasmrt/kasmrt/engine/model"
@@ -167,7 +167,7 @@ func (m *Memory) inventory() string {
 		fmt.Fprintf(&b, "- %s: dropped from context\n", strings.Join(dropped, ", "))
 	}
 	shown := slices.Clone(m.images)
-	sort.SliceStable(shown, func(i, j int) bool { return shown[i].used < shown[j].used })
+	slices.SortStableFunc(shown, func(a, b Image) int { return cmp.Compare(a.used, b.used) })
 	for _, img := range shown {
 		if visible[img.Handle] {
 			fmt.Fprintf(&b, "- %s: %s (in context)\n", img.Handle, img.Description)
@@ -192,7 +192,7 @@ func (m *Memory) visible() map[string]bool {
 			screens = append(screens, img)
 		}
 	}
-	sort.Slice(screens, func(i, j int) bool { return screens[i].used > screens[j].used })
+	slices.SortFunc(screens, func(a, b Image) int { return cmp.Compare(b.used, a.used) })
 	for i := 0; i < len(screens) && i < m.keep; i++ {
 		out[screens[i].Handle] = true
 	}
@@ -285,6 +285,8 @@ func collapseTurns(history []model.Message) []model.Message {
 	}
 	first, cut := starts[0], starts[len(starts)-KeepTurns]
 	var lines []string
+	// history[first] is an assistant message, which adds a line, so a
+	// tool result always has a call's line to go on.
 	for _, msg := range history[first:cut] {
 		switch {
 		case msg.Role == model.RoleAssistant && len(msg.ToolCalls) == 0:
@@ -293,7 +295,7 @@ func collapseTurns(history []model.Message) []model.Message {
 			for _, c := range msg.ToolCalls {
 				lines = append(lines, fmt.Sprintf("- you called %s %s", c.Name, clip(c.Arguments, 80)))
 			}
-		case msg.Role == model.RoleTool && len(lines) > 0:
+		case msg.Role == model.RoleTool:
 			lines[len(lines)-1] += " → " + clip(firstLine(msg.Text), 100)
 		case msg.Role == model.RoleUser && !isUpdate(msg):
 			lines = append(lines, "- "+clip(firstLine(msg.Text), 100))
@@ -310,10 +312,7 @@ func collapseTurns(history []model.Message) []model.Message {
 		fmt.Fprintf(&b, " (the oldest %d lines are left out)", omitted)
 	}
 	b.WriteString(":\n" + strings.Join(lines, "\n"))
-	out := make([]model.Message, 0, first+1+len(history)-cut)
-	out = append(out, history[:first]...)
-	out = append(out, model.Message{Role: model.RoleUser, Text: b.String()})
-	return append(out, history[cut:]...)
+	return slices.Concat(history[:first], []model.Message{{Role: model.RoleUser, Text: b.String()}}, history[cut:])
 }
 
 func firstLine(s string) string {

@@ -234,3 +234,86 @@ func TestForgetKeepsOnlyContextBytes(t *testing.T) {
 		}
 	}
 }
+
+// screens registers n distinct screens and returns their handles.
+func screens(m *Memory, n int) []string {
+	var hs []string
+	for i := range n {
+		hs = append(hs, m.AddScreen(sha256.Sum256(fmt.Appendf(nil, "screen-%d", i)), fmt.Sprintf("screen %d", i+1)))
+	}
+	return hs
+}
+
+// TestInventoryLines: an update says there is no image yet only when
+// there is none, names what was dropped only when something was, keeps
+// three screens by default, and names a dropped range that reaches the
+// last registered screen (one seen again makes older ones the newest).
+func TestInventoryLines(t *testing.T) {
+	t.Parallel()
+	if upd := New("", 0).EnvironmentUpdate(); !strings.Contains(upd, "- (none yet)\n") {
+		t.Errorf("an empty memory's update:\n%s", upd)
+	}
+	m := New("", 0)
+	screens(m, 3)
+	if upd := m.EnvironmentUpdate(); strings.Contains(upd, "(none yet)") || strings.Contains(upd, "dropped from context") || strings.Count(upd, "(in context)") != 3 {
+		t.Errorf("three screens, all kept by default:\n%s", upd)
+	}
+	m = New("", 3)
+	hs := screens(m, 4)
+	for _, i := range []int{0, 1, 2} {
+		m.AddScreen(sha256.Sum256(fmt.Appendf(nil, "screen-%d", i)), "again")
+	}
+	if upd := m.EnvironmentUpdate(); !strings.Contains(upd, "- "+hs[3]+": dropped from context\n") {
+		t.Errorf("the last registered screen, dropped, is not named:\n%s", upd)
+	}
+}
+
+// TestContextMarksOnlyWhatItDrops: a message whose images are all still
+// in context is sent as it is, with no note of dropped or repeated
+// images.
+func TestContextMarksOnlyWhatItDrops(t *testing.T) {
+	t.Parallel()
+	m := New("", 3)
+	h := screens(m, 1)[0]
+	msg := model.Message{Role: model.RoleTool, CallID: "1", Text: "observed", Images: []model.Image{{Handle: h, PNG: []byte("png")}}}
+	out := m.Context([]model.Message{msg})
+	if len(out) != 1 || out[0].Text != "observed" || len(out[0].Images) != 1 {
+		t.Errorf("context %+v, want the message as it was", out)
+	}
+}
+
+// TestCollapseTurnsBounds: exactly KeepTurns turns are sent as they are;
+// a summary of fewer than summaryLines lines leaves none out and says
+// nothing of leaving out.
+func TestCollapseTurnsBounds(t *testing.T) {
+	t.Parallel()
+	turns := func(n int) []model.Message {
+		var h []model.Message
+		for i := range n {
+			id := fmt.Sprint(i)
+			h = append(h, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, Name: "wait", Arguments: `{"seconds": 1}`}}},
+				model.Message{Role: model.RoleTool, CallID: id, Text: "waited"})
+		}
+		return h
+	}
+	if got := collapseTurns(turns(KeepTurns)); len(got) != 2*KeepTurns {
+		t.Errorf("%d turns became %d messages, want them as they are", KeepTurns, len(got))
+	}
+	got := collapseTurns(turns(KeepTurns + 2))
+	if len(got) != 1+2*KeepTurns || !strings.HasPrefix(got[0].Text, "The 2 earlier turns are summarised to keep this request bounded:\n") ||
+		strings.Contains(got[0].Text, "left out") {
+		t.Errorf("collapsed to %d messages, first %q", len(got), got[0].Text)
+	}
+}
+
+// TestClip: a text as long as the bound is kept whole; a longer one is cut
+// on a character and marked.
+func TestClip(t *testing.T) {
+	t.Parallel()
+	if got := clip("abcd", 4); got != "abcd" {
+		t.Errorf("clip at its length = %q", got)
+	}
+	if got := clip("abcé", 4); got != "abc…" {
+		t.Errorf("clip through a character = %q", got)
+	}
+}

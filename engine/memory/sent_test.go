@@ -24,6 +24,8 @@ func TestLatestUpdateAndSinceReply(t *testing.T) {
 		{"first turn", []model.Message{goal}, "", []string{goal.Text}},
 		{"after a call", []model.Message{goal, older, call, result, newer}, newer.Text, []string{result.Text}},
 		{"a note, no new update", []model.Message{goal, older, call, result, note}, older.Text, []string{result.Text, note.Text}},
+		{"a reply first", []model.Message{call, result}, "", []string{result.Text}},
+		{"an update alone", []model.Message{newer}, newer.Text, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
