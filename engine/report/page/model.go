@@ -8,6 +8,7 @@ package page
 import (
 	"encoding/json"
 	"fmt"
+	"image"
 	"regexp"
 	"sort"
 	"strings"
@@ -209,7 +210,7 @@ func (b *builder) shot(path string, mark *events.Point) *shot {
 	}
 	size := b.sizes[path]
 	s := &shot{Src: path, W: size[0], H: size[1]}
-	if mark != nil && s.W > 0 && s.H > 0 && mark.X >= 0 && mark.Y >= 0 && mark.X < s.W && mark.Y < s.H {
+	if mark != nil && image.Pt(mark.X, mark.Y).In(image.Rect(0, 0, s.W, s.H)) {
 		p := *mark
 		s.Mark = &p
 	}
@@ -220,7 +221,10 @@ func (b *builder) shot(path string, mark *events.Point) *shot {
 // when the crop lies on the screen.
 func (b *builder) cropShot(path string, mark *events.Point, crop *events.Rect) *shot {
 	s := b.shot(path, mark)
-	if s != nil && crop != nil && crop.W > 0 && crop.H > 0 && crop.X >= 0 && crop.Y >= 0 && crop.X+crop.W <= s.W && crop.Y+crop.H <= s.H {
+	// An empty rectangle is in any other, so the crop's size is checked
+	// first.
+	if s != nil && crop != nil && crop.W > 0 && crop.H > 0 &&
+		image.Rect(crop.X, crop.Y, crop.X+crop.W, crop.Y+crop.H).In(image.Rect(0, 0, s.W, s.H)) {
 		c := *crop
 		s.Crop = &c
 	}

@@ -1,0 +1,88 @@
+package page
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
+)
+
+// TestNeedsCleaning: the characters that would act on the text around
+// them, rather than show, are found at the edges of each range; tabs,
+// newlines, spaces and ordinary letters are not.
+func TestNeedsCleaning(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"plain\ttext\n", false}, {" ", false}, {"é", false}, {"\u00a0", false},
+		{"\x1f", true}, {"\x7f", true}, {"\u0080", true}, {"\u009f", true}, {"\ufffd", true},
+		{"\u061c", true}, {"\u200e", true}, {"\u200f", true},
+		{"\u202a", true}, {"\u202e", true}, {"\u2029", false}, {"\u202f", false},
+		{"\u2066", true}, {"\u2069", true}, {"\u2065", false}, {"\u206a", false},
+	} {
+		if got := needsCleaning(c.s); got != c.want {
+			t.Errorf("needsCleaning(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
+
+// TestShotMarksOnlyOnTheScreen: a click mark or a crop is drawn only
+// when it lies on the screen, its edges included.
+func TestShotMarksOnlyOnTheScreen(t *testing.T) {
+	t.Parallel()
+	b := &builder{sizes: map[string][2]int{"screens/0001.png": {100, 50}}}
+	for _, c := range []struct {
+		x, y int
+		want bool
+	}{{0, 0, true}, {99, 49, true}, {100, 0, false}, {0, 50, false}, {-1, 0, false}, {0, -1, false}} {
+		if s := b.shot("screens/0001.png", &events.Point{X: c.x, Y: c.y}); (s.Mark != nil) != c.want {
+			t.Errorf("mark at %d,%d drawn = %v, want %v", c.x, c.y, s.Mark != nil, c.want)
+		}
+	}
+	if s := b.shot("screens/0002.png", &events.Point{}); s.Mark != nil {
+		t.Error("a mark on a screen of unknown size")
+	}
+	for _, c := range []struct {
+		crop events.Rect
+		want bool
+	}{
+		{events.Rect{X: 0, Y: 0, W: 100, H: 50}, true}, {events.Rect{X: 60, Y: 30, W: 40, H: 20}, true},
+		{events.Rect{X: 61, Y: 30, W: 40, H: 20}, false}, {events.Rect{X: 60, Y: 31, W: 40, H: 20}, false},
+		{events.Rect{X: -1, Y: 0, W: 10, H: 10}, false}, {events.Rect{X: 0, Y: -1, W: 10, H: 10}, false},
+		{events.Rect{X: 10, Y: 10, W: 0, H: 10}, false}, {events.Rect{X: 10, Y: 10, W: 10, H: 0}, false},
+	} {
+		if s := b.cropShot("screens/0001.png", nil, &c.crop); (s.Crop != nil) != c.want {
+			t.Errorf("crop %+v drawn = %v, want %v", c.crop, s.Crop != nil, c.want)
+		}
+	}
+}
+
+// TestFormatDuration: milliseconds under a second, tenths of seconds
+// under a minute, whole seconds after.
+func TestFormatDuration(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{{999 * time.Millisecond, "999ms"}, {time.Second, "1.0s"}, {59900 * time.Millisecond, "59.9s"}, {time.Minute, "1m0s"}} {
+		if got := formatDuration(c.d); got != c.want {
+			t.Errorf("formatDuration(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+// TestBudgetAtTheStart: a bound used nothing at the run's start, without
+// a limit, is drawn at the origin's baseline and said unbounded, not
+// divided by zero.
+func TestBudgetAtTheStart(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	evs := []events.Event{{Kind: events.KindBudget, T: start, Budgets: []events.Budget{{Name: "iterations", Used: 0, Limit: 0, Unit: "turns"}}}}
+	got := (&builder{redact: func(s string) string { return s }}).budgets(evs, report.Timing{Started: start})
+	if len(got) != 1 || got[0].Points != "0.0,20.0" || got[0].Limit != "unbounded" {
+		t.Errorf("budgets %+v, want one at 0.0,20.0, unbounded", got)
+	}
+}
