@@ -73,3 +73,31 @@ func TestAppLogKeepsHeadAndTail(t *testing.T) {
 		})
 	}
 }
+
+// TestAppLogOneLongWrite: one write longer than the whole cap keeps its
+// first and last parts around the cut, and the writer says it took every
+// byte, as the application's output pump needs.
+func TestAppLogOneLongWrite(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "r")
+	w, err := Create(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.LimitAppLog(100)
+	out := strings.Repeat("a", 60) + strings.Repeat("b", 100) + strings.Repeat("c", 50)
+	if n, err := w.AppLog().Write([]byte(out)); n != len(out) || err != nil {
+		t.Fatalf("write = %d, %v; want %d", n, err, len(out))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "app.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, tail, found := strings.Cut(string(b), "\n[kasmrt: app.log cut here: ")
+	if !found || head != strings.Repeat("a", 50) || tail != "110 bytes left out; the last 50 bytes follow]\n"+strings.Repeat("c", 50) {
+		t.Errorf("app.log = %q, want 50 a, the cut, and the 50 c", b)
+	}
+}

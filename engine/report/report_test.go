@@ -135,3 +135,14 @@ func TestWriterRedactsAndWritesAtomically(t *testing.T) {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
 }
+
+// TestStepStartWithoutItsStartEvent: a step whose step.started is missing
+// (a damaged stream) starts its duration before its end.
+func TestStepStartWithoutItsStartEvent(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := Fold([]events.Event{{Kind: events.KindStepEnded, T: end, Step: 1, Tool: "wait", Status: events.StatusOK, DurationMS: 1500}})
+	if len(r.Steps) != 1 || !r.Steps[0].Started.Equal(end.Add(-1500*time.Millisecond)) {
+		t.Errorf("steps %+v, want one started 1.5 s before %v", r.Steps, end)
+	}
+}

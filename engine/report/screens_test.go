@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -90,5 +91,40 @@ func TestFrameEncodesOnce(t *testing.T) {
 	b, _ := f.PNG()
 	if &a[0] != &b[0] {
 		t.Error("the frame was encoded twice")
+	}
+}
+
+// TestScreensNumberedAndFailuresKept: screens are numbered from 0001 in
+// the order they are saved, and a screen that cannot be written is the
+// report's error at Close.
+func TestScreensNumberedAndFailuresKept(t *testing.T) {
+	t.Parallel()
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	dir := filepath.Join(t.TempDir(), "r")
+	w, err := Create(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := w.SaveFrame(w.NewFrame(img)), w.SaveFrame(w.NewFrame(img)); a != "screens/0001.png" || b != "screens/0002.png" {
+		t.Errorf("screens %s and %s, want 0001 and 0002", a, b)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(t.TempDir(), "r")
+	w, err = Create(broken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The screens directory becomes a file: no screen can be written.
+	if err := os.RemoveAll(filepath.Join(broken, "screens")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "screens"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.SaveFrame(w.NewFrame(img))
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "screens/0001.png") {
+		t.Errorf("close = %v, want the unwritten screen's error", err)
 	}
 }

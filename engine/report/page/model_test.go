@@ -1,6 +1,10 @@
 package page
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +88,33 @@ func TestBudgetAtTheStart(t *testing.T) {
 	got := (&builder{redact: func(s string) string { return s }}).budgets(evs, report.Timing{Started: start})
 	if len(got) != 1 || got[0].Points != "0.0,20.0" || got[0].Limit != "unbounded" {
 		t.Errorf("budgets %+v, want one at 0.0,20.0, unbounded", got)
+	}
+}
+
+// TestAppLogTail: a long app.log is shown from the first whole line of its
+// last appLogTailBytes, and the note says how much of it that is; a short
+// one whole; an empty one says the application wrote nothing.
+func TestAppLogTail(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	long := strings.Repeat("an early line\n", 2000) + "the last line\n"
+	tail, note, err := appLogTail(write("long.log", long))
+	if err != nil || !strings.HasSuffix(tail, "the last line\n") || !strings.HasPrefix(tail, "an early line\n") ||
+		len(tail) > appLogTailBytes || strings.ContainsRune(tail, 0) ||
+		note != fmt.Sprintf("The last %d of %d bytes; app.log has all of it.", len(tail), len(long)) {
+		t.Errorf("tail of %d bytes, note %q, %v", len(tail), note, err)
+	}
+	if tail, note, err := appLogTail(write("short.log", "one line\n")); err != nil || tail != "one line\n" || note != "" {
+		t.Errorf("short log: %q, %q, %v", tail, note, err)
+	}
+	if _, note, _ := appLogTail(write("empty.log", "")); note != "The application wrote nothing." {
+		t.Errorf("empty log's note %q", note)
 	}
 }
