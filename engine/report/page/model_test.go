@@ -118,3 +118,38 @@ func TestAppLogTail(t *testing.T) {
 		t.Errorf("empty log's note %q", note)
 	}
 }
+
+// TestBuildView: the page's view of a run marks a step's click where the
+// step ended (not where grounding first looked), knows the final
+// capture's size, names a console message's place without an unknown
+// line, and shows a failed fatal-pattern check as failed.
+func TestBuildView(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	evs := []events.Event{
+		{Kind: events.KindRunStarted, T: at(0), Data: events.RunStarted{Scenario: "s", Mode: "goal"}},
+		{Kind: events.KindScreen, T: at(10), Screen: "screens/0001.png", Data: events.ScreenCaptured{Width: 100, Height: 50}},
+		{Kind: events.KindStepStarted, T: at(20), Step: 1, Tool: "click_grounded"},
+		{Kind: events.KindGrounding, T: at(30), Step: 1, Point: &events.Point{X: 70, Y: 40}},
+		{Kind: events.KindStepEnded, T: at(40), Step: 1, Tool: "click_grounded", Status: events.StatusOK, Screen: "screens/0001.png", Point: &events.Point{X: 20, Y: 10}},
+		{Kind: events.KindConsole, T: at(50), Data: events.ConsoleMessage{Level: "log", Text: "hi", URL: "http://app.test/app.js"}},
+		{Kind: events.KindCheck, T: at(60), Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "Segmentation fault"}},
+		{Kind: events.KindFinal, T: at(70), Screen: "screens/0002.png", Data: events.FinalCapture{Width: 100, Height: 50, Ending: "completed"}},
+	}
+	v := build(evs, "", "", "", nil)
+	if len(v.Steps) != 1 || v.Steps[0].Screen == nil || v.Steps[0].Screen.Mark == nil || *v.Steps[0].Screen.Mark != (events.Point{X: 20, Y: 10}) {
+		t.Errorf("steps %+v, want the click marked at 20,10", v.Steps)
+	}
+	if v.Final == nil || v.Final.Screen == nil || v.Final.Screen.W != 100 || v.Final.Screen.H != 50 {
+		t.Errorf("final %+v, want its 100x50 capture", v.Final)
+	}
+	if v.Console == nil || len(v.Console.Entries) != 1 || v.Console.Entries[0].Where != "http://app.test/app.js" {
+		t.Errorf("console %+v, want the message's URL without a line", v.Console)
+	}
+	for _, c := range v.Checks {
+		if c.Name == "fatal_pattern" && c.State != "failed" {
+			t.Errorf("fatal_pattern %+v, want failed", c)
+		}
+	}
+}
