@@ -171,6 +171,14 @@ func TestMapPoint(t *testing.T) {
 		{vision.Scale{Screen: image.Pt(800, 600), Sent: image.Pt(800, 608)}, model.Relative1000, 1000.5, 10, image.Point{}, true},
 		{vision.Scale{Screen: image.Pt(800, 600), Sent: image.Pt(800, 608)}, model.Relative1000, 10, -0.1, image.Point{}, true},
 		{vision.Scale{Screen: image.Pt(800, 600), Sent: image.Pt(800, 600)}, model.Coordinates("polar"), 1, 1, image.Point{}, true},
+		// The edges: the last row is outside, 0 inside; an empty image
+		// in either dimension maps nothing.
+		{vision.Scale{Screen: image.Pt(800, 600), Sent: image.Pt(800, 600)}, model.Absolute, 10, 600, image.Point{}, true},
+		{vision.Scale{Screen: image.Pt(800, 600), Sent: image.Pt(800, 600)}, model.Relative1000, 1000, 0, image.Pt(799, 0), false},
+		{vision.Scale{Screen: image.Pt(0, 600), Sent: image.Pt(800, 600)}, model.Relative1000, 1, 1, image.Point{}, true},
+		{vision.Scale{Screen: image.Pt(800, 0), Sent: image.Pt(800, 600)}, model.Relative1000, 1, 1, image.Point{}, true},
+		{vision.Scale{Screen: image.Pt(800, 600), Sent: image.Pt(0, 600)}, model.Relative1000, 1, 1, image.Point{}, true},
+		{vision.Scale{Screen: image.Pt(800, 600), Sent: image.Pt(800, 0)}, model.Relative1000, 1, 1, image.Point{}, true},
 	}
 	for _, tt := range tests {
 		got, err := vision.MapPoint(tt.scale, tt.conv, tt.x, tt.y)
