@@ -19,7 +19,8 @@ func (s ImageSize) Fit(w, h int) (int, int) {
 	if fh > fw {
 		long, short = fh, fw
 	}
-	if s.MaxLongEdge > 0 && long*scale > float64(s.MaxLongEdge) {
+	// The long edge is bounded first, at the image's own size.
+	if s.MaxLongEdge > 0 && long > float64(s.MaxLongEdge) {
 		scale = float64(s.MaxLongEdge) / long
 	}
 	if s.MaxShortEdge > 0 && short*scale > float64(s.MaxShortEdge) {

@@ -178,6 +178,33 @@ func TestImageSizeFit(t *testing.T) {
 	}
 }
 
+// TestImageSizeFitBounds: each bound on its own and after another: the
+// short edge and the pixel count are checked at the size the long edge
+// left, a side rounded to the patch multiple starts from that size too,
+// and a side of no pixels is given back as it is.
+func TestImageSizeFitBounds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		s            model.ImageSize
+		w, h         int
+		wantW, wantH int
+	}{
+		{"long edge, short edge fine after", model.ImageSize{MaxLongEdge: 1000, MaxShortEdge: 700, MaxPixels: 1_000_000}, 2000, 1000, 1000, 500},
+		{"long edge, then pixels", model.ImageSize{MaxLongEdge: 1000, MaxPixels: 200_000}, 2000, 1000, 632, 316},
+		{"pixels alone", model.ImageSize{MaxPixels: 1_000_000}, 2000, 2000, 1000, 1000},
+		{"short edge", model.ImageSize{MaxShortEdge: 500}, 1000, 2000, 500, 1000},
+		{"long edge, then the multiple", model.ImageSize{MaxLongEdge: 1000, Multiple: 28}, 2000, 1000, 1008, 504},
+		{"no width", model.ImageSize{Multiple: 28}, 0, 100, 0, 100},
+		{"no height", model.ImageSize{Multiple: 28}, 100, 0, 100, 0},
+	}
+	for _, tt := range tests {
+		if w, h := tt.s.Fit(tt.w, tt.h); w != tt.wantW || h != tt.wantH {
+			t.Errorf("%s: Fit(%d, %d) = %d×%d, want %d×%d", tt.name, tt.w, tt.h, w, h, tt.wantW, tt.wantH)
+		}
+	}
+}
+
 func TestResolveEndpoint(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
