@@ -1,0 +1,84 @@
+package model
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestSpliceImages: a body marshalled with placeholders comes out with
+// each image's data URL where the placeholder was, an image used twice in
+// both places, the same bytes a body marshalled with the data URLs
+// themselves has.
+func TestSpliceImages(t *testing.T) {
+	t.Parallel()
+	one, two := []byte("first png"), []byte("second png")
+	b := newImageURLs().begin()
+	body := map[string]any{"a": b.url(one), "b": b.url(two), "c": []any{"text", b.url(one)}}
+	got, err := marshalBody(body, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(map[string]any{"a": dataURL(one), "b": dataURL(two), "c": []any{"text", dataURL(one)}})
+	if string(got) != string(want) {
+		t.Errorf("spliced body\n %s\nwant\n %s", got, want)
+	}
+}
+
+// TestChatBodyShape: a user message with images carries its text before
+// them, each image after its handle; an assistant turn of calls alone has
+// no content; a tool result without images adds no message of images;
+// an empty assistant turn has empty text; a request without tools sends
+// no tools field.
+func TestChatBodyShape(t *testing.T) {
+	t.Parallel()
+	req := Request{Messages: []Message{
+		{Role: RoleUser, Text: "Goal: look.", Images: []Image{{Handle: "input_image_1", PNG: []byte("png")}}},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "observe_screen", Arguments: "{}"}}},
+		{Role: RoleTool, CallID: "c1", Text: "observed"},
+		{Role: RoleAssistant},
+	}}
+	raw, err := chatBody("m", GenerationOptions{}, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := fields["tools"]; len(body.Messages) != 4 || found {
+		t.Fatalf("body %s: want four messages and no tools", raw)
+	}
+	if c, found := body.Messages[3]["content"]; !found || c != "" {
+		t.Errorf("an empty assistant turn's content %v (present %v), want empty text", c, found)
+	}
+	parts, _ := body.Messages[0]["content"].([]any)
+	first, _ := parts[0].(map[string]any)
+	label, _ := parts[1].(map[string]any)
+	if len(parts) != 3 || first["text"] != "Goal: look." || label["text"] != "input_image_1:" {
+		t.Errorf("user content %v, want the text, the handle, the image", parts)
+	}
+	if c, found := body.Messages[1]["content"]; !found || c != nil {
+		t.Errorf("assistant content %v (present %v), want null", c, found)
+	}
+}
+
+// TestErrorTexts: an API error says its body only when there is one, and
+// a long text is cut only past its bound.
+func TestErrorTexts(t *testing.T) {
+	t.Parallel()
+	if got := (&APIError{Status: 503}).Error(); got != "model endpoint replied HTTP 503" {
+		t.Errorf("APIError without a body: %q", got)
+	}
+	if got := (&APIError{Status: 503, Body: "busy"}).Error(); got != "model endpoint replied HTTP 503: busy" {
+		t.Errorf("APIError with a body: %q", got)
+	}
+	if got := truncate("abcd", 4); got != "abcd" {
+		t.Errorf("truncate at its length: %q", got)
+	}
+}
