@@ -259,3 +259,58 @@ func TestNewRejectsCredentialURL(t *testing.T) {
 		t.Errorf("New err = %v, want a rejection that does not repeat the password", err)
 	}
 }
+
+// TestValidateOptionsEdges: each option's range includes its edges and
+// refuses just past them.
+func TestValidateOptionsEdges(t *testing.T) {
+	t.Parallel()
+	p := model.Profile{Name: "every option", Options: []string{model.OptMaxTokens, model.OptTemperature, model.OptTopP, model.OptTopK,
+		model.OptRepetitionPenalty, model.OptPresencePenalty, model.OptReasoningEffort}}
+	i := func(v int) *int { return &v }
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		name string
+		opts model.GenerationOptions
+		ok   bool
+	}{
+		{"max_tokens 1", model.GenerationOptions{MaxTokens: i(1)}, true},
+		{"max_tokens 0", model.GenerationOptions{MaxTokens: i(0)}, false},
+		{"temperature 0", model.GenerationOptions{Temperature: f(0)}, true},
+		{"temperature 2", model.GenerationOptions{Temperature: f(2)}, true},
+		{"temperature below 0", model.GenerationOptions{Temperature: f(-0.01)}, false},
+		{"temperature above 2", model.GenerationOptions{Temperature: f(2.01)}, false},
+		{"top_p 1", model.GenerationOptions{TopP: f(1)}, true},
+		{"top_p 0", model.GenerationOptions{TopP: f(0)}, false},
+		{"top_p above 1", model.GenerationOptions{TopP: f(1.01)}, false},
+		{"top_k 1", model.GenerationOptions{TopK: i(1)}, true},
+		{"top_k 0", model.GenerationOptions{TopK: i(0)}, false},
+		{"repetition_penalty 0", model.GenerationOptions{RepetitionPenalty: f(0)}, false},
+		{"repetition_penalty 0.01", model.GenerationOptions{RepetitionPenalty: f(0.01)}, true},
+		{"presence_penalty -2", model.GenerationOptions{PresencePenalty: f(-2)}, true},
+		{"presence_penalty 2", model.GenerationOptions{PresencePenalty: f(2)}, true},
+		{"presence_penalty below -2", model.GenerationOptions{PresencePenalty: f(-2.01)}, false},
+		{"presence_penalty above 2", model.GenerationOptions{PresencePenalty: f(2.01)}, false},
+	} {
+		if err := model.ValidateOptions(p, c.opts); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}
+
+// TestQwenSmallestImage: a tiny screen is enlarged to the profile's
+// smallest image, its patch multiple kept.
+func TestQwenSmallestImage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		profile      string
+		wantW, wantH int
+	}{{"qwen2.5-vl-7b-instruct", 56, 56}, {"qwen3-vl-8b-instruct", 256, 256}, {"qwen3-vl-32b-instruct", 256, 256}} {
+		p, err := model.LookupProfile(c.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, h := p.Image.Fit(20, 20); w != c.wantW || h != c.wantH {
+			t.Errorf("%s: Fit(20, 20) = %d×%d, want %d×%d", c.profile, w, h, c.wantW, c.wantH)
+		}
+	}
+}
