@@ -82,3 +82,34 @@ func TestErrorTexts(t *testing.T) {
 		t.Errorf("truncate at its length: %q", got)
 	}
 }
+
+// TestResponsesBodyShape: a tool result without images is sent as its
+// text, and a request without tools sends no tools field.
+func TestResponsesBodyShape(t *testing.T) {
+	t.Parallel()
+	req := Request{Messages: []Message{
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "observe_screen", Arguments: "{}"}}},
+		{Role: RoleTool, CallID: "c1", Text: "observed"},
+	}}
+	raw, err := responsesBody("m", GenerationOptions{}, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := fields["tools"]; found {
+		t.Errorf("body %s: want no tools", raw)
+	}
+	input, _ := fields["input"].([]any)
+	var output any
+	for _, item := range input {
+		if m, _ := item.(map[string]any); m["type"] == "function_call_output" {
+			output = m["output"]
+		}
+	}
+	if output != "observed" {
+		t.Errorf("the tool result's output %v, want its text", output)
+	}
+}
