@@ -113,3 +113,26 @@ func TestResponsesBodyShape(t *testing.T) {
 		t.Errorf("the tool result's output %v, want its text", output)
 	}
 }
+
+// TestOptionsSet: only the options given a value are named.
+func TestOptionsSet(t *testing.T) {
+	t.Parallel()
+	n := 5
+	if got := (GenerationOptions{}).Set(); len(got) != 0 {
+		t.Errorf("no options set: %q", got)
+	}
+	if got := (GenerationOptions{MaxTokens: &n}).Set(); len(got) != 1 || got[0] != OptMaxTokens {
+		t.Errorf("max_tokens set: %q", got)
+	}
+}
+
+// TestRescueEveryFencedCall: every code-fenced call in a reply is
+// rescued, not only the first.
+func TestRescueEveryFencedCall(t *testing.T) {
+	t.Parallel()
+	text := "First:\n```json\n{\"name\": \"observe_screen\", \"arguments\": {}}\n```\nthen:\n```json\n{\"name\": \"press_key\", \"arguments\": {\"key\": \"Return\"}}\n```\n"
+	calls := rescueCalls(text)
+	if len(calls) != 2 || calls[0].Name != "observe_screen" || calls[1].Name != "press_key" {
+		t.Errorf("rescued %+v, want both calls", calls)
+	}
+}
