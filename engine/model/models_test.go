@@ -59,3 +59,29 @@ func TestResolveNameAsksTheServer(t *testing.T) {
 		}
 	})
 }
+
+// TestResolveNameSendsTheKey: the model list is asked with the key as a
+// bearer token, and without an Authorization header when there is no key;
+// a configuration without a timeout still gets the list.
+func TestResolveNameSendsTheKey(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"sk-list-key", ""} {
+		auth := make(chan string, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth <- r.Header.Get("Authorization")
+			_, _ = w.Write([]byte(`{"object": "list", "data": [{"id": "org/vlm", "object": "model"}]}`))
+		}))
+		got, err := model.ResolveName(context.Background(), model.Config{Endpoint: srv.URL + "/v1", Key: key, Profile: profile(t, model.DefaultProfile)})
+		srv.Close()
+		if err != nil || got != "org/vlm" {
+			t.Fatalf("key %q: ResolveName = %q, %v", key, got, err)
+		}
+		want := ""
+		if key != "" {
+			want = "Bearer " + key
+		}
+		if a := <-auth; a != want {
+			t.Errorf("key %q: Authorization %q, want %q", key, a, want)
+		}
+	}
+}
