@@ -138,3 +138,40 @@ func TestReplayPastEnd(t *testing.T) {
 		t.Errorf("err = %v, want past the end", err)
 	}
 }
+
+// TestReplayerSaysWhere: a damaged recording names the line, and a run
+// that asks more or other than was recorded names the request, counted
+// from 1.
+func TestReplayerSaysWhere(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"method": "POST", "path": "/v1/chat/completions"}`+"\n\n{oops\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.NewReplayer(bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:3:") {
+		t.Errorf("a damaged third line: %v", err)
+	}
+	good := filepath.Join(dir, "good.jsonl")
+	if err := os.WriteFile(good, []byte(`{"method": "POST", "path": "/v1/chat/completions", "status": 200, "response": "{}"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := model.NewReplayer(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get, _ := http.NewRequest(http.MethodGet, "http://model.test/v1/models", nil)
+	if _, err := r.RoundTrip(get); err == nil || !strings.Contains(err.Error(), "request 1 is GET /v1/models but the recording has POST /v1/chat/completions") {
+		t.Errorf("another request: %v", err)
+	}
+	post, _ := http.NewRequest(http.MethodPost, "http://model.test/v1/chat/completions", strings.NewReader("{}"))
+	if resp, err := r.RoundTrip(post); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	post, _ = http.NewRequest(http.MethodPost, "http://model.test/v1/chat/completions", nil)
+	if _, err := r.RoundTrip(post); err == nil || !strings.Contains(err.Error(), "request 2 (POST /v1/chat/completions) is past the end of the recording (1 exchanges)") {
+		t.Errorf("past the end: %v", err)
+	}
+}
