@@ -2,6 +2,8 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
+	"net/url"
 	"testing"
 )
 
@@ -134,5 +136,15 @@ func TestRescueEveryFencedCall(t *testing.T) {
 	calls := rescueCalls(text)
 	if len(calls) != 2 || calls[0].Name != "observe_screen" || calls[1].Name != "press_key" {
 		t.Errorf("rescued %+v, want both calls", calls)
+	}
+}
+
+// TestWithoutURLQuery: a transport error names its URL without the
+// query, the fragment or a user's credentials.
+func TestWithoutURLQuery(t *testing.T) {
+	t.Parallel()
+	err := &url.Error{Op: "Post", URL: "http://me:pw-secret@model.test/v1/chat?key=sk-1#frag", Err: errors.New("connection refused")}
+	if got, want := withoutURLQuery(err), `Post "http://model.test/v1/chat": connection refused`; got != want {
+		t.Errorf("withoutURLQuery = %q, want %q", got, want)
 	}
 }
