@@ -369,7 +369,7 @@ func TestRulesExpectedExit(t *testing.T) {
 			name:     "an app still running when its time is up fails",
 			scenario: withExit("{within_s: 0.2}") + "steps:\n  - press_key: a\n",
 			verdict:  events.VerdictAppFailed, outcome: OutcomeCompleted,
-			want:  []loopStep{{"press_key", "ok", ""}},
+			want: []loopStep{{"press_key", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				expected(t, r, false, "still running 0.2s after the last step")
 				// Its window is still there: nothing to say of it.
