@@ -1,6 +1,7 @@
 package page
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,5 +152,57 @@ func TestBuildView(t *testing.T) {
 		if c.Name == "fatal_pattern" && c.State != "failed" {
 			t.Errorf("fatal_pattern %+v, want failed", c)
 		}
+	}
+}
+
+// TestWriteIndex: the index links each run's page relative to itself
+// (writing a page a directory lacks), says a run without a verdict is
+// unfinished, links a final capture, gives a finished run's duration and
+// counts the verdicts.
+func TestWriteIndex(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	write := func(name string, evs ...events.Event) string {
+		dir := filepath.Join(root, "runs", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var lines []byte
+		for _, e := range evs {
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(append(lines, b...), '\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), lines, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	passed := write("passed",
+		events.Event{Seq: 1, Kind: events.KindRunStarted, T: t0, Data: events.RunStarted{Scenario: "login"}},
+		events.Event{Seq: 2, Kind: events.KindFinal, T: t0.Add(time.Second), Screen: "screens/0001.png", Data: events.FinalCapture{Width: 10, Height: 10, Ending: "completed"}},
+		events.Event{Seq: 3, Kind: events.KindVerdict, T: t0.Add(time.Second), Verdict: &events.Verdict{Verdict: events.VerdictPass, Outcome: "completed"}},
+		events.Event{Seq: 4, Kind: events.KindRunEnded, T: t0.Add(2500 * time.Millisecond)})
+	unfinished := write("unfinished", events.Event{Seq: 1, Kind: events.KindRunStarted, T: t0, Data: events.RunStarted{Scenario: "search"}})
+	out := filepath.Join(root, "index.html")
+	if err := WriteIndex(out, []string{passed, unfinished}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{`href="runs/passed/report.html"`, `href="runs/unfinished/report.html"`, "runs/passed/screens/0001.png",
+		`<span class="verdict pass">pass</span>`, `<span class="verdict unfinished">unfinished</span>`, "pass 1 · unfinished 1 · ", "2.5s"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the index lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(unfinished, FileName)); err != nil {
+		t.Errorf("the run without a page got none: %v", err)
 	}
 }
