@@ -92,6 +92,9 @@ type fakeMachine struct {
 	// elements are in the viewport, by selector.
 	focusSel string
 	boxes    map[string]image.Rectangle
+	// boxErr, when set, is what reading an element's box answers (a page
+	// between documents).
+	boxErr error
 	// viewport is where the page's viewport is on the screen: in a
 	// headed browser's window, below its toolbars.
 	viewport image.Point
@@ -582,6 +585,9 @@ func (t *fakeTab) Focus(ctx context.Context, selectors map[string]string) (cdp.F
 func (t *fakeTab) Box(_ context.Context, selector string) (image.Rectangle, bool, error) {
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()
+	if t.f.boxErr != nil {
+		return image.Rectangle{}, false, t.f.boxErr
+	}
 	if selector == ":focus" {
 		selector = t.f.focusSel
 	}

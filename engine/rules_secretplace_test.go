@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"image"
 	"image/color"
 	"image/draw"
@@ -75,7 +76,8 @@ func TestRulesSecretIntoPage(t *testing.T) {
 // TestRulesSecretFieldMasked: a secret filled into a page's field is
 // masked where the field is on every kept screen, following the field
 // when the page moves it; typed into the page's focused element, the
-// element's place then is masked, since the focus moves on.
+// element's place then is masked, since the focus moves on. A field whose
+// place cannot be read stays masked where it was last seen.
 func TestRulesSecretFieldMasked(t *testing.T) {
 	t.Parallel()
 	white := image.NewRGBA(image.Rect(0, 0, 640, 400))
@@ -89,10 +91,13 @@ func TestRulesSecretFieldMasked(t *testing.T) {
 		name, scenario, step, focus string
 		viewport                    image.Point
 		masked, clear               image.Rectangle
+		// unreadable makes the field's place unreadable after the fill.
+		unreadable bool
 	}{
-		{"filled", rulesBoundPage, "cdp_fill: {target: password, ref: password}", "", image.Point{}, moved, field},
-		{"typed into the focus", rulesBoundPage, "type_text: password", sel, image.Point{}, field, moved},
-		{"filled in a headed browser's window", headed, "cdp_fill: {target: password, ref: password}", "", viewport, moved.Add(viewport), moved},
+		{"filled", rulesBoundPage, "cdp_fill: {target: password, ref: password}", "", image.Point{}, moved, field, false},
+		{"typed into the focus", rulesBoundPage, "type_text: password", sel, image.Point{}, field, moved, false},
+		{"filled in a headed browser's window", headed, "cdp_fill: {target: password, ref: password}", "", viewport, moved.Add(viewport), moved, false},
+		{"filled, then its place unreadable", rulesBoundPage, "cdp_fill: {target: password, ref: password}", "", image.Point{}, field, moved, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,9 +107,13 @@ func TestRulesSecretFieldMasked(t *testing.T) {
 					if strings.HasPrefix(in, "navigate ") {
 						return
 					}
-					// The page lays itself out again: the field moves down.
+					// The page lays itself out again: the field moves down,
+					// or its place can no longer be read.
 					f.mu.Lock()
 					f.boxes[sel] = moved
+					if c.unreadable {
+						f.boxErr = errors.New("the page is between documents")
+					}
 					f.mu.Unlock()
 				}}
 			r := loopRun(t, loopCase{scenario: c.scenario + "steps:\n  - " + c.step + "\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: f,
