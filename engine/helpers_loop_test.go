@@ -130,6 +130,10 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 			}
 		}},
 	}
+	if c.machine != nil {
+		// Through Options, as the suite hands its machine to a run.
+		opts.Machine = c.machine
+	}
 	runner, err := New(files, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +142,7 @@ func loopRun(t testing.TB, c loopCase) loopResult {
 		// The double's X server goes before its app when it goes at all,
 		// so a short grace is enough to see it gone; none would race the
 		// two.
-		runner.machine, runner.serverGrace = c.machine, 100*time.Millisecond
+		runner.serverGrace = 100 * time.Millisecond
 	}
 	close(ready)
 	if c.before != nil {

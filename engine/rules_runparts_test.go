@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"image"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/report/page"
 	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -165,4 +168,88 @@ func TestRulesRunStartedMode(t *testing.T) {
 			t.Errorf("mode %q, want session (the scenario has a goal)", got)
 		}
 	})
+}
+
+// TestRulesModelImageSize: the agent sees the screen at its profile's
+// size: a profile that downscales gets the smaller image, one that does
+// not gets the screen as the report keeps it.
+func TestRulesModelImageSize(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		profile string
+		want    image.Point
+	}{
+		{"openai-compatible", image.Pt(1280, 800)},
+		{"gpt", image.Pt(1229, 768)},
+	}
+	for _, c := range cases {
+		t.Run(c.profile, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{
+				machine:  &fakeMachine{},
+				scenario: rulesGoal,
+				operator: "session:\n  width: 1280\n  height: 800\nmodel:\n  endpoint: ENDPOINT\n  profile: " + c.profile + "\n  retry: 0\n  timeout: 5\n",
+				script:   []mt.Exchange{loopObserve, loopGoalMet},
+			})
+			var sizes []image.Point
+			for _, req := range r.reqs {
+				imgs, err := req.Images()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, img := range imgs {
+					sizes = append(sizes, img.Bounds().Size())
+				}
+			}
+			if len(sizes) == 0 {
+				t.Fatal("no image reached the model")
+			}
+			for _, s := range sizes {
+				if s != c.want {
+					t.Errorf("the model got a %v screen, want %v", s, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestRulesReportFileErrors: a report file that cannot be written at the
+// end of a run is the run's error, so the command does not call an
+// incomplete report complete; the manifest, written last, too.
+func TestRulesReportFileErrors(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{page.FileName, ManifestFile} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			files := loadRunFiles(t, dir, rulesApp+"steps:\n  - observe_screen: {}\n", "runner: {}\n", nil)
+			reportDir := filepath.Join(dir, "report")
+			var once sync.Once
+			r, err := New(files, Options{ReportDir: reportDir, Display: "-", Machine: &fakeMachine{},
+				Getenv: func(string) string { return "" },
+				Sinks: []func(events.Event){func(events.Event) {
+					// A directory where the file goes (the manifest's
+					// first version is already there): nothing can be
+					// renamed over it.
+					once.Do(func() {
+						_ = os.Remove(filepath.Join(reportDir, name))
+						if err := os.MkdirAll(filepath.Join(reportDir, name, "x"), 0o755); err != nil {
+							t.Error(err)
+						}
+					})
+				}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := r.Run(ctx)
+			if err == nil {
+				t.Fatalf("the run ended without an error (verdict %s), though %s could not be written", res.Verdict, name)
+			}
+			if res.Verdict != events.VerdictPass {
+				t.Errorf("verdict %s, want pass: the run itself went well", res.Verdict)
+			}
+		})
+	}
 }
