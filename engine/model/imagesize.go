@@ -30,9 +30,7 @@ func (s ImageSize) Fit(w, h int) (int, int) {
 		if s.MaxPixels > 0 && fw*fh*scale*scale > float64(s.MaxPixels) {
 			scale = math.Sqrt(float64(s.MaxPixels) / (fw * fh))
 		}
-		if scale >= 1 {
-			return w, h
-		}
+		// Every bound only lowers the scale, so at 1 this is w×h.
 		return max(1, int(math.Round(fw*scale))), max(1, int(math.Round(fh*scale)))
 	}
 

@@ -197,6 +197,10 @@ func TestImageSizeFitBounds(t *testing.T) {
 		{"long edge, then the multiple", model.ImageSize{MaxLongEdge: 1000, Multiple: 28}, 2000, 1000, 1008, 504},
 		{"no width", model.ImageSize{Multiple: 28}, 0, 100, 0, 100},
 		{"no height", model.ImageSize{Multiple: 28}, 100, 0, 100, 0},
+		// As in Qwen's smart_resize, only a rounded size past a bound is
+		// scaled again; one exactly at it is sent as rounded.
+		{"rounded to exactly the budget", model.ImageSize{MaxPixels: 1280 * 800, Multiple: 32}, 1270, 800, 1280, 800},
+		{"rounded to exactly the minimum", model.ImageSize{MinPixels: 256 * 256, Multiple: 32}, 250, 256, 256, 256},
 	}
 	for _, tt := range tests {
 		if w, h := tt.s.Fit(tt.w, tt.h); w != tt.wantW || h != tt.wantH {

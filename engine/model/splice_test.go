@@ -147,4 +147,16 @@ func TestWithoutURLQuery(t *testing.T) {
 	if got, want := withoutURLQuery(err), `Post "http://model.test/v1/chat": connection refused`; got != want {
 		t.Errorf("withoutURLQuery = %q, want %q", got, want)
 	}
+	// A URL that does not parse is cut at its query, also when the query
+	// is all there is.
+	for raw, want := range map[string]string{
+		"http://[::1/v1?key=sk-1": `Post "http://[::1/v1": connection refused`,
+		"?key=sk-1#%zz":           `Post "": connection refused`,
+		"http://[::1/v1#frag%zz":  `Post "http://[::1/v1": connection refused`,
+	} {
+		err := &url.Error{Op: "Post", URL: raw, Err: errors.New("connection refused")}
+		if got := withoutURLQuery(err); got != want {
+			t.Errorf("withoutURLQuery(%s) = %q, want %q", raw, got, want)
+		}
+	}
 }
