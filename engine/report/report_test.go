@@ -36,7 +36,9 @@ func TestFoldFillsEveryField(t *testing.T) {
 		{Seq: 16, T: at(4), Kind: events.KindCheck, Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "Segmentation fault"}},
 		{Seq: 17, T: at(4), Kind: events.KindLoopEnded, Message: "verdict", Data: events.LoopEnded{Iterations: 2, Malformed: 1, ToolErrors: 0, Rescued: 1}},
 		{Seq: 18, T: at(4), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "app-failed", Outcome: "completed", Reasons: []string{"r"}}},
-		{Seq: 19, T: at(5), Kind: events.KindRunEnded},
+		{Seq: 19, T: at(5), Kind: events.KindAppWindows, Message: "no window", Data: events.AppWindows{Match: "x"}},
+		{Seq: 20, T: at(5), Kind: events.KindFinal, Screen: "screens/0002.png", Data: events.FinalCapture{Width: 4, Height: 3, Ending: "completed"}},
+		{Seq: 21, T: at(5), Kind: events.KindRunEnded},
 	}
 	r := Fold(evs)
 	checks := []struct {
@@ -63,7 +65,11 @@ func TestFoldFillsEveryField(t *testing.T) {
 		{"verdict", r.Verdict + "/" + r.Outcome, "app-failed/completed"},
 		{"ended", *r.Timing.Ended, at(5)},
 		{"deadline", r.Timing.DeadlineS, 600.0},
-		{"screens", r.Screens, 1},
+		// The final capture is announced by its own event alone.
+		{"screens", r.Screens, 2},
+		{"final", r.Final.Screen + " " + r.Final.Ending, "screens/0002.png completed"},
+		// report.json lists the windows seen even when there were none.
+		{"startup windows a list", r.Startup.Windows != nil && len(r.Startup.Windows) == 0, true},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
