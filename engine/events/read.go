@@ -69,9 +69,12 @@ func Read(r io.Reader) ([]Event, error) {
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
 			return evs, fmt.Errorf("line %d: %w", lineNo+1, readErr)
 		}
-		if len(line) > 0 {
-			lineNo++
+		if len(line) == 0 {
+			// ReadBytes returns no bytes only with an error, here io.EOF
+			// after the last line.
+			break
 		}
+		lineNo++
 		if len(bytes.TrimSpace(line)) > 0 {
 			var e Event
 			if err := json.Unmarshal(line, &e); err != nil {

@@ -224,40 +224,38 @@ func (m *Memory) Forget(history []model.Message) {
 func (m *Memory) Context(history []model.Message) []model.Message {
 	history = collapseTurns(history)
 	visible := m.visible()
-	lastUpdate := -1
-	for i, msg := range history {
-		if isUpdate(msg) {
-			lastUpdate = i
-		}
-	}
+	// The walk goes from the newest message back, so the first update it
+	// meets is the newest one and every other one it meets is superseded.
+	updateKept := false
 	sent := map[string]bool{}
 	out := make([]model.Message, 0, len(history))
 	for i := len(history) - 1; i >= 0; i-- {
 		msg := history[i]
-		if isUpdate(msg) && i != lastUpdate {
-			continue
+		if isUpdate(msg) {
+			if updateKept {
+				continue
+			}
+			updateKept = true
 		}
-		if len(msg.Images) > 0 {
-			var keep []model.Image
-			var dropped, again []string
-			for _, img := range msg.Images {
-				switch {
-				case !visible[img.Handle]:
-					dropped = append(dropped, img.Handle)
-				case sent[img.Handle]:
-					again = append(again, img.Handle)
-				default:
-					sent[img.Handle] = true
-					keep = append(keep, img)
-				}
+		var keep []model.Image
+		var dropped, again []string
+		for _, img := range msg.Images {
+			switch {
+			case !visible[img.Handle]:
+				dropped = append(dropped, img.Handle)
+			case sent[img.Handle]:
+				again = append(again, img.Handle)
+			default:
+				sent[img.Handle] = true
+				keep = append(keep, img)
 			}
-			msg.Images = keep
-			if len(dropped) > 0 {
-				msg.Text = strings.TrimSpace(msg.Text + "\n[" + strings.Join(dropped, ", ") + " dropped from context; see the Environment Update]")
-			}
-			if len(again) > 0 {
-				msg.Text = strings.TrimSpace(msg.Text + "\n[" + strings.Join(again, ", ") + " is shown with a later message]")
-			}
+		}
+		msg.Images = keep
+		if len(dropped) > 0 {
+			msg.Text = strings.TrimSpace(msg.Text + "\n[" + strings.Join(dropped, ", ") + " dropped from context; see the Environment Update]")
+		}
+		if len(again) > 0 {
+			msg.Text = strings.TrimSpace(msg.Text + "\n[" + strings.Join(again, ", ") + " is shown with a later message]")
 		}
 		out = append(out, msg)
 	}
@@ -301,11 +299,8 @@ func collapseTurns(history []model.Message) []model.Message {
 			lines = append(lines, "- "+clip(firstLine(msg.Text), 100))
 		}
 	}
-	omitted := 0
-	if len(lines) > summaryLines {
-		omitted = len(lines) - summaryLines
-		lines = lines[omitted:]
-	}
+	omitted := max(len(lines)-summaryLines, 0)
+	lines = lines[omitted:]
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %d earlier turns are summarised to keep this request bounded", len(starts)-KeepTurns)
 	if omitted > 0 {
@@ -316,11 +311,8 @@ func collapseTurns(history []model.Message) []model.Message {
 }
 
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }
 
 func clip(s string, n int) string {

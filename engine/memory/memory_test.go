@@ -317,3 +317,31 @@ func TestClip(t *testing.T) {
 		t.Errorf("clip through a character = %q", got)
 	}
 }
+
+// TestSummaryLines checks what the summary of older turns says of each
+// kind of message: a call with its result's first line, a reply without a
+// call, the operator's note, and nothing of an Environment Update, which
+// the newest update supersedes.
+func TestSummaryLines(t *testing.T) {
+	t.Parallel()
+	h := []model.Message{
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "1", Name: "wait", Arguments: `{"seconds": 1}`}}},
+		{Role: model.RoleTool, CallID: "1", Text: "waited\nmore"},
+		{Role: model.RoleUser, Text: updateHeader + "- (none yet)"},
+		{Role: model.RoleAssistant, Text: "thinking"},
+		{Role: model.RoleUser, Text: "Operator note: look left"},
+	}
+	for i := range KeepTurns {
+		id := fmt.Sprint("kept", i)
+		h = append(h, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, Name: "observe_screen"}}},
+			model.Message{Role: model.RoleTool, CallID: id, Text: "observed"})
+	}
+	got := collapseTurns(h)
+	want := "The 2 earlier turns are summarised to keep this request bounded:\n" +
+		"- you called wait {\"seconds\": 1} → waited\n" +
+		"- you replied without a tool call\n" +
+		"- Operator note: look left"
+	if len(got) != 1+2*KeepTurns || got[0].Text != want {
+		t.Errorf("collapsed to %d messages, summary:\n%s\nwant\n%s", len(got), got[0].Text, want)
+	}
+}

@@ -82,15 +82,11 @@ func newKernel(src, dst int) kernel {
 	return k
 }
 
+// clampByte rounds a fixed-point channel sum to the nearest level, halves
+// up, and clamps it to a byte: Catmull-Rom's negative lobes can take a sum
+// below 0 or above 255 next to an edge.
 func clampByte(v int32) uint8 {
-	v = (v + 1<<(weightBits-1)) >> weightBits
-	if v < 0 {
-		return 0
-	}
-	if v > 255 {
-		return 255
-	}
-	return uint8(v)
+	return uint8(min(max((v+1<<(weightBits-1))>>weightBits, 0), 255))
 }
 
 // resampleRGBA scales an opaque src to w x h with Catmull-Rom, as
@@ -182,8 +178,8 @@ func (r *resampling) scale(src *image.RGBA, w, h int, opaque bool) (_ *image.RGB
 
 // opaqueRow reports whether every pixel of an RGBA row is opaque.
 func opaqueRow(row []byte) bool {
-	for i := 3; i < len(row); i += 4 {
-		if row[i] != 0xff {
+	for px := range slices.Chunk(row, 4) {
+		if px[3] != 0xff {
 			return false
 		}
 	}
@@ -202,21 +198,23 @@ func pixRow(img *image.RGBA, y int) []byte {
 // that pixel: comparing the words skips the arithmetic there.
 func scaleRow(out []uint32, row []byte, kx kernel) {
 	sw, taps := len(row)/4, kx.taps
-	// [runStart, runEnd) is a run of identical source pixels; the
-	// windows move right, so each pixel is compared about once.
-	runStart, runEnd := 0, 0
+	// [a window's start, runEnd) is a run of identical source pixels: the
+	// windows only move right (kx.start does not decrease), so a run found
+	// from one window's start still begins at or before the next one's,
+	// and each pixel is compared about once.
+	runEnd := 0
 	for x := range out {
 		st := kx.start[x]
 		if st >= runEnd {
 			first := binary.LittleEndian.Uint32(row[st*4:])
-			runStart, runEnd = st, st+1
+			runEnd = st + 1
 			for runEnd < sw && binary.LittleEndian.Uint32(row[runEnd*4:]) == first {
 				runEnd++
 			}
 		}
 		px := row[st*4:]
 		px = px[:taps*4]
-		if st >= runStart && st+taps <= runEnd {
+		if st+taps <= runEnd {
 			out[x] = binary.LittleEndian.Uint32(px) | 0xff000000
 			continue
 		}
