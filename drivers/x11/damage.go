@@ -2,6 +2,7 @@ package x11
 
 import (
 	"fmt"
+	"image"
 	"sync"
 	"time"
 
@@ -24,6 +25,10 @@ type damageWatch struct {
 	last time.Time
 	// reports counts the reports received.
 	reports uint64
+	// recent are the newest reports, recent[(reports-1)%len] the newest
+	// of all, for a wait that counts only the drawing in part of the
+	// screen.
+	recent [recentReports]damageReport
 	// err is set when the connection failed; settling then falls back to
 	// comparing captures.
 	err error
@@ -31,6 +36,18 @@ type damageWatch struct {
 	// waiter.
 	kick chan struct{}
 	done chan struct{}
+}
+
+// recentReports is how many reports a damageWatch keeps. A wait that
+// asks about part of the screen and finds none of them there takes the
+// oldest kept as drawn there, so fewer only costs such a wait time.
+const recentReports = 64
+
+// damageReport is one report: when it arrived and the bounding box of
+// what was drawn since the report before it.
+type damageReport struct {
+	at   time.Time
+	area image.Rectangle
 }
 
 // watchDamage opens a second connection to display and asks for a report
@@ -56,10 +73,16 @@ func watchDamage(display string, root xproto.Window) (*damageWatch, error) {
 		x.Close()
 		return nil, fmt.Errorf("watch damage: %w", err)
 	}
-	// NonEmpty sends one report each time the damaged region stops being
-	// empty; subtracting after each report re-arms it. A burst of drawing
-	// costs a report per round trip, not one per rectangle.
-	if err := damage.CreateChecked(x, id, xproto.Drawable(root), damage.ReportLevelNonEmpty).Check(); err != nil {
+	// BoundingBox sends a report each time the damaged region's bounding
+	// box grows, with that box; subtracting after each report empties the
+	// region again. A burst of drawing costs a report per round trip and
+	// per growth, not one per rectangle. Unlike NonEmpty, whose report
+	// names the whole screen and which says nothing of what is drawn
+	// between a report and the subtraction, every drawing is inside some
+	// report's box, so a wait can ask about part of the screen: a browser
+	// whose tab strip animates for a quarter of a second after a load
+	// would otherwise keep the page from counting as still.
+	if err := damage.CreateChecked(x, id, xproto.Drawable(root), damage.ReportLevelBoundingBox).Check(); err != nil {
 		x.Close()
 		return nil, fmt.Errorf("watch damage: create: %w", err)
 	}
@@ -81,12 +104,16 @@ func (w *damageWatch) read() {
 			w.mu.Unlock()
 			return
 		}
-		if _, ok := ev.(damage.NotifyEvent); !ok {
+		ne, ok := ev.(damage.NotifyEvent)
+		if !ok {
 			continue
 		}
 		damage.Subtract(w.x, w.damage, 0, 0)
+		a := ne.Area
+		area := image.Rect(int(a.X), int(a.Y), int(a.X)+int(a.Width), int(a.Y)+int(a.Height))
 		w.mu.Lock()
 		w.last = time.Now()
+		w.recent[w.reports%recentReports] = damageReport{at: w.last, area: area}
 		w.reports++
 		w.mu.Unlock()
 		select {
@@ -102,6 +129,30 @@ func (w *damageWatch) state() (last time.Time, reports uint64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.last, w.reports, w.err
+}
+
+// lastIn returns when the newest report that touched region arrived, or
+// the screen's newest report when region is empty: zero when there was
+// none. A report older than the ones kept may have touched region, so
+// when none of those kept did and some were dropped, the oldest kept is
+// taken as the answer: too late rather than too early.
+func (w *damageWatch) lastIn(region image.Rectangle) (time.Time, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if region.Empty() || w.err != nil {
+		return w.last, w.err
+	}
+	kept := min(w.reports, recentReports)
+	for i := uint64(1); i <= kept; i++ {
+		r := w.recent[(w.reports-i)%recentReports]
+		if r.area.Overlaps(region) {
+			return r.at, nil
+		}
+	}
+	if w.reports > recentReports {
+		return w.recent[w.reports%recentReports].at, nil
+	}
+	return time.Time{}, nil
 }
 
 func (w *damageWatch) close() {

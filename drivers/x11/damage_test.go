@@ -181,6 +181,90 @@ func TestSettleByDamage(t *testing.T) {
 	})
 }
 
+// TestSettleByDamageInRegion covers waits that count only part of the
+// screen's drawing, and waits whose action's drawing may already have
+// been reported: a rectangle drawn outside the region, however often,
+// does not keep the region from settling, one drawn inside does; and
+// drawing reported after Since is the response, so the wait is quiet
+// for Quiet after it rather than for Response after the wait began.
+func TestSettleByDamageInRegion(t *testing.T) {
+	t.Parallel()
+	// drawEvery draws at (600,400)-(650,450).
+	t.Run("drawing elsewhere", func(t *testing.T) {
+		t.Parallel()
+		s, c := newDisplay(t)
+		drawEvery(t, s.Display(), 5*time.Millisecond)
+		start := time.Now()
+		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{
+			Cap: 2 * time.Second, Quiet: 150 * time.Millisecond, Region: image.Rect(0, 0, 300, 300)})
+		if err != nil || !settled {
+			t.Fatalf("settled %v, %v with the drawing outside the region", settled, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("took %v to settle", d)
+		}
+	})
+	t.Run("drawing inside", func(t *testing.T) {
+		t.Parallel()
+		s, c := newDisplay(t)
+		drawEvery(t, s.Display(), 5*time.Millisecond)
+		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{
+			Cap: time.Second, Quiet: 150 * time.Millisecond, Region: image.Rect(640, 440, 900, 700)})
+		if err != nil || settled {
+			t.Fatalf("settled %v, %v with the region drawn every 5 ms", settled, err)
+		}
+	})
+	t.Run("drawn since", func(t *testing.T) {
+		t.Parallel()
+		s, c := newDisplay(t)
+		if _, _, err := c.WaitSettled(context.Background(), SettleOptions{Cap: 2 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		since := time.Now()
+		drawOnce(t, s.Display(), xproto.Rectangle{X: 10, Y: 10, Width: 40, Height: 40})
+		// The report arrives on the watching connection a moment after
+		// the drawing; wait for it, then ask.
+		eventually(t, "the drawing's report", func() bool {
+			last, err := c.damage.lastIn(image.Rectangle{})
+			return err == nil && last.After(since)
+		})
+		start := time.Now()
+		img, settled, err := c.WaitSettled(context.Background(), SettleOptions{
+			Cap: 2 * time.Second, Quiet: 50 * time.Millisecond, Response: time.Second,
+			Since: since, Region: image.Rect(0, 0, 100, 100)})
+		if err != nil || !settled {
+			t.Fatalf("settled %v, %v", settled, err)
+		}
+		if d := time.Since(start); d >= 500*time.Millisecond {
+			t.Errorf("took %v: waited for a response already drawn", d)
+		}
+		if got := img.RGBAAt(20, 20); got != white {
+			t.Errorf("captured %v, want the white rectangle drawn", got)
+		}
+	})
+}
+
+// drawOnce fills r of the root window in white from a connection of its
+// own, and returns once the server has done it.
+func drawOnce(t *testing.T, display string, r xproto.Rectangle) {
+	t.Helper()
+	x, err := xgb.NewConnDisplay(display)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	screen := xproto.Setup(x).DefaultScreen(x)
+	gc, err := xproto.NewGcontextId(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xproto.CreateGC(x, gc, xproto.Drawable(screen.Root), xproto.GcForeground, []uint32{0xffffff})
+	xproto.PolyFillRectangle(x, xproto.Drawable(screen.Root), gc, []xproto.Rectangle{r})
+	if _, err := xproto.GetInputFocus(x).Reply(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // drawEvery fills a rectangle of the root window in alternating colours
 // every period from a connection of its own, until the test ends.
 func drawEvery(t *testing.T, display string, period time.Duration) {
@@ -243,5 +327,39 @@ func TestSettleShowsXtermEcho(t *testing.T) {
 			t.Fatalf("key %d (%s): the settled capture does not show the echo", i, key)
 		}
 		before = after
+	}
+}
+
+// TestLastInKeptReports checks how a wait about part of the screen reads
+// the reports kept: the newest that touched the region, none before any
+// did, and once reports elsewhere have pushed out the older ones, the
+// oldest kept, since one of those pushed out may have touched it.
+func TestLastInKeptReports(t *testing.T) {
+	t.Parallel()
+	w := &damageWatch{}
+	region := image.Rect(0, 0, 10, 10)
+	base := time.Now()
+	report := func(i int, area image.Rectangle) {
+		w.last = base.Add(time.Duration(i) * time.Millisecond)
+		w.recent[w.reports%recentReports] = damageReport{at: w.last, area: area}
+		w.reports++
+	}
+	if last, _ := w.lastIn(region); !last.IsZero() {
+		t.Fatalf("lastIn before any report = %v, want zero", last)
+	}
+	report(0, image.Rect(5, 5, 20, 20))
+	report(1, image.Rect(50, 50, 60, 60))
+	if last, _ := w.lastIn(region); !last.Equal(base) {
+		t.Fatalf("lastIn = %v, want the report that touched the region (%v)", last, base)
+	}
+	if last, _ := w.lastIn(image.Rectangle{}); !last.Equal(base.Add(time.Millisecond)) {
+		t.Fatalf("lastIn of the whole screen = %v, want the newest report", last)
+	}
+	for i := 2; i < 2+recentReports; i++ {
+		report(i, image.Rect(50, 50, 60, 60))
+	}
+	want := base.Add(2 * time.Millisecond) // the oldest kept
+	if last, _ := w.lastIn(region); !last.Equal(want) {
+		t.Fatalf("lastIn after the region's report was pushed out = %v, want the oldest kept (%v)", last.Sub(base), want.Sub(base))
 	}
 }

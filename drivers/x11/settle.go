@@ -24,6 +24,19 @@ type SettleOptions struct {
 	// Response is waited for; comparing captures cannot tell one apart
 	// from a screen that will not change.
 	Response time.Duration
+	// Since is, with DAMAGE and Response, when the action whose drawing
+	// is waited for began: drawing reported after it counts as the
+	// response having begun, so the wait need not see a report of its
+	// own. An answer drawn before the caller could ask (a browser's tab
+	// answering that its frame is done takes longer than the frame took
+	// to reach the screen) is then quiet for Quiet since it was drawn,
+	// not for Response since the wait began. Zero means the wait's start.
+	Since time.Time
+	// Region is, with DAMAGE, the part of the screen whose drawing counts;
+	// empty means all of it. The capture is of the whole screen either
+	// way: drawing elsewhere, such as a browser's tab strip animating
+	// after a load, does not keep the screen from counting as settled.
+	Region image.Rectangle
 	// Compare compares captures even when the server offers DAMAGE.
 	Compare bool
 }
@@ -58,16 +71,19 @@ func (c *Conn) WaitSettled(ctx context.Context, opts SettleOptions) (*image.RGBA
 	return c.settleByComparing(ctx, opts)
 }
 
-// settleByDamage waits for a quiet screen as the DAMAGE reports tell it,
-// then captures.
+// settleByDamage waits for a quiet screen (or opts.Region) as the DAMAGE
+// reports tell it, then captures.
 func (c *Conn) settleByDamage(ctx context.Context, opts SettleOptions) (*image.RGBA, bool, error) {
 	start := time.Now()
 	deadline := start.Add(opts.Cap)
-	_, before, _ := c.damage.state()
+	since := start
+	if !opts.Since.IsZero() && opts.Since.Before(start) {
+		since = opts.Since
+	}
 	t := time.NewTimer(opts.Cap)
 	defer t.Stop()
 	for {
-		last, reports, err := c.damage.state()
+		last, err := c.damage.lastIn(opts.Region)
 		if err != nil {
 			// The watching connection died (the server is going away):
 			// the comparison says what can still be said.
@@ -77,7 +93,7 @@ func (c *Conn) settleByDamage(ctx context.Context, opts SettleOptions) (*image.R
 		// drawn: Response after the start while the action's drawing has
 		// not begun, Quiet after the newest drawing otherwise.
 		ready := last.Add(opts.Quiet)
-		if reports == before && opts.Response > 0 {
+		if !last.After(since) && opts.Response > 0 {
 			ready = start.Add(opts.Response)
 		}
 		now := time.Now()
