@@ -57,13 +57,14 @@ func pageColour(img image.Image) string {
 // the page starts, which Navigate does not wait for), and captures the
 // screen with capture right after each. It returns how long each capture
 // took, and fails when a capture errs or shows the page it left.
-func navigateAndCapture(t testing.TB, tab *Tab, base string, n int, capture func(context.Context) (image.Image, error)) []time.Duration {
+func navigateAndCapture(t testing.TB, tab *Tab, base string, n int, capture func(context.Context, time.Time) (image.Image, error)) []time.Duration {
 	t.Helper()
 	durations := make([]time.Duration, 0, n)
 	at := "/red"
 	for i := range n {
 		want := map[string]string{"/red": "/blue", "/blue": "/red"}[at]
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		acted := time.Now()
 		var err error
 		if i%2 == 0 {
 			err = tab.Navigate(ctx, base+want)
@@ -78,7 +79,7 @@ func navigateAndCapture(t testing.TB, tab *Tab, base string, n int, capture func
 		// A capture that stalls on the document being replaced waits
 		// seconds; this bound turns that into a failure.
 		shotCtx, cancelShot := context.WithTimeout(ctx, 5*time.Second)
-		img, err := capture(shotCtx)
+		img, err := capture(shotCtx, acted)
 		cancelShot()
 		took := time.Since(start)
 		cancel()
@@ -145,8 +146,9 @@ func openColourTab(t testing.TB, headful bool) *colourTab {
 	return &colourTab{tab: tab, base: srv.URL, conn: conn}
 }
 
-// capture takes the screen as the engine does after an action.
-func (c *colourTab) capture(ctx context.Context) (image.Image, error) {
+// capture takes the screen as the engine does after an action that began
+// at since.
+func (c *colourTab) capture(ctx context.Context, since time.Time) (image.Image, error) {
 	if c.conn == nil {
 		return c.tab.Screenshot(ctx)
 	}
@@ -155,12 +157,18 @@ func (c *colourTab) capture(ctx context.Context) (image.Image, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Still for a while after the page's answer too, as the engine
-		// settles it: the frame is on its way to the screen. A navigation
-		// announced meanwhile means the page left may be what is still.
+		// Still for a while after the page's last drawing too, as the
+		// engine settles it: the frame may be on its way to the screen. A
+		// navigation announced meanwhile means the page left may be what
+		// is still.
 		begun := c.tab.LoadsBegun()
+		view, err := c.tab.Viewport(ctx)
+		if err != nil {
+			view = image.Rectangle{}
+		}
 		const quiet = 30 * time.Millisecond
-		img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{Quiet: quiet, Response: max(quiet, min(frames/2, 300*time.Millisecond))})
+		img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{Quiet: quiet,
+			Response: max(quiet, min(frames/2, 300*time.Millisecond)), Since: since, Region: view})
 		if err != nil || c.tab.LoadsBegun() == begun || attempt == 3 {
 			return img, err
 		}
@@ -216,12 +224,13 @@ func TestCaptureAfterClickShowsTheChange(t *testing.T) {
 			var before image.Image
 			for i := range 20 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				acted := time.Now()
 				at, err := c.tab.ClickPoint(ctx, "#add")
 				if err != nil {
 					cancel()
 					t.Fatalf("click %d: %v", i, err)
 				}
-				img, err := c.capture(ctx)
+				img, err := c.capture(ctx, acted)
 				cancel()
 				if err != nil {
 					t.Fatalf("capture after click %d: %v", i, err)
@@ -284,7 +293,7 @@ func BenchmarkClickToSettled(b *testing.B) {
 				if err := c.tab.Click(ctx, "#add"); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := c.capture(ctx); err != nil {
+				if _, err := c.capture(ctx, start); err != nil {
 					b.Fatal(err)
 				}
 				d = append(d, time.Since(start))

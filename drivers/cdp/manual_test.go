@@ -35,24 +35,25 @@ func TestCapturesOfARealManual(t *testing.T) {
 			if err := c.tab.Navigate(ctx, srv.URL+"/index.html"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.capture(ctx); err != nil {
+			if _, err := c.capture(ctx, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			origin := c.origin(t)
 			var took []time.Duration
 			for i := range 10 {
 				before, _ := c.tab.URL(ctx)
+				acted := time.Now()
 				if err := c.tab.Click(ctx, "a[accesskey=n]"); err != nil {
 					t.Fatalf("page %d: click next: %v", i, err)
 				}
 				start := time.Now()
-				img, err := c.capture(ctx)
+				img, err := c.capture(ctx, acted)
 				if err != nil {
 					t.Fatalf("page %d: capture: %v", i, err)
 				}
 				took = append(took, time.Since(start))
 				time.Sleep(700 * time.Millisecond)
-				later, err := c.capture(ctx)
+				later, err := c.capture(ctx, time.Now())
 				if err != nil {
 					t.Fatalf("page %d: capture again: %v", i, err)
 				}

@@ -266,20 +266,33 @@ func (t *Tab) rendered(ctx context.Context, presented bool) (time.Duration, erro
 // of the toolbar and infobars above the page. Add it to an Element's Box to
 // get screen coordinates.
 func (t *Tab) ViewportOrigin(ctx context.Context) (image.Point, error) {
-	var m []int
-	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
-		return evaluateJSON(ctx, tgt, `[window.screenX, window.screenY,
-			window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight]`, &m)
-	})
+	r, err := t.Viewport(ctx)
 	if err != nil {
 		return image.Point{}, fmt.Errorf("read viewport origin: %w", err)
 	}
-	if len(m) != 4 {
-		return image.Point{}, fmt.Errorf("read viewport origin: got %v", m)
+	return r.Min, nil
+}
+
+// Viewport is where the page's viewport is on the X screen, for a headful
+// browser: what the page draws, without the tab strip, the toolbar and
+// the infobars above it.
+func (t *Tab) Viewport(ctx context.Context) (image.Rectangle, error) {
+	var m []int
+	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		return evaluateJSON(ctx, tgt, `[window.screenX, window.screenY,
+			window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight,
+			window.innerWidth, window.innerHeight]`, &m)
+	})
+	if err != nil {
+		return image.Rectangle{}, fmt.Errorf("read viewport: %w", err)
+	}
+	if len(m) != 6 {
+		return image.Rectangle{}, fmt.Errorf("read viewport: got %v", m)
 	}
 	// Chromium has no side borders without a window manager; whatever
 	// width the frame takes is split evenly, and the rest sits on top.
-	return image.Pt(m[0]+m[2]/2, m[1]+m[3]), nil
+	origin := image.Pt(m[0]+m[2]/2, m[1]+m[3])
+	return image.Rectangle{Min: origin, Max: origin.Add(image.Pt(m[4], m[5]))}, nil
 }
 
 // ElementState is what Query found for a selector.
