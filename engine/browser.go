@@ -196,43 +196,51 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 // cdpInput runs a page-changing action and captures the settled screen,
 // like the X11 input tools (step clears the observation record).
 func (s *runState) cdpInput(ctx context.Context, act func() error, done string) result {
+	began := time.Now()
 	err := act()
 	if err != nil {
 		return s.cdpFailure(err)
 	}
-	return s.pageSettled(ctx, ok(done))
+	return s.pageSettled(ctx, ok(done), began)
 }
 
 // pageDrawer is a tab that can wait until what the last action changed,
-// or the document a navigation brought, is drawn on its window, and
-// counts the loads its main frame began.
+// or the document a navigation brought, is drawn on its window, counts
+// the loads its main frame began, and says where on the screen the page
+// is drawn.
 type pageDrawer interface {
 	Drawn(ctx context.Context) (frames time.Duration, err error)
 	LoadsBegun() uint64
+	Viewport(ctx context.Context) (image.Rectangle, error)
 }
 
 // pageSettleAttempts bounds how often the screen after a cdp_* action is
 // waited for again because a navigation began while it settled.
 const pageSettleAttempts = 3
 
-// pageSettled captures the settled screen after a cdp_* action. A headful
-// browser the run launched is captured from the X screen, whose stillness
-// alone says nothing while the page is between documents (it draws
-// nothing until the server answers), so the tab is asked first to have
-// drawn what the action led to. A headless page's capture waits for that
-// itself, and an attached browser's tab may be in the background, where
-// it draws no frames at all.
+// pageSettled captures the settled screen after a cdp_* action that began
+// at began. A headful browser the run launched is captured from the X
+// screen, whose stillness alone says nothing while the page is between
+// documents (it draws nothing until the server answers), so the tab is
+// asked first to have drawn what the action led to. A headless page's
+// capture waits for that itself, and an attached browser's tab may be in
+// the background, where it draws no frames at all.
 //
-// The page's frame is then on its way to the screen, not necessarily on
-// it, so the screen must stay still after the tab's answer too (the wait
-// for a response to start drawing): for the quiet interval, or half the
-// time the page took for its last two frames when that is longer (one
-// frame's time, which a loaded machine stretches), up to
-// runner.settle_response_ms. A navigation the browser announces only
-// meanwhile (a click on a link, announced late on a loaded machine) means
-// the still screen may be the page being left: the page is waited for
-// again before anything is kept.
-func (s *runState) pageSettled(ctx context.Context, r result) result {
+// The page's frame is then on its way to the screen, or already on it: a
+// click's new frame was measured on the X screen 5 ms after the click
+// returned, before the tab could answer for it (two animation frames, up
+// to 33 ms later). So the page's part of the screen must have been still,
+// since the action began, for the quiet interval after its newest drawing;
+// when nothing was drawn there since, the screen is given the quiet
+// interval after the tab's answer to start drawing, or half the time the
+// page took for its last two frames when that is longer (one frame's
+// time, which a loaded machine stretches), up to
+// runner.settle_response_ms. Drawing outside the page (the tab strip
+// animates for a quarter of a second after a load) is not waited for. A
+// navigation the browser announces only meanwhile (a click on a link,
+// announced late on a loaded machine) means the still screen may be the
+// page being left: the page is waited for again before anything is kept.
+func (s *runState) pageSettled(ctx context.Context, r result, began time.Time) result {
 	if s.web.Headless || s.web.Attached {
 		return s.settled(ctx, r)
 	}
@@ -250,6 +258,13 @@ func (s *runState) pageSettled(ctx context.Context, r result) result {
 		begun := d.LoadsBegun()
 		opts := s.settleOptions(false)
 		opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
+		opts.Since = began
+		if view, err := d.Viewport(ctx); err == nil {
+			opts.Region = view
+		} else if ctx.Err() == nil {
+			// The whole screen's drawing counts then: slower, not wrong.
+			s.log("read where the page is on the screen: %v", err)
+		}
 		img, settled, err := s.desk.WaitSettled(ctx, opts)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -260,7 +275,7 @@ func (s *runState) pageSettled(ctx context.Context, r result) result {
 		if d.LoadsBegun() != begun && attempt < pageSettleAttempts {
 			continue
 		}
-		r.screen = s.keepCapture(ctx, img, settled)
+		r.screen = s.keepCapture(ctx, img, settled, false)
 		return r
 	}
 }
@@ -282,6 +297,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 		timeout = defaultCDPWaitS * time.Second
 	}
 	return s.hold(ctx, timeout, func(ctx context.Context) result {
+		began := time.Now()
 		waitCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		start := time.Now()
@@ -293,7 +309,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 			}
 			return s.cdpFailure(err)
 		}
-		return s.pageSettled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())))
+		return s.pageSettled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())), began)
 	})
 }
 

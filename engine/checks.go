@@ -436,5 +436,5 @@ func (s *runState) cdpNavigate(ctx context.Context, c call) result {
 	if err := s.web.Tab.Navigate(navCtx, u); err != nil {
 		return s.cdpFailure(err)
 	}
-	return s.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())))
+	return s.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), start)
 }

@@ -42,7 +42,7 @@ func (s *runState) visionReady() error {
 // completes the observation record.
 func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	expectation, _ := c.Args["expectation"].(string)
-	rel, img, err := s.capture(ctx, false)
+	rel, img, err := s.capture(ctx, false, true)
 	if err != nil {
 		return s.driverFailure(err)
 	}
@@ -108,7 +108,9 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 		found := false
 		for !found && attempt < attempts {
 			attempt++
-			rel, img, err := s.capture(ctx, false)
+			// Locating encodes what it sends the model itself, so this
+			// capture's PNG is the report's alone.
+			rel, img, err := s.capture(ctx, false, false)
 			if err != nil {
 				return s.driverFailure(err)
 			}

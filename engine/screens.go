@@ -8,17 +8,20 @@ import (
 
 // saveScreen hands a capture to the report, which encodes and writes it in
 // the background on one core. When the step itself is about to need the
-// full-size PNG (a model sent full-size screens, an outside agent), it is
-// encoded here first on every core, and the report writes those bytes:
-// one encoding either way.
-func (s *runState) saveScreen(img *image.RGBA) (string, *report.Frame) {
+// full-size PNG (sent: its result carries the screen, to a model sent
+// full-size screens or to an outside agent), it is encoded here first on
+// every core, and the report writes those bytes: one encoding either way.
+// An action's settled screen is never in its result (the model or the
+// agent asks for the screen when it wants it), so its PNG is the report's
+// alone and stays off the step's critical path.
+func (s *runState) saveScreen(img *image.RGBA, sent bool) (string, *report.Frame) {
 	frame := s.rep.NewFrame(img)
 	if s.model != nil && s.loop.ran {
 		// The model's memory will want the screen's sum: it is computed
 		// while the step waits on the X server for the window list.
 		go frame.Sum()
 	}
-	if s.sendsFullScreens(img) {
+	if sent && s.sendsFullScreens(img) {
 		_, _ = frame.PNG() // an error is the model's and the report's to meet
 	}
 	return s.rep.SaveFrame(frame), frame

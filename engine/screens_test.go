@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // TestInterruptedRunLeavesEveryScreen interrupts a run (Ctrl-C) while its
@@ -87,4 +88,30 @@ func screensNoise(width, height int) *image.RGBA {
 		img.Pix[i] = 0xff
 	}
 	return img
+}
+
+// TestOnlyAScreenSentIsEncodedOnTheStep checks whose the PNG of a kept
+// screen is in an outside agent's session: a screen the step's result
+// carries (observe_screen) is encoded on every core on the step's path,
+// while an action's settled screen, which no result carries (cdp_click,
+// press_key), is encoded only by the report's writer in the background,
+// off the step's path.
+func TestOnlyAScreenSentIsEncodedOnTheStep(t *testing.T) {
+	t.Parallel()
+	rep, err := report.Create(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &runState{r: &Runner{agent: &agentFeed{}}, rep: rep}
+	_, action := s.saveScreen(screensNoise(64, 40), false)
+	_, sent := s.saveScreen(screensNoise(64, 40), true)
+	if cores, encoded := sent.EncodedOn(); !encoded || cores != 0 {
+		t.Errorf("the screen sent: encoded %v on %d cores when saved, want encoded on every core (0)", encoded, cores)
+	}
+	if err := rep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if cores, encoded := action.EncodedOn(); !encoded || cores != 1 {
+		t.Errorf("the action's screen: encoded %v on %d cores, want the report writer's one", encoded, cores)
+	}
 }

@@ -447,18 +447,21 @@ func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
 }
 
 // capture takes a screenshot (after the screen settles when settle is
-// set), writes it to the report and announces it.
-func (s *runState) capture(ctx context.Context, settle bool) (string, *image.RGBA, error) {
+// set), writes it to the report and announces it. sent says whether the
+// step hands the screen on to the model or an outside agent in its
+// result (see saveScreen).
+func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *image.RGBA, error) {
 	if settle {
 		opts := s.settleOptions(false)
-		return s.captureWith(ctx, &opts)
+		return s.captureWith(ctx, &opts, sent)
 	}
-	return s.captureWith(ctx, nil)
+	return s.captureWith(ctx, nil, sent)
 }
 
 // captureWith takes a screenshot, after the screen settles as settle says
-// when it is not nil, writes it to the report and announces it.
-func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (string, *image.RGBA, error) {
+// when it is not nil, writes it to the report and announces it; sent is
+// capture's.
+func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, sent bool) (string, *image.RGBA, error) {
 	var img *image.RGBA
 	var err error
 	settled := true
@@ -473,16 +476,16 @@ func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions) (
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	return s.keepCapture(ctx, img, settled), img, nil
+	return s.keepCapture(ctx, img, settled, sent), img, nil
 }
 
 // keepCapture writes a capture to the report and announces it, and
-// returns its path in the report.
-func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, settled bool) string {
+// returns its path in the report; sent is capture's.
+func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, settled, sent bool) string {
 	// Secrets are masked before the frame exists: it is encoded later,
 	// in the background for the report.
 	shown := s.maskSecrets(ctx, img)
-	rel, frame := s.saveScreen(img)
+	rel, frame := s.saveScreen(img, sent)
 	s.reportShown(shown, rel)
 	b := img.Bounds()
 	s.lastScreen, s.lastFrame = img, frame

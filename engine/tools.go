@@ -134,7 +134,7 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 
 // observeScreen captures the screen for the model to look at.
 func (s *runState) observeScreen(ctx context.Context) result {
-	rel, img, err := s.capture(ctx, false)
+	rel, img, err := s.capture(ctx, false, true)
 	if err != nil {
 		return s.driverFailure(err)
 	}
@@ -300,7 +300,7 @@ func (s *runState) settled(ctx context.Context, r result) result {
 // settledWith captures the screen once it settles as opts say and
 // attaches it to r; a capture cut short by the run's end leaves r as it is.
 func (s *runState) settledWith(ctx context.Context, r result, opts x11.SettleOptions) result {
-	rel, _, err := s.captureWith(ctx, &opts)
+	rel, _, err := s.captureWith(ctx, &opts, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r

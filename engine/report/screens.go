@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kasmrt/kasmrt/internal/screenpng"
@@ -26,6 +27,10 @@ type Frame struct {
 	encode sync.Once
 	png    []byte
 	err    error
+	// cores is how many goroutines encoded it (zero: every core), read
+	// once encoded is set.
+	cores   int
+	encoded atomic.Bool
 
 	hash sync.Once
 	sum  [32]byte
@@ -50,6 +55,7 @@ func (f *Frame) PNG() ([]byte, error) { return f.pngOn(0) }
 // every core).
 func (f *Frame) pngOn(cores int) ([]byte, error) {
 	f.encode.Do(func() {
+		f.cores = cores
 		if f.encoder != nil {
 			f.png, f.err = f.encoder.Encode(f.img, cores)
 		} else {
@@ -58,8 +64,20 @@ func (f *Frame) pngOn(cores int) ([]byte, error) {
 		if f.err != nil {
 			f.err = fmt.Errorf("encode screen: %w", f.err)
 		}
+		f.encoded.Store(true)
 	})
 	return f.png, f.err
+}
+
+// EncodedOn says, once the PNG is encoded, on how many cores it was: one
+// when the report's writer encoded it in the background, zero when a
+// caller that needed it first encoded it on every core. It is how a test
+// tells which of them was on the step's path.
+func (f *Frame) EncodedOn() (cores int, encoded bool) {
+	if !f.encoded.Load() {
+		return 0, false
+	}
+	return f.cores, true
 }
 
 // Sum is the SHA-256 of the screen's pixels, computed once: what repeat
