@@ -206,12 +206,12 @@ func (s *runState) cdpInput(ctx context.Context, act func() error, done string) 
 
 // pageDrawer is a tab that can wait until what the last action changed,
 // or the document a navigation brought, is drawn on its window, counts
-// the loads its main frame began, and says where on the screen the page
-// is drawn.
+// the loads its main frame began, and says where on the screen its
+// window and page are.
 type pageDrawer interface {
 	Drawn(ctx context.Context) (frames time.Duration, err error)
 	LoadsBegun() uint64
-	Viewport(ctx context.Context) (image.Rectangle, error)
+	Placement(ctx context.Context) (cdp.Placement, error)
 }
 
 // pageSettleAttempts bounds how often the screen after a cdp_* action is
@@ -229,14 +229,14 @@ const pageSettleAttempts = 3
 // The page's frame is then on its way to the screen, or already on it: a
 // click's new frame was measured on the X screen 5 ms after the click
 // returned, before the tab could answer for it (two animation frames, up
-// to 33 ms later). So the page's part of the screen must have been still,
-// since the action began, for the quiet interval after its newest drawing;
-// when nothing was drawn there since, the screen is given the quiet
-// interval after the tab's answer to start drawing, or half the time the
-// page took for its last two frames when that is longer (one frame's
-// time, which a loaded machine stretches), up to
-// runner.settle_response_ms. Drawing outside the page (the tab strip
-// animates for a quarter of a second after a load) is not waited for. A
+// to 33 ms later). So the screen must have been still, since the action
+// began, for the quiet interval after its newest drawing; when nothing
+// was drawn since, the screen is given the quiet interval after the tab's
+// answer to start drawing, or half the time the page took for its last
+// two frames when that is longer (one frame's time, which a loaded
+// machine stretches), up to runner.settle_response_ms. The browser's own
+// tab strip and toolbar are not waited for: the tab's icon animates for a
+// quarter of a second after a load, long after the page is drawn. A
 // navigation the browser announces only meanwhile (a click on a link,
 // announced late on a loaded machine) means the still screen may be the
 // page being left: the page is waited for again before anything is kept.
@@ -259,11 +259,11 @@ func (s *runState) pageSettled(ctx context.Context, r result, began time.Time) r
 		opts := s.settleOptions(false)
 		opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
 		opts.Since = began
-		if view, err := d.Viewport(ctx); err == nil {
-			opts.Region = view
+		if p, err := d.Placement(ctx); err == nil {
+			opts.Ignore = p.Chrome()
 		} else if ctx.Err() == nil {
-			// The whole screen's drawing counts then: slower, not wrong.
-			s.log("read where the page is on the screen: %v", err)
+			// All drawing counts then: slower, not wrong.
+			s.log("read where the browser is on the screen: %v", err)
 		}
 		img, settled, err := s.desk.WaitSettled(ctx, opts)
 		if err != nil {

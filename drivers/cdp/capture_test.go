@@ -157,18 +157,18 @@ func (c *colourTab) capture(ctx context.Context, since time.Time) (image.Image, 
 		if err != nil {
 			return nil, err
 		}
-		// Still for a while after the page's last drawing too, as the
-		// engine settles it: the frame may be on its way to the screen. A
-		// navigation announced meanwhile means the page left may be what
-		// is still.
+		// Still for a while after the last drawing (but the browser's own
+		// tab strip and toolbar) too, as the engine settles it: the frame
+		// may be on its way to the screen. A navigation announced
+		// meanwhile means the page left may be what is still.
 		begun := c.tab.LoadsBegun()
-		view, err := c.tab.Viewport(ctx)
-		if err != nil {
-			view = image.Rectangle{}
+		var chrome image.Rectangle
+		if p, err := c.tab.Placement(ctx); err == nil {
+			chrome = p.Chrome()
 		}
 		const quiet = 30 * time.Millisecond
 		img, _, err := c.conn.WaitSettled(ctx, x11.SettleOptions{Quiet: quiet,
-			Response: max(quiet, min(frames/2, 300*time.Millisecond)), Since: since, Region: view})
+			Response: max(quiet, min(frames/2, 300*time.Millisecond)), Since: since, Ignore: chrome})
 		if err != nil || c.tab.LoadsBegun() == begun || attempt == 3 {
 			return img, err
 		}

@@ -45,6 +45,18 @@ func TestHeadfulOnXvfb(t *testing.T) {
 	if origin.Y < 40 || origin.Y > 250 || origin.X < 0 || origin.X > 20 {
 		t.Errorf("viewport origin %v: want the page a toolbar's height below the window top", origin)
 	}
+	// The window holds the viewport and, above it, the browser's own
+	// chrome, which a settling screen ignores.
+	p, err := tab.Placement(ctx)
+	if err != nil {
+		t.Fatalf("Placement: %v", err)
+	}
+	if p.Viewport.Min != origin || !p.Viewport.In(p.Window) || p.Viewport.Max.Y != p.Window.Max.Y {
+		t.Errorf("placement %+v: want the viewport at %v, at the bottom of the window", p, origin)
+	}
+	if c := p.Chrome(); c.Dy() != origin.Y-p.Window.Min.Y || c.Dx() != p.Window.Dx() || c.Overlaps(p.Viewport) {
+		t.Errorf("chrome %v: want the width of the window %v above the viewport %v", c, p.Window, p.Viewport)
+	}
 	box := els[0].Box.Add(origin)
 	// Just inside the corner: the inside is the label's white text.
 	inside := box.Min.Add(image.Pt(8, 8))

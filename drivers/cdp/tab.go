@@ -266,33 +266,44 @@ func (t *Tab) rendered(ctx context.Context, presented bool) (time.Duration, erro
 // of the toolbar and infobars above the page. Add it to an Element's Box to
 // get screen coordinates.
 func (t *Tab) ViewportOrigin(ctx context.Context) (image.Point, error) {
-	r, err := t.Viewport(ctx)
+	p, err := t.Placement(ctx)
 	if err != nil {
 		return image.Point{}, fmt.Errorf("read viewport origin: %w", err)
 	}
-	return r.Min, nil
+	return p.Viewport.Min, nil
 }
 
-// Viewport is where the page's viewport is on the X screen, for a headful
-// browser: what the page draws, without the tab strip, the toolbar and
-// the infobars above it.
-func (t *Tab) Viewport(ctx context.Context) (image.Rectangle, error) {
+// Placement is where a headful browser's window, and the page's viewport
+// in it, are on the X screen.
+type Placement struct {
+	Window, Viewport image.Rectangle
+}
+
+// Chrome is the part of the window above the page: the tab strip, the
+// toolbar and the infobars, which the browser draws itself.
+func (p Placement) Chrome() image.Rectangle {
+	return image.Rect(p.Window.Min.X, p.Window.Min.Y, p.Window.Max.X, p.Viewport.Min.Y)
+}
+
+// Placement reads where the window and the page's viewport are on the X
+// screen.
+func (t *Tab) Placement(ctx context.Context) (Placement, error) {
 	var m []int
 	err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
-		return evaluateJSON(ctx, tgt, `[window.screenX, window.screenY,
-			window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight,
+		return evaluateJSON(ctx, tgt, `[window.screenX, window.screenY, window.outerWidth, window.outerHeight,
 			window.innerWidth, window.innerHeight]`, &m)
 	})
 	if err != nil {
-		return image.Rectangle{}, fmt.Errorf("read viewport: %w", err)
+		return Placement{}, fmt.Errorf("read the window's placement: %w", err)
 	}
 	if len(m) != 6 {
-		return image.Rectangle{}, fmt.Errorf("read viewport: got %v", m)
+		return Placement{}, fmt.Errorf("read the window's placement: got %v", m)
 	}
+	win := image.Rect(m[0], m[1], m[0]+m[2], m[1]+m[3])
 	// Chromium has no side borders without a window manager; whatever
 	// width the frame takes is split evenly, and the rest sits on top.
-	origin := image.Pt(m[0]+m[2]/2, m[1]+m[3])
-	return image.Rectangle{Min: origin, Max: origin.Add(image.Pt(m[4], m[5]))}, nil
+	origin := image.Pt(m[0]+(m[2]-m[4])/2, m[1]+m[3]-m[5])
+	return Placement{Window: win, Viewport: image.Rectangle{Min: origin, Max: origin.Add(image.Pt(m[4], m[5]))}}, nil
 }
 
 // ElementState is what Query found for a selector.

@@ -26,8 +26,7 @@ type damageWatch struct {
 	// reports counts the reports received.
 	reports uint64
 	// recent are the newest reports, recent[(reports-1)%len] the newest
-	// of all, for a wait that counts only the drawing in part of the
-	// screen.
+	// of all, for a wait that ignores the drawing in part of the screen.
 	recent [recentReports]damageReport
 	// err is set when the connection failed; settling then falls back to
 	// comparing captures.
@@ -39,8 +38,8 @@ type damageWatch struct {
 }
 
 // recentReports is how many reports a damageWatch keeps. A wait that
-// asks about part of the screen and finds none of them there takes the
-// oldest kept as drawn there, so fewer only costs such a wait time.
+// ignores part of the screen and finds all of them there takes the oldest
+// kept as drawn elsewhere, so fewer only costs such a wait time.
 const recentReports = 64
 
 // damageReport is one report: when it arrived and the bounding box of
@@ -79,7 +78,7 @@ func watchDamage(display string, root xproto.Window) (*damageWatch, error) {
 	// per growth, not one per rectangle. Unlike NonEmpty, whose report
 	// names the whole screen and which says nothing of what is drawn
 	// between a report and the subtraction, every drawing is inside some
-	// report's box, so a wait can ask about part of the screen: a browser
+	// report's box, so a wait can ignore part of the screen: a browser
 	// whose tab strip animates for a quarter of a second after a load
 	// would otherwise keep the page from counting as still.
 	if err := damage.CreateChecked(x, id, xproto.Drawable(root), damage.ReportLevelBoundingBox).Check(); err != nil {
@@ -131,21 +130,21 @@ func (w *damageWatch) state() (last time.Time, reports uint64, err error) {
 	return w.last, w.reports, w.err
 }
 
-// lastIn returns when the newest report that touched region arrived, or
-// the screen's newest report when region is empty: zero when there was
-// none. A report older than the ones kept may have touched region, so
-// when none of those kept did and some were dropped, the oldest kept is
-// taken as the answer: too late rather than too early.
-func (w *damageWatch) lastIn(region image.Rectangle) (time.Time, error) {
+// lastOutside returns when the newest report that drew outside ignore
+// arrived (the screen's newest report when ignore is empty): zero when
+// there was none. A report older than the ones kept may have drawn
+// outside ignore, so when none of those kept did and some were dropped,
+// the oldest kept is taken as the answer: too late rather than too early.
+func (w *damageWatch) lastOutside(ignore image.Rectangle) (time.Time, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if region.Empty() || w.err != nil {
+	if ignore.Empty() || w.err != nil {
 		return w.last, w.err
 	}
 	kept := min(w.reports, recentReports)
 	for i := uint64(1); i <= kept; i++ {
 		r := w.recent[(w.reports-i)%recentReports]
-		if r.area.Overlaps(region) {
+		if !r.area.In(ignore) {
 			return r.at, nil
 		}
 	}

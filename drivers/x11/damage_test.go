@@ -181,37 +181,38 @@ func TestSettleByDamage(t *testing.T) {
 	})
 }
 
-// TestSettleByDamageInRegion covers waits that count only part of the
+// TestSettleByDamageIgnoring covers waits that ignore part of the
 // screen's drawing, and waits whose action's drawing may already have
-// been reported: a rectangle drawn outside the region, however often,
-// does not keep the region from settling, one drawn inside does; and
-// drawing reported after Since is the response, so the wait is quiet
-// for Quiet after it rather than for Response after the wait began.
-func TestSettleByDamageInRegion(t *testing.T) {
+// been reported: a rectangle drawn inside the ignored part, however
+// often, does not keep the screen from settling, one drawn partly outside
+// it does; and drawing reported after Since is the response, so the wait
+// is quiet for Quiet after it rather than for Response after the wait
+// began.
+func TestSettleByDamageIgnoring(t *testing.T) {
 	t.Parallel()
 	// drawEvery draws at (600,400)-(650,450).
-	t.Run("drawing elsewhere", func(t *testing.T) {
+	t.Run("drawing ignored", func(t *testing.T) {
 		t.Parallel()
 		s, c := newDisplay(t)
 		drawEvery(t, s.Display(), 5*time.Millisecond)
 		start := time.Now()
 		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{
-			Cap: 2 * time.Second, Quiet: 150 * time.Millisecond, Region: image.Rect(0, 0, 300, 300)})
+			Cap: 2 * time.Second, Quiet: 150 * time.Millisecond, Ignore: image.Rect(550, 350, 700, 500)})
 		if err != nil || !settled {
-			t.Fatalf("settled %v, %v with the drawing outside the region", settled, err)
+			t.Fatalf("settled %v, %v with the drawing inside the ignored part", settled, err)
 		}
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("took %v to settle", d)
 		}
 	})
-	t.Run("drawing inside", func(t *testing.T) {
+	t.Run("drawing partly outside", func(t *testing.T) {
 		t.Parallel()
 		s, c := newDisplay(t)
 		drawEvery(t, s.Display(), 5*time.Millisecond)
 		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{
-			Cap: time.Second, Quiet: 150 * time.Millisecond, Region: image.Rect(640, 440, 900, 700)})
+			Cap: time.Second, Quiet: 150 * time.Millisecond, Ignore: image.Rect(550, 350, 640, 500)})
 		if err != nil || settled {
-			t.Fatalf("settled %v, %v with the region drawn every 5 ms", settled, err)
+			t.Fatalf("settled %v, %v with drawing every 5 ms partly outside the ignored part", settled, err)
 		}
 	})
 	t.Run("drawn since", func(t *testing.T) {
@@ -225,13 +226,13 @@ func TestSettleByDamageInRegion(t *testing.T) {
 		// The report arrives on the watching connection a moment after
 		// the drawing; wait for it, then ask.
 		eventually(t, "the drawing's report", func() bool {
-			last, err := c.damage.lastIn(image.Rectangle{})
+			last, err := c.damage.lastOutside(image.Rectangle{})
 			return err == nil && last.After(since)
 		})
 		start := time.Now()
 		img, settled, err := c.WaitSettled(context.Background(), SettleOptions{
 			Cap: 2 * time.Second, Quiet: 50 * time.Millisecond, Response: time.Second,
-			Since: since, Region: image.Rect(0, 0, 100, 100)})
+			Since: since, Ignore: image.Rect(500, 0, 600, 100)})
 		if err != nil || !settled {
 			t.Fatalf("settled %v, %v", settled, err)
 		}
@@ -330,36 +331,36 @@ func TestSettleShowsXtermEcho(t *testing.T) {
 	}
 }
 
-// TestLastInKeptReports checks how a wait about part of the screen reads
-// the reports kept: the newest that touched the region, none before any
-// did, and once reports elsewhere have pushed out the older ones, the
-// oldest kept, since one of those pushed out may have touched it.
-func TestLastInKeptReports(t *testing.T) {
+// TestLastOutsideKeptReports checks how a wait that ignores part of the
+// screen reads the reports kept: the newest drawn outside it, none before
+// any was, and once reports inside it have pushed out the older ones, the
+// oldest kept, since one of those pushed out may have been outside.
+func TestLastOutsideKeptReports(t *testing.T) {
 	t.Parallel()
 	w := &damageWatch{}
-	region := image.Rect(0, 0, 10, 10)
+	ignore := image.Rect(40, 40, 70, 70)
 	base := time.Now()
 	report := func(i int, area image.Rectangle) {
 		w.last = base.Add(time.Duration(i) * time.Millisecond)
 		w.recent[w.reports%recentReports] = damageReport{at: w.last, area: area}
 		w.reports++
 	}
-	if last, _ := w.lastIn(region); !last.IsZero() {
-		t.Fatalf("lastIn before any report = %v, want zero", last)
+	if last, _ := w.lastOutside(ignore); !last.IsZero() {
+		t.Fatalf("lastOutside before any report = %v, want zero", last)
 	}
-	report(0, image.Rect(5, 5, 20, 20))
+	report(0, image.Rect(5, 5, 50, 50)) // partly outside
 	report(1, image.Rect(50, 50, 60, 60))
-	if last, _ := w.lastIn(region); !last.Equal(base) {
-		t.Fatalf("lastIn = %v, want the report that touched the region (%v)", last, base)
+	if last, _ := w.lastOutside(ignore); !last.Equal(base) {
+		t.Fatalf("lastOutside = %v, want the report partly outside (%v)", last, base)
 	}
-	if last, _ := w.lastIn(image.Rectangle{}); !last.Equal(base.Add(time.Millisecond)) {
-		t.Fatalf("lastIn of the whole screen = %v, want the newest report", last)
+	if last, _ := w.lastOutside(image.Rectangle{}); !last.Equal(base.Add(time.Millisecond)) {
+		t.Fatalf("lastOutside ignoring nothing = %v, want the newest report", last)
 	}
 	for i := 2; i < 2+recentReports; i++ {
 		report(i, image.Rect(50, 50, 60, 60))
 	}
 	want := base.Add(2 * time.Millisecond) // the oldest kept
-	if last, _ := w.lastIn(region); !last.Equal(want) {
-		t.Fatalf("lastIn after the region's report was pushed out = %v, want the oldest kept (%v)", last.Sub(base), want.Sub(base))
+	if last, _ := w.lastOutside(ignore); !last.Equal(want) {
+		t.Fatalf("lastOutside after the report outside was pushed out = %v, want the oldest kept (%v)", last.Sub(base), want.Sub(base))
 	}
 }

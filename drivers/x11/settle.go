@@ -32,11 +32,12 @@ type SettleOptions struct {
 	// to reach the screen) is then quiet for Quiet since it was drawn,
 	// not for Response since the wait began. Zero means the wait's start.
 	Since time.Time
-	// Region is, with DAMAGE, the part of the screen whose drawing counts;
-	// empty means all of it. The capture is of the whole screen either
-	// way: drawing elsewhere, such as a browser's tab strip animating
-	// after a load, does not keep the screen from counting as settled.
-	Region image.Rectangle
+	// Ignore is, with DAMAGE, a part of the screen whose drawing does not
+	// count: drawing entirely inside it, such as a browser's tab strip
+	// animating after a load, does not keep the screen from counting as
+	// settled. Empty means all drawing counts. The capture is of the
+	// whole screen either way.
+	Ignore image.Rectangle
 	// Compare compares captures even when the server offers DAMAGE.
 	Compare bool
 }
@@ -71,8 +72,8 @@ func (c *Conn) WaitSettled(ctx context.Context, opts SettleOptions) (*image.RGBA
 	return c.settleByComparing(ctx, opts)
 }
 
-// settleByDamage waits for a quiet screen (or opts.Region) as the DAMAGE
-// reports tell it, then captures.
+// settleByDamage waits for a quiet screen (outside opts.Ignore) as the
+// DAMAGE reports tell it, then captures.
 func (c *Conn) settleByDamage(ctx context.Context, opts SettleOptions) (*image.RGBA, bool, error) {
 	start := time.Now()
 	deadline := start.Add(opts.Cap)
@@ -83,7 +84,7 @@ func (c *Conn) settleByDamage(ctx context.Context, opts SettleOptions) (*image.R
 	t := time.NewTimer(opts.Cap)
 	defer t.Stop()
 	for {
-		last, err := c.damage.lastIn(opts.Region)
+		last, err := c.damage.lastOutside(opts.Ignore)
 		if err != nil {
 			// The watching connection died (the server is going away):
 			// the comparison says what can still be said.
