@@ -196,12 +196,28 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 // cdpInput runs a page-changing action and captures the settled screen,
 // like the X11 input tools (step clears the observation record).
 func (s *runState) cdpInput(ctx context.Context, act func() error, done string) result {
-	began := time.Now()
+	began := s.pageMark()
 	err := act()
 	if err != nil {
 		return s.cdpFailure(err)
 	}
 	return s.pageSettled(ctx, ok(done), began)
+}
+
+// pageAction is when a cdp_* action began, and how many loads its tab's
+// main frame had begun by then.
+type pageAction struct {
+	at    time.Time
+	loads uint64
+}
+
+// pageMark marks the start of a cdp_* action.
+func (s *runState) pageMark() pageAction {
+	m := pageAction{at: time.Now()}
+	if d, ok := s.web.Tab.(pageDrawer); ok {
+		m.loads = d.LoadsBegun()
+	}
+	return m
 }
 
 // pageDrawer is a tab that can wait until what the last action changed,
@@ -229,9 +245,10 @@ const pageSettleAttempts = 3
 // The page's frame is then on its way to the screen, or already on it: a
 // click's new frame was measured on the X screen 5 ms after the click
 // returned, before the tab could answer for it (two animation frames, up
-// to 33 ms later). So the screen must have been still, since the action
-// began, for the quiet interval after its newest drawing; when nothing
-// was drawn since, the screen is given the quiet interval after the tab's
+// to 33 ms later). So, while the page is the document the action began
+// on, the screen must have been still, since the action began, for the
+// quiet interval after its newest drawing; after a navigation, or when
+// nothing was drawn since, the screen is given the quiet interval after the tab's
 // answer to start drawing, or half the time the page took for its last
 // two frames when that is longer (one frame's time, which a loaded
 // machine stretches), up to runner.settle_response_ms. The browser's own
@@ -240,7 +257,7 @@ const pageSettleAttempts = 3
 // navigation the browser announces only meanwhile (a click on a link,
 // announced late on a loaded machine) means the still screen may be the
 // page being left: the page is waited for again before anything is kept.
-func (s *runState) pageSettled(ctx context.Context, r result, began time.Time) result {
+func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) result {
 	if s.web.Headless || s.web.Attached {
 		return s.settled(ctx, r)
 	}
@@ -258,7 +275,13 @@ func (s *runState) pageSettled(ctx context.Context, r result, began time.Time) r
 		begun := d.LoadsBegun()
 		opts := s.settleOptions(false)
 		opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
-		opts.Since = began
+		// Drawing since the action is the response only while the
+		// document is the one the action began on: after a navigation,
+		// what was drawn since may be the page left (a link's pressed
+		// state), and the new document's frame must be seen arriving.
+		if begun == began.loads {
+			opts.Since = began.at
+		}
 		if p, err := d.Placement(ctx); err == nil {
 			opts.Ignore = p.Chrome()
 		} else if ctx.Err() == nil {
@@ -297,7 +320,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 		timeout = defaultCDPWaitS * time.Second
 	}
 	return s.hold(ctx, timeout, func(ctx context.Context) result {
-		began := time.Now()
+		began := s.pageMark()
 		waitCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		start := time.Now()

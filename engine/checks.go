@@ -432,9 +432,9 @@ func (s *runState) cdpNavigate(ctx context.Context, c call) result {
 	}
 	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 	defer cancel()
-	start := time.Now()
+	start, began := time.Now(), s.pageMark()
 	if err := s.web.Tab.Navigate(navCtx, u); err != nil {
 		return s.cdpFailure(err)
 	}
-	return s.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), start)
+	return s.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)
 }

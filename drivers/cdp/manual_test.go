@@ -35,14 +35,14 @@ func TestCapturesOfARealManual(t *testing.T) {
 			if err := c.tab.Navigate(ctx, srv.URL+"/index.html"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.capture(ctx, time.Now()); err != nil {
+			if _, err := c.capture(ctx, c.mark()); err != nil {
 				t.Fatal(err)
 			}
 			origin := c.origin(t)
 			var took []time.Duration
 			for i := range 10 {
 				before, _ := c.tab.URL(ctx)
-				acted := time.Now()
+				acted := c.mark()
 				if err := c.tab.Click(ctx, "a[accesskey=n]"); err != nil {
 					t.Fatalf("page %d: click next: %v", i, err)
 				}
@@ -53,7 +53,7 @@ func TestCapturesOfARealManual(t *testing.T) {
 				}
 				took = append(took, time.Since(start))
 				time.Sleep(700 * time.Millisecond)
-				later, err := c.capture(ctx, time.Now())
+				later, err := c.capture(ctx, c.mark())
 				if err != nil {
 					t.Fatalf("page %d: capture again: %v", i, err)
 				}
