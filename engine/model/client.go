@@ -293,16 +293,12 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
+	// A wait of no time or one already past is no wait: never negative.
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(secs * float64(time.Second))
+		return max(0, time.Duration(secs*float64(time.Second)))
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
+		return max(0, t.Sub(now))
 	}
 	return 0
 }
