@@ -50,4 +50,7 @@ func TestRunInTmuxWindowLegible(t *testing.T) {
 	}
 	judgeDialog(t, readCells(t, image))
 	term.Keys("q")
+	// The run finishes its report before the program ends; the report's
+	// directory is removed only after that.
+	term.WaitExit("q")
 }
