@@ -195,6 +195,7 @@ func TestSettleByDamageIgnoring(t *testing.T) {
 		t.Parallel()
 		s, c := newDisplay(t)
 		drawEvery(t, s.Display(), 5*time.Millisecond)
+		drawingBegun(t, c)
 		start := time.Now()
 		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{
 			Cap: 2 * time.Second, Quiet: 150 * time.Millisecond, Ignore: image.Rect(550, 350, 700, 500)})
@@ -209,6 +210,7 @@ func TestSettleByDamageIgnoring(t *testing.T) {
 		t.Parallel()
 		s, c := newDisplay(t)
 		drawEvery(t, s.Display(), 5*time.Millisecond)
+		drawingBegun(t, c)
 		_, settled, err := c.WaitSettled(context.Background(), SettleOptions{
 			Cap: time.Second, Quiet: 150 * time.Millisecond, Ignore: image.Rect(550, 350, 640, 500)})
 		if err != nil || settled {
@@ -242,6 +244,19 @@ func TestSettleByDamageIgnoring(t *testing.T) {
 		if got := img.RGBAAt(20, 20); got != white {
 			t.Errorf("captured %v, want the white rectangle drawn", got)
 		}
+	})
+}
+
+// drawingBegun waits for the first report of drawEvery's drawing, so a
+// settle wait asked afterwards sees a screen already being drawn on, not
+// one still quiet because the drawing has yet to start (a loaded machine
+// starts it late).
+func drawingBegun(t *testing.T, c *Conn) {
+	t.Helper()
+	since := time.Now()
+	eventually(t, "the drawing's first report", func() bool {
+		last, err := c.damage.lastOutside(image.Rectangle{})
+		return err == nil && last.After(since)
 	})
 }
 
