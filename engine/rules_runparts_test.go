@@ -136,35 +136,13 @@ func TestRulesRunStartedMode(t *testing.T) {
 	})
 	t.Run("session", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
-		path, _ := writeRunFiles(t, dir, rulesGoal, "")
-		files, err := scenarios.LoadSession(path, "", lookupIn(nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var (
-			mu  sync.Mutex
-			evs []events.Event
-		)
-		r, err := New(files, Options{ReportDir: filepath.Join(dir, "report"), Display: "-",
-			Getenv: func(string) string { return "" },
-			Sinks:  []func(events.Event){func(e events.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.machine = &fakeMachine{}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		s, err := r.Open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, evs := rulesSession(t, ctx, rulesGoal, &fakeMachine{})
 		if _, err := s.Close(ctx, "", ""); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if got := started(t, evs).Mode; got != "session" {
+		if got := started(t, evs()).Mode; got != "session" {
 			t.Errorf("mode %q, want session (the scenario has a goal)", got)
 		}
 	})

@@ -36,13 +36,13 @@ func rulesOpen(t *testing.T, ctx context.Context, dir string, files *scenarios.F
 		mu  sync.Mutex
 		evs []events.Event
 	)
-	r, err := New(files, Options{ReportDir: filepath.Join(dir, "report"), Display: "-",
+	r, err := New(files, Options{ReportDir: filepath.Join(dir, "report"), Display: "-", Machine: f,
 		Getenv: func(string) string { return "" },
 		Sinks:  []func(events.Event){func(e events.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.machine, r.serverGrace = f, 100*time.Millisecond
+	r.serverGrace = 100 * time.Millisecond
 	s, err := r.Open(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,19 @@ func zoomRedBox(img image.Image) image.Rectangle {
 	return box
 }
 
+// zoomScript is a goal run that clicks the red bar by description (the
+// locate passes and the check answered by zoomModel) and then ends.
+func zoomScript(t *testing.T) []mt.Exchange {
+	return []mt.Exchange{
+		mt.Call("observe_screen", `{}`),
+		mt.Call("click_grounded", `{"description": "the red bar", "expect": "nothing changes"}`),
+		zoomModel(t), zoomModel(t), zoomModel(t),
+		mt.Call("check_expectation", `{"expectation": "a red bar is shown"}`),
+		zoomModel(t),
+		mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "clicked"}`),
+	}
+}
+
 // zoomModel answers locate requests the way a vision model errs: it sees
 // the red target in the image it is sent and names its centre, off by a
 // twenty-fifth of the image's width and height — the larger the area it
@@ -83,14 +96,7 @@ model:
   retry: 0
   timeout: 5
 `,
-		script: []mt.Exchange{
-			mt.Call("observe_screen", `{}`),
-			mt.Call("click_grounded", `{"description": "the red bar", "expect": "nothing changes"}`),
-			zoomModel(t), zoomModel(t), zoomModel(t),
-			mt.Call("check_expectation", `{"expectation": "a red bar is shown"}`),
-			zoomModel(t),
-			mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "clicked"}`),
-		},
+		script: zoomScript(t),
 	})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 0)
 	if len(r.rep.Grounding) != 2 {
@@ -208,14 +214,7 @@ func TestRulesZoomedGrounding(t *testing.T) {
 		machine:  &fakeMachine{frames: []*image.RGBA{screen}},
 		scenario: rulesGoal,
 		operator: "session:\n  width: 1280\n  height: 800\nmodel:\n  endpoint: ENDPOINT\n  profile: gpt\n  retry: 0\n  timeout: 5\n",
-		script: []mt.Exchange{
-			mt.Call("observe_screen", `{}`),
-			mt.Call("click_grounded", `{"description": "the red bar", "expect": "nothing changes"}`),
-			zoomModel(t), zoomModel(t), zoomModel(t),
-			mt.Call("check_expectation", `{"expectation": "a red bar is shown"}`),
-			zoomModel(t),
-			mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "clicked"}`),
-		},
+		script:   zoomScript(t),
 	})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 0)
 	if len(r.rep.Grounding) != 2 {
