@@ -17,7 +17,8 @@ import (
 
 // colourPages serves two pages that fill the viewport with a colour each
 // and link to each other: /red and /blue, each with a button that counts
-// its clicks.
+// its clicks and one that goes to the other page right after its click
+// handler returned, as a script that saves first and then moves on does.
 func colourPages(t testing.TB) *httptest.Server {
 	t.Helper()
 	other := map[string]string{"/red": "/blue", "/blue": "/red"}
@@ -29,7 +30,8 @@ func colourPages(t testing.TB) *httptest.Server {
 <style>html,body{margin:0;height:100%%;background:%s} a{display:block;width:200px;height:60px;background:#fff}
 button{font:40px sans-serif;width:200px;height:60px}</style></head>
 <body><a id="next" href="%s">next</a>
-<button id="add" onclick="this.textContent = String(Number(this.textContent) + 1)">0</button></body></html>`, path, colour, other[path])
+<button id="add" onclick="this.textContent = String(Number(this.textContent) + 1)">0</button>
+<button id="later" onclick="setTimeout(() => location.href = '%s')">later</button></body></html>`, path, colour, other[path], other[path])
 		})
 	}
 	srv := httptest.NewServer(mux)
@@ -257,6 +259,48 @@ func TestCaptureAfterClickShowsTheChange(t *testing.T) {
 				}
 				before = img
 			}
+		})
+	}
+}
+
+// TestCaptureWhileANavigationBegins clicks a button whose page goes to the
+// other page once the click is handled, so that the browser announces the
+// navigation only after the click returned, while the capture is under
+// way: each capture must show the page gone to, and none may wait on the
+// document being replaced (such a capture waited past the 2 s bound in one
+// run of two when nothing ended it).
+func TestCaptureWhileANavigationBegins(t *testing.T) {
+	t.Parallel()
+	for _, src := range screenSources {
+		t.Run(src.name, func(t *testing.T) {
+			c := openColourTab(t, src.headful)
+			at := "/red"
+			var worst time.Duration
+			for i := range 40 {
+				want := map[string]string{"/red": "/blue", "/blue": "/red"}[at]
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				acted := c.mark()
+				if err := c.tab.Click(ctx, "#later"); err != nil {
+					cancel()
+					t.Fatalf("click %d: %v", i, err)
+				}
+				start := time.Now()
+				shotCtx, cancelShot := context.WithTimeout(ctx, 2*time.Second)
+				img, err := c.capture(shotCtx, acted)
+				cancelShot()
+				cancel()
+				if err != nil {
+					t.Fatalf("capture after click %d (%s): %v", i, time.Since(start), err)
+				}
+				if got := pageColour(img); got != want {
+					t.Fatalf("capture after click %d shows %s, want %s", i, got, want)
+				}
+				if d := time.Since(start); d > worst {
+					worst = d
+				}
+				at = want
+			}
+			t.Logf("worst %v", worst)
 		})
 	}
 }

@@ -41,10 +41,13 @@ type pageLoads struct {
 	// begun counts the loads that began, so that a caller can tell
 	// whether one began while it looked at the page.
 	begun uint64
+	// begins is closed, and replaced, when a load begins, for a caller
+	// that must stop waiting on the page the load replaces.
+	begins chan struct{}
 }
 
 func newPageLoads(mainFrame cdp.FrameID) *pageLoads {
-	return &pageLoads{mainFrame: mainFrame, loaded: make(chan struct{})}
+	return &pageLoads{mainFrame: mainFrame, loaded: make(chan struct{}), begins: make(chan struct{})}
 }
 
 // onEvent runs on the tab's message loop, so it only flips the state.
@@ -83,6 +86,8 @@ func (l *pageLoads) set(loading, requested bool) {
 		l.loading, l.requested, l.loaded = true, requested, make(chan struct{})
 		l.navigated = true
 		l.begun++
+		close(l.begins)
+		l.begins = make(chan struct{})
 	case loading:
 		l.requested = l.requested && requested
 	case l.loading:
@@ -103,6 +108,14 @@ func (l *pageLoads) loadsBegun() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.begun
+}
+
+// nextBegin returns how many loads have begun and a channel closed when
+// the next one begins.
+func (l *pageLoads) nextBegin() (uint64, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.begun, l.begins
 }
 
 // newDocument reports whether a load began since the last call of

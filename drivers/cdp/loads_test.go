@@ -55,8 +55,19 @@ func TestPageLoads(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			l := newPageLoads(main)
+			_, begins := l.nextBegin()
 			for _, ev := range tt.events {
 				l.onEvent(ev)
+			}
+			select {
+			case <-begins:
+				if tt.begun == 0 {
+					t.Error("the channel for the next load closed, with no load begun")
+				}
+			default:
+				if tt.begun > 0 {
+					t.Error("the channel for the next load is open after a load began")
+				}
 			}
 			if got := l.busy(); got != tt.busy {
 				t.Errorf("busy = %v, want %v", got, tt.busy)

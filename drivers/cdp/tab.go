@@ -95,33 +95,36 @@ const captureAttempts = 3
 // navigation under way, or a document not yet seen rendering, is waited for
 // first (see Rendered), so the capture shows the page the last action led
 // to and never waits on a frame of a document being replaced. Otherwise
-// one animation frame is waited for (the capture asks the renderer for a
-// fresh frame itself, so what the last action changed is in it). A
-// navigation that the last click started but the browser announced only
-// then, or while the capture ran, is waited for, and the page captured
-// again.
+// the page is captured at once: the capture asks the renderer for a fresh
+// frame itself, so what the last action changed is in it. A navigation
+// that the last click started but the browser announces only while the
+// capture runs ends that capture; the load is waited for and the page
+// captured again.
 func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 	var buf []byte
 	for attempt := 1; ; attempt++ {
-		begun := t.loads.loadsBegun()
 		if t.loads.busy() || t.loads.newDocument() {
 			if err := t.Rendered(ctx); err != nil {
 				return nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
 			}
-			begun = t.loads.loadsBegun()
-		} else {
-			// One animation frame first: a navigation the last click
-			// started is announced by then, and a capture asked for
-			// while one replaces the document was seen waiting seconds.
-			_ = t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
-				_, err := evaluate(ctx, tgt, nextFrameFunction, true)
-				return err
-			})
-			if t.loads.loadsBegun() != begun {
-				continue
-			}
 		}
-		err := t.target(ctx, func(ctx context.Context, tgt *chromedp.Target) error {
+		begun, begins := t.loads.nextBegin()
+		// A capture asked for while a navigation replaces the document
+		// was seen waiting seconds for a frame, so one the browser
+		// announces while the capture runs (a click on a link, announced
+		// late on a loaded machine) ends it, and the page is captured
+		// again once the load is done.
+		shotCtx, cancel := context.WithCancel(ctx)
+		if attempt < captureAttempts {
+			go func() {
+				select {
+				case <-begins:
+					cancel()
+				case <-shotCtx.Done():
+				}
+			}()
+		}
+		err := t.target(shotCtx, func(ctx context.Context, tgt *chromedp.Target) error {
 			res, err := cdp.Call(ctx, tgt, page.CaptureScreenshot, page.CaptureScreenshotParams{
 				FromSurface: new(true), OptimizeForSpeed: new(true)})
 			if err != nil {
@@ -130,10 +133,8 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 			buf = res.Data
 			return nil
 		})
-		// A capture that failed or may show the page being left because a
-		// load began meanwhile is taken again once that load is done.
-		again := t.loads.loadsBegun() != begun && attempt < captureAttempts
-		if again {
+		cancel()
+		if t.loads.loadsBegun() != begun && attempt < captureAttempts {
 			continue
 		}
 		if err != nil {
