@@ -298,7 +298,7 @@ func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) 
 		if d.LoadsBegun() != begun && attempt < pageSettleAttempts {
 			continue
 		}
-		r.screen = s.keepCapture(ctx, img, settled, false)
+		r.screen = s.keepCapture(ctx, img, nil, settled, false)
 		return r
 	}
 }

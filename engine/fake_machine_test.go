@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
+	"image/png"
 	"io"
 	"net/url"
 	"slices"
@@ -110,6 +112,11 @@ type fakeMachine struct {
 	// shotFails is how many of the tab's next screenshots fail; shots
 	// counts them all.
 	shotFails, shots int
+	// shotPNGs makes the tab's screenshots come encoded as a browser's
+	// do, by image/png (whose bytes this project's encoder never makes);
+	// shotPNG holds them in order.
+	shotPNGs bool
+	shotPNG  [][]byte
 	// console is what the page logs as soon as its console is watched.
 	console []cdp.ConsoleMessage
 	// buses counts the session buses the run started; dialled lists the
@@ -626,18 +633,30 @@ func (t *fakeTab) Wait(ctx context.Context, spec cdp.WaitSpec) error {
 	return ctx.Err()
 }
 
-// Screenshot captures the page, after failing shotFails times as a page
+// ScreenshotPNG captures the page, after failing shotFails times as a page
 // between documents does; shots counts every attempt.
-func (t *fakeTab) Screenshot(context.Context) (image.Image, error) {
+func (t *fakeTab) ScreenshotPNG(context.Context) (image.Image, []byte, error) {
 	t.f.mu.Lock()
 	t.f.shots++
 	fail := t.f.shotFails > 0
 	if fail {
 		t.f.shotFails--
 	}
+	encodes := t.f.shotPNGs
 	t.f.mu.Unlock()
 	if fail {
-		return nil, errors.New("Page.captureScreenshot: no frame")
+		return nil, nil, errors.New("Page.captureScreenshot: no frame")
 	}
-	return t.f.screen()
+	img, err := t.f.screen()
+	if err != nil || !encodes {
+		return img, nil, err
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, nil, err
+	}
+	t.f.mu.Lock()
+	t.f.shotPNG = append(t.f.shotPNG, buf.Bytes())
+	t.f.mu.Unlock()
+	return img, buf.Bytes(), nil
 }

@@ -41,6 +41,12 @@ type secretsOnScreen struct {
 	reported map[string]bool
 }
 
+// any reports whether a kept screen may have a secret masked on it: a
+// secret went into the application.
+func (m *secretsOnScreen) any() bool {
+	return len(m.fields) > 0 || len(m.watched) > 0 || m.typedBefore != nil
+}
+
 // secretField is one place a secret went into.
 type secretField struct {
 	ref string
@@ -95,7 +101,7 @@ func (s *runState) reportShown(shown []string, rel string) {
 // secret costs nothing here (BenchmarkMaskSecrets).
 func (s *runState) maskSecrets(ctx context.Context, img *image.RGBA) []string {
 	m := &s.onScreen
-	if len(m.fields) == 0 && len(m.watched) == 0 && m.typedBefore == nil {
+	if !m.any() {
 		return nil
 	}
 	if m.typedBefore != nil {

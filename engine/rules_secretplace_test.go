@@ -102,7 +102,9 @@ func TestRulesSecretFieldMasked(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := &fakeMachine{frames: []*image.RGBA{white}, focusSel: c.focus, boxes: map[string]image.Rectangle{sel: field}, viewport: c.viewport,
+			// The page's screens come encoded, as a browser's do: the
+			// masked ones must not be kept as they came.
+			f := &fakeMachine{frames: []*image.RGBA{white}, focusSel: c.focus, boxes: map[string]image.Rectangle{sel: field}, viewport: c.viewport, shotPNGs: true,
 				on: func(f *fakeMachine, in string) {
 					if strings.HasPrefix(in, "navigate ") {
 						return

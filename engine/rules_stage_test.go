@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -127,6 +129,40 @@ func TestRulesPageScreenshot(t *testing.T) {
 	// Two failures and a success for the step, one for the final capture.
 	if f.shots != 4 {
 		t.Errorf("%d screenshots asked for, want 4", f.shots)
+	}
+}
+
+// TestRulesPageScreenKeptAsCaptured checks that a headless page's screen
+// is written to the report as the browser encoded it, unless a secret went
+// into the page: then the screen may be masked, and is encoded again.
+func TestRulesPageScreenKeptAsCaptured(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, steps string
+		asCaptured  bool
+	}{
+		{"nothing secret", "  - observe_screen: {}\n", true},
+		{"a secret filled", "  - cdp_fill: {target: password, ref: password}\n  - observe_screen: {}\n", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeMachine{shotPNGs: true}
+			r := loopRun(t, loopCase{scenario: rulesBrowser + "steps:\n" + c.steps, operator: "runner: {}\n", machine: f,
+				env: map[string]string{"APP_PASSWORD": "pw"}})
+			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+			last := r.rep.Steps[len(r.rep.Steps)-1]
+			saved, err := os.ReadFile(filepath.Join(r.dir, last.Screen))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			captured := slices.ContainsFunc(f.shotPNG, func(b []byte) bool { return bytes.Equal(b, saved) })
+			if captured != c.asCaptured {
+				t.Errorf("%s is the PNG the browser encoded: %v, want %v", last.Screen, captured, c.asCaptured)
+			}
+		})
 	}
 }
 

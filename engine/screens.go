@@ -13,9 +13,14 @@ import (
 // every core, and the report writes those bytes: one encoding either way.
 // An action's settled screen is never in its result (the model or the
 // agent asks for the screen when it wants it), so its PNG is the report's
-// alone and stays off the step's critical path.
-func (s *runState) saveScreen(img *image.RGBA, sent bool) (string, *report.Frame) {
+// alone and stays off the step's critical path. A capture that came
+// encoded (encoded not nil: a headless page, as the browser encoded it) is
+// not encoded at all.
+func (s *runState) saveScreen(img *image.RGBA, encoded []byte, sent bool) (string, *report.Frame) {
 	frame := s.rep.NewFrame(img)
+	if encoded != nil {
+		frame = s.rep.NewEncodedFrame(img, encoded)
+	}
 	if s.model != nil && s.loop.ran {
 		// The model's memory will want the screen's sum: it is computed
 		// while the step waits on the X server for the window list.

@@ -103,8 +103,8 @@ func TestOnlyAScreenSentIsEncodedOnTheStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &runState{r: &Runner{agent: &agentFeed{}}, rep: rep}
-	_, action := s.saveScreen(screensNoise(64, 40), false)
-	_, sent := s.saveScreen(screensNoise(64, 40), true)
+	_, action := s.saveScreen(screensNoise(64, 40), nil, false)
+	_, sent := s.saveScreen(screensNoise(64, 40), nil, true)
 	if cores, encoded := sent.EncodedOn(); !encoded || cores != 0 {
 		t.Errorf("the screen sent: encoded %v on %d cores when saved, want encoded on every core (0)", encoded, cores)
 	}

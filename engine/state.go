@@ -463,11 +463,12 @@ func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *ima
 // capture's.
 func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, sent bool) (string, *image.RGBA, error) {
 	var img *image.RGBA
+	var encoded []byte
 	var err error
 	settled := true
 	switch {
 	case s.web.PageIsTheScreen():
-		img, err = s.web.Screenshot(ctx)
+		img, encoded, err = s.web.ScreenshotPNG(ctx)
 	case settle != nil:
 		img, settled, err = s.desk.WaitSettled(ctx, *settle)
 	default:
@@ -476,16 +477,21 @@ func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, s
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	return s.keepCapture(ctx, img, settled, sent), img, nil
+	return s.keepCapture(ctx, img, encoded, settled, sent), img, nil
 }
 
 // keepCapture writes a capture to the report and announces it, and
-// returns its path in the report; sent is capture's.
-func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, settled, sent bool) string {
+// returns its path in the report. encoded, when not nil, is the capture
+// as the browser encoded it, kept as it is unless a secret may be masked
+// on it; sent is capture's.
+func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []byte, settled, sent bool) string {
+	if s.onScreen.any() {
+		encoded = nil
+	}
 	// Secrets are masked before the frame exists: it is encoded later,
 	// in the background for the report.
 	shown := s.maskSecrets(ctx, img)
-	rel, frame := s.saveScreen(img, sent)
+	rel, frame := s.saveScreen(img, encoded, sent)
 	s.reportShown(shown, rel)
 	b := img.Bounds()
 	s.lastScreen, s.lastFrame = img, frame

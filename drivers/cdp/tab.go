@@ -101,11 +101,19 @@ const captureAttempts = 3
 // capture runs ends that capture; the load is waited for and the page
 // captured again.
 func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
+	img, _, err := t.ScreenshotPNG(ctx)
+	return img, err
+}
+
+// ScreenshotPNG is Screenshot, also returning the PNG the browser encoded
+// the capture as: the same pixels, which a caller that keeps the capture
+// can write as they are rather than encode them again.
+func (t *Tab) ScreenshotPNG(ctx context.Context) (image.Image, []byte, error) {
 	var buf []byte
 	for attempt := 1; ; attempt++ {
 		if t.loads.busy() || t.loads.newDocument() {
 			if err := t.Rendered(ctx); err != nil {
-				return nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
+				return nil, nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
 			}
 		}
 		begun, begins := t.loads.nextBegin()
@@ -138,15 +146,15 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("capture page: %w", err)
+			return nil, nil, fmt.Errorf("capture page: %w", err)
 		}
 		break
 	}
 	img, err := png.Decode(bytes.NewReader(buf))
 	if err != nil {
-		return nil, fmt.Errorf("capture page: decode: %w", err)
+		return nil, nil, fmt.Errorf("capture page: decode: %w", err)
 	}
-	return img, nil
+	return img, buf, nil
 }
 
 // Expressions that resolve at the document's next animation frame but

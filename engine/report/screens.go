@@ -44,6 +44,19 @@ func NewFrame(img *image.RGBA) *Frame { return &Frame{img: img} }
 // changed (the same bytes either way). img must not change afterwards.
 func (w *Writer) NewFrame(img *image.RGBA) *Frame { return &Frame{img: img, encoder: &w.encoder} }
 
+// NewEncodedFrame wraps a capture that came encoded as PNG (a headless
+// page, as the browser encoded it): data is written as it is and never
+// encoded here. img must be data's pixels and not change afterwards.
+func (w *Writer) NewEncodedFrame(img *image.RGBA, data []byte) *Frame {
+	f := &Frame{img: img, cores: CameEncoded, png: data}
+	f.encode.Do(func() {})
+	f.encoded.Store(true)
+	return f
+}
+
+// CameEncoded is what EncodedOn says of a frame that came encoded.
+const CameEncoded = -1
+
 // Image is the captured screen.
 func (f *Frame) Image() *image.RGBA { return f.img }
 
@@ -71,8 +84,9 @@ func (f *Frame) pngOn(cores int) ([]byte, error) {
 
 // EncodedOn says, once the PNG is encoded, on how many cores it was: one
 // when the report's writer encoded it in the background, zero when a
-// caller that needed it first encoded it on every core. It is how a test
-// tells which of them was on the step's path.
+// caller that needed it first encoded it on every core, CameEncoded when
+// it was never encoded here. It is how a test tells which of them was on
+// the step's path.
 func (f *Frame) EncodedOn() (cores int, encoded bool) {
 	if !f.encoded.Load() {
 		return 0, false

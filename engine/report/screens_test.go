@@ -128,3 +128,38 @@ func TestScreensNumberedAndFailuresKept(t *testing.T) {
 		t.Errorf("close = %v, want the unwritten screen's error", err)
 	}
 }
+
+// TestEncodedFrameWrittenAsItCame: a frame that came encoded is written
+// with the bytes it came with, which are also its PNG, and never encoded
+// here.
+func TestEncodedFrameWrittenAsItCame(t *testing.T) {
+	t.Parallel()
+	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	for i := range img.Pix {
+		img.Pix[i] = 0xff
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	w, err := Create(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := w.NewEncodedFrame(img, buf.Bytes())
+	if got, err := f.PNG(); err != nil || !bytes.Equal(got, buf.Bytes()) {
+		t.Errorf("PNG() = %d bytes, %v; want the %d it came with", len(got), err, buf.Len())
+	}
+	rel := w.SaveFrame(f)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil || !bytes.Equal(saved, buf.Bytes()) {
+		t.Errorf("%s holds %d bytes (%v), want the %d the frame came with", rel, len(saved), err, buf.Len())
+	}
+	if cores, encoded := f.EncodedOn(); !encoded || cores != CameEncoded {
+		t.Errorf("EncodedOn() = %d, %v; want CameEncoded", cores, encoded)
+	}
+}

@@ -79,25 +79,34 @@ func (w *Web) PageIsTheScreen() bool { return w != nil && w.pageScreen }
 // frame that never came (about once in four right after a click on a
 // link); each attempt is still short and a stalled one is asked again.
 func (w *Web) Screenshot(ctx context.Context) (*image.RGBA, error) {
+	img, _, err := w.ScreenshotPNG(ctx)
+	return img, err
+}
+
+// ScreenshotPNG is Screenshot, also returning the PNG the browser encoded
+// the capture as (nil when the pixels had to be converted): the report
+// keeps it rather than encode the same pixels again.
+func (w *Web) ScreenshotPNG(ctx context.Context) (*image.RGBA, []byte, error) {
 	var img image.Image
+	var data []byte
 	var err error
 	for range screenshotAttempts {
 		attemptCtx, cancel := context.WithTimeout(ctx, screenshotTimeout)
-		img, err = w.Tab.Screenshot(attemptCtx)
+		img, data, err = w.Tab.ScreenshotPNG(attemptCtx)
 		cancel()
 		if err == nil || ctx.Err() != nil {
 			break
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rgba, ok := img.(*image.RGBA); ok {
-		return rgba, nil
+		return rgba, data, nil
 	}
 	rgba := image.NewRGBA(img.Bounds())
 	draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
-	return rgba, nil
+	return rgba, nil, nil
 }
 
 // Alive reports whether the browser is still there.
