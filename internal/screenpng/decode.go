@@ -1,0 +1,455 @@
+package screenpng
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/draw"
+	"image/png"
+	"io"
+
+	"github.com/klauspost/compress/flate"
+)
+
+// pngSignature opens every PNG file.
+const pngSignature = "\x89PNG\r\n\x1a\n"
+
+// maxInflateRatio bounds how many bytes deflate can produce from one byte
+// of input: a 258-byte match coded in two bits is the best it can do. A
+// header that claims more pixels than its image data could hold is
+// rejected before anything that size is allocated, so a few bytes of
+// garbage cannot ask for gigabytes.
+const maxInflateRatio = 1032
+
+// The PNG filter types that precede each row.
+const (
+	filterNone = iota
+	filterSub
+	filterUp
+	filterAverage
+	filterPaeth
+)
+
+// Decode decodes a PNG as an *image.RGBA. A browser's screenshot (8-bit
+// truecolor, with or without alpha, not interlaced) is decoded here in one
+// pass over the inflated rows; any other PNG goes through image/png and is
+// converted. A translucent pixel comes out premultiplied, as draw.Draw
+// converts image/png's *image.NRGBA. Bad input is an error that says what
+// was wrong, never a panic.
+func Decode(data []byte) (*image.RGBA, error) {
+	img, ok, err := decodeFast(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode png: %w", err)
+	}
+	if ok {
+		return img, nil
+	}
+	return decodeStandard(data)
+}
+
+// header is what IHDR says about the image.
+type header struct {
+	width, height int
+	depth         byte
+	colorType     byte
+	compression   byte
+	filter        byte
+	interlace     byte
+}
+
+// decodeFast decodes data if it is a PNG this package decodes itself; ok
+// is false, with no error, for one image/png must decode. Every error it
+// returns is one image/png would also fail on (a wrong Adler-32 aside, see
+// inflate), and where image/png tolerates something odd that this decoder
+// does not expect it hands the image over instead.
+func decodeFast(data []byte) (img *image.RGBA, ok bool, err error) {
+	if len(data) < len(pngSignature) || string(data[:len(pngSignature)]) != pngSignature {
+		return nil, false, errors.New("not a PNG file: no PNG signature")
+	}
+	rest := data[len(pngSignature):]
+	offset := len(pngSignature)
+	var (
+		hdr    header
+		idat   [][]byte
+		idatN  int
+		ended  bool // a chunk other than IDAT followed the IDAT chunks
+		seenIH bool
+	)
+	for {
+		kind, body, n, err := nextChunk(rest, offset)
+		if err != nil {
+			return nil, false, err
+		}
+		rest, offset = rest[n:], offset+n
+		if !seenIH {
+			// image/png skips ancillary chunks before IHDR; that is rare
+			// enough to leave to it.
+			if kind != "IHDR" {
+				return nil, false, nil
+			}
+			seenIH = true
+			hdr, err = parseHeader(body)
+			if err != nil {
+				return nil, false, err
+			}
+			if !hdr.fast() {
+				return nil, false, nil
+			}
+			continue
+		}
+		switch {
+		case kind == "IDAT":
+			// IDAT chunks after another chunk are only valid as trailing
+			// garbage, which image/png ignores.
+			if ended {
+				return nil, false, nil
+			}
+			idat = append(idat, body)
+			idatN += len(body)
+			continue
+		case kind == "IEND":
+			if len(body) != 0 {
+				return nil, false, fmt.Errorf("IEND chunk at byte %d: %d bytes of data, want none", offset-n, len(body))
+			}
+			if len(idat) == 0 {
+				return nil, false, errors.New("no IDAT chunk before IEND")
+			}
+			img, ok, err := hdr.decode(join(idat, idatN))
+			return img, ok, err
+		case kind[0]&0x20 == 0:
+			// A critical chunk: a palette or one this decoder does not
+			// know (image/png ignores a palette of a truecolor image and
+			// unknown critical chunks; it also reports a second IHDR).
+			return nil, false, nil
+		case kind == "tRNS":
+			// A transparent colour key, which image/png turns into
+			// alpha.
+			return nil, false, nil
+		}
+		// Any other ancillary chunk (text, gamma, physical size) does not
+		// change the pixels.
+		if len(idat) > 0 {
+			ended = true
+		}
+	}
+}
+
+// nextChunk reads the chunk at the start of rest (at offset in the file)
+// and checks its CRC; n is its size with length, type and CRC.
+func nextChunk(rest []byte, offset int) (kind string, body []byte, n int, err error) {
+	if len(rest) == 0 {
+		return "", nil, 0, fmt.Errorf("truncated at byte %d: no IEND chunk", offset)
+	}
+	if len(rest) < 12 {
+		return "", nil, 0, fmt.Errorf("truncated at byte %d: a chunk needs 12 bytes, %d left", offset, len(rest))
+	}
+	length := binary.BigEndian.Uint32(rest)
+	kind = string(rest[4:8])
+	if length > 0x7fffffff {
+		return "", nil, 0, fmt.Errorf("%q chunk at byte %d: length %d too large", kind, offset, length)
+	}
+	if int64(length) > int64(len(rest)-12) {
+		return "", nil, 0, fmt.Errorf("truncated %q chunk at byte %d: %d bytes of data declared, %d left", kind, offset, length, len(rest)-12)
+	}
+	end := 8 + int(length)
+	if got, want := crc32.ChecksumIEEE(rest[4:end]), binary.BigEndian.Uint32(rest[end:]); got != want {
+		return "", nil, 0, fmt.Errorf("%q chunk at byte %d: CRC %08x, want %08x", kind, offset, got, want)
+	}
+	return kind, rest[8:end], end + 4, nil
+}
+
+func parseHeader(body []byte) (header, error) {
+	if len(body) != 13 {
+		return header{}, fmt.Errorf("IHDR chunk: %d bytes, want 13", len(body))
+	}
+	w, h := binary.BigEndian.Uint32(body[0:]), binary.BigEndian.Uint32(body[4:])
+	hdr := header{
+		depth: body[8], colorType: body[9], compression: body[10], filter: body[11], interlace: body[12],
+	}
+	// Dimensions image/png rejects (zero, or beyond 2^31-1) are left to
+	// it to report.
+	if w == 0 || h == 0 || w > 0x7fffffff || h > 0x7fffffff {
+		return header{}, nil
+	}
+	hdr.width, hdr.height = int(w), int(h)
+	return hdr, nil
+}
+
+// fast reports whether the image is one decodeFast decodes: 8-bit RGB or
+// RGBA, not interlaced.
+func (h header) fast() bool {
+	return h.width > 0 && h.height > 0 && h.depth == 8 && (h.colorType == 2 || h.colorType == 6) &&
+		h.compression == 0 && h.filter == 0 && h.interlace == 0
+}
+
+// bytesPerPixel is the size of a pixel in the image data.
+func (h header) bytesPerPixel() int {
+	if h.colorType == 6 {
+		return 4
+	}
+	return 3
+}
+
+// join returns the pieces as one slice, copying only if there are several.
+func join(pieces [][]byte, n int) []byte {
+	if len(pieces) == 1 {
+		return pieces[0]
+	}
+	out := make([]byte, 0, n)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// decode inflates the zlib stream z of the image data row by row into two
+// row buffers, unfilters each row and expands it to RGBA. Inflating the
+// whole image first and unfiltering it after was a third slower: the
+// 2.5 MB of a screenshot's rows left the cache between the two passes,
+// where one row stays in it.
+func (h header) decode(z []byte) (*image.RGBA, bool, error) {
+	bpp := h.bytesPerPixel()
+	rowLen := 1 + h.width*bpp
+	// Width and height may each be up to 2^31-1, so the rows that z can
+	// hold are counted rather than the image's size multiplied out.
+	if rows := (int64(len(z)) + 1) * maxInflateRatio / int64(rowLen); int64(h.height) > rows {
+		return nil, false, fmt.Errorf("not enough pixel data: %d compressed bytes cannot hold %dx%d pixels",
+			len(z), h.width, h.height)
+	}
+	zr, br, err := newInflater(z)
+	if err != nil {
+		return nil, false, err
+	}
+	defer zr.Close()
+	img := image.NewRGBA(image.Rect(0, 0, h.width, h.height))
+	// prev starts as the zeros the filters take for the row above the
+	// first.
+	cur, prev := make([]byte, rowLen), make([]byte, rowLen)
+	for y := range h.height {
+		if _, err := io.ReadFull(zr, cur); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, false, fmt.Errorf("not enough pixel data: the image data ends in row %d of %d", y, h.height)
+			}
+			return nil, false, fmt.Errorf("inflate row %d: %w", y, err)
+		}
+		if err := unfilter(cur[0], cur[1:], prev[1:], bpp); err != nil {
+			return nil, false, fmt.Errorf("row %d: %w", y, err)
+		}
+		dst := img.Pix[y*img.Stride : y*img.Stride+h.width*4]
+		if bpp == 3 {
+			expandRGB(dst, cur[1:])
+		} else {
+			premultiply(dst, cur[1:])
+		}
+		cur, prev = prev, cur
+	}
+	trailing, err := endOfStream(zr, br)
+	if err != nil {
+		return nil, false, err
+	}
+	if trailing {
+		// Bytes after the zlib stream, which image/png may ignore.
+		return nil, false, nil
+	}
+	return img, true, nil
+}
+
+// newInflater checks the zlib header of z and returns the inflater of the
+// deflate stream after it, and the reader of z it reads from.
+func newInflater(z []byte) (io.ReadCloser, *bytes.Reader, error) {
+	if len(z) < 2 {
+		return nil, nil, fmt.Errorf("zlib header: %d bytes of image data", len(z))
+	}
+	cmf, flg := z[0], z[1]
+	switch {
+	case cmf&0x0f != 8 || cmf>>4 > 7:
+		return nil, nil, fmt.Errorf("zlib header %02x%02x: not deflate with a window of at most 32 KiB", cmf, flg)
+	case (uint16(cmf)<<8|uint16(flg))%31 != 0:
+		return nil, nil, fmt.Errorf("zlib header %02x%02x: bad check bits", cmf, flg)
+	case flg&0x20 != 0:
+		return nil, nil, fmt.Errorf("zlib header %02x%02x: asks for a preset dictionary", cmf, flg)
+	}
+	// A *bytes.Reader is a byte reader, so the inflater reads no further
+	// than the end of the deflate stream (what is left is the checksum)
+	// and takes klauspost's path specialised for it.
+	br := bytes.NewReader(z[2:])
+	return flate.NewReader(br), br, nil
+}
+
+// endOfStream checks that the deflate stream ends after the rows and that
+// its checksum follows, and reports whether more bytes follow that.
+//
+// The Adler-32 of the inflated data is not checked: it would cost a
+// millisecond of a screenshot's few, and the data comes from the local
+// browser with a CRC-32 on every chunk, checked above, which already
+// guards the compressed bytes; an inflater fed intact bytes that got the
+// output wrong would be a bug the differential tests are there to catch.
+func endOfStream(zr io.Reader, br *bytes.Reader) (trailing bool, err error) {
+	// A reader may return nothing and no error a few times; image/png
+	// gives up after a hundred.
+	var one [1]byte
+	for range 100 {
+		n, err := zr.Read(one[:])
+		if n > 0 {
+			return false, errors.New("too much pixel data")
+		}
+		if errors.Is(err, io.EOF) {
+			switch left := br.Len(); {
+			case left < 4:
+				return false, fmt.Errorf("truncated zlib checksum: %d of 4 bytes", left)
+			case left > 4:
+				return true, nil
+			}
+			return false, nil
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return false, errors.New("truncated deflate stream after the pixel data")
+			}
+			return false, fmt.Errorf("inflate: %w", err)
+		}
+	}
+	return false, errors.New("inflate: no progress at the end of the pixel data")
+}
+
+// unfilter undoes the row's filter in place; prev is the row above,
+// already unfiltered (zeros above the first row).
+func unfilter(filter byte, cur, prev []byte, bpp int) error {
+	prev = prev[:len(cur)]
+	switch filter {
+	case filterNone:
+	case filterSub:
+		for i := bpp; i < len(cur); i++ {
+			cur[i] += cur[i-bpp]
+		}
+	case filterUp:
+		addBytes(cur, prev)
+	case filterAverage:
+		for i := range bpp {
+			cur[i] += prev[i] / 2
+		}
+		for i := bpp; i < len(cur); i++ {
+			cur[i] += byte((int(cur[i-bpp]) + int(prev[i])) / 2)
+		}
+	case filterPaeth:
+		for i := range bpp {
+			cur[i] += prev[i] // the predictor of b alone, with a and c zero
+		}
+		for i := bpp; i < len(cur); i++ {
+			cur[i] += paeth(cur[i-bpp], prev[i], prev[i-bpp])
+		}
+	default:
+		return fmt.Errorf("bad filter type %d", filter)
+	}
+	return nil
+}
+
+// paeth is the Paeth predictor of a byte from the ones to its left (a),
+// above (b) and above left (c).
+func paeth(a, b, c byte) byte {
+	pa := absDiff(int(b), int(c))
+	pb := absDiff(int(a), int(c))
+	pc := absDiff(int(a)+int(b), 2*int(c))
+	switch {
+	case pa <= pb && pa <= pc:
+		return a
+	case pb <= pc:
+		return b
+	}
+	return c
+}
+
+func absDiff(x, y int) int {
+	if x < y {
+		return y - x
+	}
+	return x - y
+}
+
+// addBytes adds src to dst byte by byte (mod 256), eight bytes at a time:
+// the low seven bits of each byte are added without a carry leaving the
+// byte, and the top bit is the sum of the two top bits and that carry.
+func addBytes(dst, src []byte) {
+	const high = 0x8080808080808080
+	src = src[:len(dst)]
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		a := binary.LittleEndian.Uint64(dst[i:])
+		b := binary.LittleEndian.Uint64(src[i:])
+		binary.LittleEndian.PutUint64(dst[i:], ((a&^high)+(b&^high))^((a^b)&high))
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += src[i]
+	}
+}
+
+// expandRGB writes the RGB pixels of src into dst as opaque RGBA, four
+// at a time: twelve bytes read as two words, sixteen written as two.
+func expandRGB(dst, src []byte) {
+	const alpha = 0xff000000_ff000000
+	w := len(dst) / 4
+	src = src[:3*w]
+	x := 0
+	for ; x+4 <= w; x += 4 {
+		s := src[3*x : 3*x+12 : 3*x+12]
+		d := dst[4*x : 4*x+16 : 4*x+16]
+		lo := binary.LittleEndian.Uint64(s[0:8])
+		hi := uint64(binary.LittleEndian.Uint32(s[8:12]))
+		p0 := lo & 0xffffff
+		p1 := lo >> 24 & 0xffffff
+		p2 := lo>>48 | (hi&0xff)<<16
+		p3 := hi >> 8
+		binary.LittleEndian.PutUint64(d[0:8], p0|p1<<32|alpha)
+		binary.LittleEndian.PutUint64(d[8:16], p2|p3<<32|alpha)
+	}
+	for ; x < w; x++ {
+		s, d := src[3*x:3*x+3:3*x+3], dst[4*x:4*x+4:4*x+4]
+		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 0xff
+	}
+}
+
+// premultiply writes the non-premultiplied RGBA pixels of src into dst
+// premultiplied, rounding as draw.Draw does when it converts an
+// *image.NRGBA to an *image.RGBA.
+func premultiply(dst, src []byte) {
+	src = src[:len(dst)]
+	for i := 0; i+4 <= len(src); i += 4 {
+		s, d := src[i:i+4:i+4], dst[i:i+4:i+4]
+		if s[3] == 0xff {
+			copy(d, s)
+			continue
+		}
+		a := uint32(s[3]) * 0x101
+		d[0] = uint8(uint32(s[0]) * a / 0xff >> 8)
+		d[1] = uint8(uint32(s[1]) * a / 0xff >> 8)
+		d[2] = uint8(uint32(s[2]) * a / 0xff >> 8)
+		d[3] = s[3]
+	}
+}
+
+// decodeStandard decodes data with image/png and converts the image to
+// *image.RGBA.
+func decodeStandard(data []byte) (*image.RGBA, error) {
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decode png: %w", err)
+	}
+	// image/png allocates the image as its header says; a pixel takes at
+	// least one bit of inflated data.
+	if pixels := int64(cfg.Width) * int64(cfg.Height); pixels/8/maxInflateRatio > int64(len(data)) {
+		return nil, fmt.Errorf("decode png: not enough pixel data: %dx%d from %d bytes", cfg.Width, cfg.Height, len(data))
+	}
+	m, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decode png: %w", err)
+	}
+	if rgba, ok := m.(*image.RGBA); ok {
+		return rgba, nil
+	}
+	rgba := image.NewRGBA(m.Bounds())
+	draw.Draw(rgba, rgba.Rect, m, m.Bounds().Min, draw.Src)
+	return rgba, nil
+}
