@@ -40,14 +40,20 @@ const (
 // converts image/png's *image.NRGBA. Bad input is an error that says what
 // was wrong, never a panic.
 func Decode(data []byte) (*image.RGBA, error) {
-	img, ok, err := decodeFast(data)
+	f, err := readChunks(data)
 	if err != nil {
 		return nil, fmt.Errorf("decode png: %w", err)
 	}
-	if ok {
-		return img, nil
+	if f.fast {
+		img, ok, err := f.hdr.decode(join(f.idat, f.idatLen))
+		if err != nil {
+			return nil, fmt.Errorf("decode png: %w", err)
+		}
+		if ok {
+			return img, nil
+		}
 	}
-	return decodeStandard(data)
+	return decodeStandard(data, f)
 }
 
 // header is what IHDR says about the image.
@@ -60,79 +66,84 @@ type header struct {
 	interlace     byte
 }
 
-// decodeFast decodes data if it is a PNG this package decodes itself; ok
-// is false, with no error, for one image/png must decode. Every error it
-// returns is one image/png would also fail on (a wrong Adler-32 aside, see
-// inflate), and where image/png tolerates something odd that this decoder
-// does not expect it hands the image over instead.
-func decodeFast(data []byte) (img *image.RGBA, ok bool, err error) {
+// file is what the chunks of a PNG hold.
+type file struct {
+	hdr header
+	// seenHeader is whether an IHDR chunk came first.
+	seenHeader bool
+	idat       [][]byte
+	idatLen    int
+	// fast is whether the image is one this package decodes itself.
+	fast bool
+}
+
+// readChunks checks the signature and the chunks up to IEND, and collects
+// the header and the image data. Every error it returns is one image/png
+// would also fail on; what image/png tolerates but this package does not
+// expect in a screenshot (ancillary chunks before IHDR, a palette, a
+// transparent colour, IDAT chunks apart) leaves the image to image/png.
+func readChunks(data []byte) (file, error) {
 	if len(data) < len(pngSignature) || string(data[:len(pngSignature)]) != pngSignature {
-		return nil, false, errors.New("not a PNG file: no PNG signature")
+		return file{}, errors.New("not a PNG file: no PNG signature")
 	}
 	rest := data[len(pngSignature):]
 	offset := len(pngSignature)
-	var (
-		hdr    header
-		idat   [][]byte
-		idatN  int
-		ended  bool // a chunk other than IDAT followed the IDAT chunks
-		seenIH bool
-	)
-	for {
+	f := file{fast: true}
+	// apart is whether a chunk other than IDAT followed the IDAT chunks.
+	apart := false
+	for first := true; ; first = false {
 		kind, body, n, err := nextChunk(rest, offset)
 		if err != nil {
-			return nil, false, err
+			return file{}, err
 		}
 		rest, offset = rest[n:], offset+n
-		if !seenIH {
-			// image/png skips ancillary chunks before IHDR; that is rare
-			// enough to leave to it.
-			if kind != "IHDR" {
-				return nil, false, nil
-			}
-			seenIH = true
-			hdr, err = parseHeader(body)
-			if err != nil {
-				return nil, false, err
-			}
-			if !hdr.fast() {
-				return nil, false, nil
-			}
-			continue
-		}
 		switch {
+		case kind == "IHDR":
+			if !first {
+				// image/png skips ancillary chunks before IHDR, and
+				// reports a second one.
+				f.fast = false
+				if f.seenHeader {
+					continue
+				}
+			}
+			if f.hdr, err = parseHeader(body); err != nil {
+				return file{}, err
+			}
+			f.seenHeader = true
+			f.fast = f.fast && f.hdr.fast()
+			continue
 		case kind == "IDAT":
 			// IDAT chunks after another chunk are only valid as trailing
 			// garbage, which image/png ignores.
-			if ended {
-				return nil, false, nil
+			if apart {
+				f.fast = false
 			}
-			idat = append(idat, body)
-			idatN += len(body)
+			f.idat = append(f.idat, body)
+			f.idatLen += len(body)
 			continue
 		case kind == "IEND":
 			if len(body) != 0 {
-				return nil, false, fmt.Errorf("IEND chunk at byte %d: %d bytes of data, want none", offset-n, len(body))
+				return file{}, fmt.Errorf("IEND chunk at byte %d: %d bytes of data, want none", offset-n, len(body))
 			}
-			if len(idat) == 0 {
-				return nil, false, errors.New("no IDAT chunk before IEND")
+			if !f.seenHeader {
+				return file{}, errors.New("no IHDR chunk before IEND")
 			}
-			img, ok, err := hdr.decode(join(idat, idatN))
-			return img, ok, err
-		case kind[0]&0x20 == 0:
-			// A critical chunk: a palette or one this decoder does not
-			// know (image/png ignores a palette of a truecolor image and
-			// unknown critical chunks; it also reports a second IHDR).
-			return nil, false, nil
-		case kind == "tRNS":
-			// A transparent colour key, which image/png turns into
-			// alpha.
-			return nil, false, nil
+			if len(f.idat) == 0 {
+				return file{}, errors.New("no IDAT chunk before IEND")
+			}
+			return f, nil
+		case kind[0]&0x20 == 0, kind == "tRNS":
+			// A palette, a critical chunk this decoder does not know
+			// (image/png ignores a palette of a truecolor image and
+			// unknown critical chunks) or a transparent colour, which
+			// image/png turns into alpha.
+			f.fast = false
 		}
 		// Any other ancillary chunk (text, gamma, physical size) does not
 		// change the pixels.
-		if len(idat) > 0 {
-			ended = true
+		if len(f.idat) > 0 {
+			apart = true
 		}
 	}
 }
@@ -369,46 +380,49 @@ func absDiff(x, y int) int {
 	return x - y
 }
 
-// addBytes adds src to dst byte by byte (mod 256), eight bytes at a time:
-// the low seven bits of each byte are added without a carry leaving the
-// byte, and the top bit is the sum of the two top bits and that carry.
+// addBytes adds src to dst byte by byte (mod 256), eight bytes at a time.
 func addBytes(dst, src []byte) {
-	const high = 0x8080808080808080
-	src = src[:len(dst)]
-	i := 0
-	for ; i+8 <= len(dst); i += 8 {
-		a := binary.LittleEndian.Uint64(dst[i:])
-		b := binary.LittleEndian.Uint64(src[i:])
-		binary.LittleEndian.PutUint64(dst[i:], ((a&^high)+(b&^high))^((a^b)&high))
+	d, s := dst, src[:len(dst)]
+	for len(d) >= 8 && len(s) >= 8 {
+		binary.LittleEndian.PutUint64(d, add8(binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint64(s)))
+		d, s = d[8:], s[8:]
 	}
-	for ; i < len(dst); i++ {
-		dst[i] += src[i]
+	for i := range d {
+		d[i] += s[i]
 	}
 }
 
-// expandRGB writes the RGB pixels of src into dst as opaque RGBA, four
-// at a time: twelve bytes read as two words, sixteen written as two.
+// add8 adds the eight bytes of a and b each on their own: the low seven
+// bits of each byte are added without a carry leaving the byte, and the
+// top bit is the sum of the two top bits and that carry.
+func add8(a, b uint64) uint64 {
+	const high = 0x8080808080808080
+	return ((a &^ high) + (b &^ high)) ^ ((a ^ b) & high)
+}
+
+// expandRGB writes the RGB pixels of src into dst as opaque RGBA.
 func expandRGB(dst, src []byte) {
-	const alpha = 0xff000000_ff000000
-	w := len(dst) / 4
-	src = src[:3*w]
-	x := 0
-	for ; x+4 <= w; x += 4 {
-		s := src[3*x : 3*x+12 : 3*x+12]
-		d := dst[4*x : 4*x+16 : 4*x+16]
-		lo := binary.LittleEndian.Uint64(s[0:8])
-		hi := uint64(binary.LittleEndian.Uint32(s[8:12]))
-		p0 := lo & 0xffffff
-		p1 := lo >> 24 & 0xffffff
-		p2 := lo>>48 | (hi&0xff)<<16
-		p3 := hi >> 8
-		binary.LittleEndian.PutUint64(d[0:8], p0|p1<<32|alpha)
-		binary.LittleEndian.PutUint64(d[8:16], p2|p3<<32|alpha)
+	d, s := dst, src[:len(dst)/4*3]
+	for len(s) >= 12 && len(d) >= 16 {
+		expand4(d, binary.LittleEndian.Uint64(s), uint64(binary.LittleEndian.Uint32(s[8:])))
+		d, s = d[16:], s[12:]
 	}
-	for ; x < w; x++ {
-		s, d := src[3*x:3*x+3:3*x+3], dst[4*x:4*x+4:4*x+4]
+	for len(s) >= 3 && len(d) >= 4 {
 		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 0xff
+		d, s = d[4:], s[3:]
 	}
+}
+
+// expand4 writes four RGB pixels, the twelve bytes lo (eight) and hi
+// (four), into d as sixteen bytes of opaque RGBA.
+func expand4(d []byte, lo, hi uint64) {
+	const alpha = 0xff000000_ff000000
+	p0 := lo & 0xffffff
+	p1 := lo >> 24 & 0xffffff
+	p2 := lo>>48 | (hi&0xff)<<16
+	p3 := hi >> 8
+	binary.LittleEndian.PutUint64(d[0:8], p0|p1<<32|alpha)
+	binary.LittleEndian.PutUint64(d[8:16], p2|p3<<32|alpha)
 }
 
 // premultiply writes the non-premultiplied RGBA pixels of src into dst
@@ -432,15 +446,21 @@ func premultiply(dst, src []byte) {
 
 // decodeStandard decodes data with image/png and converts the image to
 // *image.RGBA.
-func decodeStandard(data []byte) (*image.RGBA, error) {
+func decodeStandard(data []byte, f file) (*image.RGBA, error) {
 	cfg, err := png.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("decode png: %w", err)
 	}
-	// image/png allocates the image as its header says; a pixel takes at
-	// least one bit of inflated data.
-	if pixels := int64(cfg.Width) * int64(cfg.Height); pixels/8/maxInflateRatio > int64(len(data)) {
-		return nil, fmt.Errorf("decode png: not enough pixel data: %dx%d from %d bytes", cfg.Width, cfg.Height, len(data))
+	// image/png allocates the image its header asks for before it reads
+	// the data; the pixels' bits (one filter byte a row aside) must fit in
+	// what the image data can inflate to. image/png has checked the header
+	// already, and the depths and colour types it accepts have at most 64
+	// bits a pixel.
+	bits := int64(f.hdr.depth) * int64(channels(f.hdr.colorType))
+	if f.hdr.width > 0 && bits > 0 &&
+		int64(f.hdr.height) > (int64(f.idatLen)+1)*maxInflateRatio*8/(int64(f.hdr.width)*bits) {
+		return nil, fmt.Errorf("decode png: not enough pixel data: %d compressed bytes cannot hold %dx%d pixels",
+			f.idatLen, cfg.Width, cfg.Height)
 	}
 	m, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -452,4 +472,19 @@ func decodeStandard(data []byte) (*image.RGBA, error) {
 	rgba := image.NewRGBA(m.Bounds())
 	draw.Draw(rgba, rgba.Rect, m, m.Bounds().Min, draw.Src)
 	return rgba, nil
+}
+
+// channels is the number of samples in a pixel of a colour type.
+func channels(colorType byte) int {
+	switch colorType {
+	case 0, 3: // grey, palette index
+		return 1
+	case 4: // grey and alpha
+		return 2
+	case 2:
+		return 3
+	case 6:
+		return 4
+	}
+	return 0
 }

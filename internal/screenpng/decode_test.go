@@ -12,6 +12,7 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,10 +37,10 @@ type handPNG struct {
 	// idatSize splits the image data into IDAT chunks of this size (zero:
 	// one chunk).
 	idatSize int
-	// before and after are chunks written before the first IDAT chunk and
-	// between IDAT and IEND.
-	before, after []testChunk
-	seed          uint64
+	// first, before and after are chunks written before IHDR, before the
+	// first IDAT chunk and between IDAT and IEND.
+	first, before, after []testChunk
+	seed                 uint64
 }
 
 type testChunk struct {
@@ -129,7 +130,7 @@ func (p handPNG) build(t testing.TB) ([]byte, *image.NRGBA) {
 	binary.BigEndian.PutUint32(ihdr[0:], uint32(p.width))
 	binary.BigEndian.PutUint32(ihdr[4:], uint32(p.height))
 	ihdr[8], ihdr[9], ihdr[12] = 8, p.colorType, p.interlace
-	chunks := []testChunk{{"IHDR", ihdr[:]}}
+	chunks := append(slices.Clone(p.first), testChunk{"IHDR", ihdr[:]})
 	chunks = append(chunks, p.before...)
 	data := z.Bytes()
 	size := p.idatSize
@@ -234,9 +235,16 @@ func diffRGBA(got, want *image.RGBA) string {
 // decodesFast reports whether Decode takes its own path for data.
 func decodesFast(t testing.TB, data []byte) bool {
 	t.Helper()
-	_, ok, err := decodeFast(data)
+	f, err := readChunks(data)
 	if err != nil {
-		t.Fatalf("decodeFast: %v", err)
+		t.Fatalf("readChunks: %v", err)
+	}
+	if !f.fast {
+		return false
+	}
+	_, ok, err := f.hdr.decode(join(f.idat, f.idatLen))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
 	}
 	return ok
 }
@@ -289,6 +297,7 @@ func handCases() []struct {
 		c{"an empty IDAT chunk after the image data", handPNG{width: 20, height: 4, colorType: 2, filters: all, after: []testChunk{{"IDAT", nil}}}, true},
 		c{"a suggested palette", handPNG{width: 5, height: 5, colorType: 2, filters: all, before: []testChunk{{"PLTE", []byte{1, 2, 3}}}}, false},
 		c{"a transparent colour", handPNG{width: 5, height: 5, colorType: 2, filters: all, before: []testChunk{{"tRNS", []byte{0, 1, 0, 2, 0, 3}}}}, false},
+		c{"text before IHDR", handPNG{width: 20, height: 4, colorType: 2, filters: all, first: []testChunk{text}}, false},
 		c{"text between IDAT chunks", handPNG{width: 20, height: 4, colorType: 2, filters: all, idatSize: 10, after: []testChunk{text, {"IDAT", nil}}}, false},
 		// One pixel is the only image whose Adam7 data is laid out as
 		// without interlacing.
