@@ -172,6 +172,9 @@ func nextChunk(rest []byte, offset int) (kind string, body []byte, n int, err er
 	return kind, rest[8:end], end + 4, nil
 }
 
+// parseHeader reads IHDR's fields. Dimensions image/png rejects (zero, or
+// beyond 2^31-1) leave the header zero, which is not one to decode here,
+// so that image/png reports them.
 func parseHeader(body []byte) (header, error) {
 	if len(body) != 13 {
 		return header{}, fmt.Errorf("IHDR chunk: %d bytes, want 13", len(body))
@@ -180,8 +183,6 @@ func parseHeader(body []byte) (header, error) {
 	hdr := header{
 		depth: body[8], colorType: body[9], compression: body[10], filter: body[11], interlace: body[12],
 	}
-	// Dimensions image/png rejects (zero, or beyond 2^31-1) are left to
-	// it to report.
 	if w == 0 || h == 0 || w > 0x7fffffff || h > 0x7fffffff {
 		return header{}, nil
 	}
@@ -189,8 +190,8 @@ func parseHeader(body []byte) (header, error) {
 	return hdr, nil
 }
 
-// fast reports whether the image is one decodeFast decodes: 8-bit RGB or
-// RGBA, not interlaced.
+// fast reports whether the image is one this package decodes itself:
+// 8-bit RGB or RGBA, not interlaced.
 func (h header) fast() bool {
 	return h.width > 0 && h.height > 0 && h.depth == 8 && (h.colorType == 2 || h.colorType == 6) &&
 		h.compression == 0 && h.filter == 0 && h.interlace == 0
@@ -218,9 +219,9 @@ func join(pieces [][]byte, n int) []byte {
 
 // decode inflates the zlib stream z of the image data row by row into two
 // row buffers, unfilters each row and expands it to RGBA. Inflating the
-// whole image first and unfiltering it after was a third slower: the
-// 2.5 MB of a screenshot's rows left the cache between the two passes,
-// where one row stays in it.
+// whole image into one buffer first and unfiltering it after was slower:
+// by the second pass the 2.5 MB of a screenshot's rows had left the
+// cache, where one row stays in it.
 func (h header) decode(z []byte) (*image.RGBA, bool, error) {
 	bpp := h.bytesPerPixel()
 	rowLen := 1 + h.width*bpp
@@ -299,11 +300,12 @@ func newInflater(z []byte) (io.ReadCloser, *bytes.Reader, error) {
 // endOfStream checks that the deflate stream ends after the rows and that
 // its checksum follows, and reports whether more bytes follow that.
 //
-// The Adler-32 of the inflated data is not checked: it would cost a
-// millisecond of a screenshot's few, and the data comes from the local
-// browser with a CRC-32 on every chunk, checked above, which already
-// guards the compressed bytes; an inflater fed intact bytes that got the
-// output wrong would be a bug the differential tests are there to catch.
+// The Adler-32 of the inflated data is not checked: it would cost about a
+// millisecond of a screenshot's four, and the data comes from the local
+// browser with a CRC-32 on every chunk, which readChunks checks and which
+// already guards the compressed bytes; an inflater fed intact bytes that
+// got the output wrong would be a bug the differential tests are there to
+// catch.
 func endOfStream(zr io.Reader, br *bytes.Reader) (trailing bool, err error) {
 	// A reader may return nothing and no error a few times; image/png
 	// gives up after a hundred.
