@@ -1,13 +1,11 @@
 package cdp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
-	"image/png"
 	"strings"
 	"time"
 
@@ -16,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/kasmrt/kasmrt/internal/screenpng"
 )
 
 // Tab is the page target a Browser is attached to. Its methods are safe for
@@ -150,7 +150,7 @@ func (t *Tab) ScreenshotPNG(ctx context.Context) (image.Image, []byte, error) {
 		}
 		break
 	}
-	img, err := png.Decode(bytes.NewReader(buf))
+	img, err := screenpng.Decode(buf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("capture page: decode: %w", err)
 	}
