@@ -395,3 +395,55 @@ func TestAttachLeavesBrowserRunning(t *testing.T) {
 		t.Error("Attach to a closed port: no error")
 	}
 }
+
+// TestClickPoint clicks elements where a user would find them: one far
+// below the fold is scrolled to first, one with padding on one side only
+// is hit inside its box, and a hidden or missing one, or a selector that
+// is not one, is an error naming what was wrong.
+func TestClickPoint(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><html><head><title>Click</title>
+<style>body{font:16px sans-serif;margin:20px} button{width:160px;height:40px}</style></head><body>
+<button id="near" onclick="this.textContent='clicked'">near</button>
+<button id="padded" style="padding-left:120px;width:auto" onclick="this.textContent='clicked'">padded</button>
+<button id="hidden" style="display:none">hidden</button>
+<div style="height:4000px"></div>
+<button id="far" onclick="this.textContent='clicked'">far</button>
+</body></html>`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := launch(t, LaunchOptions{Headless: true, StartURL: srv.URL + "/"})
+	tab := b.Tab()
+	ctx := callCtx(t)
+	if err := tab.Wait(ctx, WaitSpec{Selector: "#far"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sel := range []string{"#near", "#padded", "#far"} {
+		at, err := tab.ClickPoint(ctx, sel)
+		if err != nil {
+			t.Errorf("ClickPoint(%s): %v", sel, err)
+			continue
+		}
+		if st, err := tab.Query(ctx, sel); err != nil || st.Text != "clicked" {
+			t.Errorf("after ClickPoint(%s) at %v: %+v, %v; want it clicked", sel, at, st, err)
+		}
+		if at.Y < 0 || at.Y > 800 {
+			t.Errorf("ClickPoint(%s) at %v: outside the viewport", sel, at)
+		}
+	}
+	var notFound *SelectorNotFoundError
+	if _, err := tab.ClickPoint(ctx, "#missing"); !errors.As(err, &notFound) {
+		t.Errorf("ClickPoint(#missing): %v, want *SelectorNotFoundError", err)
+	}
+	var bad *SelectorError
+	if _, err := tab.ClickPoint(ctx, "##bad"); !errors.As(err, &bad) {
+		t.Errorf("ClickPoint(##bad): %v, want *SelectorError", err)
+	}
+	if _, err := tab.ClickPoint(ctx, "#hidden"); !errors.Is(err, errNotRendered) {
+		t.Errorf("ClickPoint(#hidden): %v, want the element not rendered", err)
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -259,7 +258,7 @@ func (t *Tab) ClickDescribed(ctx context.Context, handle, text string) (Element,
 			return fmt.Errorf("%s is disabled", el)
 		}
 		id, _ := parseHandle(el.Handle)
-		if _, err := clickNode(ctx, tgt, nodeRef{backend: id}); err != nil {
+		if _, err := clickNode(ctx, tgt, id); err != nil {
 			return fmt.Errorf("%s: %w", el, err)
 		}
 		clicked = el
@@ -308,25 +307,22 @@ func choose(els []Element, handle, text string) (Element, error) {
 	}
 }
 
-// nodeRef names a DOM node by backend id or by a script object.
-type nodeRef struct {
-	backend cdp.BackendNodeID
-	object  runtime.RemoteObjectID
-}
+// errNotRendered is a click on an element with no box on the page.
+var errNotRendered = errors.New("element has no layout box (not rendered)")
 
 // clickNode scrolls the node into view and clicks the centre of its first
 // content quad with a real mouse press and release, as a user would. It
 // returns the viewport point clicked.
-func clickNode(ctx context.Context, tgt *chromedp.Target, n nodeRef) (image.Point, error) {
-	if _, err := cdp.Call(ctx, tgt, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: n.backend, ObjectID: n.object}); err != nil {
+func clickNode(ctx context.Context, tgt *chromedp.Target, node cdp.BackendNodeID) (image.Point, error) {
+	if _, err := cdp.Call(ctx, tgt, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: node}); err != nil {
 		return image.Point{}, fmt.Errorf("scroll into view: %w", err)
 	}
-	q, err := cdp.Call(ctx, tgt, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: n.backend, ObjectID: n.object})
+	q, err := cdp.Call(ctx, tgt, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: node})
 	if err != nil {
 		return image.Point{}, fmt.Errorf("locate: %w", err)
 	}
 	if len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
-		return image.Point{}, errors.New("element has no layout box (not rendered)")
+		return image.Point{}, errNotRendered
 	}
 	quad := q.Quads[0]
 	var x, y float64
@@ -334,6 +330,12 @@ func clickNode(ctx context.Context, tgt *chromedp.Target, n nodeRef) (image.Poin
 		x += quad[i] / 4
 		y += quad[i+1] / 4
 	}
+	return clickAt(ctx, tgt, x, y)
+}
+
+// clickAt presses and releases the left mouse button at a viewport point,
+// and returns it.
+func clickAt(ctx context.Context, tgt *chromedp.Target, x, y float64) (image.Point, error) {
 	if _, err := chromedp.MouseClickXY(x, y)(ctx, tgt); err != nil {
 		return image.Point{}, fmt.Errorf("click at %.0f,%.0f: %w", x, y, err)
 	}
