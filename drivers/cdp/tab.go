@@ -109,11 +109,26 @@ func (t *Tab) Screenshot(ctx context.Context) (image.Image, error) {
 // the capture as: the same pixels, which a caller that keeps the capture
 // can write as they are rather than encode them again.
 func (t *Tab) ScreenshotPNG(ctx context.Context) (image.Image, []byte, error) {
+	buf, err := t.CapturePNG(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	img, err := screenpng.Decode(buf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("capture page: decode: %w", err)
+	}
+	return img, buf, nil
+}
+
+// CapturePNG captures the viewport as Screenshot does and returns the PNG
+// the browser encoded, not decoded: a caller that only keeps the capture,
+// or needs only its size (the PNG's header has it), is spared the decode.
+func (t *Tab) CapturePNG(ctx context.Context) ([]byte, error) {
 	var buf []byte
 	for attempt := 1; ; attempt++ {
 		if t.loads.busy() || t.loads.newDocument() {
 			if err := t.Rendered(ctx); err != nil {
-				return nil, nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
+				return nil, fmt.Errorf("capture page: wait for the page to render: %w", err)
 			}
 		}
 		begun, begins := t.loads.nextBegin()
@@ -146,15 +161,10 @@ func (t *Tab) ScreenshotPNG(ctx context.Context) (image.Image, []byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("capture page: %w", err)
+			return nil, fmt.Errorf("capture page: %w", err)
 		}
-		break
+		return buf, nil
 	}
-	img, err := screenpng.Decode(buf)
-	if err != nil {
-		return nil, nil, fmt.Errorf("capture page: decode: %w", err)
-	}
-	return img, buf, nil
 }
 
 // Expressions that resolve at the document's next animation frame but
