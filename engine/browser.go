@@ -298,7 +298,11 @@ func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) 
 		if d.LoadsBegun() != begun && attempt < pageSettleAttempts {
 			continue
 		}
-		r.screen = s.keepCapture(ctx, img, nil, settled, false)
+		rel, _, err := s.keepCapture(ctx, img, nil, settled, false)
+		if err != nil {
+			return s.driverFailure(fmt.Errorf("capture the screen: %w", err))
+		}
+		r.screen = rel
 		return r
 	}
 }

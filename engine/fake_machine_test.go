@@ -112,11 +112,14 @@ type fakeMachine struct {
 	// shotFails is how many of the tab's next screenshots fail; shots
 	// counts them all.
 	shotFails, shots int
-	// shotPNGs makes the tab's screenshots come encoded as a browser's
-	// do, by image/png (whose bytes this project's encoder never makes);
-	// shotPNG holds them in order.
-	shotPNGs bool
-	shotPNG  [][]byte
+	// The tab's screenshots come encoded as a browser's do, by image/png
+	// (whose bytes this project's encoder never makes); shotPNG holds
+	// them in order. spoilAfterClick makes the capture after each click
+	// one whose header is whole but whose pixels do not decode, so a test
+	// can tell whether anything decoded it.
+	shotPNG         [][]byte
+	spoilAfterClick bool
+	spoilNext       bool
 	// console is what the page logs as soon as its console is watched.
 	console []cdp.ConsoleMessage
 	// buses counts the session buses the run started; dialled lists the
@@ -609,6 +612,9 @@ func (t *fakeTab) Query(_ context.Context, selector string) (cdp.ElementState, e
 }
 
 func (t *fakeTab) Click(_ context.Context, selector string) error {
+	t.f.mu.Lock()
+	t.f.spoilNext = t.f.spoilAfterClick
+	t.f.mu.Unlock()
 	return t.f.record("click " + selector)
 }
 
@@ -633,30 +639,37 @@ func (t *fakeTab) Wait(ctx context.Context, spec cdp.WaitSpec) error {
 	return ctx.Err()
 }
 
-// ScreenshotPNG captures the page, after failing shotFails times as a page
-// between documents does; shots counts every attempt.
-func (t *fakeTab) ScreenshotPNG(context.Context) (image.Image, []byte, error) {
+// CapturePNG captures the page as image/png encodes it, after failing
+// shotFails times as a page between documents does; shots counts every
+// attempt.
+func (t *fakeTab) CapturePNG(context.Context) ([]byte, error) {
 	t.f.mu.Lock()
 	t.f.shots++
 	fail := t.f.shotFails > 0
 	if fail {
 		t.f.shotFails--
 	}
-	encodes := t.f.shotPNGs
+	spoil := t.f.spoilNext
+	t.f.spoilNext = false
 	t.f.mu.Unlock()
 	if fail {
-		return nil, nil, errors.New("Page.captureScreenshot: no frame")
+		return nil, errors.New("Page.captureScreenshot: no frame")
 	}
 	img, err := t.f.screen()
-	if err != nil || !encodes {
-		return img, nil, err
+	if err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	data := buf.Bytes()
+	if spoil {
+		// The image data ends early; the header before it is whole.
+		data = data[:len(data)-16]
 	}
 	t.f.mu.Lock()
-	t.f.shotPNG = append(t.f.shotPNG, buf.Bytes())
+	t.f.shotPNG = append(t.f.shotPNG, data)
 	t.f.mu.Unlock()
-	return img, buf.Bytes(), nil
+	return data, nil
 }

@@ -141,7 +141,15 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 		if r.status != events.StatusOK {
 			return r
 		}
-		after := s.lastScreen
+		var after *image.RGBA
+		if s.lastFrame != nil {
+			// A headless page's settled screen is decoded here, the
+			// first time anything needs its pixels.
+			var err error
+			if after, err = s.lastFrame.Image(); err != nil {
+				return s.driverFailure(fmt.Errorf("capture the screen: %w", err))
+			}
+		}
 		j, jerr := vision.Judge(ctx, s, s.model.profile, before, after, expect)
 		switch j.Outcome {
 		case vision.Confirmed:

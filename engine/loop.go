@@ -279,7 +279,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		// Calls the guards stopped did nothing, so they say nothing about
 		// whether the loop is making progress.
 		if res.fail != failMalformed && res.fail != failRefused {
-			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastFrame, s.isAction(c.Name)); hint != "" {
+			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastSum(), s.isAction(c.Name)); hint != "" {
 				msg += "\n" + hint
 				s.concern("the loop looked stuck: " + kind)
 			}
@@ -288,8 +288,10 @@ func (s *runState) runLoop(ctx context.Context) {
 		if res.image != nil && res.frame != nil {
 			if data, err := s.modelPNG(res.frame); err != nil {
 				s.log("encode the screen for the model: %v", err)
+			} else if sum, err := res.frame.Sum(); err != nil {
+				s.log("hash the screen for the model's memory: %v", err)
 			} else {
-				handle := s.memory.AddScreen(res.frame.Sum(), "screen "+res.screen)
+				handle := s.memory.AddScreen(sum, "screen "+res.screen)
 				toolMsg.Text += "\nThe screen is " + handle + "."
 				toolMsg.Images = []model.Image{{Handle: handle, PNG: data}}
 			}
@@ -534,6 +536,20 @@ func imageBytes(ms []model.Message) int {
 	return n
 }
 
+// lastSum is the last capture's sum, decoding a headless page's screen
+// if nothing has yet. It is zero when there is no capture, or when the
+// pixels do not decode, which is logged as a failed capture is.
+func (s *runState) lastSum() [32]byte {
+	if s.lastFrame == nil {
+		return [32]byte{}
+	}
+	sum, err := s.lastFrame.Sum()
+	if err != nil {
+		s.log("compare the screen with the last one: %v", err)
+	}
+	return sum
+}
+
 // stuckDetector notices a loop that repeats itself: the same call with no
 // screen change, or several actions leaving identical screens.
 type stuckDetector struct {
@@ -547,11 +563,7 @@ func newStuckDetector() *stuckDetector { return &stuckDetector{} }
 
 // observe returns a hint for the model when the loop looks stuck, and a
 // stable description of how for the report's concern.
-func (d *stuckDetector) observe(tool, args string, screen *report.Frame, action bool) (hint, kind string) {
-	var sum [32]byte
-	if screen != nil {
-		sum = screen.Sum()
-	}
+func (d *stuckDetector) observe(tool, args string, sum [32]byte, action bool) (hint, kind string) {
 	callKey := tool + " " + canonicalJSON(args)
 	sameScreen := sum == d.lastScreen
 	if callKey == d.lastCall && sameScreen {

@@ -27,7 +27,11 @@ func newModelImages(p model.Profile) *modelImages {
 // preferred size. A full-size screen shares the report's encoding; a
 // smaller one is encoded here, once.
 func (m *modelImages) png(f *report.Frame) ([]byte, error) {
-	small, scale := m.scaler.Downscale(f.Image())
+	img, err := f.Image()
+	if err != nil {
+		return nil, err
+	}
+	small, scale := m.scaler.Downscale(img)
 	if scale.Sent == scale.Screen {
 		return f.PNG()
 	}

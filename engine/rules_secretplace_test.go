@@ -104,7 +104,7 @@ func TestRulesSecretFieldMasked(t *testing.T) {
 			t.Parallel()
 			// The page's screens come encoded, as a browser's do: the
 			// masked ones must not be kept as they came.
-			f := &fakeMachine{frames: []*image.RGBA{white}, focusSel: c.focus, boxes: map[string]image.Rectangle{sel: field}, viewport: c.viewport, shotPNGs: true,
+			f := &fakeMachine{frames: []*image.RGBA{white}, focusSel: c.focus, boxes: map[string]image.Rectangle{sel: field}, viewport: c.viewport,
 				on: func(f *fakeMachine, in string) {
 					if strings.HasPrefix(in, "navigate ") {
 						return

@@ -13,6 +13,8 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // TestRulesStageFailures checks how the engine judges what kept the stage
@@ -147,7 +149,7 @@ func TestRulesPageScreenKeptAsCaptured(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := &fakeMachine{shotPNGs: true}
+			f := &fakeMachine{}
 			r := loopRun(t, loopCase{scenario: rulesBrowser + "steps:\n" + c.steps, operator: "runner: {}\n", machine: f,
 				env: map[string]string{"APP_PASSWORD": "pw"}})
 			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
@@ -161,6 +163,84 @@ func TestRulesPageScreenKeptAsCaptured(t *testing.T) {
 			captured := slices.ContainsFunc(f.shotPNG, func(b []byte) bool { return bytes.Equal(b, saved) })
 			if captured != c.asCaptured {
 				t.Errorf("%s is the PNG the browser encoded: %v, want %v", last.Screen, captured, c.asCaptured)
+			}
+		})
+	}
+}
+
+// TestRulesPageActionScreenNotDecoded checks that a headless page's
+// settled screen after an action is kept as the browser encoded it and
+// not decoded on the step's path when no secret went into the page, and
+// that whoever does need its pixels meets a decode error. The double's
+// capture after the click has a whole header but pixels that do not
+// decode: a step that decoded its screen would fail.
+func TestRulesPageActionScreenNotDecoded(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, scenario string
+		script         []mt.Exchange
+		// clickOK is whether the click's step succeeds; logged is what a
+		// log of the run must say ("": no log may mention a decode).
+		clickOK bool
+		logged  string
+	}{
+		{name: "nothing secret", scenario: "steps:\n  - cdp_click: submit\n", clickOK: true},
+		{name: "a secret filled: masking decodes", scenario: "steps:\n  - cdp_fill: {target: password, ref: password}\n  - cdp_click: submit\n"},
+		{name: "the model's loop hashes the screen", scenario: "goal: Log in.\n",
+			script: []mt.Exchange{mt.Call("cdp_click", `{"target": "submit"}`), loopGoalMet}, clickOK: true, logged: "decode screen"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeMachine{spoilAfterClick: true}
+			lc := loopCase{scenario: rulesBrowser + c.scenario, machine: f, script: c.script, env: map[string]string{"APP_PASSWORD": "pw"}}
+			if c.script == nil {
+				lc.operator = "runner: {}\n"
+			}
+			r := loopRun(t, lc)
+			var click *report.Step
+			for i := range r.rep.Steps {
+				if r.rep.Steps[i].Tool == "cdp_click" {
+					click = &r.rep.Steps[i]
+				}
+			}
+			if click == nil {
+				t.Fatalf("no cdp_click step in %+v", r.rep.Steps)
+			}
+			if ok := click.Status == "ok"; ok != c.clickOK {
+				t.Fatalf("cdp_click: %s %q, want ok %v", click.Status, click.Message, c.clickOK)
+			}
+			var logs []string
+			for _, e := range r.events {
+				if e.Kind == events.KindLog {
+					logs = append(logs, e.Message)
+				}
+			}
+			if c.logged == "" && slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, "decode") }) {
+				t.Errorf("logs %q, want none of a decode: nothing needed the screen's pixels", logs)
+			}
+			if c.logged != "" && !slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, c.logged) }) {
+				t.Errorf("logs %q, want one saying %q", logs, c.logged)
+			}
+			if !c.clickOK {
+				if !strings.Contains(click.Message, "decode") {
+					t.Errorf("cdp_click: %q, want the decode's error", click.Message)
+				}
+				return
+			}
+			saved, err := os.ReadFile(filepath.Join(r.dir, click.Screen))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if !slices.ContainsFunc(f.shotPNG, func(b []byte) bool { return bytes.Equal(b, saved) }) {
+				t.Errorf("%s is not the PNG the browser encoded", click.Screen)
+			}
+			for _, e := range r.events {
+				if sc, ok := e.Data.(events.ScreenCaptured); ok && e.Screen == click.Screen && (sc.Width != f.width || sc.Height != f.height) {
+					t.Errorf("%s captured as %dx%d, want the page's %dx%d", e.Screen, sc.Width, sc.Height, f.width, f.height)
+				}
 			}
 		})
 	}

@@ -103,8 +103,9 @@ func TestOnlyAScreenSentIsEncodedOnTheStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &runState{r: &Runner{agent: &agentFeed{}}, rep: rep}
-	_, action := s.saveScreen(screensNoise(64, 40), nil, false)
-	_, sent := s.saveScreen(screensNoise(64, 40), nil, true)
+	action, sent := rep.NewFrame(screensNoise(64, 40)), rep.NewFrame(screensNoise(64, 40))
+	s.saveScreen(action, false)
+	s.saveScreen(sent, true)
 	if cores, encoded := sent.EncodedOn(); !encoded || cores != 0 {
 		t.Errorf("the screen sent: encoded %v on %d cores when saved, want encoded on every core (0)", encoded, cores)
 	}

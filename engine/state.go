@@ -21,6 +21,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/engine/stage"
+	"github.com/kasmrt/kasmrt/internal/screenpng"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -114,9 +115,10 @@ type guards struct {
 	names  []string
 	// observed is set while the model has looked at the screen since it
 	// last changed (observe before acting).
-	observed   bool
-	lastScreen *image.RGBA
-	lastFrame  *report.Frame // lastScreen as the report writes it
+	observed bool
+	// lastFrame is the last capture, as the report writes it; a headless
+	// page's is decoded only when its pixels are asked for.
+	lastFrame *report.Frame
 }
 
 // loopState is the work's progress and the budgets it spends: steps,
@@ -447,28 +449,39 @@ func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
 }
 
 // capture takes a screenshot (after the screen settles when settle is
-// set), writes it to the report and announces it. sent says whether the
-// step hands the screen on to the model or an outside agent in its
-// result (see saveScreen).
+// set), writes it to the report and announces it, and returns its pixels
+// for the caller to look at. sent says whether the step hands the screen
+// on to the model or an outside agent in its result (see saveScreen).
 func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *image.RGBA, error) {
+	var opts *x11.SettleOptions
 	if settle {
-		opts := s.settleOptions(false)
-		return s.captureWith(ctx, &opts, sent)
+		o := s.settleOptions(false)
+		opts = &o
 	}
-	return s.captureWith(ctx, nil, sent)
+	rel, frame, err := s.captureWith(ctx, opts, sent)
+	if err != nil {
+		return "", nil, err
+	}
+	img, err := frame.Image()
+	if err != nil {
+		return "", nil, fmt.Errorf("capture the screen: %w", err)
+	}
+	return rel, img, nil
 }
 
 // captureWith takes a screenshot, after the screen settles as settle says
 // when it is not nil, writes it to the report and announces it; sent is
-// capture's.
-func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, sent bool) (string, *image.RGBA, error) {
+// capture's. A headless page's capture is kept as the browser encoded it
+// and decoded only when its frame's pixels are asked for: an action's
+// step, which only keeps its settled screen, never waits on a decode.
+func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, sent bool) (string, *report.Frame, error) {
 	var img *image.RGBA
 	var encoded []byte
 	var err error
 	settled := true
 	switch {
 	case s.web.PageIsTheScreen():
-		img, encoded, err = s.web.ScreenshotPNG(ctx)
+		encoded, err = s.web.CapturePNG(ctx)
 	case settle != nil:
 		img, settled, err = s.desk.WaitSettled(ctx, *settle)
 	default:
@@ -477,28 +490,48 @@ func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, s
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	return s.keepCapture(ctx, img, encoded, settled, sent), img, nil
+	rel, frame, err := s.keepCapture(ctx, img, encoded, settled, sent)
+	if err != nil {
+		return "", nil, fmt.Errorf("capture the screen: %w", err)
+	}
+	return rel, frame, nil
 }
 
 // keepCapture writes a capture to the report and announces it, and
-// returns its path in the report. encoded, when not nil, is the capture
-// as the browser encoded it, kept as it is unless a secret may be masked
-// on it; sent is capture's.
-func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []byte, settled, sent bool) string {
-	if s.onScreen.any() {
-		encoded = nil
+// returns its path in the report and its frame. The capture is img, or,
+// when img is nil, encoded: a headless page's PNG as the browser encoded
+// it, kept as it is and not decoded here unless a secret may be masked on
+// it. sent is capture's. The error is a PNG that could not be read.
+func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []byte, settled, sent bool) (string, *report.Frame, error) {
+	if img == nil && s.onScreen.any() {
+		// Masking needs the pixels, and the report then writes the
+		// masked ones, encoded again.
+		var err error
+		if img, err = screenpng.Decode(encoded); err != nil {
+			return "", nil, fmt.Errorf("decode the page's capture: %w", err)
+		}
 	}
 	// Secrets are masked before the frame exists: it is encoded later,
 	// in the background for the report.
-	shown := s.maskSecrets(ctx, img)
-	rel, frame := s.saveScreen(img, encoded, sent)
+	var shown []string
+	var frame *report.Frame
+	if img != nil {
+		shown = s.maskSecrets(ctx, img)
+		frame = s.rep.NewFrame(img)
+	} else {
+		var err error
+		if frame, err = s.rep.NewPNGFrame(encoded); err != nil {
+			return "", nil, err
+		}
+	}
+	rel := s.saveScreen(frame, sent)
 	s.reportShown(shown, rel)
-	b := img.Bounds()
-	s.lastScreen, s.lastFrame = img, frame
+	b := frame.Bounds()
+	s.lastFrame = frame
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
 		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
 	}})
-	return rel
+	return rel, frame, nil
 }
 
 // finish runs the final checks, decides the verdict, stops everything the

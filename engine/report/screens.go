@@ -1,10 +1,12 @@
 package report
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"image"
+	"image/png"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,12 +19,21 @@ import (
 
 // Frame is one captured screen. Its PNG is encoded at most once, by
 // whichever needs it first: the report's writer in the background, or a
-// caller that sends the full-size screen to the model.
+// caller that sends the full-size screen to the model. A frame made from a
+// PNG alone (a headless page's capture, as the browser encoded it) is
+// decoded at most once, by whichever first asks for its pixels.
 type Frame struct {
 	img *image.RGBA
+	// bounds is img's, known before img for a frame made from a PNG.
+	bounds image.Rectangle
 	// encoder, when set, is the report's, which reuses what the screen
 	// shares with the one encoded before it.
 	encoder *screenpng.Encoder
+
+	// decode, for a frame made from a PNG, sets img or decodeErr.
+	decode    sync.Once
+	decodeErr error
+	decoded   atomic.Bool
 
 	encode sync.Once
 	png    []byte
@@ -37,28 +48,69 @@ type Frame struct {
 }
 
 // NewFrame wraps a capture; img must not change afterwards.
-func NewFrame(img *image.RGBA) *Frame { return &Frame{img: img} }
+func NewFrame(img *image.RGBA) *Frame {
+	f := &Frame{img: img, bounds: img.Bounds()}
+	f.decode.Do(func() {})
+	f.decoded.Store(true)
+	return f
+}
 
 // NewFrame wraps a capture of the run whose report w writes: its PNG is
 // encoded with the screens before it, recompressing only the bands that
 // changed (the same bytes either way). img must not change afterwards.
-func (w *Writer) NewFrame(img *image.RGBA) *Frame { return &Frame{img: img, encoder: &w.encoder} }
+func (w *Writer) NewFrame(img *image.RGBA) *Frame {
+	f := NewFrame(img)
+	f.encoder = &w.encoder
+	return f
+}
 
-// NewEncodedFrame wraps a capture that came encoded as PNG (a headless
-// page, as the browser encoded it): data is written as it is and never
-// encoded here. img must be data's pixels and not change afterwards.
-func (w *Writer) NewEncodedFrame(img *image.RGBA, data []byte) *Frame {
-	f := &Frame{img: img, cores: CameEncoded, png: data}
+// NewPNGFrame wraps a capture that came encoded as PNG (a headless page,
+// as the browser encoded it): data is written as it is and never encoded
+// here, and its pixels are decoded only when Image or Sum first asks for
+// them, so a capture that is only kept costs no decode. Its size comes
+// from the PNG's header; a header that cannot be read is an error here.
+// data must not change afterwards.
+func (w *Writer) NewPNGFrame(data []byte) (*Frame, error) {
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("read the screen's PNG header: %w", err)
+	}
+	f := &Frame{bounds: image.Rect(0, 0, cfg.Width, cfg.Height), cores: CameEncoded, png: data}
 	f.encode.Do(func() {})
 	f.encoded.Store(true)
-	return f
+	return f, nil
 }
 
 // CameEncoded is what EncodedOn says of a frame that came encoded.
 const CameEncoded = -1
 
-// Image is the captured screen.
-func (f *Frame) Image() *image.RGBA { return f.img }
+// Bounds is the screen's size, known without decoding it.
+func (f *Frame) Bounds() image.Rectangle { return f.bounds }
+
+// Image is the captured screen, decoded on the first call for a frame
+// made from a PNG. A PNG that does not decode is an error on every call.
+func (f *Frame) Image() (*image.RGBA, error) {
+	f.decode.Do(func() {
+		img, err := screenpng.Decode(f.png)
+		switch {
+		case err != nil:
+			f.decodeErr = fmt.Errorf("decode screen: %w", err)
+		case img.Bounds() != f.bounds:
+			// The header was read apart from the decode; a disagreement
+			// would give the events a size the pixels do not have.
+			f.decodeErr = fmt.Errorf("decode screen: %v, but its header said %v", img.Bounds(), f.bounds)
+		default:
+			f.img = img
+		}
+		f.decoded.Store(true)
+	})
+	return f.img, f.decodeErr
+}
+
+// Decoded says whether the screen's pixels have been asked for and
+// decoded (always, for a frame made from pixels). It is how a test tells
+// that a capture was only kept, never decoded on the step's path.
+func (f *Frame) Decoded() bool { return f.decoded.Load() }
 
 // PNG returns the screen encoded as PNG, encoding it on every core on the
 // first call.
@@ -95,10 +147,15 @@ func (f *Frame) EncodedOn() (cores int, encoded bool) {
 }
 
 // Sum is the SHA-256 of the screen's pixels, computed once: what repeat
-// detection compares instead of keeping the screens.
-func (f *Frame) Sum() [32]byte {
-	f.hash.Do(func() { f.sum = sha256.Sum256(f.img.Pix) })
-	return f.sum
+// detection compares instead of keeping the screens. It decodes a frame
+// made from a PNG, and fails as Image does.
+func (f *Frame) Sum() ([32]byte, error) {
+	img, err := f.Image()
+	if err != nil {
+		return [32]byte{}, err
+	}
+	f.hash.Do(func() { f.sum = sha256.Sum256(img.Pix) })
+	return f.sum, nil
 }
 
 // screenQueue bounds the screens waiting to be written, so a run that

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,7 +148,10 @@ func TestEncodedFrameWrittenAsItCame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := w.NewEncodedFrame(img, buf.Bytes())
+	f, err := w.NewPNGFrame(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got, err := f.PNG(); err != nil || !bytes.Equal(got, buf.Bytes()) {
 		t.Errorf("PNG() = %d bytes, %v; want the %d it came with", len(got), err, buf.Len())
 	}
@@ -161,5 +165,135 @@ func TestEncodedFrameWrittenAsItCame(t *testing.T) {
 	}
 	if cores, encoded := f.EncodedOn(); !encoded || cores != CameEncoded {
 		t.Errorf("EncodedOn() = %d, %v; want CameEncoded", cores, encoded)
+	}
+}
+
+// pngOf encodes img with image/png, as a browser's capture comes.
+func pngOf(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPNGFrameDecodesOnlyWhenAsked: a frame made from a PNG knows its size
+// from the header without decoding, and its pixels, decoded once on the
+// first Image or Sum, are the PNG's.
+func TestPNGFrameDecodesOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	img := image.NewRGBA(image.Rect(0, 0, 12, 7))
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.IntN(256))
+	}
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 0xff
+	}
+	data := pngOf(t, img)
+	ask := map[string]func(f *Frame) error{
+		"Image": func(f *Frame) error { _, err := f.Image(); return err },
+		"Sum":   func(f *Frame) error { _, err := f.Sum(); return err },
+	}
+	for name, first := range ask {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, err := Create(filepath.Join(t.TempDir(), "r"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			f, err := w.NewPNGFrame(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Bounds(); got != img.Bounds() {
+				t.Errorf("Bounds() = %v, want %v", got, img.Bounds())
+			}
+			if _, err := f.PNG(); err != nil || f.Decoded() {
+				t.Errorf("after PNG(): decoded %v (%v), want the PNG kept undecoded", f.Decoded(), err)
+			}
+			if err := first(f); err != nil {
+				t.Fatal(err)
+			}
+			if !f.Decoded() {
+				t.Errorf("%s() did not decode the frame", name)
+			}
+			a, err := f.Image()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := f.Image()
+			if a != b {
+				t.Error("the frame was decoded twice")
+			}
+			if !bytes.Equal(a.Pix, img.Pix) || a.Bounds() != img.Bounds() {
+				t.Error("the decoded pixels are not the PNG's")
+			}
+			sum, err := f.Sum()
+			if want, _ := NewFrame(img).Sum(); err != nil || sum != want {
+				t.Errorf("Sum() = %x, %v; want the pixels' %x", sum, err, want)
+			}
+		})
+	}
+}
+
+// TestPNGFrameBadPNG: a PNG whose header cannot be read is NewPNGFrame's
+// error, and one whose pixels do not decode is an error from every Image
+// and Sum, never a panic or a nil image without an error; the report
+// still writes the bytes it was given.
+func TestPNGFrameBadPNG(t *testing.T) {
+	t.Parallel()
+	good := pngOf(t, image.NewRGBA(image.Rect(0, 0, 16, 16)))
+	// The header is whole; the image data after it is cut short.
+	cut := slices.Clone(good[:len(good)-20])
+	cases := []struct {
+		name     string
+		data     []byte
+		noHeader bool
+	}{
+		{"empty", nil, true},
+		{"not a PNG", []byte("GIF89a and more bytes than a header"), true},
+		{"image data cut short", cut, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "r")
+			w, err := Create(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			f, err := w.NewPNGFrame(c.data)
+			if c.noHeader {
+				if err == nil || f != nil {
+					t.Errorf("NewPNGFrame = %v, %v; want an error", f, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Bounds() != image.Rect(0, 0, 16, 16) {
+				t.Errorf("Bounds() = %v, want the header's 16x16", f.Bounds())
+			}
+			for range 2 {
+				if img, err := f.Image(); err == nil || img != nil {
+					t.Errorf("Image() gave an image: %v, error %v; want no image and an error", img != nil, err)
+				}
+				if _, err := f.Sum(); err == nil {
+					t.Error("Sum() gave no error")
+				}
+			}
+			rel := w.SaveFrame(f)
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if saved, err := os.ReadFile(filepath.Join(dir, rel)); err != nil || !bytes.Equal(saved, cut) {
+				t.Errorf("%s holds %d bytes (%v), want the %d given", rel, len(saved), err, len(cut))
+			}
+		})
 	}
 }

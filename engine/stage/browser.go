@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/draw"
 	"net/http"
 	"net/url"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/screenpng"
 )
 
 // How an attached browser is watched, how the start page is retried and
@@ -74,39 +74,37 @@ func (w *Web) Close() error {
 // the X screen. It is false on a nil Web.
 func (w *Web) PageIsTheScreen() bool { return w != nil && w.pageScreen }
 
-// Screenshot captures the page's viewport. The driver waits for a load
-// under way before it asks, which is when a capture was seen to wait for a
-// frame that never came (about once in four right after a click on a
-// link); each attempt is still short and a stalled one is asked again.
+// Screenshot captures the page's viewport and decodes it.
 func (w *Web) Screenshot(ctx context.Context) (*image.RGBA, error) {
-	img, _, err := w.ScreenshotPNG(ctx)
-	return img, err
+	data, err := w.CapturePNG(ctx)
+	if err != nil {
+		return nil, err
+	}
+	img, err := screenpng.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("capture page: decode: %w", err)
+	}
+	return img, nil
 }
 
-// ScreenshotPNG is Screenshot, also returning the PNG the browser encoded
-// the capture as (nil when the pixels had to be converted): the report
-// keeps it rather than encode the same pixels again.
-func (w *Web) ScreenshotPNG(ctx context.Context) (*image.RGBA, []byte, error) {
-	var img image.Image
+// CapturePNG captures the page's viewport as the PNG the browser encoded,
+// undecoded: the report keeps it as it is, and a caller that needs the
+// pixels decodes it when it does. The driver waits for a load under way
+// before it asks, which is when a capture was seen to wait for a frame
+// that never came (about once in four right after a click on a link);
+// each attempt is still short and a stalled one is asked again.
+func (w *Web) CapturePNG(ctx context.Context) ([]byte, error) {
 	var data []byte
 	var err error
 	for range screenshotAttempts {
 		attemptCtx, cancel := context.WithTimeout(ctx, screenshotTimeout)
-		img, data, err = w.Tab.ScreenshotPNG(attemptCtx)
+		data, err = w.Tab.CapturePNG(attemptCtx)
 		cancel()
 		if err == nil || ctx.Err() != nil {
 			break
 		}
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if rgba, ok := img.(*image.RGBA); ok {
-		return rgba, data, nil
-	}
-	rgba := image.NewRGBA(img.Bounds())
-	draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
-	return rgba, nil, nil
+	return data, err
 }
 
 // Alive reports whether the browser is still there.

@@ -142,9 +142,9 @@ type BrowserTab interface {
 	Click(ctx context.Context, selector string) error
 	Fill(ctx context.Context, selector, value string) error
 	Wait(ctx context.Context, spec cdp.WaitSpec) error
-	// ScreenshotPNG captures the page with the PNG it was encoded as,
-	// which may be nil.
-	ScreenshotPNG(ctx context.Context) (image.Image, []byte, error)
+	// CapturePNG captures the page as the PNG the browser encoded,
+	// undecoded.
+	CapturePNG(ctx context.Context) ([]byte, error)
 }
 
 // Drivers is the machine made of the real drivers: Xvfb (or a given
