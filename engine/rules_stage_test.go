@@ -237,10 +237,19 @@ func TestRulesPageActionScreenNotDecoded(t *testing.T) {
 			if !slices.ContainsFunc(f.shotPNG, func(b []byte) bool { return bytes.Equal(b, saved) }) {
 				t.Errorf("%s is not the PNG the browser encoded", click.Screen)
 			}
+			announced := false
 			for _, e := range r.events {
-				if sc, ok := e.Data.(events.ScreenCaptured); ok && e.Screen == click.Screen && (sc.Width != f.width || sc.Height != f.height) {
+				sc, ok := e.Data.(events.ScreenCaptured)
+				if !ok || e.Screen != click.Screen {
+					continue
+				}
+				announced = true
+				if sc.Width != f.width || sc.Height != f.height {
 					t.Errorf("%s captured as %dx%d, want the page's %dx%d", e.Screen, sc.Width, sc.Height, f.width, f.height)
 				}
+			}
+			if !announced {
+				t.Errorf("%s was never announced as captured", click.Screen)
 			}
 		})
 	}
