@@ -116,9 +116,10 @@ type fakeMachine struct {
 	// (whose bytes this project's encoder never makes); shotPNG holds
 	// them in order. spoilAfterClick makes the capture after each click
 	// one whose header is whole but whose pixels do not decode, so a test
-	// can tell whether anything decoded it.
+	// can tell whether anything decoded it; spoilShots spoils every one.
 	shotPNG         [][]byte
 	spoilAfterClick bool
+	spoilShots      bool
 	spoilNext       bool
 	// console is what the page logs as soon as its console is watched.
 	console []cdp.ConsoleMessage
@@ -649,7 +650,7 @@ func (t *fakeTab) CapturePNG(context.Context) ([]byte, error) {
 	if fail {
 		t.f.shotFails--
 	}
-	spoil := t.f.spoilNext
+	spoil := t.f.spoilNext || t.f.spoilShots
 	t.f.spoilNext = false
 	t.f.mu.Unlock()
 	if fail {

@@ -48,12 +48,12 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	}
 	if err := s.visionReady(); err != nil {
 		if r, judged := s.checkByOCR(ctx, c, expectation); judged {
-			r.screen, r.image, r.frame = rel, img, s.lastFrame
+			r.screen, r.frame = rel, s.lastFrame
 			return r
 		}
 		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
-		r.screen, r.image, r.frame = rel, img, s.lastFrame
+		r.screen, r.frame = rel, s.lastFrame
 		return r
 	}
 	asked, on := s.zoomedCheck(img)
@@ -82,7 +82,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	}
 	// The check completes the observation record, so the model sees the
 	// screen it stands for, as after observe_screen.
-	r.screen, r.image, r.frame = rel, img, s.lastFrame
+	r.screen, r.frame = rel, s.lastFrame
 	return r
 }
 

@@ -285,7 +285,7 @@ func (s *runState) runLoop(ctx context.Context) {
 			}
 		}
 		toolMsg := model.Message{Role: model.RoleTool, CallID: c.ID, Text: s.r.Redact(msg)}
-		if res.image != nil && res.frame != nil {
+		if res.frame != nil {
 			if data, err := s.modelPNG(res.frame); err != nil {
 				s.log("encode the screen for the model: %v", err)
 			} else if sum, err := res.frame.Sum(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image/png"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +105,30 @@ func TestRulesSession(t *testing.T) {
 		if e.Kind == events.KindLog && strings.Contains(e.Message, "steps are not run") {
 			t.Errorf("a goal's session logs %q", e.Message)
 		}
+	}
+}
+
+// TestRulesSessionPageScreenNotDecoded: an outside agent's observe_screen
+// on a headless page hands over the PNG the browser encoded, with its
+// size, without decoding it: the double's captures do not decode.
+func TestRulesSessionPageScreenNotDecoded(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := &fakeMachine{spoilShots: true}
+	s, _ := rulesSession(t, ctx, "name: session page\nbrowser:\n  mode: launch\n  start_url: http://app.test/login\n  headless: true\ngoal: Log in.\n", f)
+	defer s.Close(ctx, "", "")
+	obs, err := s.Call(ctx, "observe_screen", nil)
+	if err != nil || obs.Status != events.StatusOK {
+		t.Fatalf("observe_screen: %+v %v", obs, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.ContainsFunc(f.shotPNG, func(b []byte) bool { return bytes.Equal(b, obs.PNG) }) {
+		t.Errorf("observe_screen's PNG (%d bytes) is not the one the browser encoded", len(obs.PNG))
+	}
+	if obs.Width != f.width || obs.Height != f.height {
+		t.Errorf("observe_screen: %dx%d, want the page's %dx%d", obs.Width, obs.Height, f.width, f.height)
 	}
 }
 

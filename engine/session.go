@@ -220,11 +220,11 @@ func (s *runState) agentStep(ctx context.Context, c agentCall) (CallResult, bool
 		Step: s.stepN, Tool: c.tool, Status: res.status, Message: s.r.Redact(res.message),
 		Screen: res.screen, Point: res.point, Ended: ended,
 	}
-	if res.image != nil && res.frame != nil {
+	if res.frame != nil {
 		if data, err := res.frame.PNG(); err != nil {
 			s.log("encode the screen for the agent: %v", err)
 		} else {
-			b := res.image.Bounds()
+			b := res.frame.Bounds()
 			out.PNG, out.Width, out.Height = data, b.Dx(), b.Dy()
 		}
 	}

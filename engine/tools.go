@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
 	"io"
 	"path/filepath"
 	"strings"
@@ -45,8 +44,9 @@ type result struct {
 	message string // for the report and the model, redacted on publish
 	screen  string
 	point   *events.Point
-	image   *image.RGBA   // a capture for the model to see
-	frame   *report.Frame // image, as the report writes it
+	// frame is a capture for the model or the agent to see, as the
+	// report writes it; its pixels are decoded when the model asks.
+	frame *report.Frame
 	// endLoop is set by tools that end the agentic loop.
 	endLoop string
 }
@@ -134,16 +134,18 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 
 // observeScreen captures the screen for the model to look at.
 func (s *runState) observeScreen(ctx context.Context) result {
-	rel, img, err := s.capture(ctx, false, true)
+	// The frame, not its pixels: an outside agent gets a headless page's
+	// screen as the browser encoded it, never decoded.
+	rel, frame, err := s.captureWith(ctx, nil, true)
 	if err != nil {
 		return s.driverFailure(err)
 	}
-	b := img.Bounds()
+	b := frame.Bounds()
 	r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
 	if titles := s.windowTitles(); titles != "" {
 		r.message += "; the application's windows: " + titles
 	}
-	r.screen, r.image, r.frame = rel, img, s.lastFrame
+	r.screen, r.frame = rel, frame
 	return r
 }
 
