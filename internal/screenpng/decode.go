@@ -191,9 +191,11 @@ func parseHeader(body []byte) (header, error) {
 }
 
 // fast reports whether the image is one this package decodes itself:
-// 8-bit RGB or RGBA, not interlaced.
+// 8-bit RGB or RGBA, not interlaced. The dimensions need no check of their
+// own: parseHeader leaves a header with dimensions image/png rejects zero,
+// and a depth of zero is not 8.
 func (h header) fast() bool {
-	return h.width > 0 && h.height > 0 && h.depth == 8 && (h.colorType == 2 || h.colorType == 6) &&
+	return h.depth == 8 && (h.colorType == 2 || h.colorType == 6) &&
 		h.compression == 0 && h.filter == 0 && h.interlace == 0
 }
 
@@ -481,10 +483,11 @@ func decodeStandard(data []byte, f file) (*image.RGBA, error) {
 	// the data; the pixels' bits (one filter byte a row aside) must fit in
 	// what the image data can inflate to. image/png has checked the header
 	// already, and the depths and colour types it accepts have at most 64
-	// bits a pixel.
+	// bits a pixel. Since DecodeConfig accepted the header, the width is
+	// positive and so are the depth and the channels of its colour type,
+	// so the division below is never by zero.
 	bits := int64(f.hdr.depth) * int64(channels(f.hdr.colorType))
-	if f.hdr.width > 0 && bits > 0 &&
-		int64(f.hdr.height) > (int64(f.idatLen)+1)*maxInflateRatio*8/(int64(f.hdr.width)*bits) {
+	if int64(f.hdr.height) > (int64(f.idatLen)+1)*maxInflateRatio*8/(int64(f.hdr.width)*bits) {
 		return nil, fmt.Errorf("decode png: not enough pixel data: %d compressed bytes cannot hold %dx%d pixels",
 			f.idatLen, cfg.Width, cfg.Height)
 	}

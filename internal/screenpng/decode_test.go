@@ -482,6 +482,43 @@ func TestDecodeErrors(t *testing.T) {
 		{"IDAT", []byte{0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff}},
 		{"IEND", nil},
 	})
+	// tall is an image 1 pixel wide and h rows high of colour type ct
+	// whose image data is seven bytes: a zlib header and an empty final
+	// stored block, without the checksum. Seven bytes inflate to at most
+	// (7+1)*maxInflateRatio = 8256, so a header that asks for more rows
+	// than that holds is refused before anything is allocated, and one
+	// exactly at the bound is read until the data runs out.
+	tall := func(ct byte, h uint32) []byte {
+		ihdr := []byte{0, 0, 0, 1, 0, 0, 0, 0, 8, ct, 0, 0, 0}
+		binary.BigEndian.PutUint32(ihdr[4:], h)
+		return writeTestPNG([]testChunk{
+			{"IHDR", ihdr},
+			{"IDAT", []byte{0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff}},
+			{"IEND", nil},
+		})
+	}
+	// unfinished is good's rows in a zlib stream that is cut, or goes on
+	// with tail, after a sync flush that follows the last row: the rows
+	// are all there, and what comes after them is not the stream's end.
+	unfinished := func(tail ...byte) []byte {
+		p := handPNG{width: 5, height: 3, colorType: 2, filters: []byte{filterUp}, seed: 3}
+		var raw bytes.Buffer
+		prev := make([]byte, 15)
+		for _, row := range p.pixels() {
+			raw.WriteByte(filterUp)
+			raw.Write(filterTestRow(filterUp, row, prev, 3))
+			prev = row
+		}
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		if _, err := zw.Write(raw.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return writeTestPNG([]testChunk{{"IHDR", good[16:29]}, {"IDAT", append(z.Bytes(), tail...)}, {"IEND", nil}})
+	}
 	hugePalette := writeTestPNG([]testChunk{
 		{"IHDR", []byte{0, 1, 0, 0, 0, 1, 0, 0, 8, 3, 0, 0, 0}}, // 65536x65536
 		{"PLTE", []byte{1, 2, 3}},
@@ -497,20 +534,31 @@ func TestDecodeErrors(t *testing.T) {
 		{"a GIF", []byte("GIF89a........"), "no PNG signature"},
 		{"the signature alone", good[:8], "no IEND chunk"},
 		{"cut in a chunk header", good[:12], "a chunk needs 12 bytes"},
-		{"cut in the image data", good[:idat+20], `truncated "IDAT" chunk`},
+		{"cut in the image data", good[:idat+20], fmt.Sprintf(`truncated "IDAT" chunk at byte 33: %d bytes of data declared, 8 left`, idatLen)},
+		// Cut in its CRC, the chunk's data is whole but the chunk is not.
+		{"cut in the image data's CRC", good[:idat+12+idatLen-1], fmt.Sprintf("%d bytes of data declared, %d left", idatLen, idatLen-1)},
+		{"a chunk length of 2^31-1", edit(func(b []byte) []byte { copy(b[idat:], "\x7f\xff\xff\xff"); return b }), `truncated "IDAT" chunk`},
 		{"cut before IEND", good[:len(good)-12], "no IEND chunk"},
 		{"a flipped bit", edit(func(b []byte) []byte { b[idat+10] ^= 1; return b }), `"IDAT" chunk at byte 33: CRC`},
 		{"a chunk length beyond 2^31", edit(func(b []byte) []byte { b[idat] = 0x80; return b }), "too large"},
 		{"a short IHDR", writeTestPNG([]testChunk{{"IHDR", make([]byte, 12)}, {"IEND", nil}}), "IHDR chunk: 12 bytes"},
 		{"no image data", writeTestPNG([]testChunk{{"IHDR", good[16:29]}, {"IEND", nil}}), "no IDAT chunk"},
-		{"data in IEND", writeTestPNG([]testChunk{{"IHDR", good[16:29]}, {"IDAT", good[idat+8 : idat+8+idatLen]}, {"IEND", []byte{1}}}), "IEND chunk at byte"},
+		{"data in IEND", writeTestPNG([]testChunk{{"IHDR", good[16:29]}, {"IDAT", good[idat+8 : idat+8+idatLen]}, {"IEND", []byte{1}}}), fmt.Sprintf("IEND chunk at byte %d: 1 bytes", idat+12+idatLen)},
 		{"not zlib", withCRCs(edit(func(b []byte) []byte { b[idat+8] = 0x79; return b })), "not deflate"},
 		{"zlib check bits", withCRCs(edit(func(b []byte) []byte { b[idat+9] ^= 1; return b })), "bad check bits"},
+		{"a zlib header alone", writeTestPNG([]testChunk{{"IHDR", good[16:29]}, {"IDAT", []byte{0x78, 0x01}}, {"IEND", nil}}), "the image data ends in row 0 of 3"},
 		{"a preset dictionary", writeTestPNG([]testChunk{{"IHDR", good[16:29]}, {"IDAT", []byte{0x78, 0xbb, 0, 0, 0, 1}}, {"IEND", nil}}), "preset dictionary"},
 		{"a broken deflate stream", withCRCs(edit(func(b []byte) []byte { b[idat+10] = 0xff; return b })), "inflate"},
 		{"fewer rows than the header says", rows(4), "not enough pixel data"},
 		{"more rows than the header says", rows(2), "too much pixel data"},
 		{"a bad filter type", handPNG{width: 5, height: 3, colorType: 2, filters: []byte{filterUp, 5}}.buildRaw(t), "row 1: bad filter type 5"},
+		{"the stream cut after the rows", unfinished(), "truncated deflate stream after the pixel data"},
+		{"a broken block after the rows", unfinished(0xff), "decode png: inflate: flate: corrupt input"},
+		{"as many rows as the image data can hold", tall(2, 8256/4), "the image data ends in row 0 of 2064"},
+		{"one row more than the image data can hold", tall(2, 8256/4+1), "7 compressed bytes cannot hold 1x2065 pixels"},
+		// image/png's own error: 16 bits a pixel, 8256*8/16 rows.
+		{"as many grey rows as the image data can hold", tall(4, 4128), "decode png: png: "},
+		{"one grey row more than the image data can hold", tall(4, 4129), "7 compressed bytes cannot hold 1x4129 pixels"},
 		{"a huge image from a few bytes", hugeHeader, "not enough pixel data"},
 		{"a huge palette image from a few bytes", hugePalette, "not enough pixel data"},
 		{"a truncated checksum", writeTestPNG([]testChunk{{"IHDR", good[16:29]}, {"IDAT", good[idat+8 : idat+8+idatLen-2]}, {"IEND", nil}}), "truncated zlib checksum"},
