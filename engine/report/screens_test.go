@@ -166,6 +166,11 @@ func TestEncodedFrameWrittenAsItCame(t *testing.T) {
 	if cores, encoded := f.EncodedOn(); !encoded || cores != CameEncoded {
 		t.Errorf("EncodedOn() = %d, %v; want CameEncoded", cores, encoded)
 	}
+	// EncodedOn's other answers are goroutine counts, 0 (every core) or
+	// more; CameEncoded must not read as one of them.
+	if CameEncoded >= 0 {
+		t.Errorf("CameEncoded = %d, which EncodedOn also says of a frame encoded here", CameEncoded)
+	}
 }
 
 // pngOf encodes img with image/png, as a browser's capture comes.
