@@ -116,6 +116,26 @@ func TestPageLoadsWait(t *testing.T) {
 			t.Errorf("returned after %s, want after about %s", waited, maxRequestWait)
 		}
 	})
+	t.Run("a request that turns into a load", func(t *testing.T) {
+		t.Parallel()
+		// The load starts after the request and ends after the request's
+		// own wait: wait follows it to its end rather than giving up when
+		// the request's wait is over.
+		l := newPageLoads(main)
+		l.onEvent(&page.EventFrameRequestedNavigation{FrameID: main, Disposition: page.ClientNavigationDispositionCurrentTab})
+		go func() {
+			time.Sleep(maxRequestWait / 5)
+			l.onEvent(&page.EventFrameStartedLoading{FrameID: main})
+			time.Sleep(maxRequestWait + maxRequestWait/2)
+			l.onEvent(&page.EventFrameStoppedLoading{FrameID: main})
+		}()
+		if err := l.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if l.busy() {
+			t.Error("returned while the load the request turned into was under way")
+		}
+	})
 	t.Run("half the caller's time at most", func(t *testing.T) {
 		t.Parallel()
 		l := newPageLoads(main)
