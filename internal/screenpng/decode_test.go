@@ -116,6 +116,14 @@ func (p handPNG) build(t testing.TB) ([]byte, *image.NRGBA) {
 		raw.Write(filterTestRow(f, row, prev, bpp))
 		prev = row
 	}
+	return p.assemble(t, raw.Bytes()), want
+}
+
+// assemble compresses the filtered rows raw and writes them as the PNG p
+// says: its compression level, its chunks around the image data and the
+// size of its IDAT chunks.
+func (p handPNG) assemble(t testing.TB, raw []byte) []byte {
+	t.Helper()
 	level := p.level
 	if level == 0 {
 		level = zlib.DefaultCompression
@@ -125,7 +133,7 @@ func (p handPNG) build(t testing.TB) ([]byte, *image.NRGBA) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zw.Write(raw.Bytes()); err != nil {
+	if _, err := zw.Write(raw); err != nil {
 		t.Fatal(err)
 	}
 	if err := zw.Close(); err != nil {
@@ -149,7 +157,7 @@ func (p handPNG) build(t testing.TB) ([]byte, *image.NRGBA) {
 	}
 	chunks = append(chunks, p.after...)
 	chunks = append(chunks, testChunk{"IEND", nil})
-	return writeTestPNG(chunks), want
+	return writeTestPNG(chunks)
 }
 
 // writeTestPNG writes the signature and the chunks with their CRCs.
@@ -586,19 +594,7 @@ func (p handPNG) buildRaw(t testing.TB) []byte {
 		raw.WriteByte(p.filters[y%len(p.filters)])
 		raw.Write(row)
 	}
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	if _, err := zw.Write(raw.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var ihdr [13]byte
-	binary.BigEndian.PutUint32(ihdr[0:], uint32(p.width))
-	binary.BigEndian.PutUint32(ihdr[4:], uint32(p.height))
-	ihdr[8], ihdr[9] = 8, p.colorType
-	return writeTestPNG([]testChunk{{"IHDR", ihdr[:]}, {"IDAT", z.Bytes()}, {"IEND", nil}})
+	return p.assemble(t, raw.Bytes())
 }
 
 // FuzzDecode checks that no input makes Decode panic, and that whenever
