@@ -9,6 +9,9 @@
 //	KASM_RUNTIME_VISION_ENDPOINT=http://127.0.0.1:8931/v1 \
 //	  kasmrt run SCENARIO --headless --record-model SCENARIO.model.jsonl
 //
+// `handmodel -replies-only REC > NAME.model.jsonl` drops the requests (and
+// their screenshots) from the recording; replay needs only the replies.
+//
 // For request N it writes DIR/NNNN.md (the offered tools and the messages
 // the previous request did not have) and DIR/NNNN-K.png (their images),
 // then waits for DIR/NNNN.reply: a first line `TOOL {json arguments}`, and
@@ -40,7 +43,14 @@ func main() {
 	dir := flag.String("dir", "", "where requests are written and replies are read")
 	addr := flag.String("addr", "127.0.0.1:8931", "the loopback address to listen on")
 	modelName := flag.String("model", "hand/played-by-eye", "the model name GET /v1/models lists")
+	repliesOnly := flag.String("replies-only", "", "instead of serving, print this --record-model file with each request left out (the screenshots make it large; replay needs only the replies)")
 	flag.Parse()
+	if *repliesOnly != "" {
+		if err := keepReplies(*repliesOnly, os.Stdout); err != nil {
+			log.Fatalf("handmodel: %v", err)
+		}
+		return
+	}
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "handmodel: -dir is required")
 		os.Exit(2)
@@ -71,9 +81,21 @@ type handler struct {
 	poll time.Duration
 
 	mu sync.Mutex
-	// n counts chat requests; seen is how many messages the previous
-	// request carried, so each request's file shows only what is new.
-	n, seen int
+	// n counts chat requests.
+	n int
+}
+
+// newMessages is where the messages the person has not seen begin: after
+// the last assistant message, which was the person's previous reply. The
+// runtime trims old images from the history, so counting messages would not
+// do.
+func newMessages(msgs []message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "assistant" {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -100,12 +122,9 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	h.n++
-	n, from := h.n, h.seen
-	if from > len(req.Messages) {
-		from = 0 // A new conversation (another run) starts over.
-	}
-	h.seen = len(req.Messages)
+	n := h.n
 	h.mu.Unlock()
+	from := newMessages(req.Messages)
 
 	base := filepath.Join(h.dir, fmt.Sprintf("%04d", n))
 	if err := writeRequest(base, body, req, from); err != nil {
@@ -271,6 +290,29 @@ func completion(n int, model string, rep reply) map[string]any {
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
 	}
+}
+
+// keepReplies copies a recording with every request replaced by a note.
+func keepReplies(name string, w io.Writer) error {
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var ex map[string]any
+		if err := json.Unmarshal(line, &ex); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, i+1, err)
+		}
+		if _, ok := ex["request"]; ok {
+			ex["request"] = "(left out: the model's turns were chosen by a person reading each request; replay needs the replies only)"
+		}
+		if err := enc.Encode(ex); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func compact(raw json.RawMessage) string {
