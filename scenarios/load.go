@@ -451,7 +451,7 @@ func (v *validator) app(a *App) {
 		}
 		path := index("app.command", i)
 		for _, name := range v.substituted[path] {
-			v.failAt(path, "${%s} in %s would paste the value into shell code, where ';' or '$(…)' in it would run; no placeholder may stand in an argument a shell will parse: pass it as an argument after the script (sh -c '… \"$1\"' sh \"${%s}\") or through app.env", name, why, name)
+			v.failAt(path, "${%s} in %s would paste the value into code, where ';' or '$(…)' in it would run (no placeholder may stand in an argument a shell will parse); pass it as an argument after the script (sh -c '… \"$1\"' sh \"${%s}\") or through app.env", name, why, name)
 		}
 	}
 }

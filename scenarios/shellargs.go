@@ -201,13 +201,13 @@ func terminalInvocation(argv []string, i int, prog string, mark func(int, string
 		switch {
 		case a == "-e" || (kind == terminalString && a == "--command"):
 			if kind == terminalString || j+2 == len(argv) {
-				mark(j+1, prog+"'s single "+a+" string, which it hands to a shell")
+				mark(j+1, prog+"'s single "+a+" string (run with $SHELL -c)")
 			}
 			if kind == terminalArgv {
 				return // -e is the last option; the rest is argv
 			}
 		case kind == terminalString && strings.HasPrefix(a, "--command="):
-			mark(j, prog+"'s --command string, which it hands to a shell")
+			mark(j, prog+"'s --command string (parsed as a command line)")
 		case a == "-x" || a == "--execute" || a == "--":
 			return // the rest is argv
 		}
@@ -222,9 +222,9 @@ func terminalInvocation(argv []string, i int, prog string, mark func(int, string
 func wrapperInvocation(argv []string, i int, prog string, mark func(int, string)) {
 	switch prog {
 	case "su", "runuser", "script", "flock":
-		getoptCode(argv, i, 'c', []string{"--command", "--session-command"}, false, prog+"'s -c command, which it hands to a shell", mark)
+		getoptCode(argv, i, 'c', []string{"--command", "--session-command"}, false, prog+"'s -c command (run by a shell)", mark)
 	case "env":
-		getoptCode(argv, i, 'S', []string{"--split-string"}, true, "env's -S string, which it splits and expands", mark)
+		getoptCode(argv, i, 'S', []string{"--split-string"}, true, "env's -S string (split and expanded by env)", mark)
 	case "watch":
 		watchInvocation(argv, i, mark)
 	case "ssh", "tmux":
@@ -233,7 +233,7 @@ func wrapperInvocation(argv []string, i int, prog string, mark func(int, string)
 		// too; tmux parses its arguments as tmux commands, whose commands
 		// go to a shell. Every argument is parsed.
 		for j := i + 1; j < len(argv); j++ {
-			mark(j, "the arguments of "+prog+", which a shell parses")
+			mark(j, "the arguments of "+prog+" (parsed as commands)")
 		}
 	case "sudo":
 		sudoInvocation(argv, i, mark)
@@ -301,7 +301,7 @@ func watchInvocation(argv []string, i int, mark func(int, string)) {
 		}
 	}
 	for ; j < len(argv); j++ {
-		mark(j, "watch's command, which it runs with sh -c")
+		mark(j, "watch's command (run with sh -c)")
 	}
 }
 
@@ -347,6 +347,6 @@ func sudoInvocation(argv []string, i int, mark func(int, string)) {
 		return
 	}
 	for ; j < len(argv); j++ {
-		mark(j, "sudo's command, which -s or -i hand to a shell")
+		mark(j, "sudo's command (run by the shell with -s or -i)")
 	}
 }

@@ -103,7 +103,7 @@ func TestPlaceholderInShellParsedArgument(t *testing.T) {
 			for _, p := range ps {
 				msg := p.Error()
 				found = found || (strings.Contains(msg, want) && strings.Contains(msg, tc.refused+": ${WHO} in ") &&
-					strings.Contains(msg, "would paste the value into shell code"))
+					strings.Contains(msg, "would paste the value into code"))
 			}
 			if !found {
 				t.Errorf("no problem at %s… naming %s; got:\n%v", want, tc.refused, err)
