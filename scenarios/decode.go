@@ -258,15 +258,16 @@ func firstInvalidUTF8(b []byte) int {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlQuotedRE matches what a YAML parser's message quotes from the input
-// (an anchor's name), which is the file's content.
-var yamlQuotedRE = regexp.MustCompile(`\s*'[^']*'`)
+// yamlQuotedRE matches what a YAML parser's message quotes from the input,
+// an anchor's name, which is the file's content (the tokens it quotes, as
+// in "could not find expected ':'", are its own).
+var yamlQuotedRE = regexp.MustCompile(`anchor '[^']*'`)
 
 // yamlSyntaxProblem turns a parser error into a problem that gives the
 // position and the kind of problem only: a file that is not YAML (a
 // symlink to /etc/shadow) must not have its content quoted in an error.
 func yamlSyntaxProblem(file string, err error) Problem {
-	msg := yamlQuotedRE.ReplaceAllString(err.Error(), "")
+	msg := yamlQuotedRE.ReplaceAllString(err.Error(), "anchor")
 	line := 1
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
