@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -233,12 +234,17 @@ func (s *runState) runLoop(ctx context.Context) {
 				s.loop.rescued++
 			}
 		}
-		history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: s.historyCalls(calls)})
+		// Of a turn with many calls only the first few are kept: the
+		// history answers each call it holds, and the rest would only grow
+		// every later request.
+		kept := calls[:min(len(calls), maxCallsRecorded)]
+		history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: s.historyCalls(kept)})
 		if len(calls) > 1 {
-			// A turn with several calls executes none; each gets an error.
+			// A turn with several calls executes none; each kept one gets
+			// an error.
 			msg := fmt.Sprintf("%d calls in one turn; none was executed. Make exactly one tool call per turn.", len(calls))
-			for _, c := range calls {
-				s.recordUnrun(c, events.StatusMalformed, msg)
+			s.recordSeveralCalls(calls, msg)
+			for _, c := range kept {
 				history = append(history, model.Message{Role: model.RoleTool, CallID: c.ID, Text: msg})
 			}
 			if s.malformed("several calls in one turn") {
@@ -368,15 +374,67 @@ func (s *runState) degrade(why string) {
 	s.concern("the loop degraded: " + why)
 }
 
+// maxCallsRecorded is how many calls of a turn with several are recorded
+// as steps of their own. The rest are one step, and the turn has one
+// screen, so a reply of 500 calls costs a few steps and one capture rather
+// than hundreds of each and the deadline with them.
+const maxCallsRecorded = 3
+
+// maxToolsNamed bounds the tool names the summary step of a turn's extra
+// calls lists, and maxToolNameBytes each name (the model wrote them).
+const (
+	maxToolsNamed    = 5
+	maxToolNameBytes = 64
+)
+
+// recordSeveralCalls records a turn's calls, none of which ran: the first
+// maxCallsRecorded as steps of their own, the rest as one summary step
+// (tool more_calls) counting them by tool. Only the turn's last step gets
+// a screen.
+func (s *runState) recordSeveralCalls(calls []model.ToolCall, msg string) {
+	kept, rest := calls[:min(len(calls), maxCallsRecorded)], calls[min(len(calls), maxCallsRecorded):]
+	for i, c := range kept {
+		s.recordUnrunStep(c, events.StatusMalformed, msg, i == len(kept)-1 && len(rest) == 0)
+	}
+	if len(rest) == 0 {
+		return
+	}
+	counts := map[string]int{}
+	for _, c := range rest {
+		counts[truncate(c.Name, maxToolNameBytes)]++
+	}
+	names := sortedKeys(counts)
+	slices.SortStableFunc(names, func(a, b string) int { return counts[b] - counts[a] })
+	var parts []string
+	for i, name := range names {
+		if i == maxToolsNamed {
+			parts = append(parts, fmt.Sprintf("%d other tools", len(names)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", name, counts[name]))
+	}
+	summary := fmt.Sprintf("%d more calls in this turn (%s), recorded as this one step; %s", len(rest), strings.Join(parts, ", "), msg)
+	s.recordUnrunStep(model.ToolCall{Name: "more_calls", Arguments: fmt.Sprintf(`{"calls": %d}`, len(rest))}, events.StatusMalformed, summary, true)
+}
+
 // recordUnrun records a model call that was not executed as a step, so the
 // report and the console show every refusal.
 func (s *runState) recordUnrun(c model.ToolCall, status, msg string) {
+	s.recordUnrunStep(c, status, msg, true)
+}
+
+// recordUnrunStep is recordUnrun with the failure screen left out unless
+// screen is set.
+func (s *runState) recordUnrunStep(c model.ToolCall, status, msg string, screen bool) {
 	s.stepN++
 	args, err := parseArgs(c.Arguments)
 	if err != nil {
 		args = map[string]any{"raw": truncate(c.Arguments, 200)}
 	}
-	res := s.withFailureScreen(s.life, s.stepN, result{status: status, message: msg})
+	res := result{status: status, message: msg}
+	if screen {
+		res = s.withFailureScreen(s.life, s.stepN, res)
+	}
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: "model",
 		Status: status, Message: res.message, Screen: res.screen})
 }

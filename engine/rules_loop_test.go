@@ -220,3 +220,56 @@ click_targets:
 		})
 	}
 }
+
+// TestRulesManyCallsInOneTurn gives the loop a reply of 500 calls: the
+// first few are steps of their own, the rest one summary step, the turn
+// has one screen and counts as one malformed reply, and the next request
+// answers only the calls the history kept.
+func TestRulesManyCallsInOneTurn(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{2, 500} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			many := make([]mt.Exchange, n)
+			for i := range many {
+				many[i] = mt.Call("press_key", `{"key": "a"}`)
+				if i%5 == 4 {
+					many[i] = mt.Call("click", `{"target": "center"}`)
+				}
+			}
+			r := loopRun(t, loopCase{machine: &fakeMachine{}, script: []mt.Exchange{mt.Calls(many...), loopObserve, loopGoalMet}})
+			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 1)
+			kept := min(n, maxCallsRecorded)
+			msg := fmt.Sprintf("%d calls in one turn; none was executed", n)
+			var want []loopStep
+			for range kept {
+				want = append(want, loopStep{"press_key", "malformed", msg})
+			}
+			if n > kept {
+				want = append(want, loopStep{"more_calls", "malformed", fmt.Sprintf("%d more calls in this turn (press_key ×397, click ×100)", n-kept)})
+			}
+			loopWantSteps(t, r.rep, append(want, loopOKSteps...)...)
+			diagnostic := 0
+			for _, e := range r.events {
+				if d, _ := e.Data.(events.ScreenCaptured); e.Kind == events.KindScreen && d.Diagnostic {
+					diagnostic++
+				}
+			}
+			if diagnostic != 1 {
+				t.Errorf("%d screens captured for the turn, want 1", diagnostic)
+			}
+			var answered, asked int
+			for _, m := range r.reqs[1].Messages() {
+				if m["role"] == "tool" {
+					answered++
+				}
+				if calls, ok := m["tool_calls"].([]any); ok {
+					asked += len(calls)
+				}
+			}
+			if answered != kept || asked != kept {
+				t.Errorf("the next request holds %d calls and %d answers, want %d of each", asked, answered, kept)
+			}
+		})
+	}
+}

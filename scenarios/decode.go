@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"reflect"
@@ -143,11 +145,22 @@ func parseFile(file string, data []byte) (*yaml.Node, Problems) {
 		return nil, Problems{{Pos: Pos{File: file, Line: line, Column: 1}, Msg: "file is not valid UTF-8"}}
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, Problems{yamlSyntaxProblem(file, err)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, Problems{{Pos: top, Msg: "file is empty"}}
+	}
+	// A second document would be silently ignored: the reader would take
+	// its keys for settings the runtime never sees.
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, Problems{yamlSyntaxProblem(file, err)}
+	default:
+		return nil, Problems{{Pos: Pos{File: file, Line: next.Line, Column: next.Column}, Msg: "a second YAML document (after ---); a file holds one document"}}
 	}
 	root := doc.Content[0]
 	size, depth := measure(root, map[*yaml.Node]int{}, 0)
@@ -160,7 +173,43 @@ func parseFile(file string, data []byte) (*yaml.Node, Problems) {
 	if root.Kind != yaml.MappingNode {
 		return nil, Problems{{Pos: Pos{File: file, Line: root.Line, Column: root.Column}, Msg: "the top level must be a mapping of keys"}}
 	}
+	if ps := tagProblems(file, root); ps != nil {
+		return nil, ps
+	}
 	return root, nil
+}
+
+// plainTags are the tags a value may carry, written or resolved; any other
+// (!!binary, a local !tag) would be dropped by the decoder, which reads
+// the text as written.
+var plainTags = map[string]bool{
+	"": true, "!": true, "!!str": true, "!!int": true, "!!float": true, "!!bool": true, "!!null": true,
+	"!!map": true, "!!seq": true, "!!timestamp": true, "!!merge": true,
+}
+
+// tagProblems refuses values whose tag says they are not plain text:
+// !!binary's base64 would be taken for the text itself. The tag is named
+// only when it is !!binary, since a local tag is the file's content.
+func tagProblems(file string, n *yaml.Node) Problems {
+	var ps Problems
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind != yaml.AliasNode && !plainTags[n.ShortTag()] {
+			msg := "a YAML tag other than the standard ones (!!str, !!int, …) is not supported; write the value as plain text"
+			if n.ShortTag() == "!!binary" {
+				msg = "!!binary is not supported: a value is read as the text written, so the base64 would be taken for the value; write the text itself"
+			}
+			ps = append(ps, Problem{Pos: Pos{File: file, Line: n.Line, Column: n.Column}, Msg: msg})
+		}
+		if n.Kind == yaml.AliasNode {
+			return // its target is walked where it is written
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	return ps
 }
 
 // measure returns how many nodes n expands to with aliases followed, and
@@ -209,8 +258,16 @@ func firstInvalidUTF8(b []byte) int {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// yamlQuotedRE matches what a YAML parser's message quotes from the input,
+// an anchor's name, which is the file's content (the tokens it quotes, as
+// in "could not find expected ':'", are its own).
+var yamlQuotedRE = regexp.MustCompile(`anchor '[^']*'`)
+
+// yamlSyntaxProblem turns a parser error into a problem that gives the
+// position and the kind of problem only: a file that is not YAML (a
+// symlink to /etc/shadow) must not have its content quoted in an error.
 func yamlSyntaxProblem(file string, err error) Problem {
-	msg := err.Error()
+	msg := yamlQuotedRE.ReplaceAllString(err.Error(), "anchor")
 	line := 1
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
@@ -445,14 +502,41 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth
 		fields[name] = i
 		names = append(names, name)
 	}
+	if path == "" && n.Kind == yaml.MappingNode && len(n.Content) > 0 && !anyKnownKey(n, fields) {
+		// Not this kind of file at all (a symlink to /etc/shadow parses as
+		// a mapping of its lines): its keys are its content, so none is
+		// quoted.
+		d.fail(n, path, "none of the top-level keys is a known key (known keys: %s); is this the right file? (its keys are not shown)", strings.Join(names, ", "))
+		return
+	}
 	d.mappingPairs(n, path, func(key string, k, val *yaml.Node) {
 		i, ok := fields[key]
 		if !ok {
+			if !keyNameRE.MatchString(key) {
+				// A key no author would write is the content of a file
+				// that is not this language; it is not quoted.
+				d.fail(k, path, "an unknown key that is not a key name (not shown; known keys: %s)", strings.Join(names, ", "))
+				return
+			}
 			d.fail(k, join(path, key), "unknown key (known keys: %s)", strings.Join(names, ", "))
 			return
 		}
 		d.decode(val, v.Field(i), join(path, key), depth+1)
 	})
+}
+
+// keyNameRE matches what a key in these languages looks like; an unknown
+// key that does not is not quoted back.
+var keyNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+
+// anyKnownKey reports whether some key of the mapping n is one of fields.
+func anyKnownKey(n *yaml.Node, fields map[string]int) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		if _, ok := fields[n.Content[i].Value]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth int) {

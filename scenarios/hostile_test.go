@@ -62,7 +62,7 @@ func TestHostileRefusals(t *testing.T) {
 			[]string{"t.yaml:8:25: tools.greet.parameters.who.values.a: ${WHO} in a run: shell command"}, "touch pwned"},
 		{"placeholder in an app's shell script", "name: x\napp:\n  command: [xterm, -e, sh, -c, 'echo ${WHO}; sleep 9']\nsteps: [observe_screen: {}]\n", "",
 			map[string]string{"WHO": "x; touch pwned"},
-			[]string{"t.yaml:3:32: app.command[4]: ${WHO} in the script of a shell's -c would paste the value into shell code"}, "touch pwned"},
+			[]string{"t.yaml:3:32: app.command[4]: ${WHO} in the script of a shell's -c would paste the value into code"}, "touch pwned"},
 		{"endpoint query in the operator file", hostileApp, "model: {endpoint: 'https://host/v1?api_key=sk-live-123'}\n", nil,
 			[]string{"op.yaml:1:9: model.endpoint: the URL has a query string, which may carry credentials"}, "sk-live-123"},
 		{"endpoint query in the environment", hostileApp, "", map[string]string{EnvVisionEndpoint: "https://host/v1?key=sk-live-123"},

@@ -443,33 +443,17 @@ func (v *validator) app(a *App) {
 		v.failAt("app.window", "with pid: false, give a class or a title to find the window by")
 	}
 	v.envNames("app.env", a.Env)
-	if i := shellScriptArg(a.Command); i >= 0 {
-		path := index("app.command", i)
-		for _, name := range v.substituted[path] {
-			v.failAt(path, "${%s} in the script of a shell's -c would paste the value into shell code, where ';' or '$(…)' in it would run; pass it as an argument after the script (sh -c '… \"$1\"' sh \"${%s}\") or through app.env", name, name)
-		}
-	}
-}
-
-// shells are the programs whose -c argument is a script.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
-
-// shellScriptArg returns the index of the argument a shell in argv runs as
-// its -c script (as in [xterm, -e, sh, -c, SCRIPT]), or -1. The arguments
-// after the script are the script's $0, $1, … and stay data.
-func shellScriptArg(argv []string) int {
-	for i, a := range argv {
-		if !shells[filepath.Base(a)] {
+	parsed := shellParsedArgs(a.Command)
+	for i := range a.Command {
+		why, ok := parsed[i]
+		if !ok {
 			continue
 		}
-		for j := i + 1; j < len(argv) && strings.HasPrefix(argv[j], "-"); j++ {
-			if !strings.HasPrefix(argv[j], "--") && strings.Contains(argv[j], "c") && j+1 < len(argv) {
-				return j + 1
-			}
+		path := index("app.command", i)
+		for _, name := range v.substituted[path] {
+			v.failAt(path, "${%s} in %s would paste the value into code, where ';' or '$(…)' in it would run (no placeholder may stand in an argument a shell will parse); pass it as an argument after the script (sh -c '… \"$1\"' sh \"${%s}\") or through app.env", name, why, name)
 		}
-		return -1
 	}
-	return -1
 }
 
 // envNames refuses environment variable names that cannot be set.

@@ -20,6 +20,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // FleetOptions configure the fleet console.
@@ -88,6 +89,9 @@ type Fleet struct {
 // fleetRun is one run: its description and the live console that folds
 // its events.
 type fleetRun struct {
+	// id is the source's ID for the run, as given; desc.ID is the same
+	// neutralised for the screen.
+	id    string
 	desc  FleetRun
 	model *Model
 	push  func(events.Event)
@@ -117,6 +121,9 @@ func NewFleet(ctx context.Context, opts FleetOptions) *Fleet {
 		run.Graphics = graphics.Detect(run.Env)
 	}
 	opts.Run = run
+	// The title is a suite's name or an attach target: not the console's
+	// to trust.
+	opts.Title = sanitize.Line(opts.Title)
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Fleet{
 		opts:   opts,
@@ -173,21 +180,27 @@ type fleetIntake struct {
 }
 
 func (in *fleetIntake) Run(r FleetRun) {
+	// The description is shown (a scenario's name, a run's key); the
+	// source's own ID and directory stay as given, to steer the run and
+	// read its screens.
+	id, dir := r.ID, r.Dir
+	r = sanitize.Value(r)
+	r.Dir = dir
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
 		return
 	}
-	if _, ok := in.known[r.ID]; !ok {
+	if _, ok := in.known[id]; !ok {
 		opts := in.opts
-		opts.Dir = r.Dir
-		opts.Controls = runControls{src: in.src, id: r.ID}
+		opts.Dir = dir
+		opts.Controls = runControls{src: in.src, id: id}
 		m, push := NewLive(opts)
-		fr := &fleetRun{desc: r, model: m, push: push}
-		in.known[r.ID] = fr
+		fr := &fleetRun{id: id, desc: r, model: m, push: push}
+		in.known[id] = fr
 		in.fresh = append(in.fresh, fr)
 	}
-	in.updates[r.ID] = r
+	in.updates[id] = r
 	in.mu.Unlock()
 	select {
 	case in.ready <- struct{}{}:
@@ -371,7 +384,7 @@ func (f *Fleet) applyIntake(msg fleetIntakeMsg) tea.Cmd {
 		}
 	}
 	for _, fr := range f.runs {
-		if d, ok := msg.updates[fr.desc.ID]; ok {
+		if d, ok := msg.updates[fr.id]; ok {
 			fr.desc = d
 		}
 	}
@@ -608,7 +621,7 @@ func (f *Fleet) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 		f.answer.Reset()
 		what := fmt.Sprintf("answer to %s of %s", q.q.ID, q.run.label())
 		f.status = what + "…"
-		src, id, qid := f.opts.Source, q.run.desc.ID, q.q.ID
+		src, id, qid := f.opts.Source, q.run.id, q.q.ID
 		return func() tea.Msg { return fleetControlMsg{what: what, err: src.Answer(id, qid, text)} }
 	}
 	var cmd tea.Cmd

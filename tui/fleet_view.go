@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // fleetColumn is a column of the runs table, in display order.
@@ -300,7 +301,7 @@ func (f *Fleet) View() tea.View {
 	f.lastView.Store(&content)
 	v := tea.NewView(content)
 	v.AltScreen = true
-	v.WindowTitle = f.windowTitle()
+	v.WindowTitle = sanitize.Line(f.windowTitle())
 	return v
 }
 
@@ -436,5 +437,5 @@ func (f *Fleet) statusLine() string {
 	case f.focus == fleetFilter:
 		return f.filter.View()
 	}
-	return st.Muted.Render(f.status)
+	return st.Muted.Render(sanitize.Line(f.status))
 }

@@ -349,6 +349,11 @@ func (m *Model) applyEvents(evs eventsMsg) tea.Cmd {
 // question came (the bell rings for it).
 func (m *Model) fold(evs []events.Event) (bell bool) {
 	for _, e := range evs {
+		// Every string an event carries — the scenario's name, messages,
+		// tool names, questions — comes from a source the console does not
+		// trust (a run's model and app, an attach server) and is
+		// neutralised here, once, before anything can draw it.
+		e = sanitize.Value(e)
 		m.st.Apply(m.st.Seen, e)
 		if e.Kind == events.KindQuestion && e.Question != nil && !m.seenQuestions[e.Question.ID] {
 			m.seenQuestions[e.Question.ID] = true
@@ -734,7 +739,7 @@ func (m *Model) View() tea.View {
 	// Clicks and the wheel only: cell motion reports no bare movement, so
 	// the program is not woken by a mouse passing over it.
 	v.MouseMode = tea.MouseModeCellMotion
-	v.WindowTitle = m.windowTitle()
+	v.WindowTitle = sanitize.Line(m.windowTitle())
 	return v
 }
 
@@ -981,13 +986,14 @@ func (m *Model) statusLine() string {
 		return st.Question.Render(fmt.Sprintf("proposed: step %d %s %s", p.Step, sanitize.Line(p.Tool), formatArgs(p.Args))) +
 			st.Muted.Render(" — a approve · r reject")
 	}
+	// The status quotes errors, some of them a server's words.
 	if !m.live && len(m.evs) > 0 {
 		if m.status != "" {
-			return st.Muted.Render(m.status)
+			return st.Muted.Render(sanitize.Line(m.status))
 		}
-		return st.Muted.Render(eventSummary(m.evs[m.cursor]))
+		return st.Muted.Render(sanitize.Line(eventSummary(m.evs[m.cursor])))
 	}
-	return st.Muted.Render(m.status)
+	return st.Muted.Render(sanitize.Line(m.status))
 }
 
 func (m *Model) helpBar() string {

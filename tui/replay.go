@@ -13,6 +13,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // Report is what a report directory holds for the replay: the event stream
@@ -88,6 +89,10 @@ func LoadReport(dir string) (*Report, error) {
 func NewReplay(r *Report, opts Options) *Model {
 	opts.Dir = r.Dir
 	opts.Controls = nil
+	// A report may come from anywhere: its every string is neutralised
+	// once, here, before the console draws any of it.
+	clean := sanitize.Value(*r)
+	r = &clean
 	m := newModel(opts)
 	m.evs = r.Events
 	m.allRows = FoldState(r.Events).Rows

@@ -313,6 +313,7 @@ func TestOverwriteReplacesAReport(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(reportDir, "screens"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	writeTree(t, reportDir, []string{"manifest.json"})
 	for _, name := range []string{"events.jsonl", "screens/0099.png"} {
 		if err := os.WriteFile(filepath.Join(reportDir, name), []byte("stale\n"), 0o644); err != nil {
 			t.Fatal(err)

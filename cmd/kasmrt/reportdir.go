@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/kasmrt/kasmrt/engine"
 )
 
 // maxSlugBytes keeps a default report directory's name (slug, time and a
@@ -76,9 +78,11 @@ func newDefaultReportDir(base, scenarioName string, now time.Time) (reportDir, e
 
 // prepareReportDir makes --report ready: created when missing, refused
 // when it is not a writable directory, and refused when it holds anything
-// unless overwrite is set, which empties it first. Overwrite only empties
-// a directory that holds a kasmrt report, so a mistyped --report ~ cannot
-// delete someone's home.
+// unless overwrite is set, which removes the earlier report first.
+// Overwrite only replaces a directory kasmrt wrote — its manifest and
+// nothing but its own files (reportEntries) — and removes only those, so a
+// mistyped --report ~ or a directory that merely holds an events.jsonl
+// loses nothing.
 func prepareReportDir(path string, overwrite bool, inputs ...string) (reportDir, error) {
 	if err := checkReportDir(path, overwrite, inputs...); err != nil {
 		return reportDir{}, err
@@ -90,14 +94,8 @@ func prepareReportDir(path string, overwrite bool, inputs ...string) (reportDir,
 		}
 		d.created = true
 	} else if overwrite {
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return reportDir{}, fmt.Errorf("--report %s: %w", path, unwrapPath(err))
-		}
-		for _, e := range entries {
-			if err := os.RemoveAll(filepath.Join(path, e.Name())); err != nil {
-				return reportDir{}, fmt.Errorf("--report %s: empty it: %w", path, unwrapPath(err))
-			}
+		if err := removeReport(path); err != nil {
+			return reportDir{}, err
 		}
 	}
 	if err := probeWritable(path); err != nil {
@@ -148,20 +146,146 @@ func checkReportDir(path string, overwrite bool, inputs ...string) error {
 	if err != nil {
 		return fmt.Errorf("--report %s: %w", path, unwrapPath(err))
 	}
-	switch {
-	case len(entries) == 0:
-	case !overwrite:
+	if len(entries) == 0 {
+		return nil
+	}
+	if !overwrite {
 		return fmt.Errorf("--report %s: the directory is not empty; give --overwrite to replace the report in it, or name a new directory", path)
-	case !holdsReport(path):
-		return fmt.Errorf("--report %s: the directory is not empty and holds no kasmrt report (no events.jsonl); --overwrite only replaces a report", path)
-	default:
-		for _, in := range inputs {
-			if in != "" && within(in, path) {
-				return fmt.Errorf("--report %s: the directory holds %s, which --overwrite would delete", path, in)
+	}
+	for _, in := range inputs {
+		if in != "" && within(in, path) {
+			return fmt.Errorf("--report %s: the directory holds %s, which --overwrite would delete", path, in)
+		}
+	}
+	return checkReportLayout(path, entries)
+}
+
+// Decision: --overwrite replaces a report, never a directory that merely
+// looks like one. The directory must hold kasmrt's manifest and nothing
+// but what a run writes; anything else (thesis.tex, photos/, a symlink)
+// refuses the run before a file is touched, naming what is unknown, and
+// the operator moves it or names a new directory. A directory kasmrt did
+// write but without a manifest (a report of a version before manifests)
+// is refused the same way.
+
+// reportFiles are the regular files a run writes at the top of its report
+// directory.
+var reportFiles = map[string]bool{
+	"events.jsonl": true, "report.json": true, "report.html": true, "app.log": true, engine.ManifestFile: true,
+}
+
+// reportTempRE matches the temporary files a run writes and renames into
+// place (report.json, report.html, manifest.json) or probes with, which a
+// killed run may leave behind.
+var reportTempRE = regexp.MustCompile(`^\.(report-[0-9]+\.json|page-[0-9]+\.html|manifest-[0-9]+\.json|kasmrt-probe-[0-9]+)$`)
+
+// screenFileRE matches a saved screen, or one a killed run left half
+// written.
+var screenFileRE = regexp.MustCompile(`^[0-9]{4,}\.png(\.tmp)?$`)
+
+// reportHome is the application's isolated home of the run (HOME under
+// the report directory): kasmrt made it for the run, and what the
+// application wrote there is part of the report.
+const reportHome = "home"
+
+// checkReportLayout refuses a report directory to overwrite that kasmrt did
+// not write: one without kasmrt's manifest, or holding anything but a
+// run's files.
+func checkReportLayout(path string, entries []fs.DirEntry) error {
+	if _, err := engine.ReadManifest(path); err != nil {
+		return fmt.Errorf("--report %s: the directory is not empty and holds no kasmrt report (no readable %s); --overwrite only replaces a report kasmrt wrote", path, engine.ManifestFile)
+	}
+	var unknown []string
+	for _, e := range entries {
+		if !isReportEntry(path, e) {
+			name := e.Name()
+			if e.IsDir() {
+				name += "/"
 			}
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	more := ""
+	if len(unknown) > 5 {
+		more = fmt.Sprintf(" and %d more", len(unknown)-5)
+		unknown = unknown[:5]
+	}
+	return fmt.Errorf("--report %s: the directory holds files kasmrt did not write (%s%s); --overwrite only replaces a kasmrt report and deletes nothing else: move them, or name a new directory", path, strings.Join(unknown, ", "), more)
+}
+
+// isReportEntry reports whether e, in the report directory dir, is one of
+// the files or directories a run writes. Symbolic links never are: a run
+// writes none, and removing one's target is not the report's to do.
+func isReportEntry(dir string, e fs.DirEntry) bool {
+	name, typ := e.Name(), e.Type()
+	switch {
+	case typ.IsRegular():
+		return reportFiles[name] || reportTempRE.MatchString(name)
+	case !e.IsDir():
+		return false
+	case name == reportHome:
+		return true
+	case name == "screens":
+		screens, err := os.ReadDir(filepath.Join(dir, name))
+		if err != nil {
+			return false
+		}
+		for _, s := range screens {
+			if !s.Type().IsRegular() || !screenFileRE.MatchString(s.Name()) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// removeReport removes the earlier report from dir: only the entries a
+// run writes, looked at again here, so a file that appeared since the
+// check is left where it is.
+func removeReport(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--report %s: %w", dir, unwrapPath(err))
+	}
+	for _, e := range entries {
+		if !isReportEntry(dir, e) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		switch e.Name() {
+		case "screens":
+			err = removeScreens(p)
+		case reportHome:
+			err = os.RemoveAll(p)
+		default:
+			err = os.Remove(p)
+		}
+		if err != nil {
+			return fmt.Errorf("--report %s: remove the earlier report: %w", dir, unwrapPath(err))
 		}
 	}
 	return nil
+}
+
+// removeScreens removes the saved screens and then their directory, which
+// fails (keeping it) if anything else is in it.
+func removeScreens(dir string) error {
+	screens, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, s := range screens {
+		if s.Type().IsRegular() && screenFileRE.MatchString(s.Name()) {
+			if err := os.Remove(filepath.Join(dir, s.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return os.Remove(dir)
 }
 
 // within reports whether file lies inside dir (after resolving both to
@@ -176,12 +300,6 @@ func within(file, dir string) bool {
 	}
 	rel, err := filepath.Rel(abs(dir), abs(file))
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// holdsReport tells a kasmrt report directory by its event stream.
-func holdsReport(dir string) bool {
-	st, err := os.Lstat(filepath.Join(dir, "events.jsonl"))
-	return err == nil && st.Mode().IsRegular()
 }
 
 // probeWritable creates and removes a file in dir: permission bits do not

@@ -70,7 +70,7 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.BoolVar(&f.tui, "tui", false, "show the live console (default when stdout is a terminal)")
 	fl.BoolVar(&f.headless, "headless", false, "print a line per event and the end state instead of the console")
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line (implies --headless)")
-	fl.BoolVar(&f.overwrite, "overwrite", false, "empty an existing --report directory that holds an earlier report, instead of refusing it")
+	fl.BoolVar(&f.overwrite, "overwrite", false, "replace the earlier report in an existing --report directory that kasmrt wrote (its manifest and only its files), instead of refusing it")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
 	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
