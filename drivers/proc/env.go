@@ -17,6 +17,15 @@ func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
+// reaperAttr is how a long-lived child's reaper starts: in a process group
+// of its own (a terminal's Ctrl-C reaches the runtime, which ends the run
+// in order, not the reaper), with SIGTERM as its parent-death signal, which
+// it catches to kill the tree below it before it exits. Its control pipe
+// says the same; the signal is the second way.
+func reaperAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+}
+
 // environ is the environment of a child: the runtime's own without the
 // variables named in unset, then extra, whose entries win over inherited
 // ones. It returns nil (inherit everything) when there is nothing to
