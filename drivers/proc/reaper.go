@@ -74,9 +74,6 @@ func reap(path string, argv []string) int {
 	status := os.NewFile(reaperStatusFD, "status")
 	syscall.CloseOnExec(reaperControlFD)
 	syscall.CloseOnExec(reaperStatusFD)
-	if control == nil || status == nil {
-		return 127
-	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(status, "error become a child subreaper: %v\n", err)
 		return 127

@@ -3,9 +3,11 @@ package proc
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -76,3 +78,50 @@ func TestReaperReportsTheChild(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// envStarter makes TestStarterHelper start the command it names and wait
+// to be killed: a runtime that dies without stopping what it started.
+const envStarter = "PROC_TEST_STARTER"
+
+func TestStarterHelper(t *testing.T) {
+	script := os.Getenv(envStarter)
+	if script == "" {
+		t.Skip("run by TestKilledStarterTakesTheTreeWithIt")
+	}
+	if _, err := Start(context.Background(), Spec{Argv: []string{"sh", "-c", script}}); err != nil {
+		t.Fatal(err)
+	}
+	select {}
+}
+
+// TestKilledStarterTakesTheTreeWithIt SIGKILLs a program that started a
+// child whose own child left the group and the session (setsid): nothing
+// in the dead program can act, yet the reaper, whose control pipe closed,
+// kills the setsid descendant. It needs no privileges.
+func TestKilledStarterTakesTheTreeWithIt(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starter := exec.Command(self, "-test.run=^TestStarterHelper$")
+	starter.Env = append(os.Environ(), envStarter+"=setsid sh -c 'echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; exec sleep 1000' & wait")
+	if err := starter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, err := os.Stat(pidFile); return err == nil })
+	b, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if err := starter.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = starter.Wait()
+	killed := time.Now()
+	waitFor(t, func() bool { state, _, ok := readStat(pid); return !ok || state == 'Z' || state == 'X' })
+	t.Logf("the setsid descendant was gone %v after its starter was killed", time.Since(killed).Round(time.Millisecond))
+}
