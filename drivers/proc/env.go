@@ -7,7 +7,8 @@ import (
 	"syscall"
 )
 
-// childAttr is how every child starts: as the leader of its own process
+// childAttr is how a disposable command starts (a long-lived child starts
+// below a reaper instead, reaper.go): as the leader of its own process
 // group, so it can be stopped with all its descendants, and with a
 // parent-death signal, so it does not outlive a runtime that was killed
 // before it could stop it. The kernel sends the signal when the thread

@@ -114,6 +114,9 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		var err error
 		outRead, outWrite, err = os.Pipe()
 		if err != nil {
+			for _, f := range []*os.File{controlRead, controlWrite, statusRead, statusWrite} {
+				f.Close()
+			}
 			return nil, fmt.Errorf("launch %s: output pipe: %w", name, err)
 		}
 		// One pipe for both streams keeps the child's own ordering of
