@@ -113,17 +113,26 @@ func Prepare(ctx context.Context, plan *Plan, opts Options) (*Ready, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A goal run's model name, when the operator file leaves it to the
+	// endpoint, is settled before anything else: the run's manifest
+	// records the identity with the name in it, so the identities resume
+	// compares are computed once it is known.
+	for i := range plan.Runs {
+		p := &plan.Runs[i]
+		if p.Files.Scenario.Goal != "" {
+			if err := engine.ResolveModelName(ctx, p.Files, opts.ModelTransport); err != nil {
+				return nil, &BadInputError{Err: fmt.Errorf("%s: %w", p.Path, err)}
+			}
+		}
+		id, err := engine.IdentityOf(p.Files, engine.Options{Version: opts.Version, SampleIndex: p.Sample})
+		if err != nil {
+			return nil, &BadInputError{Err: fmt.Errorf("%s: %w", p.Path, err)}
+		}
+		p.Identity = id
+	}
 	kept, err := prepareOut(plan, opts)
 	if err != nil {
 		return nil, err
-	}
-	for _, p := range plan.Runs {
-		if _, done := kept[p.Key]; done || p.Files.Scenario.Goal == "" {
-			continue
-		}
-		if err := engine.ResolveModelName(ctx, p.Files, opts.ModelTransport); err != nil {
-			return nil, &BadInputError{Err: fmt.Errorf("%s: %w", p.Path, err)}
-		}
 	}
 	return &Ready{plan: plan, opts: opts, workers: workers, gates: gates, kept: kept}, nil
 }
@@ -148,6 +157,15 @@ func (r *Ready) Run(ctx context.Context) (*Summary, error) {
 			}
 			for i := range jobs {
 				p := plan.Runs[i]
+				if ctx.Err() != nil {
+					// Stopped while the run was handed over: it never
+					// started.
+					results[i] = notRun(p)
+					if opts.OnEnd != nil {
+						opts.OnEnd(results[i])
+					}
+					continue
+				}
 				if opts.OnStart != nil {
 					opts.OnStart(p)
 				}
@@ -159,7 +177,6 @@ func (r *Ready) Run(ctx context.Context) (*Summary, error) {
 		}()
 	}
 	started := make([]bool, len(plan.Runs))
-feed:
 	for i, p := range plan.Runs {
 		if r, done := kept[p.Key]; done {
 			results[i], started[i] = r, true
@@ -168,19 +185,23 @@ feed:
 			}
 			continue
 		}
+		// Once stopped, no run is handed over (select alone would pick
+		// at random between a ready worker and the end), but the kept
+		// runs after this one are still results.
+		if ctx.Err() != nil {
+			continue
+		}
 		select {
 		case jobs <- i:
 			started[i] = true
 		case <-ctx.Done():
-			break feed
 		}
 	}
 	close(jobs)
 	wg.Wait()
 	for i, p := range plan.Runs {
 		if !started[i] {
-			results[i] = RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags,
-				Verdict: VerdictNotRun, Reasons: []string{"the suite was stopped before this run started"}}
+			results[i] = notRun(p)
 			if opts.OnEnd != nil {
 				opts.OnEnd(results[i])
 			}
@@ -259,7 +280,7 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 			diffs = append(diffs, fmt.Sprintf("%s: %s", p.Key, strings.Join(d, ", ")))
 			continue
 		}
-		if !m.Complete() {
+		if !finished(dir, m) {
 			clear = append(clear, dir)
 			continue
 		}
@@ -276,6 +297,26 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 		}
 	}
 	return kept, nil
+}
+
+// finished reports whether the run in dir is a result resume may keep:
+// its manifest is complete, hashes to the identity it holds, and agrees
+// with report.json on the verdict and the outcome; and the suite's own
+// stopping did not interrupt it. Anything else is run again, so neither a
+// Ctrl-C nor a manifest edited (or torn) apart from its report turns into
+// a result.
+func finished(dir string, m engine.Manifest) bool {
+	if !m.Complete() || m.Outcome == engine.OutcomeInterrupted || m.IdentitySHA256 != m.Identity.SHA256() {
+		return false
+	}
+	rep, err := readReport(dir)
+	return err == nil && rep.Verdict == m.Verdict && rep.Outcome == m.Outcome
+}
+
+// notRun is the result of a run the suite was stopped before starting.
+func notRun(p Planned) RunResult {
+	return RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags,
+		Verdict: VerdictNotRun, Reasons: []string{"the suite was stopped before this run started"}}
 }
 
 // runOne runs one planned run in its own report directory (and, through
@@ -308,6 +349,9 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 	if res.Verdict == "" {
 		res.Verdict = "test-error"
 	}
+	if res.Outcome == engine.OutcomeInterrupted {
+		res.Verdict = VerdictInterrupted
+	}
 	if m, merr := engine.ReadManifest(dir); merr == nil {
 		r := resultFrom(p, opts.Out, m)
 		r.Error = res.Error
@@ -320,6 +364,9 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 func resultFrom(p Planned, out string, m engine.Manifest) RunResult {
 	r := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir,
 		Verdict: m.Verdict, Outcome: m.Outcome, DurationMS: m.DurationMS, Tokens: m.Tokens, IdentitySHA256: m.IdentitySHA256}
+	if m.Outcome == engine.OutcomeInterrupted {
+		r.Verdict = VerdictInterrupted
+	}
 	if rep, err := readReport(filepath.Join(out, p.Dir)); err == nil {
 		r.Reasons, r.Concerns = rep.Reasons, rep.Concerns
 	}

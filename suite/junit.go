@@ -15,7 +15,8 @@ const JUnitFile = "junit.xml"
 
 // The JUnit XML format as Jenkins, GitLab and GitHub's test reporters read
 // it: a testsuite per scenario, a testcase per sample. app-failed is a
-// failure, test-error an error, a run that never ran is skipped; concerns
+// failure, test-error an error, a run that never ran or that the suite's
+// stopping interrupted is skipped; concerns
 // and the report directory are in the case's system-out.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -83,8 +84,10 @@ func JUnit(s *Summary) ([]byte, error) {
 		case events.VerdictAppFailed:
 			c.Failure = detail
 			ts.Failures++
-		case VerdictNotRun:
-			c.Skipped = &junitMessage{Message: clean(message)}
+		case VerdictNotRun, VerdictInterrupted:
+			// Neither judged the application: a CI reporter shows them
+			// as skipped, with why, rather than as errors.
+			c.Skipped = &junitMessage{Message: clean(r.Verdict + ": " + message)}
 			ts.Skipped++
 		default:
 			c.Error = detail

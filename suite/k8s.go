@@ -89,7 +89,10 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 	completions := int32(o.Shards)
 	retries := o.Retries
 	indexed := batchv1.IndexedCompletion
-	args := append([]string{"suite"}, o.SuiteArgs...)
+	args := []string{"suite"}
+	for _, a := range o.SuiteArgs {
+		args = append(args, escapeK8sArg(a))
+	}
 	args = append(args, "--shard", fmt.Sprintf("%s/%d", ShardFromJob, o.Shards),
 		"--out", ReportsMount+"/"+name+"/shard-$("+EnvJobIndex+")", "--headless")
 	nonRoot, noEscalation := true, false
@@ -148,6 +151,14 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 	}
 	return job, nil
 }
+
+// escapeK8sArg makes a suite argument reach kasmrt as written. Kubernetes
+// expands $(VAR) in a container's args from the container's environment
+// and turns $$ into $, so a path or filter holding $( would be rewritten
+// (or read a variable) before kasmrt sees it. Doubling every $ is the
+// one escape that is exact: $$( becomes $(, and a $$ already in the
+// argument stays $$.
+func escapeK8sArg(a string) string { return strings.ReplaceAll(a, "$", "$$") }
 
 // JobYAML is the Job as YAML for kubectl apply -f.
 func JobYAML(job *batchv1.Job) ([]byte, error) {

@@ -22,6 +22,17 @@ const SummaryFile = "suite.json"
 // stopped (Ctrl-C) before the run's turn came.
 const VerdictNotRun = "not-run"
 
+// VerdictInterrupted is the suite's verdict for a run the suite's own
+// stopping cut short (Ctrl-C, SIGTERM, SIGHUP, the console quitting): its
+// report is complete and says test-error with outcome interrupted, but it
+// judged nothing about the application, so the suite counts it apart
+// from the test errors and --resume runs it again.
+const VerdictInterrupted = "interrupted"
+
+// judged reports whether a run's verdict says something about the
+// scenario: a run that never ran or was interrupted does not.
+func judged(verdict string) bool { return verdict != VerdictNotRun && verdict != VerdictInterrupted }
+
 // RunResult is one run as the suite saw it end.
 type RunResult struct {
 	Key      string   `json:"key"`
@@ -50,9 +61,15 @@ type ScenarioSummary struct {
 	Scenario string `json:"scenario"`
 	File     string `json:"file"`
 	Samples  int    `json:"samples"`
+	// Judged counts the samples that ran to a verdict of their own: not
+	// those interrupted or not run.
+	Judged int `json:"judged"`
 	// Passed counts pass and pass-with-concerns.
-	Passed   int            `json:"passed"`
-	PassRate float64        `json:"pass_rate"`
+	Passed int `json:"passed"`
+	// PassRate is Passed over Judged (0 when nothing was judged): an
+	// interrupted or unrun sample is not a failed one.
+	PassRate float64 `json:"pass_rate"`
+	// Flaky is set when judged samples disagree: some passed, some not.
 	Flaky    bool           `json:"flaky"`
 	Verdicts map[string]int `json:"verdicts"`
 	// DurationMS sums the samples' durations.
@@ -106,6 +123,9 @@ func summarize(s *Summary, strict bool) {
 			order = append(order, r.File)
 		}
 		sc.Samples++
+		if judged(r.Verdict) {
+			sc.Judged++
+		}
 		sc.Verdicts[r.Verdict]++
 		if r.Verdict == events.VerdictPass || r.Verdict == events.VerdictPassConcerns {
 			sc.Passed++
@@ -117,11 +137,12 @@ func summarize(s *Summary, strict bool) {
 	s.Scenarios = s.Scenarios[:0]
 	for _, f := range order {
 		sc := byFile[f]
-		sc.PassRate = float64(sc.Passed) / float64(sc.Samples)
+		if sc.Judged > 0 {
+			sc.PassRate = float64(sc.Passed) / float64(sc.Judged)
+		}
 		// Samples disagree when some passed and some did not; a run that
-		// never ran says nothing about the scenario.
-		judged := sc.Samples - sc.Verdicts[VerdictNotRun]
-		sc.Flaky = sc.Passed > 0 && sc.Passed < judged
+		// never ran or was interrupted says nothing about the scenario.
+		sc.Flaky = sc.Passed > 0 && sc.Passed < sc.Judged
 		s.Scenarios = append(s.Scenarios, *sc)
 	}
 	sort.SliceStable(s.Runs, func(i, j int) bool { return s.Runs[i].Key < s.Runs[j].Key })

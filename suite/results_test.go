@@ -118,3 +118,27 @@ func TestFilter(t *testing.T) {
 		}
 	}
 }
+
+// Samples that judged nothing (interrupted by the suite's stopping, or
+// never run) are neither failures nor a reason to call a scenario flaky:
+// the pass rate is over the judged samples, and they are counted apart.
+func TestUnjudgedSamplesAreNotFailures(t *testing.T) {
+	t.Parallel()
+	s := &Summary{Runs: []RunResult{
+		{Key: "a#0", File: "a", Verdict: "pass"},
+		{Key: "a#1", File: "a", Verdict: "interrupted", Outcome: "interrupted"},
+		{Key: "a#2", File: "a", Verdict: "not-run"},
+		{Key: "b#0", File: "b", Verdict: "interrupted", Outcome: "interrupted"},
+	}}
+	summarize(s, false)
+	a, b := s.Scenarios[0], s.Scenarios[1]
+	if a.Flaky || a.PassRate != 1 || a.Passed != 1 {
+		t.Errorf("a = %+v: one pass beside unjudged samples is flaky or less than a full pass rate", a)
+	}
+	if b.Flaky || b.PassRate != 0 || b.Passed != 0 {
+		t.Errorf("b = %+v", b)
+	}
+	if s.Counts["interrupted"] != 2 || s.Counts["not-run"] != 1 || s.Counts["test-error"] != 0 || s.ExitCode != 2 {
+		t.Errorf("counts %v exit %d, want 2 interrupted and 1 not run apart, exit 2 (the suite has no verdict for them)", s.Counts, s.ExitCode)
+	}
+}

@@ -9,11 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -283,47 +282,120 @@ func TestSuiteEndToEnd(t *testing.T) {
 	}
 }
 
+// gatedScenario shows xmessage once the file go exists in dir; until then
+// the run waits for the application's window.
+func gatedScenario(dir string) string {
+	return `name: gated
+app:
+  command: [sh, -c, 'while [ ! -e ` + filepath.Join(dir, "go") + ` ]; do sleep 0.1; done; exec xmessage -geometry +40+40 hello']
+  window: {class: Xmessage}
+  startup_timeout_s: 60
+steps:
+  - observe_screen: {}
+`
+}
+
 // Ctrl-C ends the running run with a complete report and marks the rest
-// not run; the results are still written.
+// not run; the results are still written, and they say what happened:
+// interrupted and not run, neither a test error nor a failure, and no
+// scenario flaky. --resume then runs both again, and an unchanged suite
+// reaches its verdict. A run whose manifest says pass while its report
+// says otherwise is not kept either.
 func TestSuiteInterrupted(t *testing.T) {
 	t.Parallel()
 	suiteNeed(t)
-	dir := suiteDir(t, map[string]string{"slow.yaml": suiteSlow, "operator.yaml": suiteOperator})
-	plan, err := Build(Input{Args: []string{filepath.Join(dir, "slow.yaml")}, Operator: filepath.Join(dir, "operator.yaml"), Repeat: 3, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	testkit.WriteFile(t, dir, "gated.yaml", gatedScenario(dir))
+	testkit.WriteFile(t, dir, "operator.yaml", suiteOperator)
+	build := func() *Plan {
+		plan, err := Build(Input{Args: []string{filepath.Join(dir, "gated.yaml")}, Operator: filepath.Join(dir, "operator.yaml"), Repeat: 2, Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var once sync.Once
 	out := filepath.Join(dir, "out")
-	sum, err := Execute(ctx, plan, Options{Out: out, Workers: 1, Version: "test",
-		OnStart: func(Planned) { once.Do(func() { time.AfterFunc(1500*time.Millisecond, cancel) }) }})
+	// The suite is stopped once the first run's application is launched
+	// (and waits for go): that run is interrupted, the second never starts.
+	sum, err := Execute(ctx, build(), Options{Out: out, Workers: 1, Version: "test",
+		RunSinks: func(Planned) []func(events.Event) {
+			return []func(events.Event){func(e events.Event) {
+				if _, ok := e.Data.(events.AppLaunched); ok {
+					cancel()
+				}
+			}}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := verdicts(sum)
-	var notRun, ended int
+	byKey := map[string]RunResult{}
 	for _, r := range sum.Runs {
-		switch r.Verdict {
-		case VerdictNotRun:
-			notRun++
-		case "test-error":
-			ended++
-			m, err := engine.ReadManifest(filepath.Join(out, r.Report))
-			if err != nil || !m.Complete() {
-				t.Errorf("the interrupted run's manifest: %+v %v", m, err)
-			}
-			if _, err := os.Stat(filepath.Join(out, r.Report, "report.json")); err != nil {
-				t.Errorf("the interrupted run has no report: %v", err)
-			}
+		byKey[r.Key] = r
+	}
+	first, second := byKey[filepath.Join(dir, "gated.yaml")+"#0"], byKey[filepath.Join(dir, "gated.yaml")+"#1"]
+	if first.Verdict != VerdictInterrupted || first.Outcome != "interrupted" || second.Verdict != VerdictNotRun {
+		t.Errorf("verdicts %v, want #0 interrupted and #1 not-run", verdicts(sum))
+	}
+	if m, err := engine.ReadManifest(filepath.Join(out, first.Report)); err != nil || !m.Complete() || m.Verdict != "test-error" {
+		t.Errorf("the interrupted run's manifest: %+v %v", m, err)
+	}
+	if sum.ExitCode != 2 || sum.Counts[VerdictInterrupted] != 1 || sum.Counts[VerdictNotRun] != 1 || sum.Counts["test-error"] != 0 {
+		t.Errorf("exit %d counts %v, want exit 2 with one interrupted and one not run, no test-error", sum.ExitCode, sum.Counts)
+	}
+	if sc := sum.Scenarios[0]; sc.Flaky || sc.Judged != 0 || sc.PassRate != 0 {
+		t.Errorf("scenario %+v: flaky or judged by runs that judged nothing", sc)
+	}
+	onDisk, err := ReadSummary(out)
+	if err != nil || !sameRuns(onDisk, sum) {
+		t.Errorf("suite.json after Ctrl-C: %v %v", err, onDisk)
+	}
+	junit, err := os.ReadFile(filepath.Join(out, JUnitFile))
+	if err != nil || !strings.Contains(string(junit), `<testsuites name="`) ||
+		!strings.Contains(string(junit), `failures="0" errors="0" skipped="2"`) || !strings.Contains(string(junit), `message="interrupted: `) {
+		t.Errorf("junit.xml does not report two skipped runs, one interrupted:\n%s", junit)
+	}
+
+	// Resume, unchanged: both run again and pass.
+	testkit.WriteFile(t, dir, "go", "")
+	sum, err = Execute(context.Background(), build(), Options{Out: out, Resume: true, Workers: 1, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sum.Runs {
+		if r.Resumed || r.Verdict != "pass" {
+			t.Errorf("%s after resume: %s resumed=%v %v %s", r.Key, r.Verdict, r.Resumed, r.Reasons, r.Error)
 		}
 	}
-	if ended != 1 || notRun != 2 || sum.ExitCode != 2 {
-		t.Errorf("verdicts %v exit %d, want one test-error, two not-run, exit 2", got, sum.ExitCode)
+	if sum.ExitCode != 0 {
+		t.Errorf("the resumed suite exits %d, want 0", sum.ExitCode)
 	}
-	if _, err := ReadSummary(out); err != nil {
-		t.Errorf("no suite.json after Ctrl-C: %v", err)
+
+	// A manifest that disagrees with its report is run again, not kept.
+	var reportPath string
+	for _, r := range sum.Runs {
+		if r.Key == second.Key {
+			reportPath = filepath.Join(out, r.Report, "report.json")
+		}
+	}
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `"verdict": "pass"`, `"verdict": "app-failed"`, 1)
+	if edited == string(b) {
+		t.Fatalf("report.json has no pass verdict to edit:\n%.400s", b)
+	}
+	testkit.WriteFile(t, filepath.Dir(reportPath), "report.json", edited)
+	sum, err = Execute(context.Background(), build(), Options{Out: out, Resume: true, Workers: 1, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sum.Runs {
+		if rerun := r.Key == second.Key; r.Resumed == rerun || r.Verdict != "pass" {
+			t.Errorf("%s: resumed=%v (want %v) %s: a manifest its report contradicts was trusted", r.Key, r.Resumed, !rerun, r.Verdict)
+		}
 	}
 }
 

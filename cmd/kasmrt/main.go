@@ -65,11 +65,16 @@ type ownProcessKey struct{}
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdin, stdout, stderr)
 	root.SetArgs(args)
+	// Every command installs its own handlers for the signals that end it,
+	// whatever it inherited: a shell starts `kasmrt suite … &` with SIGINT
+	// ignored, and Go keeps an inherited SIG_IGN for SIGINT and SIGHUP
+	// until signal.Notify asks for them. SIGHUP is the terminal closing:
+	// the run ends as for Ctrl-C, with its report, and nothing it started
+	// is left behind.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(version),
-		// SIGHUP is the terminal closing: the run ends as for Ctrl-C, with
-		// its report, and nothing it started is left behind.
-		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP),
 		fang.WithErrorHandler(func(w io.Writer, styles fang.Styles, err error) {
 			var ee *exitError
 			if errors.As(err, &ee) && ee.err == nil {

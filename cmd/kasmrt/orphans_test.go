@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // TestNoOrphanOutlivesTheRun runs the built binary on an app that leaves a
@@ -68,4 +70,52 @@ func findCmdline(needle string) []*os.Process {
 		}
 	}
 	return found
+}
+
+// TestKilledRuntimeTakesTheAppsSessionWithIt SIGKILLs kasmrt, which cannot
+// catch it, while its application has a child that left the application's
+// process group and session (setsid) and so has no terminal to lose and no
+// parent-death signal: the application's reaper, which sees its control
+// pipe close, kills it too.
+func TestKilledRuntimeTakesTheAppsSessionWithIt(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm", "setsid")
+	marker := "sleep 5" + strconv.Itoa(100000+os.Getpid()%900000)
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "s.yaml")
+	src := "name: escaped\napp:\n  command: [xterm, -e, sh, -c, 'setsid " + marker + " & sleep 3600']\nsteps:\n  - wait: 25\n"
+	if err := os.WriteFile(scenario, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reportDir := filepath.Join(dir, "report")
+	cmd := exec.Command(kasmrtBinary(t), "run", scenario, "--headless", "--report", reportDir)
+	cmd.Env = append(os.Environ(), "DISPLAY=", "KASM_RUNTIME_DEADLINE_S=60")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		for _, p := range findCmdline(marker) {
+			_ = p.Kill()
+		}
+	})
+	waitForWaitStep(t, reportDir, func() string { return stderr.String() })
+	var escaped []int
+	testkit.Eventually(t, testkit.ScreenWait, "the setsid child runs", func() bool {
+		escaped = escaped[:0]
+		for _, p := range findCmdline(marker) {
+			escaped = append(escaped, p.Pid)
+		}
+		return len(escaped) > 0
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killed := time.Now()
+	wantNoneLeft(t, escaped)
+	t.Logf("the setsid child was gone %v after kasmrt was killed", time.Since(killed).Round(time.Millisecond))
 }

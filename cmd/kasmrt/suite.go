@@ -60,9 +60,10 @@ model endpoint is group model) across all the suite's runs.
 
 Each run writes manifest.json (its identity: kasmrt's version, the scenario's
 and the operator configuration's hashes, the prompts' hashes, the seed and the
-sample index). --resume with the same --out keeps complete runs of the same
-identity, re-runs unfinished ones, and refuses (exit 3, naming the fields)
-when the identity differs. --shard i/N runs one part of the suite, split by a
+sample index, computed once the model's name is known). --resume with the
+same --out keeps complete runs of the same identity whose manifest agrees
+with their report.json, re-runs unfinished, interrupted and disagreeing ones,
+and refuses (exit 3, naming the fields) when the identity differs. --shard i/N runs one part of the suite, split by a
 stable hash of each run; kasmrt merge combines the parts.
 
 On a terminal the suite console shows every run in a table (scenario, sample,
@@ -72,9 +73,13 @@ inbox holds the questions of every run (each run offers ask_human), answered
 by picking one. Quitting it stops the suite as Ctrl-C does. Elsewhere, or
 with --headless, a line is printed per finished run, then the summary
 (--json: the runs and the summary as JSON lines). The exit code is the worst verdict's, as for run:
-2 when any run is test-error or was not run, else 1 when any is app-failed,
-else 0 (--strict: 4 for concerns). Ctrl-C ends the running runs, each with a
-complete report, marks the rest not run, and writes the results.`,
+2 when any run is test-error, interrupted or not run, else 1 when any is
+app-failed, else 0 (--strict: 4 for concerns). Ctrl-C, SIGTERM and SIGHUP
+(whatever the inherited disposition: a suite started with & from a script
+is still stopped by SIGINT) end the running runs, each with a complete
+report, and write the results: those runs are "interrupted" and the rest
+"not run", neither counted as failures nor making a scenario flaky (JUnit
+skipped), and --resume runs them again.`,
 		Example: `  kasmrt suite scenarios/examples/suites/scripted.yaml --out out/suite
   kasmrt suite 'scenarios/examples/*.yaml' --filter '!browser*' --repeat 3 --workers 2 --out out/s
   kasmrt suite suite.yaml --shard 2/4 --out out/shard-2`,
@@ -256,7 +261,7 @@ func printRunLine(w io.Writer, n, total int, r suite.RunResult) {
 
 func printSuiteSummary(w io.Writer, s *suite.Summary, out string) {
 	fmt.Fprintf(w, "\nsuite %s: %d runs in %.1fs", s.Name, len(s.Runs), s.Ended.Sub(s.Started).Seconds())
-	for _, v := range []string{"pass", "pass-with-concerns", "app-failed", "test-error", suite.VerdictNotRun} {
+	for _, v := range []string{"pass", "pass-with-concerns", "app-failed", "test-error", suite.VerdictInterrupted, suite.VerdictNotRun} {
 		if n := s.Counts[v]; n > 0 {
 			fmt.Fprintf(w, ", %d %s", n, v)
 		}
@@ -267,7 +272,15 @@ func printSuiteSummary(w io.Writer, s *suite.Summary, out string) {
 		if sc.Flaky {
 			flaky = "  flaky"
 		}
-		fmt.Fprintf(w, "  %-40s %d/%d passed (%.0f%%)%s\n", sc.Scenario, sc.Passed, sc.Samples, sc.PassRate*100, flaky)
+		// Interrupted and unrun samples judged nothing: the pass rate is
+		// over the others, and they are named beside it.
+		unjudged := ""
+		for _, v := range []string{suite.VerdictInterrupted, suite.VerdictNotRun} {
+			if n := sc.Verdicts[v]; n > 0 {
+				unjudged += fmt.Sprintf(", %d %s", n, v)
+			}
+		}
+		fmt.Fprintf(w, "  %-40s %d/%d passed (%.0f%%)%s%s\n", sc.Scenario, sc.Passed, sc.Judged, sc.PassRate*100, unjudged, flaky)
 	}
 	fmt.Fprintf(w, "results: %s/suite.json, %s/junit.xml\n", out, out)
 }

@@ -7,7 +7,8 @@ import (
 	"syscall"
 )
 
-// childAttr is how every child starts: as the leader of its own process
+// childAttr is how a disposable command starts (a long-lived child starts
+// below a reaper instead, reaper.go): as the leader of its own process
 // group, so it can be stopped with all its descendants, and with a
 // parent-death signal, so it does not outlive a runtime that was killed
 // before it could stop it. The kernel sends the signal when the thread
@@ -15,6 +16,15 @@ import (
 // life of the process, so in practice that is when the runtime dies.
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// reaperAttr is how a long-lived child's reaper starts: in a process group
+// of its own (a terminal's Ctrl-C reaches the runtime, which ends the run
+// in order, not the reaper), with SIGTERM as its parent-death signal, which
+// it catches to kill the tree below it before it exits. Its control pipe
+// says the same; the signal is the second way.
+func reaperAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
 
 // environ is the environment of a child: the runtime's own without the

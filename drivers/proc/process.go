@@ -48,13 +48,20 @@ const lineChunk = 64 << 10
 const pumpDrainWait = 500 * time.Millisecond
 
 // Process is a started child running as the leader of its own process
-// group.
+// group, below a reaper of its own (see reaper.go) that ends whatever the
+// child leaves behind, even when the runtime is killed.
 type Process struct {
-	cmd     *exec.Cmd
+	// reaper is the reaper's command; pid is the child's.
+	reaper  *exec.Cmd
+	link    *reaperLink
+	pid     int
 	name    string
 	done    chan struct{}
+	reaped  chan struct{}
 	pumped  chan struct{}
 	outRead *os.File
+	// status is how the child ended; set before done is closed.
+	status Status
 
 	stopOnce sync.Once
 	stopErr  error
@@ -63,61 +70,116 @@ type Process struct {
 
 // Start launches spec.Argv in a new process group. The group is stopped
 // (SIGTERM, then SIGKILL after a second) when ctx ends, so a run's context
-// bounds the life of everything it launched.
+// bounds the life of everything it launched. The child runs below a
+// reaper: every process it starts, in its group or not (setsid), ends
+// when Stop returns, and within moments when the runtime dies, SIGKILL
+// included.
 func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("launch: empty command")
 	}
 	name := spec.Argv[0]
-	cmd := exec.Command(name, spec.Argv[1:]...)
-	if cmd.Err != nil {
-		return nil, fmt.Errorf("launch %s: %w", name, cmd.Err)
+	// The command is looked up here, in the runtime's PATH, as it always
+	// was; the reaper executes the path found.
+	lookup := exec.Command(name, spec.Argv[1:]...)
+	if lookup.Err != nil {
+		return nil, fmt.Errorf("launch %s: %w", name, lookup.Err)
 	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = append([]string{reaperArg0, lookup.Path}, spec.Argv...)
 	cmd.Dir = spec.Dir
 	cmd.Env = environ(spec.Unset, spec.Env)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
 	if spec.EnvOnly {
-		// A nil Env would inherit everything.
 		cmd.Env = append([]string{}, spec.Env...)
 	}
-	cmd.SysProcAttr = childAttr()
+	cmd.Env = append(cmd.Env, reaperEnv+"="+reaperVersion)
+	cmd.SysProcAttr = reaperAttr()
+	controlRead, controlWrite, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("launch %s: control pipe: %w", name, err)
+	}
+	statusRead, statusWrite, err := os.Pipe()
+	if err != nil {
+		controlRead.Close()
+		controlWrite.Close()
+		return nil, fmt.Errorf("launch %s: status pipe: %w", name, err)
+	}
+	cmd.ExtraFiles = []*os.File{controlRead, statusWrite}
 
 	var outRead, outWrite *os.File
 	if spec.Output != nil {
 		var err error
 		outRead, outWrite, err = os.Pipe()
 		if err != nil {
+			for _, f := range []*os.File{controlRead, controlWrite, statusRead, statusWrite} {
+				f.Close()
+			}
 			return nil, fmt.Errorf("launch %s: output pipe: %w", name, err)
 		}
 		// One pipe for both streams keeps the child's own ordering of
 		// stdout and stderr writes.
 		cmd.Stdout, cmd.Stderr = outWrite, outWrite
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The reaper holds its own copies; the runtime keeps only the control
+	// pipe's write end, so the reaper sees it close however the runtime
+	// ends.
+	controlRead.Close()
+	statusWrite.Close()
+	if outWrite != nil {
+		outWrite.Close()
+	}
+	if err != nil {
+		controlWrite.Close()
+		statusRead.Close()
 		if outRead != nil {
 			outRead.Close()
-			outWrite.Close()
 		}
 		return nil, fmt.Errorf("launch %s: %w", name, err)
 	}
 	p := &Process{
-		cmd:      cmd,
+		reaper:   cmd,
+		link:     &reaperLink{control: controlWrite, status: bufio.NewReader(statusRead)},
 		name:     name,
 		done:     make(chan struct{}),
+		reaped:   make(chan struct{}),
 		pumped:   make(chan struct{}),
 		outRead:  outRead,
 		stopping: make(chan struct{}),
 	}
+	go func() {
+		// With *os.File outputs exec starts no copying goroutines: Wait
+		// returns as soon as the reaper exits.
+		_ = cmd.Wait()
+		close(p.reaped)
+	}()
+	p.pid, err = p.link.appPID()
+	if err != nil {
+		controlWrite.Close()
+		<-p.reaped
+		statusRead.Close()
+		if outRead != nil {
+			outRead.Close()
+		}
+		return nil, fmt.Errorf("launch %s: %w", name, err)
+	}
 	if outRead != nil {
-		// The child holds its own copy; ours must go so EOF can arrive.
-		outWrite.Close()
 		go p.pump(spec.Output)
 	} else {
 		close(p.pumped)
 	}
 	go func() {
-		// Wait only reaps the leader: with *os.File outputs exec starts no
-		// copying goroutines, so it returns as soon as the leader exits.
-		_ = cmd.Wait()
+		defer statusRead.Close()
+		if ws, ok := p.link.exitStatus(); ok {
+			p.status = waitStatusOf(ws)
+		} else {
+			// The reaper was killed; the child went with it (its
+			// parent-death signal is SIGKILL).
+			p.status = Status{Code: -1, Signal: syscall.SIGKILL}
+		}
 		close(p.done)
 	}()
 	go func() {
@@ -147,7 +209,7 @@ func (p *Process) pump(w io.Writer) {
 }
 
 // PID is the process ID of the child, which is also its process group ID.
-func (p *Process) PID() int { return p.cmd.Process.Pid }
+func (p *Process) PID() int { return p.pid }
 
 // Done is closed when the child (the group leader) has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -198,7 +260,7 @@ func (p *Process) ExitStatus() Status {
 	if p.Alive() {
 		return Status{Running: true, Code: -1}
 	}
-	return statusOf(p.cmd.ProcessState)
+	return p.status
 }
 
 func statusOf(ps *os.ProcessState) Status {
@@ -211,16 +273,29 @@ func statusOf(ps *os.ProcessState) Status {
 	return Status{Code: ps.ExitCode()}
 }
 
+// waitStatusOf is the Status of a wait status the reaper reported.
+func waitStatusOf(ws syscall.WaitStatus) Status {
+	if ws.Signaled() {
+		return Status{Code: -1, Signal: ws.Signal()}
+	}
+	return Status{Code: ws.ExitStatus()}
+}
+
 // Stop ends the child's whole process group: SIGTERM, then SIGKILL to
 // whatever still runs after grace. It returns once the leader is reaped and
-// no member of the group runs. Calling it again returns the first result.
-// Stop also ends descendants that outlived an already exited leader.
+// no member of the group runs, nor any process that left it (setsid): the
+// reaper kills those. Calling it again returns the first result. Stop also
+// ends descendants that outlived an already exited leader.
 func (p *Process) Stop(grace time.Duration) error {
 	p.stopOnce.Do(func() {
 		close(p.stopping)
-		pgid := p.cmd.Process.Pid
+		pgid := p.pid
 		err := killGroup(context.Background(), pgid, grace)
 		<-p.done
+		// Whatever left the group is below the reaper, which kills it and
+		// exits when its control pipe closes.
+		p.link.control.Close()
+		<-p.reaped
 		if err != nil {
 			p.stopErr = fmt.Errorf("stop %s (pid %d): %w", p.name, pgid, err)
 		}
