@@ -111,12 +111,12 @@ func TestLongest(t *testing.T) {
 // handed back as it is (nil), not copied.
 func TestRedactUpToCutsBeforeAMatchPastTheLimit(t *testing.T) {
 	t.Parallel()
-	forms := New("hunter2").forms
-	out, cut := redactUpTo(forms, "pw: hunter2", 7)
+	red := New("hunter2")
+	out, cut := red.redactUpTo("pw: hunter2", 7)
 	if out != nil || cut != 4 {
 		t.Errorf("redactUpTo = %q, %d; want nil and the cut at the match, 4", out, cut)
 	}
-	out, cut = redactUpTo(forms, "hunter2 and hunter2", 15)
+	out, cut = red.redactUpTo("hunter2 and hunter2", 15)
 	if string(out) != Mask+" and " || cut != 12 {
 		t.Errorf("redactUpTo = %q, %d; want the first masked and the cut at the second, 12", out, cut)
 	}

@@ -83,7 +83,7 @@ func (s *Stream) limit() int {
 // redactPrefix redacts pending up to a cut at or before limit and returns
 // the redacted text and the cut (see redactUpTo).
 func (s *Stream) redactPrefix(limit int) ([]byte, int) {
-	out, cut := redactUpTo(s.red.forms, string(s.pending), limit)
+	out, cut := s.red.redactUpTo(string(s.pending), limit)
 	if out == nil {
 		out = append([]byte(nil), s.pending[:cut]...)
 	}

@@ -23,6 +23,7 @@ func TestStreamMasksSecretsAcrossWrites(t *testing.T) {
 		{"self-overlapping secret", []string{"aaa"}, strings.Repeat("a", 40) + "b" + strings.Repeat("a", 7)},
 		{"newline in the secret", []string{"line1\nline2"}, "before line1\nline2 after\nline1\nother\n"},
 		{"one-byte secret", []string{"7"}, "1728 and 77\n"},
+		{"typed prefixes", []string{"correct horse battery"}, "v=c\nv=correc\nv=correct hor\nv=correct horse batter! correct horse battery stapl" + strings.Repeat("e", 30)},
 		{"no secrets", nil, "plain text\n"},
 	}
 	for _, tt := range tests {
@@ -95,6 +96,7 @@ func FuzzStream(f *testing.F) {
 	f.Add("hunter2", "user hunter2 in", uint8(9), uint8(3))
 	f.Add("aa", "aaaaab", uint8(1), uint8(1))
 	f.Add("l1\nl2", "x l1\nl2 y\n", uint8(4), uint8(2))
+	f.Add("correct horse", "v=correct hor v=correct horsecorrect h", uint8(5), uint8(3))
 	f.Fuzz(func(t *testing.T, secret, text string, first, step uint8) {
 		red := New(secret)
 		want := red.String(text)

@@ -1,0 +1,184 @@
+package redact
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRedactTypedPrefixes: a page that logs its input while a secret is
+// typed a few characters at a time shows every prefix of it. Each prefix
+// of MinFragment characters or more is masked, and so is any other run
+// that long (a chunk, the end, one word of a passphrase); shorter ones are
+// ordinary text and stay.
+func TestRedactTypedPrefixes(t *testing.T) {
+	t.Parallel()
+	const secret = "correct horse battery staple"
+	r := New(secret)
+	for n := 1; n < len(secret); n++ {
+		in := fmt.Sprintf("input value: %q (%d)", secret[:n], n)
+		got := r.String(in)
+		if n < MinFragment {
+			if got != in {
+				t.Errorf("prefix of %d: %q became %q; a piece shorter than %d is left alone", n, in, got, MinFragment)
+			}
+			continue
+		}
+		if want := fmt.Sprintf("input value: %q (%d)", Mask, n); got != want {
+			t.Errorf("prefix of %d: %q became %q, want %q", n, in, got, want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"typed: ect hor", "typed: " + Mask},
+		// The spaces around a word of a passphrase are pieces of it too.
+		{"word battery here", "word" + Mask + "here"},
+		{"end: y staple.", "end: " + Mask + "."},
+		// Two pieces of the secret side by side are masked as they come:
+		// no run of six of its characters is left.
+		{"correct horse correct horse", Mask + Mask},
+		{"a horse is a horse", "a horse is a horse"},
+		{"horses: battle", "horses: battle"},
+		{`{"v":"correct horse battery staple\u0026"}`, `{"v":"` + Mask + `\u0026"}`},
+		{"q=correct+horse+batt&x=1", "q=" + Mask + "&x=1"},
+		{"q=correct%20horse", "q=" + Mask},
+	} {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := New("abcde").String("abcde abcd abcdef"); got != Mask+" abcd "+Mask+"f" {
+		t.Errorf("a five-character secret: %q; it is masked whole only", got)
+	}
+}
+
+// TestRedactWholesOnlyWhole: a text that carries a credential among public
+// words (a webhook's URL, "Bearer …") is masked whole, never in pieces,
+// while the credential given as a secret is masked in pieces.
+func TestRedactWholesOnlyWhole(t *testing.T) {
+	t.Parallel()
+	r := NewWith([]string{"tok-9f8e7d6c5b"}, []string{"https://hooks.example/services/x", "Bearer tok-9f8e7d6c5b"})
+	for _, c := range []struct{ in, want string }{
+		{"see https://hooks.example/services/x now", "see " + Mask + " now"},
+		{"see https://docs.example/services/y", "see https://docs.example/services/y"},
+		{"Authorization: Bearer tok-9f8e7d6c5b", "Authorization: " + Mask},
+		{"Bearer other", "Bearer other"},
+		{"typed tok-9f8e7", "typed " + Mask},
+	} {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRedactPiecesTwice: a second pass leaves a redacted text alone when a
+// long secret holds a piece of the mask, and none of the secret's runs of
+// MinFragment characters is left after the first.
+func TestRedactPiecesTwice(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []string{"[REDACTED]-plus", "REDACTED", "xx[REDACTED]yy", "ACTED]]]]", "[[[[[RED", "aaaaaaab"} {
+		r := New(secret)
+		for _, in := range []string{"pin " + secret + " at", secret[:len(secret)-1] + secret, "x" + secret[1:] + Mask + secret[:7]} {
+			once := r.String(in)
+			if twice := r.String(once); twice != once {
+				t.Errorf("secret %q, text %q: redacted again %q, want %q", secret, in, twice, once)
+			}
+			if run := leftRun(once, []string{secret}); run != "" {
+				t.Errorf("secret %q, text %q: %q left in %q", secret, in, run, once)
+			}
+		}
+	}
+}
+
+// leftRun returns a run of MinFragment characters of one of the secrets
+// that text holds outside its masks ("" when none).
+func leftRun(text string, secrets []string) string {
+	for _, part := range strings.Split(text, Mask) {
+		rs := []rune(part)
+		for i := range rs {
+			for j := i + 1; j <= len(rs); j++ {
+				run := string(rs[i:j])
+				if !longEnough(run) {
+					continue
+				}
+				for _, s := range secrets {
+					if strings.Contains(s, run) {
+						return run
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// TestRedactPiecesMatchReplacerSemantics compares String with
+// strings.Replacer over every form and every piece of MinFragment
+// characters or more of the secrets (and of their URL, JSON and Go-quoted
+// forms), longest first, on random texts built from pieces of the
+// secrets: both mask the same matches (leftmost, the longest at a
+// position, never overlapping), and no run of MinFragment characters of a
+// secret is left.
+func TestRedactPiecesMatchReplacerSemantics(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 11))
+	alphabet := "abc/ %=\"é\n"
+	runes := []rune(alphabet)
+	for round := range 400 {
+		var secrets []string
+		for range 1 + rng.IntN(3) {
+			b := make([]rune, 1+rng.IntN(12))
+			for i := range b {
+				b[i] = runes[rng.IntN(len(runes))]
+			}
+			secrets = append(secrets, string(b))
+		}
+		r := New(secrets...)
+		all := slices.Clone(r.forms)
+		for _, p := range r.pieces {
+			rs := []rune(p)
+			for i := range rs {
+				for j := i + 1; j <= len(rs); j++ {
+					if s := string(rs[i:j]); longEnough(s) && !slices.Contains(all, s) {
+						all = append(all, s)
+					}
+				}
+			}
+		}
+		slices.SortStableFunc(all, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+		pairs := make([]string, 0, 2*len(all))
+		for _, f := range all {
+			pairs = append(pairs, f, Mask)
+		}
+		want := strings.NewReplacer(pairs...)
+		var text strings.Builder
+		for range rng.IntN(30) {
+			switch rng.IntN(4) {
+			case 0:
+				f := []rune(r.forms[rng.IntN(len(r.forms))])
+				i := rng.IntN(len(f))
+				text.WriteString(string(f[i : i+rng.IntN(len(f)-i)+1]))
+			case 1:
+				text.WriteString(secrets[rng.IntN(len(secrets))])
+			default:
+				text.WriteRune(runes[rng.IntN(len(runes))])
+			}
+		}
+		in := text.String()
+		got := r.String(in)
+		if exp := want.Replace(in); got != exp {
+			t.Fatalf("round %d, secrets %q, text %q:\ngot  %q\nwant %q", round, secrets, in, got, exp)
+		}
+		var long []string
+		for _, s := range secrets {
+			if longEnough(s) {
+				long = append(long, s)
+			}
+		}
+		if run := leftRun(got, long); run != "" && !strings.Contains(in, Mask) {
+			t.Fatalf("round %d, secrets %q, text %q: %q left in %q", round, secrets, in, run, got)
+		}
+	}
+}
