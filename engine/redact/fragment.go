@@ -1,74 +1,56 @@
 package redact
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
 
-// gramAt is where a gram (MinFragment bytes) starts in one of the pieces.
-type gramAt struct {
-	piece, at int
-}
+// A secret typed a few characters at a time into an application that
+// echoes or logs its input shows every prefix of it, one after the other;
+// a value cut by a field's width or a preview shows one too. Each prefix
+// of MinFragment characters or more of a long enough secret is masked
+// wherever it shows, as the whole value is. Pieces that begin inside a
+// secret are not: a passphrase's or a password's inner words ("secret" in
+// "hunter2-page-secret") are ordinary text, and masking them would hide
+// what the runtime writes itself ("the secret value").
 
-// gramKey packs the MinFragment bytes at the start of s into a map key.
-func gramKey(s string) uint64 {
-	_ = s[MinFragment-1]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 | uint64(s[4])<<32 | uint64(s[5])<<40
-}
-
-// gramFilter is a bit set of the grams' hashes: most positions of a text
-// start no gram, and one bit test tells so without a map lookup.
-type gramFilter [1024]uint64
-
-func gramBit(key uint64) uint64 { return (key * 0x9E3779B97F4A7C15) >> 48 }
-
-func (f *gramFilter) add(key uint64) { b := gramBit(key); f[b>>6] |= 1 << (b & 63) }
-
-func (f *gramFilter) has(key uint64) bool { b := gramBit(key); return f[b>>6]&(1<<(b&63)) != 0 }
-
-// indexGrams indexes every run of MinFragment bytes that starts a
-// character in the pieces: any piece of a secret at least MinFragment
-// characters long begins with one of them, so a text is searched for
-// pieces with one map lookup per byte.
-func indexGrams(pieces []string) (map[uint64][]gramAt, *gramFilter) {
-	if len(pieces) == 0 {
-		return nil, nil
-	}
-	grams := map[uint64][]gramAt{}
-	filter := new(gramFilter)
-	for k, p := range pieces {
-		for at := 0; at+MinFragment <= len(p); at++ {
-			if utf8.RuneStart(p[at]) {
-				key := gramKey(p[at:])
-				grams[key] = append(grams[key], gramAt{k, at})
-				filter.add(key)
-			}
+// indexHeads returns the distinct heads (first MinFragment bytes) of the
+// secrets masked by prefix, and for each the secrets it starts: every
+// prefix that is masked starts with its secret's head, and a text is
+// searched for the few heads as for the whole forms.
+func indexHeads(prefixed []string) ([]string, [][]int) {
+	var heads []string
+	var of [][]int
+	for k, p := range prefixed {
+		h := p[:MinFragment]
+		if i := slices.Index(heads, h); i >= 0 {
+			of[i] = append(of[i], k)
+			continue
 		}
+		heads, of = append(heads, h), append(of, []int{k})
 	}
-	return grams, filter
+	return heads, of
 }
 
-// pieceAt returns the length of the longest piece of a secret, at least
-// MinFragment characters long, that text holds at i, and 0 when none does.
-// The piece ends before stop, where the mask of an earlier redaction
-// begins, so redacting a redacted text again changes nothing.
-func (r *Redactor) pieceAt(text string, i, stop int) int {
+// prefixAt returns the length of the longest prefix of a secret, at least
+// MinFragment characters long (longEnough), that text holds at i, and 0
+// when none does. The prefix ends before stop, where the mask of an
+// earlier redaction begins, so redacting a redacted text again changes
+// nothing.
+func (r *Redactor) prefixAt(text string, i, stop int, head int) int {
 	if i+MinFragment > stop {
 		return 0
 	}
-	key := gramKey(text[i:])
-	if !r.filter.has(key) {
-		return 0
-	}
 	best := 0
-	for _, g := range r.grams[key] {
-		p := r.pieces[g.piece]
+	for _, k := range r.headOf[head] {
+		p := r.prefixed[k]
 		n := 0
-		for i+n < stop && g.at+n < len(p) && text[i+n] == p[g.at+n] {
+		for i+n < stop && n < len(p) && text[i+n] == p[n] {
 			n++
 		}
 		// End on a whole character of the secret, never inside one.
-		for g.at+n < len(p) && n > 0 && !utf8.RuneStart(p[g.at+n]) {
+		for n < len(p) && n > 0 && !utf8.RuneStart(p[n]) {
 			n--
 		}
 		if n > best && longEnough(text[i:i+n]) {
@@ -79,8 +61,8 @@ func (r *Redactor) pieceAt(text string, i, stop int) int {
 }
 
 // longEnough reports whether s holds at least MinFragment characters other
-// than white space: the spaces between the words of a passphrase carry
-// none of it, and " horse " is five characters of one, not seven.
+// than white space: the spaces between the words of a passphrase tell
+// nothing of it.
 func longEnough(s string) bool {
 	n := 0
 	for _, c := range s {

@@ -2,8 +2,10 @@ package redact
 
 import (
 	"cmp"
+	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -11,9 +13,10 @@ import (
 
 // TestRedactTypedPrefixes: a page that logs its input while a secret is
 // typed a few characters at a time shows every prefix of it. Each prefix
-// of MinFragment characters or more is masked, and so is any other run
-// that long (a chunk, the end, one word of a passphrase); shorter ones are
-// ordinary text and stay.
+// of MinFragment characters or more (not counting spaces) is masked,
+// wherever it shows and in its escaped forms; shorter ones, and pieces
+// from inside the secret (one word of a passphrase), are ordinary text and
+// stay.
 func TestRedactTypedPrefixes(t *testing.T) {
 	t.Parallel()
 	const secret = "correct horse battery staple"
@@ -32,15 +35,16 @@ func TestRedactTypedPrefixes(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, want string }{
-		{"typed: ect hor", "typed: " + Mask},
-		// The spaces around a word of a passphrase are pieces of it too.
-		{"word battery here", "word" + Mask + "here"},
-		{"end: y staple.", "end: " + Mask + "."},
-		// Two pieces of the secret side by side are masked as they come:
-		// no run of six of its characters is left.
+		{"typed: correct h", "typed: " + Mask},
+		{"typed:correct horse battery stapler", "typed:" + Mask + "r"},
+		// Spaces count for nothing: five letters are not enough.
+		{"typed: corr ec", "typed: corr ec"},
+		{"typed: correct", "typed: " + Mask},
+		{"word battery here", "word battery here"},
+		{"end: y staple.", "end: y staple."},
+		// "correct horse " is a prefix too, its space included.
 		{"correct horse correct horse", Mask + Mask},
-		{"a horse is a horse", "a horse is a horse"},
-		{"horses: battle", "horses: battle"},
+		{"correct horse, correct horse", Mask + ", " + Mask},
 		{`{"v":"correct horse battery staple\u0026"}`, `{"v":"` + Mask + `\u0026"}`},
 		{"q=correct+horse+batt&x=1", "q=" + Mask + "&x=1"},
 		{"q=correct%20horse", "q=" + Mask},
@@ -55,8 +59,8 @@ func TestRedactTypedPrefixes(t *testing.T) {
 }
 
 // TestRedactWholesOnlyWhole: a text that carries a credential among public
-// words (a webhook's URL, "Bearer …") is masked whole, never in pieces,
-// while the credential given as a secret is masked in pieces.
+// words (a webhook's URL, "Bearer …") is masked whole, never by its
+// prefixes, while the credential given as a secret is masked by them.
 func TestRedactWholesOnlyWhole(t *testing.T) {
 	t.Parallel()
 	r := NewWith([]string{"tok-9f8e7d6c5b"}, []string{"https://hooks.example/services/x", "Bearer tok-9f8e7d6c5b"})
@@ -73,10 +77,10 @@ func TestRedactWholesOnlyWhole(t *testing.T) {
 	}
 }
 
-// TestRedactPiecesTwice: a second pass leaves a redacted text alone when a
-// long secret holds a piece of the mask, and none of the secret's runs of
-// MinFragment characters is left after the first.
-func TestRedactPiecesTwice(t *testing.T) {
+// TestRedactPrefixesTwice: a second pass leaves a redacted text alone when
+// a long secret holds a piece of the mask, and none of the secret's
+// prefixes of MinFragment characters is left after the first.
+func TestRedactPrefixesTwice(t *testing.T) {
 	t.Parallel()
 	for _, secret := range []string{"[REDACTED]-plus", "REDACTED", "xx[REDACTED]yy", "ACTED]]]]", "[[[[[RED", "aaaaaaab"} {
 		r := New(secret)
@@ -85,16 +89,16 @@ func TestRedactPiecesTwice(t *testing.T) {
 			if twice := r.String(once); twice != once {
 				t.Errorf("secret %q, text %q: redacted again %q, want %q", secret, in, twice, once)
 			}
-			if run := leftRun(once, []string{secret}); run != "" {
+			if run := leftPrefix(once, []string{secret}); run != "" {
 				t.Errorf("secret %q, text %q: %q left in %q", secret, in, run, once)
 			}
 		}
 	}
 }
 
-// leftRun returns a run of MinFragment characters of one of the secrets
-// that text holds outside its masks ("" when none).
-func leftRun(text string, secrets []string) string {
+// leftPrefix returns a prefix, long enough to be masked, of one of the
+// secrets that text holds outside its masks ("" when none).
+func leftPrefix(text string, secrets []string) string {
 	for _, part := range strings.Split(text, Mask) {
 		rs := []rune(part)
 		for i := range rs {
@@ -104,7 +108,7 @@ func leftRun(text string, secrets []string) string {
 					continue
 				}
 				for _, s := range secrets {
-					if strings.Contains(s, run) {
+					if strings.HasPrefix(s, run) {
 						return run
 					}
 				}
@@ -114,14 +118,13 @@ func leftRun(text string, secrets []string) string {
 	return ""
 }
 
-// TestRedactPiecesMatchReplacerSemantics compares String with
-// strings.Replacer over every form and every piece of MinFragment
+// TestRedactPrefixesMatchReplacerSemantics compares String with
+// strings.Replacer over every form and every prefix of MinFragment
 // characters or more of the secrets (and of their URL, JSON and Go-quoted
 // forms), longest first, on random texts built from pieces of the
 // secrets: both mask the same matches (leftmost, the longest at a
-// position, never overlapping), and no run of MinFragment characters of a
-// secret is left.
-func TestRedactPiecesMatchReplacerSemantics(t *testing.T) {
+// position, never overlapping), and no such prefix of a secret is left.
+func TestRedactPrefixesMatchReplacerSemantics(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 11))
 	alphabet := "abc/ %=\"é\n"
@@ -137,13 +140,11 @@ func TestRedactPiecesMatchReplacerSemantics(t *testing.T) {
 		}
 		r := New(secrets...)
 		all := slices.Clone(r.forms)
-		for _, p := range r.pieces {
+		for _, p := range r.prefixed {
 			rs := []rune(p)
-			for i := range rs {
-				for j := i + 1; j <= len(rs); j++ {
-					if s := string(rs[i:j]); longEnough(s) && !slices.Contains(all, s) {
-						all = append(all, s)
-					}
+			for j := 1; j <= len(rs); j++ {
+				if s := string(rs[:j]); longEnough(s) && !slices.Contains(all, s) {
+					all = append(all, s)
 				}
 			}
 		}
@@ -177,8 +178,42 @@ func TestRedactPiecesMatchReplacerSemantics(t *testing.T) {
 				long = append(long, s)
 			}
 		}
-		if run := leftRun(got, long); run != "" && !strings.Contains(in, Mask) {
+		if run := leftPrefix(got, long); run != "" && !strings.Contains(in, Mask) {
 			t.Fatalf("round %d, secrets %q, text %q: %q left in %q", round, secrets, in, run, got)
 		}
+	}
+}
+
+// TestHolds: a text holds a secret when it is one, or holds one (or a
+// prefix of one) long enough to be no accident, in any encoding.
+func TestHolds(t *testing.T) {
+	t.Parallel()
+	r := NewWith([]string{"tok-9f8e7d6c5b", "pw"}, []string{"https://hooks.example/x"})
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"tok-9f8e7d6c5b", true},
+		{"Bearer tok-9f8e7d6c5b", true},
+		{"tok-9f8e7", true},
+		{"x=" + url.QueryEscape("tok-9f8e7d6c5b"), true},
+		{base64.StdEncoding.EncodeToString([]byte("tok-9f8e7d6c5b")), true},
+		{"pw", true},
+		{"https://hooks.example/x", true},
+		{"curl https://hooks.example/x -d @-", true},
+		{"/usr/bin:/bin", false},
+		{"pwd", false},
+		{"tok-9", false},
+		{"9f8e7d6c5b", false},
+		{Mask, false},
+		{"", false},
+	} {
+		if got := r.Holds(c.in); got != c.want {
+			t.Errorf("Holds(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	var none *Redactor
+	if none.Holds("x") || New().Holds("x") {
+		t.Error("a redactor without secrets holds one")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Mask is what a secret value becomes.
@@ -19,18 +20,18 @@ const Mask = "[REDACTED]"
 type Redactor struct {
 	// forms are the strings matched whole, longest first.
 	forms []string
-	// pieces are the forms whose every run of at least MinFragment
-	// characters is masked too, and grams indexes them (see fragment.go).
-	pieces []string
-	grams  map[uint64][]gramAt
-	filter *gramFilter
+	// prefixed are the forms whose every prefix of at least MinFragment
+	// characters is masked too; heads are their first MinFragment bytes,
+	// and headOf the prefixed forms each starts (see fragment.go).
+	prefixed []string
+	heads    []string
+	headOf   [][]int
 }
 
 // MinFragment is the length, in characters other than white space, from
-// which a piece of a secret is masked on its own: typing goes a few
+// which a prefix of a secret is masked on its own: typing goes a few
 // characters at a time, and an application that echoes or logs its input
-// shows every prefix of what is being typed; an application may also show
-// a secret cut, wrapped or scrolled. Shorter pieces (a letter, a common
+// shows every prefix of what is being typed. Shorter prefixes (a letter, a
 // short word) are ordinary text, and masking them everywhere would hide
 // much of what a run writes.
 const MinFragment = 6
@@ -39,21 +40,21 @@ const MinFragment = 6
 // ignored. Each value is also matched URL-encoded (query and path forms),
 // JSON- and Go-quoted and base64-encoded, since those are the forms it
 // takes in URLs, request bodies, error messages and headers. A value of
-// MinFragment characters or more is masked in pieces too: every run of at
-// least MinFragment characters of it, or of its URL, JSON or Go-quoted
-// form, is masked wherever it shows, so neither a prefix that typing
-// leaves behind nor any other part that long of a secret is written.
+// MinFragment characters or more is masked by its prefixes too: every
+// prefix of at least MinFragment characters of it, or of its URL, JSON or
+// Go-quoted form, is masked wherever it shows, so what typing leaves
+// behind in a log (every prefix up to the whole) is never written.
 func New(secrets ...string) *Redactor { return NewWith(secrets, nil) }
 
 // NewWith returns a redactor for secrets (as New) and for wholes, values
 // masked only whole (with their encodings): texts that carry a credential
 // among public words, such as a webhook's URL or an Authorization header's
-// value, whose pieces ("https://", "Bearer") are no secret. The credential
+// value, whose prefixes ("https://", "Bearer") are no secret. The credential
 // inside such a text is given among secrets.
 func NewWith(secrets, wholes []string) *Redactor {
 	seen := map[string]bool{}
-	var forms, pieces []string
-	add := func(s string, piece bool) {
+	var forms, prefixed []string
+	add := func(s string, byPrefix bool) {
 		if s == "" {
 			return
 		}
@@ -61,28 +62,28 @@ func NewWith(secrets, wholes []string) *Redactor {
 			seen[s] = true
 			forms = append(forms, s)
 		}
-		if piece && longEnough(s) && !slices.Contains(pieces, s) {
-			pieces = append(pieces, s)
+		if byPrefix && longEnough(s) && !slices.Contains(prefixed, s) {
+			prefixed = append(prefixed, s)
 		}
 	}
-	addAll := func(s string, piece bool) {
+	addAll := func(s string, byPrefix bool) {
 		if s == "" {
 			return
 		}
-		// Only a long enough secret is masked in pieces: the escaped forms
-		// of a short one are longer than it, not more secret.
-		piece = piece && longEnough(s)
-		add(s, piece)
-		add(url.QueryEscape(s), piece)
-		add(url.PathEscape(s), piece)
+		// Only a long enough secret is masked by its prefixes: the escaped
+		// forms of a short one are longer than it, not more secret.
+		byPrefix = byPrefix && longEnough(s)
+		add(s, byPrefix)
+		add(url.QueryEscape(s), byPrefix)
+		add(url.PathEscape(s), byPrefix)
 		if b, err := json.Marshal(s); err == nil {
-			add(string(b[1:len(b)-1]), piece)
+			add(string(b[1:len(b)-1]), byPrefix)
 		}
 		q := strconv.Quote(s) // Go's %q, as in error messages
-		add(q[1:len(q)-1], piece)
-		// Pieces of the base64 forms are not masked: a piece of a base64
-		// text is not a piece of what it encodes, and base64 runs (images
-		// in model requests) would match them by chance.
+		add(q[1:len(q)-1], byPrefix)
+		// Prefixes of the base64 forms are not masked: base64 runs (images
+		// in model requests) would match them by chance, and a prefix of
+		// a base64 text is rarely what an application shows of a secret.
 		add(base64.StdEncoding.EncodeToString([]byte(s)), false)
 		add(base64.RawURLEncoding.EncodeToString([]byte(s)), false)
 	}
@@ -104,8 +105,8 @@ func NewWith(secrets, wholes []string) *Redactor {
 	// Longest first: at a position the first form that matches wins, so a
 	// secret that contains another is masked whole, in one pass.
 	slices.SortStableFunc(forms, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	grams, filter := indexGrams(pieces)
-	return &Redactor{forms: forms, pieces: pieces, grams: grams, filter: filter}
+	heads, headOf := indexHeads(prefixed)
+	return &Redactor{forms: forms, prefixed: prefixed, heads: heads, headOf: headOf}
 }
 
 // String redacts s.
@@ -130,4 +131,26 @@ func (r *Redactor) Bytes(b []byte) []byte {
 		return b
 	}
 	return out
+}
+
+// Holds reports whether s holds a secret in any form the redactor knows:
+// it is one of the values or their encodings, or it holds one, or a prefix
+// of one, of MinFragment characters or more. Shorter values count only
+// when s is exactly one: a letter or a short number is in many texts. The
+// mask is no secret.
+func (r *Redactor) Holds(s string) bool {
+	if r == nil || s == "" {
+		return false
+	}
+	for _, f := range r.forms {
+		if f != Mask && (s == f || longEnough(f) && strings.Contains(s, f)) {
+			return true
+		}
+	}
+	next := make([]int, len(r.heads))
+	for k := range next {
+		next[k] = -2
+	}
+	at, _ := r.nextPrefix(s, 0, len(s), next)
+	return at >= 0
 }

@@ -2,10 +2,11 @@ package redact
 
 import "strings"
 
-// redactUpTo masks the forms and pieces in text from its start up to a cut
-// at or before limit, and returns the masked text and the cut. Matches are
-// found leftmost first, the longest at a position winning (a whole form or
-// a piece of a secret, whichever is longer), never overlapping. A match
+// redactUpTo masks the forms and the prefixes of secrets in text from its
+// start up to a cut at or before limit, and returns the masked text and
+// the cut. Matches are found leftmost first, the longest at a position
+// winning (a whole form or a prefix, whichever is longer), never
+// overlapping. A match
 // that starts before limit but runs past it moves the cut to its start, so
 // a stream can redact it whole once the rest has arrived. A nil result
 // means text[:cut] has no match and is returned as it is, without a copy.
@@ -17,21 +18,25 @@ func (r *Redactor) redactUpTo(text string, limit int) ([]byte, int) {
 	for k := range next {
 		next[k] = -2
 	}
-	// The next piece of a secret found, where and how long, is kept until
-	// a match moves past its start (searched is false before any search;
-	// none found is -1, for the rest of the text).
-	searched, pieceAt, pieceLen := false, -1, 0
+	// The next prefix of a secret found, where and how long, is kept
+	// until a match moves past its start (searched is false before any
+	// search; none found is -1, for the rest of the text).
+	searched, prefixAt, prefixLen := false, -1, 0
+	nextHead := make([]int, len(r.heads))
+	for k := range nextHead {
+		nextHead[k] = -2
+	}
 	var out []byte
 	i := 0
 	for i < limit {
 		at, length := nextMatch(r.forms, text, i, next)
-		if r.grams != nil {
-			if !searched || pieceAt >= 0 && pieceAt < i {
+		if len(r.heads) > 0 {
+			if !searched || prefixAt >= 0 && prefixAt < i {
 				searched = true
-				pieceAt, pieceLen = r.nextPiece(text, i, limit)
+				prefixAt, prefixLen = r.nextPrefix(text, i, limit, nextHead)
 			}
-			if pieceAt >= 0 && (at < 0 || pieceAt < at || pieceAt == at && pieceLen > length) {
-				at, length = pieceAt, pieceLen
+			if prefixAt >= 0 && (at < 0 || prefixAt < at || prefixAt == at && prefixLen > length) {
+				at, length = prefixAt, prefixLen
 			}
 		}
 		if at < 0 || at >= limit {
@@ -57,22 +62,30 @@ func (r *Redactor) redactUpTo(text string, limit int) ([]byte, int) {
 	return out, limit
 }
 
-// nextPiece finds the first piece of a secret that starts at or after i
-// and before limit, and returns its start and length (-1 when none). A
-// piece never runs into a mask already in the text.
-func (r *Redactor) nextPiece(text string, i, limit int) (at, length int) {
-	// stop is the next mask after p, where a piece must end.
-	stop := -1
-	for p := i; p < limit && p+MinFragment <= len(text); p++ {
-		if stop <= p {
-			stop = len(text)
-			if m := strings.Index(text[p+1:], Mask); m >= 0 {
-				stop = p + 1 + m
+// nextPrefix finds the first prefix of a secret that starts at or after i
+// and before limit, and returns its start and length (-1 when none):
+// where one of the heads is next found, the longest prefix of a secret
+// with that head. A prefix never runs into a mask already in the text.
+// next caches each head's next occurrence, as in redactUpTo.
+func (r *Redactor) nextPrefix(text string, i, limit int, next []int) (at, length int) {
+	for p := i; p < limit; {
+		head, found := -1, -1
+		for k := range r.heads {
+			if n := nextOf(r.heads, k, text, p, next); n >= 0 && (found < 0 || n < found) {
+				head, found = k, n
 			}
 		}
-		if n := r.pieceAt(text, p, stop); n > 0 {
-			return p, n
+		if found < 0 || found >= limit {
+			return -1, 0
 		}
+		stop := len(text)
+		if m := strings.Index(text[found+1:], Mask); m >= 0 {
+			stop = found + 1 + m
+		}
+		if n := r.prefixAt(text, found, stop, head); n > 0 {
+			return found, n
+		}
+		p = found + 1
 	}
 	return -1, 0
 }
