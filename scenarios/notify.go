@@ -1,11 +1,14 @@
 package scenarios
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // NotifyConfig names where a new question is announced.
@@ -39,27 +42,158 @@ func (w *WebhookConfig) Timeout() float64 {
 }
 
 // Credentials returns the operator file's secret values: the model key,
-// the inbox tokens and the webhook's URL and header values. The run
-// redacts them everywhere and never stores them.
+// the inbox tokens, and the credentials inside the webhook's URL and
+// header values (see urlCredentials and headerCredentials; a model
+// endpoint with credentials is refused at load). The run redacts them everywhere, whole and in
+// pieces, removes every variable that holds one from its children's
+// environment, and never stores them.
 func (o *Operator) Credentials() []string {
 	var out []string
-	for _, v := range []string{o.Model.Key, o.Inbox.SessionToken, o.Inbox.MessagingToken} {
-		if v != "" {
-			out = append(out, v)
+	add := func(vs ...string) {
+		for _, v := range vs {
+			if v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
 		}
 	}
+	add(o.Model.Key, o.Inbox.SessionToken, o.Inbox.MessagingToken)
+	if w := o.Inbox.Notify.Webhook; w != nil {
+		add(urlCredentials(w.URL)...)
+		for _, k := range sortedKeys(w.Headers) {
+			add(headerCredentials(k, w.Headers[k])...)
+		}
+	}
+	return out
+}
+
+// CredentialCarriers returns the operator file's texts that carry a
+// credential among public words: the webhook's URL and its header values
+// ("Bearer …"). They are redacted whole, never in pieces ("https://" is
+// no secret), and a variable that holds one, or that one holds, is removed
+// from the children's environment; the credentials inside them are
+// Credentials.
+func (o *Operator) CredentialCarriers() []string {
+	var out []string
 	if w := o.Inbox.Notify.Webhook; w != nil {
 		if w.URL != "" {
 			out = append(out, w.URL)
 		}
 		for _, k := range sortedKeys(w.Headers) {
-			if v := w.Headers[k]; v != "" {
+			if v := w.Headers[k]; v != "" && !slices.Contains(out, v) {
 				out = append(out, v)
 			}
 		}
 	}
 	return out
 }
+
+// credentialNameRE matches the name of a header or query parameter that
+// holds a credential: Authorization, X-Api-Key, access_token, sig,
+// passphrase…
+var credentialNameRE = regexp.MustCompile(`(?i)auth|token|key|secret|sig|pass|pwd|cookie|session|credential|code`)
+
+// tokenLike reports whether a piece of a URL or header whose name says
+// nothing looks like a credential: six characters or more with a digit
+// (T0A1B2C3, a hex digest), or sixteen or more of any kind (a long random
+// path). Shorter words without digits ("services", "hooks", "json") are
+// the public parts of an address, and masking them everywhere would hide
+// ordinary text.
+func tokenLike(s string) bool {
+	n := utf8.RuneCountInString(s)
+	return n >= 16 || n >= 6 && strings.ContainsFunc(s, unicode.IsDigit)
+}
+
+// urlCredentials returns the credentials in a webhook's URL, itself a
+// credential (hooks.slack.com/services/T…/B…/X…): the user and password of
+// its userinfo (refused at load, but never left unmasked), every query
+// value whose parameter's name names a credential (key, token, sig…) or
+// that is six characters or more, and every tokenLike path segment or
+// fragment.
+func urlCredentials(raw string) []string {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		out = append(out, u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+	}
+	query := func(q url.Values) {
+		for _, k := range sortedKeys(q) {
+			for _, v := range q[k] {
+				if credentialNameRE.MatchString(k) || utf8.RuneCountInString(v) >= 6 {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	query(u.Query())
+	for _, seg := range strings.Split(u.Path, "/") {
+		if tokenLike(seg) {
+			out = append(out, seg)
+		}
+	}
+	if u.Fragment != "" {
+		if q, err := url.ParseQuery(u.Fragment); err == nil && strings.Contains(u.Fragment, "=") {
+			query(q)
+		} else if tokenLike(u.Fragment) {
+			out = append(out, u.Fragment)
+		}
+	}
+	return out
+}
+
+// headerCredentials returns the credentials in a header's value: the
+// value whole when it is one word (X-Api-Key: k), the credentials after an
+// authentication scheme (Bearer t, Basic b64 and the password it encodes,
+// Digest response="…"), and the values of name=value parameters
+// (t=…,v1=…). When the header's name does not name a credential (X-Team:
+// qa), only tokenLike words count.
+func headerCredentials(name, value string) []string {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return nil
+	}
+	named := credentialNameRE.MatchString(name)
+	words := strings.FieldsFunc(value, func(r rune) bool { return unicode.IsSpace(r) || r == ',' || r == ';' })
+	var out []string
+	add := func(w string) {
+		if w != "" && (named || tokenLike(w)) {
+			out = append(out, w)
+		}
+	}
+	if len(words) > 1 && authSchemeRE.MatchString(words[0]) {
+		scheme := words[0]
+		words = words[1:]
+		// The rest after the scheme whole: a token68 with spaces around
+		// it, or parameters as written.
+		add(strings.TrimSpace(strings.TrimPrefix(value, scheme)))
+		if strings.EqualFold(scheme, "Basic") && len(words) == 1 {
+			if b, err := base64.StdEncoding.DecodeString(words[0]); err == nil {
+				userpass := string(b)
+				out = append(out, userpass)
+				if _, pw, ok := strings.Cut(userpass, ":"); ok && pw != "" {
+					out = append(out, pw)
+				}
+			}
+		}
+	}
+	for _, w := range words {
+		add(strings.Trim(w, `"`))
+		// name=value, but not base64's padding (abc==).
+		if k, v, ok := strings.Cut(w, "="); ok && k != "" && strings.Trim(v, "=") != "" {
+			add(strings.Trim(v, `"`))
+		}
+	}
+	return out
+}
+
+// authSchemeRE is an HTTP authentication scheme's name (Bearer, Basic,
+// Digest, Bot…): letters, then letters, digits or dashes.
+var authSchemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*$`)
 
 // headerNameRE is an HTTP header name (RFC 9110's token).
 var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,12 +36,57 @@ func TestWebhookRejections(t *testing.T) {
 			}
 		})
 	}
-	o, ps := ParseOperator("op.yaml", []byte(head+"      url: https://hooks.example/x\n      headers: {Authorization: 'Bearer ${HOOK}'}\n"),
-		func(k string) (string, bool) { return "hook-value", k == "HOOK" })
-	if ps != nil {
-		t.Fatal(ps)
-	}
-	if got := o.Credentials(); len(got) != 3 || got[1] != "https://hooks.example/x" || got[2] != "Bearer hook-value" {
-		t.Errorf("credentials %q, want the token, the URL and the header value", got)
+}
+
+// TestCredentialsInsideCarriers: the credential inside a webhook's header
+// value or URL is a credential of its own,
+// not only the whole text that carries it; the public words around it
+// (the scheme, the host, "services") are not.
+func TestCredentialsInsideCarriers(t *testing.T) {
+	t.Parallel()
+	basic := base64.StdEncoding.EncodeToString([]byte("hookuser:hook-pass-77"))
+	env := map[string]string{"HOOK": "hook-value-5f3a", "SIG": "9c8b7a6f", "PATHTOK": "XyZ0123abcDEF"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for _, c := range []struct {
+		name, yaml string
+		want, not  []string
+	}{
+		{"a bearer token", "headers: {Authorization: 'Bearer ${HOOK}'}", []string{"hook-value-5f3a"}, []string{"Bearer", "Bearer hook-value-5f3a"}},
+		{"a key header", "headers: {X-Api-Key: '${HOOK}'}", []string{"hook-value-5f3a"}, nil},
+		{"a short token in a credential header", "headers: {X-Token: ab12}", []string{"ab12"}, nil},
+		{"basic credentials", "headers: {Authorization: 'Basic " + basic + "'}", []string{basic, "hookuser:hook-pass-77", "hook-pass-77"}, []string{"Basic"}},
+		{"signature parameters", "headers: {Stripe-Signature: 't=1700000000,v1=${SIG}'}", []string{"9c8b7a6f", "1700000000"}, nil},
+		{"a public header", "headers: {X-Team: qa}", nil, []string{"qa"}},
+		{"a path token", "headers: {X-Team: qa}\n      url: https://hooks.example/services/T0A1B2/${PATHTOK}", []string{"T0A1B2", "XyZ0123abcDEF"}, []string{"services", "hooks.example", "https"}},
+		{"a query value", "headers: {X-Team: qa}\n      url: 'https://hooks.example/x?passphrase=correct%20horse&fmt=json&sig=${SIG}'", []string{"correct horse", "9c8b7a6f"}, []string{"json", "x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			yaml := "inbox:\n  session_token: t0ken-abc\n  notify:\n    webhook:\n      " + c.yaml + "\n"
+			if !strings.Contains(c.yaml, "url:") {
+				yaml += "      url: https://hooks.example/x\n"
+			}
+			o, ps := ParseOperator("op.yaml", []byte(yaml), lookup)
+			if ps != nil {
+				t.Fatal(ps)
+			}
+			got := o.Credentials()
+			if !slices.Contains(got, "t0ken-abc") {
+				t.Errorf("credentials %q lack the session token", got)
+			}
+			for _, w := range c.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("credentials %q lack %q", got, w)
+				}
+			}
+			for _, n := range c.not {
+				if slices.Contains(got, n) {
+					t.Errorf("credentials %q hold %q, a public word", got, n)
+				}
+			}
+			if carriers := o.CredentialCarriers(); len(carriers) < 2 || !strings.HasPrefix(carriers[0], "https://hooks.example/") {
+				t.Errorf("carriers %q, want the URL and the header values whole", carriers)
+			}
+		})
 	}
 }
