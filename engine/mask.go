@@ -259,8 +259,13 @@ func secretWords(words []ocr.Word, value string) []image.Rectangle {
 	k := secretTolerance(len(want))
 	var boxes []image.Rectangle
 	for i := 0; i < len(words); i++ {
+		// A run that starts at word i holds the value's start in that
+		// word, wherever in it: the words after it are joined until they
+		// could hold the rest, however long the first word is (a URL
+		// ending in "?passphrase=correct" before "horse battery staple").
+		first := len([]rune(foldSecret(words[i].Text)))
 		var joined []rune
-		for j := i; j < len(words) && len(joined) < len(want)+k+1; j++ {
+		for j := i; j < len(words) && len(joined) < first+len(want)+k; j++ {
 			joined = append(joined, []rune(foldSecret(words[j].Text))...)
 			if len(joined) < len(want)-k || !approxContains(joined, want, k) {
 				continue

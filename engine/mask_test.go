@@ -373,6 +373,41 @@ func TestSecretWordsOnScreen(t *testing.T) {
 	}
 }
 
+// TestSecretWordsAfterALongPrefix: a passphrase at the end of a long URL
+// on one line is read by OCR as a long first word and the words after it;
+// it is found and blacked out all the same, the text before the URL's
+// query left readable.
+func TestSecretWordsAfterALongPrefix(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, ocr.Command)
+	img := image.NewRGBA(image.Rect(0, 0, 900, 40))
+	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	maskDrawText(t, img, image.Pt(10, 26), "Open https://example.test/login?passphrase="+maskPassphrase)
+	s := &runState{}
+	s.onScreen.watched = map[string]string{"passphrase": maskPassphrase}
+	if shown := s.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "passphrase" {
+		t.Errorf("maskSecrets read %v, want the passphrase", shown)
+	}
+	words, err := ocr.NewReader(1).Read(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := ocr.Text(words)
+	for _, w := range strings.Fields(maskPassphrase) {
+		if strings.Contains(strings.ToLower(text), w) {
+			t.Errorf("the masked screen reads %q: %q of the passphrase is left", text, w)
+		}
+	}
+	// Read alone, as tesseract misses words beside a large black area.
+	before, err := ocr.NewReader(1).Read(context.Background(), img.SubImage(image.Rect(0, 0, 70, 40)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := ocr.Text(before); !strings.Contains(text, "Open") {
+		t.Errorf("the masked screen's start reads %q: want the word before the URL", text)
+	}
+}
+
 // TestSecretWordsUnread: where OCR cannot read (here it is stopped before
 // it starts), each of the application's windows is blacked out whole,
 // since a watched secret might show there; the other clients' windows and
@@ -435,6 +470,9 @@ func TestSecretWordsUnread(t *testing.T) {
 	})
 }
 
+// maskPassphrase is a secret of several words.
+const maskPassphrase = "correct horse battery staple"
+
 // secretWords finds a value in what OCR read: in one word, across words,
 // with the misreadings allowed on a long value, and not in other words.
 func TestSecretWords(t *testing.T) {
@@ -457,6 +495,8 @@ func TestSecretWords(t *testing.T) {
 		{"after a long label and wrapped", []ocr.Word{w("secret:Quokka-Velvet", 0, 1), w("-8342", 0, 2)}, maskSecret, 2},
 		{"cut short by as many as may be misread", []ocr.Word{w("Quokka-Velvet-8", 0, 1)}, maskSecret, 1},
 		{"with spaces", []ocr.Word{w("say", 0, 1), w("open", 40, 1), w("sesame", 80, 1), w("now", 140, 1)}, "open sesame", 2},
+		{"with spaces after a long word", []ocr.Word{w("https://example.test/login?passphrase=correct", 0, 1), w("horse", 380, 1), w("battery", 430, 1), w("staple", 500, 1)}, maskPassphrase, 4},
+		{"with spaces after long words", []ocr.Word{w("https://example.test/a/very/long/path/login", 0, 1), w("passphrase:correct", 380, 1), w("horse", 530, 1), w("battery", 580, 1), w("staple", 650, 1), w("here", 710, 1)}, maskPassphrase, 4},
 		{"a short value exactly", []ocr.Word{w("PIN", 0, 1), w("4711.", 40, 1)}, "4711", 1},
 		{"a short value misread", []ocr.Word{w("PIN", 0, 1), w("4712", 40, 1)}, "4711", 0},
 		{"a short value inside a longer word", []ocr.Word{w("screen", 0, 1), w("1280x800", 60, 1)}, "1280", 0},
