@@ -9,6 +9,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -66,7 +67,7 @@ func TestRulesHistoryCuts(t *testing.T) {
 	state := func(limit int) *runState {
 		op := &scenarios.Operator{}
 		op.Memory.ReplyMaxBytes = limit
-		return &runState{files: &scenarios.Files{Operator: op}}
+		return &runState{r: &Runner{}, files: &scenarios.Files{Operator: op}}
 	}
 	for _, c := range []struct {
 		name  string
@@ -115,5 +116,63 @@ func TestRulesHistoryCuts(t *testing.T) {
 		if !slices.Equal(calls, given) {
 			t.Fatalf("%s: the calls the run checks changed to %+v", c.name, calls)
 		}
+	}
+}
+
+// TestLoopRedactsToolCallArgumentsInHistory: a model that writes a secret
+// (or a prefix of one) in a call's arguments never gets it back: the
+// history's copy of its call, resent in every later request, is redacted,
+// while the call itself was checked as it came.
+func TestLoopRedactsToolCallArgumentsInHistory(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-history-Secret"
+	r := loopRun(t, loopCase{machine: &fakeMachine{}, env: map[string]string{"KASM_HISTORY_PW": secret},
+		scenario: rulesApp + "  pw: {secret: {env: KASM_HISTORY_PW}}\ngoal: Print the greeting.\n",
+		script: []mt.Exchange{
+			mt.Call("press_key", `{"key": "Return", "why": "the password is `+secret+`, typed `+secret[:9]+`"}`),
+			loopGoalMet,
+		}})
+	if len(r.reqs) < 2 {
+		t.Fatalf("%d requests, want 2", len(r.reqs))
+	}
+	raw := string(r.reqs[1].Raw)
+	if !strings.Contains(raw, "press_key") {
+		t.Fatalf("the second request does not resend the call:\n%s", raw)
+	}
+	for _, leak := range []string{secret, secret[:9]} {
+		if strings.Contains(raw, leak) {
+			t.Errorf("the second request resends %q of the model's own call", leak)
+		}
+	}
+}
+
+// TestHistoryCallsRedacted: the history's arguments have every string
+// redacted, names included, and stay JSON; arguments without a secret
+// and the calls the run checks are left as they came.
+func TestHistoryCallsRedacted(t *testing.T) {
+	t.Parallel()
+	const secret = "Quokka-Velvet-8342"
+	s := &runState{r: &Runner{redact: redact.New(secret)}, files: &scenarios.Files{Operator: &scenarios.Operator{}}}
+	calls := []model.ToolCall{
+		{ID: "c1", Name: "type_text", Arguments: `{"text": "` + secret + `", "n": 1.50}`},
+		{ID: "c2", Name: "press_key", Arguments: `{"key":"Return","notes":["typed Quokka-Vel"],"` + secret + `":true}`},
+		{ID: "c3", Name: "observe_screen", Arguments: `{ "why":  "look" }`},
+		{ID: "c4", Name: "observe_screen", Arguments: `{"why": "` + secret},
+	}
+	given := slices.Clone(calls)
+	got := s.historyCalls(calls)
+	want := []string{
+		`{"n":1.50,"text":"[REDACTED]"}`,
+		`{"[REDACTED]":true,"key":"Return","notes":["typed [REDACTED]"]}`,
+		`{ "why":  "look" }`,
+		`{"why": "[REDACTED]`,
+	}
+	for i, g := range got {
+		if g.Arguments != want[i] {
+			t.Errorf("call %d's arguments in the history: %s, want %s", i+1, g.Arguments, want[i])
+		}
+	}
+	if !slices.Equal(calls, given) {
+		t.Errorf("the calls the run checks changed to %+v", calls)
 	}
 }
