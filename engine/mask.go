@@ -472,13 +472,27 @@ func (s *runState) watchGivenSecrets() {
 	for _, v := range a.Env {
 		given += "\x00" + v
 	}
+	watch := func(ref, value string) {
+		if s.onScreen.watched == nil {
+			s.onScreen.watched = map[string]string{}
+		}
+		s.onScreen.watched[ref] = value
+	}
 	for ref := range s.files.Scenario.Provides {
 		value, secret, _ := s.files.Scenario.Value(ref)
 		if secret && value != "" && strings.Contains(given, value) {
-			if s.onScreen.watched == nil {
-				s.onScreen.watched = map[string]string{}
-			}
-			s.onScreen.watched[ref] = value
+			watch(ref, value)
+		}
+	}
+	// A scenario may pass on a variable the operator file also names
+	// (app.env: {TOKEN: ${HOOK_TOKEN}}): the credential is then the
+	// application's to print, and is looked for like a secret.
+	if s.files.Operator == nil {
+		return
+	}
+	for i, value := range s.files.Operator.Credentials() {
+		if len(value) >= minReadSecret && strings.Contains(given, value) {
+			watch(fmt.Sprintf("operator credential %d", i+1), value)
 		}
 	}
 }

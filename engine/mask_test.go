@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // maskSecret is what the masking tests type; OCR reads its words well on
@@ -593,6 +595,40 @@ steps:
 		// a quarter of it.
 		if run := maskLongestBlackRun(img); run < 450 {
 			t.Errorf("step %d's screen %s: the longest black row is %d pixels, want the entry masked", st.N, st.Screen, run)
+		}
+	}
+}
+
+// TestWatchGivenCredentials: a credential of the operator file that the
+// scenario passes on to the application itself is looked for on the
+// screen like a secret it was given; one it does not pass on is not.
+func TestWatchGivenCredentials(t *testing.T) {
+	t.Parallel()
+	const token = "hook-Tok3n-77aa"
+	lookup := func(k string) (string, bool) { return token, k == "HOOK" }
+	op, ps := scenarios.ParseOperator("op.yaml", []byte("inbox:\n  session_token: s3cret-console-token\n  notify:\n    webhook:\n      url: https://hooks.example/x\n      headers: {Authorization: 'Bearer ${HOOK}'}\n"), lookup)
+	if ps != nil {
+		t.Fatal(ps)
+	}
+	for _, c := range []struct {
+		name, app string
+		watched   bool
+	}{
+		{"passed on", "app:\n  command: [fake-app]\n  env: {TOKEN: '${HOOK}'}\n", true},
+		{"not passed on", "app:\n  command: [fake-app]\n", false},
+	} {
+		sc, ps := scenarios.ParseScenario("s.yaml", []byte("name: watch\ngoal: Look.\n"+c.app), lookup)
+		if ps != nil {
+			t.Fatal(ps)
+		}
+		s := &runState{files: &scenarios.Files{Scenario: sc, Operator: op}}
+		s.watchGivenSecrets()
+		var values []string
+		for _, v := range s.onScreen.watched {
+			values = append(values, v)
+		}
+		if got := slices.Contains(values, token); got != c.watched {
+			t.Errorf("%s: OCR watches %q, want the token watched %v", c.name, values, c.watched)
 		}
 	}
 }

@@ -22,7 +22,7 @@ type Redactor struct {
 	forms []string
 	// prefixed are the forms whose every prefix of at least MinFragment
 	// characters is masked too; heads are their first MinFragment bytes,
-	// and headOf the prefixed forms each starts (see fragment.go).
+	// and headOf the prefixed forms each starts (see prefix.go).
 	prefixed []string
 	heads    []string
 	headOf   [][]int
