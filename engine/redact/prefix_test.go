@@ -217,3 +217,19 @@ func TestHolds(t *testing.T) {
 		t.Error("a redactor without secrets holds one")
 	}
 }
+
+// TestRedactManyHeadsWithoutAPrefix: a text full of a secret's first
+// bytes that never go on to a long enough prefix (its head holds spaces)
+// is searched once, not once from every head found: it is redacted at the
+// speed of any text, and left as it is.
+func TestRedactManyHeadsWithoutAPrefix(t *testing.T) {
+	t.Parallel()
+	r := New("a b c d e f g h")
+	text := strings.Repeat("a b c x ", 64<<10) + Mask
+	if got := r.String(text); got != text {
+		t.Errorf("a text without a long enough prefix was changed")
+	}
+	if r.Holds(text[:len(text)-len(Mask)]) {
+		t.Error("Holds found a prefix in a text without a long enough one")
+	}
+}

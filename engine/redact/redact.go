@@ -147,7 +147,7 @@ func (r *Redactor) Holds(s string) bool {
 			return true
 		}
 	}
-	next := make([]int, len(r.heads))
+	next := make([]int, len(r.heads)+1)
 	for k := range next {
 		next[k] = -2
 	}

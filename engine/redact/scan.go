@@ -6,10 +6,10 @@ import "strings"
 // start up to a cut at or before limit, and returns the masked text and
 // the cut. Matches are found leftmost first, the longest at a position
 // winning (a whole form or a prefix, whichever is longer), never
-// overlapping. A match
-// that starts before limit but runs past it moves the cut to its start, so
-// a stream can redact it whole once the rest has arrived. A nil result
-// means text[:cut] has no match and is returned as it is, without a copy.
+// overlapping. A match that starts before limit but runs past it moves the
+// cut to its start, so a stream can redact it whole once the rest has
+// arrived. A nil result means text[:cut] has no match and is returned as
+// it is, without a copy.
 func (r *Redactor) redactUpTo(text string, limit int) ([]byte, int) {
 	// next caches each form's next occurrence (-1: none left, -2: not
 	// searched yet), so a text with many matches is not searched again
@@ -22,7 +22,9 @@ func (r *Redactor) redactUpTo(text string, limit int) ([]byte, int) {
 	// until a match moves past its start (searched is false before any
 	// search; none found is -1, for the rest of the text).
 	searched, prefixAt, prefixLen := false, -1, 0
-	nextHead := make([]int, len(r.heads))
+	// nextHead caches each head's next occurrence as next does the forms',
+	// and its last entry the mask's, where a prefix must end.
+	nextHead := make([]int, len(r.heads)+1)
 	for k := range nextHead {
 		nextHead[k] = -2
 	}
@@ -66,8 +68,10 @@ func (r *Redactor) redactUpTo(text string, limit int) ([]byte, int) {
 // and before limit, and returns its start and length (-1 when none):
 // where one of the heads is next found, the longest prefix of a secret
 // with that head. A prefix never runs into a mask already in the text.
-// next caches each head's next occurrence, as in redactUpTo.
+// next caches each head's next occurrence and, last, the mask's (see
+// redactUpTo).
 func (r *Redactor) nextPrefix(text string, i, limit int, next []int) (at, length int) {
+	withMask := append(r.heads[:len(r.heads):len(r.heads)], Mask)
 	for p := i; p < limit; {
 		head, found := -1, -1
 		for k := range r.heads {
@@ -79,8 +83,8 @@ func (r *Redactor) nextPrefix(text string, i, limit int, next []int) (at, length
 			return -1, 0
 		}
 		stop := len(text)
-		if m := strings.Index(text[found+1:], Mask); m >= 0 {
-			stop = found + 1 + m
+		if m := nextOf(withMask, len(r.heads), text, found+1, next); m >= 0 {
+			stop = m
 		}
 		if n := r.prefixAt(text, found, stop, head); n > 0 {
 			return found, n
