@@ -106,9 +106,8 @@ func tokenLike(s string) bool {
 // urlCredentials returns the credentials in a webhook's URL, itself a
 // credential (hooks.slack.com/services/T…/B…/X…): the user and password of
 // its userinfo (refused at load, but never left unmasked), every query
-// value whose parameter's name names a credential (key, token, sig…) or
-// that is six characters or more, and every tokenLike path segment or
-// fragment.
+// value whose parameter's name names a credential (key, token, sig…), and
+// every tokenLike query value, path segment or fragment.
 func urlCredentials(raw string) []string {
 	u, err := url.Parse(raw)
 	if raw == "" || err != nil {
@@ -124,7 +123,7 @@ func urlCredentials(raw string) []string {
 	query := func(q url.Values) {
 		for _, k := range sortedKeys(q) {
 			for _, v := range q[k] {
-				if credentialNameRE.MatchString(k) || utf8.RuneCountInString(v) >= 6 {
+				if credentialNameRE.MatchString(k) || tokenLike(v) {
 					out = append(out, v)
 				}
 			}

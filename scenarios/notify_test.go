@@ -58,7 +58,7 @@ func TestCredentialsInsideCarriers(t *testing.T) {
 		{"signature parameters", "headers: {Stripe-Signature: 't=1700000000,v1=${SIG}'}", []string{"9c8b7a6f", "1700000000"}, nil},
 		{"a public header", "headers: {X-Team: qa}", nil, []string{"qa"}},
 		{"a path token", "headers: {X-Team: qa}\n      url: https://hooks.example/services/T0A1B2/${PATHTOK}", []string{"T0A1B2", "XyZ0123abcDEF"}, []string{"services", "hooks.example", "https"}},
-		{"a query value", "headers: {X-Team: qa}\n      url: 'https://hooks.example/x?passphrase=correct%20horse&fmt=json&sig=${SIG}'", []string{"correct horse", "9c8b7a6f"}, []string{"json", "x"}},
+		{"a query value", "headers: {X-Team: qa}\n      url: 'https://hooks.example/x?passphrase=correct%20horse&channel=general&fmt=json&sig=${SIG}&id=f00ba4'", []string{"correct horse", "9c8b7a6f", "f00ba4"}, []string{"json", "general", "x"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
