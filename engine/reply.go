@@ -85,7 +85,9 @@ func (s *runState) redactArguments(raw string) string {
 }
 
 // redactJSON passes every string of a decoded JSON value, object names
-// included, through redact.
+// included, through redact. Unlike events.RedactValue, which leaves the
+// names of a step's arguments alone (the tool's own), it redacts names:
+// here the model wrote them, and may have written a secret as one.
 func redactJSON(v any, redact func(string) string) any {
 	switch x := v.(type) {
 	case string:
