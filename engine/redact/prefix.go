@@ -34,8 +34,8 @@ func indexHeads(prefixed []string) ([]string, [][]int) {
 }
 
 // prefixAt returns the length of the longest prefix of a secret, at least
-// MinFragment characters long (longEnough), that text holds at i, and 0
-// when none does. The prefix ends before stop, where the mask of an
+// MinFragment characters long past its public head (longEnough), that text
+// holds at i, and 0 when none does. The prefix ends before stop, where the mask of an
 // earlier redaction begins, so redacting a redacted text again changes
 // nothing.
 func (r *Redactor) prefixAt(text string, i, stop int, head int) int {
@@ -53,7 +53,7 @@ func (r *Redactor) prefixAt(text string, i, stop int, head int) int {
 		for n < len(p) && n > 0 && !utf8.RuneStart(p[n]) {
 			n--
 		}
-		if n > best && longEnough(text[i:i+n]) {
+		if n > best && n > r.public[k] && longEnough(p[r.public[k]:n]) {
 			best = n
 		}
 	}

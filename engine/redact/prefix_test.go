@@ -140,10 +140,10 @@ func TestRedactPrefixesMatchReplacerSemantics(t *testing.T) {
 		}
 		r := New(secrets...)
 		all := slices.Clone(r.forms)
-		for _, p := range r.prefixed {
+		for k, p := range r.prefixed {
 			rs := []rune(p)
 			for j := 1; j <= len(rs); j++ {
-				if s := string(rs[:j]); longEnough(s) && !slices.Contains(all, s) {
+				if s := string(rs[:j]); len(s) > r.public[k] && longEnough(s[r.public[k]:]) && !slices.Contains(all, s) {
 					all = append(all, s)
 				}
 			}
@@ -215,6 +215,32 @@ func TestHolds(t *testing.T) {
 	var none *Redactor
 	if none.Holds("x") || New().Holds("x") {
 		t.Error("a redactor without secrets holds one")
+	}
+}
+
+// TestRedactPublicHeads: the start of a secret that tells nothing of it
+// (a URL's scheme, a PEM key's armor line) is not counted in a prefix, so
+// every URL and key a run shows is not taken for the secret's start.
+func TestRedactPublicHeads(t *testing.T) {
+	t.Parallel()
+	const dsn = "postgres://app:Secr3t-pw@db.example/prod"
+	const key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+	r := New(dsn, key, "https://ab")
+	for _, c := range []struct{ in, want string }{
+		{"see postgres://other@db", "see postgres://other@db"},
+		{"typed postgres://app:Se", "typed " + Mask},
+		{"typed postgres://app:S", "typed postgres://app:S"},
+		{"q=" + url.QueryEscape("postgres://app:Secr3t"), "q=" + Mask},
+		{"q=" + url.QueryEscape("postgres://other"), "q=" + url.QueryEscape("postgres://other")},
+		{"-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA", "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA"},
+		{"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz", Mask},
+		// Too little past its head, a secret is masked only whole.
+		{"open https://xy", "open https://xy"},
+		{"open https://ab", "open " + Mask},
+	} {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 

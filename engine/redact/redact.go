@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,11 @@ type Redactor struct {
 	// characters is masked too; heads are their first MinFragment bytes,
 	// and headOf the prefixed forms each starts (see prefix.go).
 	prefixed []string
-	heads    []string
-	headOf   [][]int
+	// public is the length of each prefixed form's public head, which no
+	// prefix counts (see publicHead).
+	public []int
+	heads  []string
+	headOf [][]int
 }
 
 // MinFragment is the length, in characters other than white space, from
@@ -54,7 +58,8 @@ func New(secrets ...string) *Redactor { return NewWith(secrets, nil) }
 func NewWith(secrets, wholes []string) *Redactor {
 	seen := map[string]bool{}
 	var forms, prefixed []string
-	add := func(s string, byPrefix bool) {
+	var public []int
+	add := func(s string, byPrefix bool, head int) {
 		if s == "" {
 			return
 		}
@@ -62,30 +67,29 @@ func NewWith(secrets, wholes []string) *Redactor {
 			seen[s] = true
 			forms = append(forms, s)
 		}
-		if byPrefix && longEnough(s) && !slices.Contains(prefixed, s) {
-			prefixed = append(prefixed, s)
+		if byPrefix && longEnough(s[head:]) && !slices.Contains(prefixed, s) {
+			prefixed, public = append(prefixed, s), append(public, head)
 		}
 	}
 	addAll := func(s string, byPrefix bool) {
 		if s == "" {
 			return
 		}
-		// Only a long enough secret is masked by its prefixes: the escaped
-		// forms of a short one are longer than it, not more secret.
-		byPrefix = byPrefix && longEnough(s)
-		add(s, byPrefix)
-		add(url.QueryEscape(s), byPrefix)
-		add(url.PathEscape(s), byPrefix)
-		if b, err := json.Marshal(s); err == nil {
-			add(string(b[1:len(b)-1]), byPrefix)
+		// A prefix counts from the end of the secret's public head (a
+		// URL's scheme, a PEM key's armor line), in each form the head
+		// takes; a secret with too little past it (or too short) is
+		// masked only whole: the escaped forms of a short one are longer
+		// than it, not more secret.
+		head := s[:publicHead(s)]
+		byPrefix = byPrefix && longEnough(s[len(head):])
+		for _, enc := range prefixEncodings {
+			add(enc(s), byPrefix, len(enc(head)))
 		}
-		q := strconv.Quote(s) // Go's %q, as in error messages
-		add(q[1:len(q)-1], byPrefix)
 		// Prefixes of the base64 forms are not masked: base64 runs (images
 		// in model requests) would match them by chance, and a prefix of
 		// a base64 text is rarely what an application shows of a secret.
-		add(base64.StdEncoding.EncodeToString([]byte(s)), false)
-		add(base64.RawURLEncoding.EncodeToString([]byte(s)), false)
+		add(base64.StdEncoding.EncodeToString([]byte(s)), false, 0)
+		add(base64.RawURLEncoding.EncodeToString([]byte(s)), false, 0)
 	}
 	for _, s := range secrets {
 		addAll(s, true)
@@ -106,8 +110,38 @@ func NewWith(secrets, wholes []string) *Redactor {
 	// secret that contains another is masked whole, in one pass.
 	slices.SortStableFunc(forms, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	heads, headOf := indexHeads(prefixed)
-	return &Redactor{forms: forms, prefixed: prefixed, heads: heads, headOf: headOf}
+	return &Redactor{forms: forms, prefixed: prefixed, public: public, heads: heads, headOf: headOf}
 }
+
+// prefixEncodings are the forms a secret is matched in by its prefixes
+// too: itself, URL-encoded (query and path), JSON- and Go-quoted. Each
+// encodes character by character, so the encoding of a prefix is a prefix
+// of the encoding.
+var prefixEncodings = []func(string) string{
+	func(s string) string { return s },
+	url.QueryEscape,
+	url.PathEscape,
+	func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return ""
+		}
+		return string(b[1 : len(b)-1])
+	},
+	func(s string) string {
+		q := strconv.Quote(s) // Go's %q, as in error messages
+		return q[1 : len(q)-1]
+	},
+}
+
+// publicHeadRE is the start of a secret that tells nothing of it: a URL's
+// scheme (https://user:password@…) or a PEM block's armor line.
+var publicHeadRE = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9+.-]*://|-----BEGIN [A-Z0-9 ]+-----(?:\r?\n)?)`)
+
+// publicHead is the length of s's public head (0 when none): its prefixes
+// are counted from there, so "https://" or "-----BEGIN PRIVATE KEY-----",
+// in every URL and key a run shows, is not taken for a secret's start.
+func publicHead(s string) int { return len(publicHeadRE.FindString(s)) }
 
 // String redacts s.
 func (r *Redactor) String(s string) string {
