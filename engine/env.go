@@ -9,7 +9,7 @@ import (
 // secretVariables names the runtime's environment variables that hold a
 // secret: every secret's env source, and any variable whose value holds a
 // secret the run knows — a scenario's secret, the model key, an inbox
-// token, a credential in the webhook's URL or headers — whole, as a piece
+// token, a credential in the webhook's URL or headers — whole, as a prefix
 // of six characters or more, or encoded (Redactor.Holds), or that is a
 // part of the webhook's URL or a header value, which carry credentials
 // among public words (TOKEN=t for "Bearer ${TOKEN}", whatever the parser

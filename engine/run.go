@@ -183,9 +183,9 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 }
 
 // RedactorFor returns the redactor for a run of files: the scenario's
-// secrets and the operator file's credentials, whole and in pieces, and
-// the texts that carry a credential (a webhook's URL and header values),
-// whole.
+// secrets and the operator file's credentials, whole and by their
+// prefixes, and the texts that carry a credential (a webhook's URL and
+// header values), whole.
 func RedactorFor(files *scenarios.Files) *redact.Redactor {
 	secrets := append(files.Scenario.SecretValues(), files.Operator.Credentials()...)
 	return redact.NewWith(secrets, files.Operator.CredentialCarriers())

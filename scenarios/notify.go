@@ -44,9 +44,9 @@ func (w *WebhookConfig) Timeout() float64 {
 // Credentials returns the operator file's secret values: the model key,
 // the inbox tokens, and the credentials inside the webhook's URL and
 // header values (see urlCredentials and headerCredentials; a model
-// endpoint with credentials is refused at load). The run redacts them everywhere, whole and in
-// pieces, removes every variable that holds one from its children's
-// environment, and never stores them.
+// endpoint with credentials is refused at load). The run redacts them
+// everywhere, whole and by their prefixes, removes every variable that
+// holds one from its children's environment, and never stores them.
 func (o *Operator) Credentials() []string {
 	var out []string
 	add := func(vs ...string) {
@@ -68,8 +68,8 @@ func (o *Operator) Credentials() []string {
 
 // CredentialCarriers returns the operator file's texts that carry a
 // credential among public words: the webhook's URL and its header values
-// ("Bearer …"). They are redacted whole, never in pieces ("https://" is
-// no secret), and a variable that holds one, or that one holds, is removed
+// ("Bearer …"). They are redacted whole, never by their prefixes
+// ("https://" is no secret), and a variable that holds one, or that one holds, is removed
 // from the children's environment; the credentials inside them are
 // Credentials.
 func (o *Operator) CredentialCarriers() []string {
