@@ -24,7 +24,7 @@ const galleryDir = "../../scenarios/examples/gallery"
 
 // galleryToken is operator-gallery.yaml's inbox token, which answers the
 // ask_human entry's question over the run's API.
-const galleryToken = "gallery-console-token"
+const galleryToken = "k7q-4f9a2c1e8b7d5a06"
 
 func TestGallery(t *testing.T) {
 	t.Parallel()
