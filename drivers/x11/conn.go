@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"sync"
+	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
@@ -44,6 +45,11 @@ type Conn struct {
 	// scratch holds keycodes this connection rebound for TypeText, keyed
 	// by the keysym they now produce; Close restores them.
 	scratch map[xproto.Keysym]xproto.Keycode
+	// typedAt is when the application read the keys TypeText sent last,
+	// zero once PressKey has paused after them (keypace.go); pings
+	// counts the pings sent to learn it. Both are guarded by inputMu.
+	typedAt time.Time
+	pings   uint32
 
 	// shm captures through shared memory when the server can attach our
 	// segment; nil means core GetImage.
