@@ -67,6 +67,9 @@ type fakeMachine struct {
 	// what waiting for a settled screen does.
 	focusErr  error
 	settleErr error
+	// captureDelay is how long a capture takes (a slow screen), or until
+	// its context ends, which is then its error.
+	captureDelay time.Duration
 	// on is called after every recorded input, outside the lock, with the
 	// input as recorded ("key Return", "type exit", "click 220,140"): the
 	// place to kill something on cue.
@@ -284,7 +287,16 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 	return img, nil
 }
 
-func (f *fakeMachine) Capture(context.Context) (*image.RGBA, error) { return f.screen() }
+func (f *fakeMachine) Capture(ctx context.Context) (*image.RGBA, error) {
+	if f.captureDelay > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("capture: %w", ctx.Err())
+		case <-time.After(f.captureDelay):
+		}
+	}
+	return f.screen()
+}
 
 func (f *fakeMachine) WaitSettled(context.Context, x11.SettleOptions) (*image.RGBA, bool, error) {
 	if f.settleErr != nil {
