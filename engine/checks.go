@@ -186,8 +186,9 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 		}}
 }
 
-// windowImage captures the application window's part of the screen (the
-// page, when the page is the screen; the whole screen without a window).
+// windowImage captures the current window's part of the screen (the one
+// switch_window chose, else the startup window; the page, when the page
+// is the screen; the whole screen without a window).
 func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
 	if s.web.PageIsTheScreen() {
 		return s.web.Screenshot(ctx)
@@ -202,7 +203,7 @@ func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
 	if !s.hasWin {
 		return img, nil
 	}
-	w, err := s.desk.Window(s.win.ID)
+	w, err := s.desk.Window(s.currentWindow().ID)
 	if err != nil {
 		return img, nil
 	}

@@ -136,6 +136,8 @@ type fakeMachine struct {
 	others    []x11.Window
 	focus     uint32
 	gaveFocus []uint32
+	// painted records every window waited on to paint.
+	painted []uint32
 }
 
 var (
@@ -382,7 +384,10 @@ func (f *fakeMachine) FocusedWindow() (x11.Window, bool, error) {
 
 // WaitPainted finds the window painted at once: the double's frames are
 // drawn before anyone looks.
-func (f *fakeMachine) WaitPainted(context.Context, x11.Window, x11.SettleOptions) (bool, error) {
+func (f *fakeMachine) WaitPainted(_ context.Context, w x11.Window, _ x11.SettleOptions) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.painted = append(f.painted, w.ID)
 	return true, nil
 }
 

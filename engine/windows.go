@@ -135,6 +135,24 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 		return s.driverFailure(err)
 	}
 	s.target, s.hasTarget = w, true
+	// A dialog can be mapped and focused before it has drawn anything
+	// that takes input (GTK 4's file chooser): it is ready by the startup
+	// window's rule, painted and then still.
+	// A window that stays blank holds the step up for switchWindowTimeout
+	// at most.
+	op := s.files.Operator.Runner
+	paintCtx, cancelPaint := context.WithTimeout(ctx, switchWindowTimeout)
+	defer cancelPaint()
+	painted, err := s.desk.WaitPainted(paintCtx, w, x11.SettleOptions{
+		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
+		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
+	})
+	switch {
+	case err != nil && ctx.Err() == nil && !errors.Is(err, x11.ErrWindowGone):
+		return s.driverFailure(err)
+	case err == nil && !painted && ctx.Err() == nil:
+		s.log("window %q was still blank after %s; switch_window goes on", name, switchWindowTimeout)
+	}
 	return s.settled(ctx, ok(fmt.Sprintf("switched to window %q (%q)", name, s.r.Redact(w.Title))))
 }
 
