@@ -70,6 +70,10 @@ type fakeMachine struct {
 	// captureDelay is how long a capture takes (a slow screen), or until
 	// its context ends, which is then its error.
 	captureDelay time.Duration
+	// lateDraw, when set, moves the screen on once more after an input,
+	// once that many captures have been taken since it: an app that
+	// draws its answer after the screen looked settled.
+	lateDraw int
 	// on is called after every recorded input, outside the lock, with the
 	// input as recorded ("key Return", "type exit", "click 220,140"): the
 	// place to kill something on cue.
@@ -138,6 +142,8 @@ type fakeMachine struct {
 	gaveFocus []uint32
 	// painted records every window waited on to paint.
 	painted []uint32
+	// lateLeft counts down lateDraw's captures.
+	lateLeft int
 }
 
 var (
@@ -244,6 +250,7 @@ func (f *fakeMachine) record(in string) error {
 	if !f.still {
 		f.frame++
 	}
+	f.lateLeft = f.lateDraw
 	on := f.on
 	f.mu.Unlock()
 	if on != nil {
@@ -270,6 +277,15 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 		return nil, errFakeConnClosed
 	}
 	f.captures++
+	if f.lateLeft > 0 {
+		f.lateLeft--
+		// This capture still shows the screen before the late drawing.
+		defer func() {
+			if f.lateLeft == 0 {
+				f.frame++
+			}
+		}()
+	}
 	if len(f.frames) > 0 {
 		// Each capture is an image of its own, as a real one is: the run
 		// masks secrets on it in place.
