@@ -144,6 +144,8 @@ type fakeMachine struct {
 	painted []uint32
 	// lateLeft counts down lateDraw's captures.
 	lateLeft int
+	// moves records every pointer move that is not a click.
+	moves []image.Point
 }
 
 var (
@@ -343,6 +345,18 @@ func (f *fakeMachine) PressKey(_ context.Context, chord string) error {
 }
 
 func (f *fakeMachine) TypeText(_ context.Context, s string) error { return f.record("type " + s) }
+
+// MovePointer records a move apart from the inputs: it changes nothing
+// on the double's screen.
+func (f *fakeMachine) MovePointer(_ context.Context, x, y int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sessionGone() {
+		return errFakeConnClosed
+	}
+	f.moves = append(f.moves, image.Pt(x, y))
+	return nil
+}
 
 func (f *fakeMachine) Click(_ context.Context, x, y int) error {
 	return f.record(fmt.Sprintf("click %d,%d", x, y))
