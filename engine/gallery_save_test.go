@@ -1,15 +1,12 @@
 package engine
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
-	"github.com/kasmrt/kasmrt/scenarios"
 )
 
 // TestGallerySaveDialogs saves a typed line through the file dialogs of
@@ -51,26 +48,7 @@ func TestGallerySaveDialogs(t *testing.T) {
 func gallerySaves(t *testing.T, example, line string) bool {
 	t.Helper()
 	demoDir := t.TempDir()
-	env := map[string]string{"KASM_DEMO_DIR": demoDir}
-	lookup := func(name string) (string, bool) {
-		v, ok := env[name]
-		return v, ok
-	}
-	files, err := scenarios.Load(filepath.Join("../scenarios/examples", example), "", lookup)
-	if err != nil {
-		t.Fatalf("load the example: %v", err)
-	}
-	dir := filepath.Join(t.TempDir(), "report")
-	runner, err := New(files, Options{ReportDir: dir, Display: "-", Getenv: func(name string) string { return env[name] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := runner.Run(ctx)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	_, res, _ := galleryRun(t, example, demoDir)
 	saved := true
 	if res.Verdict != events.VerdictPass {
 		t.Errorf("verdict %s (%s), want pass; reasons %q", res.Verdict, res.Outcome, res.Reasons)
