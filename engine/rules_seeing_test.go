@@ -129,8 +129,8 @@ func TestRulesTextWaitTimesOutWhileReading(t *testing.T) {
 		t.Fatalf("steps %+v, want one", r.rep.Steps)
 	}
 	st := r.rep.Steps[0]
-	if st.Status != events.StatusError || !strings.Contains(st.Message, "question_shown still holds after 1.") {
-		t.Errorf("wait_while %s %q, want an error saying question_shown still holds after 1.x s", st.Status, st.Message)
+	if st.Status != events.StatusError || !strings.Contains(st.Message, "question_shown still holds after ") {
+		t.Errorf("wait_while %s %q, want an error saying question_shown still holds", st.Status, st.Message)
 	}
 }
 
@@ -147,7 +147,7 @@ func TestRulesTextConditionsAndOCRJudgement(t *testing.T) {
 	}{
 		{"the text is shown", "  - wait_while: question_not_shown\n", events.StatusOK, ""},
 		{"the text is not shown", "  - wait_while: saved_shown\n", events.StatusOK, ""},
-		{"the text stays shown", "  - wait_while: question_shown\n", events.StatusError, "question_shown still holds after 1."},
+		{"the text stays shown", "  - wait_while: question_shown\n", events.StatusError, "question_shown still holds after "},
 		{"a quoted text read", "  - check_expectation: {expectation: 'the dialog asks \"Continue the test?\" and offers \"No\"'}\n", events.StatusOK,
 			`true: judged by OCR: the window shows "Continue the test?" and "No"`},
 		{"a quoted text not read", "  - check_expectation: {expectation: 'the dialog says \"Saved\"'}\n", events.StatusError,
