@@ -19,7 +19,7 @@ import (
 // 130 ms after the name was dropped every time and 150 ms after saved.
 const TypingPause = 250 * time.Millisecond
 
-// pingTimeout bounds how long typedNow waits for the focused application
+// pingTimeout bounds how long markTyped waits for the focused application
 // to answer its ping: an application that is busy for longer gets the
 // pause counted from the moment the keys were sent.
 const pingTimeout = time.Second
@@ -87,8 +87,8 @@ func (c *Conn) pingClient(ctx context.Context, id xproto.Window) (answered bool,
 	}
 	// Toolkits answer to the root window with the mask a window manager
 	// selects (GTK SubstructureNotify, Qt StructureNotify); both are
-	// watched above. A distinct timestamp field tells the answer from the window
-	// manager's own pings and from earlier ones.
+	// watched above. A distinct timestamp field tells the answer from the
+	// window manager's own pings and from earlier ones.
 	c.pings++
 	stamp := c.pings
 	msg := xproto.ClientMessageEvent{
