@@ -48,11 +48,13 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 	// A failed check leaves its screen to the step's failure capture, which
 	// shows the screen as it was when the check gave up, not before.
 	var held []string
+	late := false
 	for _, p := range s.probes(e) {
-		seen, err := s.await(ctx, p)
+		seen, tries, err := s.await(ctx, p)
 		switch {
 		case err == nil:
 			held = append(held, p.what)
+			late = late || tries > 1
 			continue
 		case errors.Is(err, errCannotCheck):
 			return failed(failResolution, "cannot check that %s: %s", p.what, seen)
@@ -66,17 +68,26 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 		msg = done.message + "; " + msg
 	}
 	done.message = msg
+	if late {
+		// A check that held only on a later try held on a screen the
+		// step's capture, taken before, does not show: the step keeps
+		// the screen as it is now that the checks held.
+		if rel, _, err := s.captureWith(ctx, nil, false); err == nil {
+			done.screen = rel
+		}
+	}
 	return done
 }
 
 // await tries p until it holds, its bound passes or ctx ends, and returns
-// what it saw last. A nil error means the check held. A try that starts
-// before the bound runs to its end (each bounds its own calls), so a slow
-// answer near the bound is still an answer, not a timeout.
-func (s *runState) await(ctx context.Context, p probe) (string, error) {
+// what it saw last and how many tries it took. A nil error means the
+// check held. A try that starts before the bound runs to its end (each
+// bounds its own calls), so a slow answer near the bound is still an
+// answer, not a timeout.
+func (s *runState) await(ctx context.Context, p probe) (string, int, error) {
 	deadline := time.Now().Add(p.within)
 	seen := "nothing was seen"
-	for {
+	for tries := 1; ; tries++ {
 		holds, now, err := p.try(ctx)
 		if now != "" {
 			seen = now
@@ -86,20 +97,20 @@ func (s *runState) await(ctx context.Context, p probe) (string, error) {
 			if now == "" {
 				seen = strings.TrimPrefix(err.Error(), errCannotCheck.Error()+": ")
 			}
-			return seen, err
+			return seen, tries, err
 		case holds && err == nil:
-			return seen, nil
+			return seen, tries, nil
 		case ctx.Err() != nil:
-			return seen, ctx.Err()
+			return seen, tries, ctx.Err()
 		case err != nil:
 			seen = err.Error()
 		}
 		if !time.Now().Before(deadline) {
-			return seen, errNotHeld
+			return seen, tries, errNotHeld
 		}
 		select {
 		case <-ctx.Done():
-			return seen, ctx.Err()
+			return seen, tries, ctx.Err()
 		case <-time.After(min(checkPoll, time.Until(deadline))):
 		}
 	}
@@ -186,8 +197,9 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 		}}
 }
 
-// windowImage captures the application window's part of the screen (the
-// page, when the page is the screen; the whole screen without a window).
+// windowImage captures the current window's part of the screen (the one
+// switch_window chose, else the startup window; the page, when the page
+// is the screen; the whole screen without a window).
 func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
 	if s.web.PageIsTheScreen() {
 		return s.web.Screenshot(ctx)
@@ -202,7 +214,7 @@ func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
 	if !s.hasWin {
 		return img, nil
 	}
-	w, err := s.desk.Window(s.win.ID)
+	w, err := s.desk.Window(s.currentWindow().ID)
 	if err != nil {
 		return img, nil
 	}

@@ -67,6 +67,13 @@ type fakeMachine struct {
 	// what waiting for a settled screen does.
 	focusErr  error
 	settleErr error
+	// captureDelay is how long a capture takes (a slow screen), or until
+	// its context ends, which is then its error.
+	captureDelay time.Duration
+	// lateDraw, when set, moves the screen on once more after an input,
+	// once that many captures have been taken since it: an app that
+	// draws its answer after the screen looked settled.
+	lateDraw int
 	// on is called after every recorded input, outside the lock, with the
 	// input as recorded ("key Return", "type exit", "click 220,140"): the
 	// place to kill something on cue.
@@ -133,6 +140,12 @@ type fakeMachine struct {
 	others    []x11.Window
 	focus     uint32
 	gaveFocus []uint32
+	// painted records every window waited on to paint.
+	painted []uint32
+	// lateLeft counts down lateDraw's captures.
+	lateLeft int
+	// moves records every pointer move that is not a click.
+	moves []image.Point
 }
 
 var (
@@ -239,6 +252,7 @@ func (f *fakeMachine) record(in string) error {
 	if !f.still {
 		f.frame++
 	}
+	f.lateLeft = f.lateDraw
 	on := f.on
 	f.mu.Unlock()
 	if on != nil {
@@ -265,6 +279,15 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 		return nil, errFakeConnClosed
 	}
 	f.captures++
+	if f.lateLeft > 0 {
+		f.lateLeft--
+		// This capture still shows the screen before the late drawing.
+		defer func() {
+			if f.lateLeft == 0 {
+				f.frame++
+			}
+		}()
+	}
 	if len(f.frames) > 0 {
 		// Each capture is an image of its own, as a real one is: the run
 		// masks secrets on it in place.
@@ -284,7 +307,16 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 	return img, nil
 }
 
-func (f *fakeMachine) Capture(context.Context) (*image.RGBA, error) { return f.screen() }
+func (f *fakeMachine) Capture(ctx context.Context) (*image.RGBA, error) {
+	if f.captureDelay > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("capture: %w", ctx.Err())
+		case <-time.After(f.captureDelay):
+		}
+	}
+	return f.screen()
+}
 
 func (f *fakeMachine) WaitSettled(context.Context, x11.SettleOptions) (*image.RGBA, bool, error) {
 	if f.settleErr != nil {
@@ -313,6 +345,18 @@ func (f *fakeMachine) PressKey(_ context.Context, chord string) error {
 }
 
 func (f *fakeMachine) TypeText(_ context.Context, s string) error { return f.record("type " + s) }
+
+// MovePointer records a move apart from the inputs: it changes nothing
+// on the double's screen.
+func (f *fakeMachine) MovePointer(_ context.Context, x, y int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sessionGone() {
+		return errFakeConnClosed
+	}
+	f.moves = append(f.moves, image.Pt(x, y))
+	return nil
+}
 
 func (f *fakeMachine) Click(_ context.Context, x, y int) error {
 	return f.record(fmt.Sprintf("click %d,%d", x, y))
@@ -370,7 +414,10 @@ func (f *fakeMachine) FocusedWindow() (x11.Window, bool, error) {
 
 // WaitPainted finds the window painted at once: the double's frames are
 // drawn before anyone looks.
-func (f *fakeMachine) WaitPainted(context.Context, x11.Window, x11.SettleOptions) (bool, error) {
+func (f *fakeMachine) WaitPainted(_ context.Context, w x11.Window, _ x11.SettleOptions) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.painted = append(f.painted, w.ID)
 	return true, nil
 }
 

@@ -83,7 +83,7 @@ func (f *fakeMachine) focusCalls() []uint32 {
 func (f *fakeMachine) findAmong(ctx context.Context, m x11.WindowMatch) (x11.Window, error) {
 	ws, _ := f.Windows()
 	for _, w := range ws {
-		if m.Matches(w) {
+		if w.Popup == "" && m.Matches(w) {
 			return w, nil
 		}
 	}

@@ -62,26 +62,7 @@ func TestGalleryExamples(t *testing.T) {
 			t.Parallel()
 			scriptNeed(t, append(c.bins, "Xvfb")...)
 			demoDir := t.TempDir()
-			env := map[string]string{"KASM_DEMO_DIR": demoDir}
-			lookup := func(name string) (string, bool) {
-				v, ok := env[name]
-				return v, ok
-			}
-			files, err := scenarios.Load(filepath.Join("../scenarios/examples", c.example), "", lookup)
-			if err != nil {
-				t.Fatalf("load the example: %v", err)
-			}
-			dir := filepath.Join(t.TempDir(), "report")
-			runner, err := New(files, Options{ReportDir: dir, Display: "-", Getenv: func(name string) string { return env[name] }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			res, err := runner.Run(ctx)
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			files, res, dir := galleryRun(t, c.example, demoDir)
 			if res.Verdict != events.VerdictPass || res.Outcome != OutcomeCompleted {
 				t.Errorf("verdict %s (%s), want pass (completed); reasons %q", res.Verdict, res.Outcome, res.Reasons)
 			}
@@ -107,4 +88,32 @@ func TestGalleryExamples(t *testing.T) {
 			c.after(t, demoDir, tools)
 		})
 	}
+}
+
+// galleryRun runs an example of scenarios/examples/ as an author would,
+// with KASM_DEMO_DIR set to demoDir, and returns its files, its result
+// and its report directory.
+func galleryRun(t *testing.T, example, demoDir string) (*scenarios.Files, Result, string) {
+	t.Helper()
+	env := map[string]string{"KASM_DEMO_DIR": demoDir}
+	lookup := func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	}
+	files, err := scenarios.Load(filepath.Join("../scenarios/examples", example), "", lookup)
+	if err != nil {
+		t.Fatalf("load the example: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "report")
+	runner, err := New(files, Options{ReportDir: dir, Display: "-", Getenv: func(name string) string { return env[name] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := runner.Run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return files, res, dir
 }

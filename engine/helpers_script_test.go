@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -37,6 +38,10 @@ type scriptRunSpec struct {
 	// onEvent sees every event as it is published (the Sink), after the
 	// harness has recorded it.
 	onEvent func(scriptRunInfo, events.Event)
+	// reportDir, when set, is the report directory given to the run, as
+	// --report gives it (it may be relative); else "report" in the
+	// scenario's directory.
+	reportDir string
 }
 
 // scriptRunInfo is what a Sink learns while the run goes on.
@@ -74,7 +79,7 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 	}
 	files := loadRunFiles(t, dir, strings.ReplaceAll(spec.scenario, "$DIR", dir), spec.operator, spec.env)
 
-	out := scriptOutcome{info: scriptRunInfo{dir: dir, reportDir: filepath.Join(dir, "report")}}
+	out := scriptOutcome{info: scriptRunInfo{dir: dir, reportDir: cmp.Or(spec.reportDir, filepath.Join(dir, "report"))}}
 	var mu sync.Mutex
 	sink := func(e events.Event) {
 		mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"image/draw"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
@@ -111,6 +112,28 @@ func fakeClickAt(in string, p *image.Point) bool {
 	return true
 }
 
+// TestRulesTextWaitTimesOutWhileReading: a text condition whose wait
+// runs out while the window is being read (a slow screen here, slow OCR
+// on a loaded machine) says the condition still holds, as a wait that
+// ran out between two readings does — not that reading failed.
+func TestRulesTextWaitTimesOutWhileReading(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, ocr.Command)
+	f := seeingDialog(t, "Continue the test?")
+	// Each reading takes 0.4 s of the condition's 1 s, so the time runs
+	// out during the third reading at the latest.
+	f.captureDelay = 400 * time.Millisecond
+	r := loopRun(t, loopCase{scenario: seeingScenario("  unused: {text: Nothing}\n", "  - wait_while: question_shown\n"),
+		operator: "runner: {}\n", machine: f})
+	if len(r.rep.Steps) != 1 {
+		t.Fatalf("steps %+v, want one", r.rep.Steps)
+	}
+	st := r.rep.Steps[0]
+	if st.Status != events.StatusError || !strings.Contains(st.Message, "question_shown still holds after ") {
+		t.Errorf("wait_while %s %q, want an error saying question_shown still holds", st.Status, st.Message)
+	}
+}
+
 // TestRulesTextConditionsAndOCRJudgement: wait_while's text conditions
 // read the window, and check_expectation quoting text is judged by OCR
 // when there is no model: true when every quoted text is read, a failed
@@ -124,7 +147,7 @@ func TestRulesTextConditionsAndOCRJudgement(t *testing.T) {
 	}{
 		{"the text is shown", "  - wait_while: question_not_shown\n", events.StatusOK, ""},
 		{"the text is not shown", "  - wait_while: saved_shown\n", events.StatusOK, ""},
-		{"the text stays shown", "  - wait_while: question_shown\n", events.StatusError, ""},
+		{"the text stays shown", "  - wait_while: question_shown\n", events.StatusError, "question_shown still holds after "},
 		{"a quoted text read", "  - check_expectation: {expectation: 'the dialog asks \"Continue the test?\" and offers \"No\"'}\n", events.StatusOK,
 			`true: judged by OCR: the window shows "Continue the test?" and "No"`},
 		{"a quoted text not read", "  - check_expectation: {expectation: 'the dialog says \"Saved\"'}\n", events.StatusError,

@@ -23,18 +23,20 @@ func (s *runState) textReader() vision.OCR {
 	return vision.OCR{Reader: s.ocrReader}
 }
 
-// windowArea is the part of the screen the app window covers (the whole
-// screen without a known window), and region, when given, is taken inside
-// it.
+// windowArea is the part of the screen the current window covers (the one
+// switch_window chose, else the startup window; the whole screen without a
+// known window), and region, when given, is taken inside it.
 func (s *runState) windowArea(screen image.Rectangle, region *scenarios.Region) (image.Rectangle, error) {
 	area := screen
 	origin := screen.Min
 	if s.hasWin {
-		w, err := s.desk.Window(s.win.ID)
+		w, err := s.desk.Window(s.currentWindow().ID)
 		if err != nil {
 			return image.Rectangle{}, fmt.Errorf("the application window is gone: %w", err)
 		}
-		s.win = w
+		if w.ID == s.win.ID {
+			s.win = w
+		}
 		origin = image.Pt(w.X, w.Y)
 		area = image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(screen)
 	}

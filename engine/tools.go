@@ -467,20 +467,30 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 		timeout = 30 * time.Second
 	}
 	return s.hold(ctx, timeout, func(ctx context.Context) result {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
+		waitCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		start := time.Now()
+		stillHolds := func() result {
+			return failed(failResolution, "%s still holds after %.1fs", name, time.Since(start).Seconds())
+		}
 		for {
-			holding, err := s.conditionHolds(ctx, cond)
+			holding, err := s.conditionHolds(waitCtx, cond)
 			if err != nil {
+				// The wait's own time ran out while the condition was
+				// being read (text takes OCR): it held at the last
+				// reading, and that is the step's failure, not the
+				// reading's.
+				if waitCtx.Err() != nil && ctx.Err() == nil {
+					return stillHolds()
+				}
 				return s.driverFailure(err)
 			}
 			if !holding {
 				return s.settled(ctx, ok(fmt.Sprintf("%s cleared after %.1fs", name, time.Since(start).Seconds())))
 			}
 			select {
-			case <-ctx.Done():
-				return failed(failResolution, "%s still holds after %.1fs", name, time.Since(start).Seconds())
+			case <-waitCtx.Done():
+				return stillHolds()
 			case <-time.After(100 * time.Millisecond):
 			}
 		}

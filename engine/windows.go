@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,34 +35,45 @@ type appWindow struct {
 }
 
 // appWindows lists the application's mapped windows with a title, bottom
-// of the stack first, marking the one with the focus.
-func (s *runState) appWindows() ([]appWindow, error) {
+// of the stack first, marking the one with the focus, and, apart, the
+// kinds of the popups (tooltips, menus) it shows over them, which are
+// never its windows.
+func (s *runState) appWindows() (wins []appWindow, popups []string, err error) {
 	if s.desk == nil || !s.hasWin {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ws, err := s.desk.Windows()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	focused, hasFocus, err := s.desk.FocusedWindow()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []appWindow
 	for _, w := range ws {
-		if !w.Viewable || w.Title == "" || !s.isAppWindow(w) {
-			continue
+		switch {
+		case !w.Viewable:
+		case w.Popup != "":
+			// A popup is the app's by its pid; one without (an Xt menu)
+			// by the startup window's class.
+			mine := w.PID != 0 && s.app != nil && (x11.WindowMatch{PID: s.app.PID()}).Matches(w) ||
+				w.PID == 0 && w.Class != "" && w.Class == s.win.Class
+			if mine && !slices.Contains(popups, w.Popup) {
+				popups = append(popups, w.Popup)
+			}
+		case w.Title != "" && s.isAppWindow(w):
+			wins = append(wins, appWindow{win: w, focused: hasFocus && focused.ID == w.ID})
 		}
-		out = append(out, appWindow{win: w, focused: hasFocus && focused.ID == w.ID})
 	}
-	return out, nil
+	return wins, popups, nil
 }
 
 // windowTitles describes the application's windows in one line for a tool
 // result and the Environment Update: titles in quotes, the focused one
-// marked. Titles are the application's text, so they are redacted.
+// marked, then the kinds of popup showing over them. Titles are the
+// application's text, so they are redacted.
 func (s *runState) windowTitles() string {
-	ws, err := s.appWindows()
+	ws, popups, err := s.appWindows()
 	if err != nil || len(ws) == 0 {
 		return ""
 	}
@@ -73,7 +85,11 @@ func (s *runState) windowTitles() string {
 		}
 		parts = append(parts, p)
 	}
-	return strings.Join(parts, ", ")
+	line := strings.Join(parts, ", ")
+	if len(popups) > 0 {
+		line += "; showing over them: " + strings.Join(popups, ", ")
+	}
+	return line
 }
 
 // focusForInput makes sure input reaches the application. While the
@@ -135,6 +151,24 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 		return s.driverFailure(err)
 	}
 	s.target, s.hasTarget = w, true
+	// A dialog can be mapped and focused before it has drawn anything
+	// that takes input (GTK 4's file chooser): it is ready by the startup
+	// window's rule, painted and then still.
+	// A window that stays blank holds the step up for switchWindowTimeout
+	// at most.
+	op := s.files.Operator.Runner
+	paintCtx, cancelPaint := context.WithTimeout(ctx, switchWindowTimeout)
+	defer cancelPaint()
+	painted, err := s.desk.WaitPainted(paintCtx, w, x11.SettleOptions{
+		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
+		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
+	})
+	switch {
+	case err != nil && ctx.Err() == nil && !errors.Is(err, x11.ErrWindowGone):
+		return s.driverFailure(err)
+	case err == nil && !painted && ctx.Err() == nil:
+		s.log("window %q was still blank after %s; switch_window goes on", name, switchWindowTimeout)
+	}
 	return s.settled(ctx, ok(fmt.Sprintf("switched to window %q (%q)", name, s.r.Redact(w.Title))))
 }
 

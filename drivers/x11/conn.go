@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"sync"
+	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
@@ -44,6 +45,11 @@ type Conn struct {
 	// scratch holds keycodes this connection rebound for TypeText, keyed
 	// by the keysym they now produce; Close restores them.
 	scratch map[xproto.Keysym]xproto.Keycode
+	// typedAt is when the application read the keys TypeText sent last,
+	// zero once PressKey has paused after them (keypace.go); pings
+	// counts the pings sent to learn it. Both are guarded by inputMu.
+	typedAt time.Time
+	pings   uint32
 
 	// shm captures through shared memory when the server can attach our
 	// segment; nil means core GetImage.
@@ -61,6 +67,10 @@ type atoms struct {
 	netWMPID, netWMName, utf8String, wmClass, wmName xproto.Atom
 	// netWMCheck names the window a window manager announces itself with.
 	netWMCheck xproto.Atom
+	// netWMWindowType is _NET_WM_WINDOW_TYPE, and popupTypes the kinds
+	// of popup its values name (popupKinds).
+	netWMWindowType xproto.Atom
+	popupTypes      map[xproto.Atom]string
 }
 
 // Dial connects to display (":99"), checks for XTEST and reads the root
@@ -102,7 +112,10 @@ func Dial(display string) (*Conn, error) {
 }
 
 func (c *Conn) internAtoms() error {
-	names := []string{"_NET_WM_PID", "_NET_WM_NAME", "UTF8_STRING", "_NET_SUPPORTING_WM_CHECK"}
+	names := []string{"_NET_WM_PID", "_NET_WM_NAME", "UTF8_STRING", "_NET_SUPPORTING_WM_CHECK", "_NET_WM_WINDOW_TYPE"}
+	for _, k := range popupKinds {
+		names = append(names, k.atom)
+	}
 	cookies := make([]xproto.InternAtomCookie, len(names))
 	for i, n := range names {
 		cookies[i] = xproto.InternAtom(c.x, false, uint16(len(n)), n)
@@ -118,6 +131,10 @@ func (c *Conn) internAtoms() error {
 	c.atoms = atoms{
 		netWMPID: got[0], netWMName: got[1], utf8String: got[2],
 		wmClass: xproto.AtomWmClass, wmName: xproto.AtomWmName, netWMCheck: got[3],
+		netWMWindowType: got[4], popupTypes: map[xproto.Atom]string{},
+	}
+	for i, k := range popupKinds {
+		c.atoms.popupTypes[got[5+i]] = k.kind
 	}
 	return nil
 }

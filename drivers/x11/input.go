@@ -172,6 +172,9 @@ func (c *Conn) PressKey(ctx context.Context, keys string) error {
 		}
 		held = append(held, shiftCode)
 	}
+	if err := c.pauseAfterTyping(ctx); err != nil {
+		return fmt.Errorf("press %s: %w", keys, err)
+	}
 	for _, h := range held {
 		c.fake(xproto.KeyPress, byte(h))
 	}
@@ -229,6 +232,7 @@ func (c *Conn) TypeText(ctx context.Context, s string) error {
 	if err := c.sync(); err != nil {
 		return fmt.Errorf("type text: %w", err)
 	}
+	c.markTyped(ctx)
 	return nil
 }
 

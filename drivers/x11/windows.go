@@ -37,6 +37,24 @@ type Window struct {
 	X, Y, Width, Height int
 	// Viewable means mapped with all ancestors mapped.
 	Viewable bool
+	// Popup says what kind of transient window this is when it is not
+	// one of the application's windows but something shown over them:
+	// "tooltip", "menu", "notification", "drag icon", or "popup" for any
+	// other window that bypasses the window manager (override-redirect).
+	// It is "" for an application window.
+	Popup string
+}
+
+// popupKinds are the _NET_WM_WINDOW_TYPE values of windows shown over an
+// application's windows for a moment, and what Window.Popup calls them.
+var popupKinds = []struct{ atom, kind string }{
+	{"_NET_WM_WINDOW_TYPE_TOOLTIP", "tooltip"},
+	{"_NET_WM_WINDOW_TYPE_MENU", "menu"},
+	{"_NET_WM_WINDOW_TYPE_POPUP_MENU", "menu"},
+	{"_NET_WM_WINDOW_TYPE_DROPDOWN_MENU", "menu"},
+	{"_NET_WM_WINDOW_TYPE_COMBO", "menu"},
+	{"_NET_WM_WINDOW_TYPE_NOTIFICATION", "notification"},
+	{"_NET_WM_WINDOW_TYPE_DND", "drag icon"},
 }
 
 // Center is the middle of the window in root coordinates.
@@ -241,6 +259,8 @@ type windowCookies struct {
 	geom                      xproto.GetGeometryCookie
 	pos                       xproto.TranslateCoordinatesCookie
 	pid, class, netName, name xproto.GetPropertyCookie
+	kind                      xproto.GetPropertyCookie
+	popups                    map[xproto.Atom]string
 }
 
 func (c *Conn) ask(id xproto.Window) windowCookies {
@@ -253,6 +273,8 @@ func (c *Conn) ask(id xproto.Window) windowCookies {
 		class:   xproto.GetProperty(c.x, false, id, c.atoms.wmClass, xproto.AtomString, 0, 256),
 		netName: xproto.GetProperty(c.x, false, id, c.atoms.netWMName, c.atoms.utf8String, 0, 1024),
 		name:    xproto.GetProperty(c.x, false, id, c.atoms.wmName, xproto.GetPropertyTypeAny, 0, 1024),
+		kind:    xproto.GetProperty(c.x, false, id, c.atoms.netWMWindowType, xproto.AtomAtom, 0, 16),
+		popups:  c.atoms.popupTypes,
 	}
 }
 
@@ -265,6 +287,7 @@ func (k windowCookies) read() (Window, error) {
 	class, _ := k.class.Reply()
 	netName, _ := k.netName.Reply()
 	name, _ := k.name.Reply()
+	kind, _ := k.kind.Reply()
 	for _, err := range []error{errA, errG, errP} {
 		if err != nil {
 			if isBadWindow(err) {
@@ -293,7 +316,25 @@ func (k windowCookies) read() (Window, error) {
 	case name != nil && len(name.Value) > 0:
 		w.Title = latin1ToUTF8(name.Value)
 	}
+	w.Popup = popupKind(kind, k.popups, attr.OverrideRedirect)
 	return w, nil
+}
+
+// popupKind names the kind of popup a window is from its
+// _NET_WM_WINDOW_TYPE (the first type it lists that names one) and
+// whether it bypasses the window manager; "" for an application window.
+func popupKind(types *xproto.GetPropertyReply, kinds map[xproto.Atom]string, overrideRedirect bool) string {
+	if types != nil && types.Format == 32 {
+		for i := 0; i+4 <= len(types.Value); i += 4 {
+			if kind, ok := kinds[xproto.Atom(xgb.Get32(types.Value[i:]))]; ok {
+				return kind
+			}
+		}
+	}
+	if overrideRedirect {
+		return "popup"
+	}
+	return ""
 }
 
 // latin1ToUTF8 decodes a STRING property; legacy WM_NAME is ISO 8859-1
@@ -382,8 +423,9 @@ func descendsFrom(pid, ancestor int) bool {
 const findPollInterval = 25 * time.Millisecond
 
 // FindWindow polls until a window matches m, and returns the first (in
-// stacking order, bottom first) that does. When ctx ends first, the error
-// wraps ErrNoWindow and says what was looked for.
+// stacking order, bottom first) that does; popups (Window.Popup) never
+// match. When ctx ends first, the error wraps ErrNoWindow and says what
+// was looked for.
 func (c *Conn) FindWindow(ctx context.Context, m WindowMatch) (Window, error) {
 	t := time.NewTicker(findPollInterval)
 	defer t.Stop()
@@ -393,7 +435,9 @@ func (c *Conn) FindWindow(ctx context.Context, m WindowMatch) (Window, error) {
 			return Window{}, fmt.Errorf("find window (%s): %w", m, err)
 		}
 		for _, w := range ws {
-			if m.Matches(w) {
+			// A tooltip or menu carries its application's class and pid,
+			// but it is never the window a scenario looks for.
+			if w.Popup == "" && m.Matches(w) {
 				return w, nil
 			}
 		}

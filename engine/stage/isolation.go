@@ -27,6 +27,14 @@ func (st *Stage) isolation(ctx context.Context, display string) ([]string, error
 			home = filepath.Join(filepath.Dir(st.cfg.Files.Operator.File), home)
 		}
 	}
+	// The application starts in app.dir, not where the runtime was
+	// started: a relative HOME (from a relative --report) would name a
+	// directory beside the scenario, so the app's settings and files would
+	// land there and a stray folder would show in its file dialogs.
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, fmt.Errorf("prepare the application's HOME: %w", err)
+	}
 	// The runtime and temporary directories hold Unix sockets (Chromium's
 	// singleton lock, D-Bus, dconf), whose paths may not exceed 107 bytes,
 	// so they live in one short private directory under the system's

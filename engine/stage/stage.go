@@ -144,6 +144,7 @@ func (st *Stage) Set(ctx, life context.Context) error {
 		// The browser is the application under test.
 		return st.launchBrowser(ctx, life)
 	}
+	st.parkPointer(ctx, nil)
 	env := []string{"DISPLAY=" + sess.Display()}
 	isolated, err := st.isolation(life, sess.Display())
 	if err != nil {
@@ -199,6 +200,7 @@ func (st *Stage) Set(ctx, life context.Context) error {
 	if err := st.Desk.Focus(st.Window); err != nil {
 		st.rep.Logf("focus the application window: %v", err)
 	}
+	st.parkPointer(ctx, &st.Window)
 	st.waitReady(findCtx)
 	st.discoverControls(ctx)
 	if files.Scenario.Browser != nil {
