@@ -65,6 +65,11 @@ func TestGallery(t *testing.T) {
 			needs: []string{"featherpad"}, wantVerdict: "app-failed", wantOutcome: "success-failed", wantReason: "refused",
 		},
 		{
+			name: "gtk3 mousepad save", scenario: "gtk3-mousepad-save.yaml", recording: "gtk3-mousepad-save.model.jsonl",
+			needs: []string{"mousepad"}, wantVerdict: "pass", wantOutcome: "completed",
+			wantFile: "greeting.txt", wantContent: "Saved through GTK 3",
+		},
+		{
 			name: "browser sign-up", scenario: "browser-signup.yaml", recording: "browser-signup.model.jsonl",
 			needs: []string{"chromium"}, wantVerdict: "pass", wantOutcome: "completed",
 		},
