@@ -21,7 +21,7 @@ func TestClickElement(t *testing.T) {
 		verdict, outcome string
 		message          string
 	}{
-		{"yes ends the app successfully", "Yes", events.VerdictPass, OutcomeCompleted, `clicked the push button "Yes" through its accessibility action`},
+		{"yes ends the app successfully", "Yes", events.VerdictPass, OutcomeCompleted, `clicked the push button "Yes" with the pointer at its centre`},
 		{"no is a failing exit", "No", events.VerdictAppFailed, OutcomeAppExited, `clicked the push button "No"`},
 		{"unknown control", "Maybe", events.VerdictTestError, OutcomeStepError, "Yes"},
 	}

@@ -529,3 +529,44 @@ func isBadMatch(err error) bool {
 	}
 	return false
 }
+
+// WindowAt returns the application window a pointer at x, y (root
+// coordinates) would reach: the topmost viewable window there, or, when
+// that is a frame or wrapper without WM_CLASS, the client with WM_CLASS
+// inside it under the point. ok is false when the point is on the root
+// window or on a window manager's own window.
+func (c *Conn) WindowAt(x, y int) (w Window, ok bool, err error) {
+	id := c.root
+	for depth := 0; depth < 8; depth++ {
+		r, err := xproto.TranslateCoordinates(c.x, c.root, id, int16(x), int16(y)).Reply()
+		if err != nil {
+			if isBadWindow(err) {
+				return Window{}, false, nil
+			}
+			return Window{}, false, fmt.Errorf("find the window at %d,%d: %w", x, y, err)
+		}
+		if r.Child == xproto.WindowNone {
+			return Window{}, false, nil
+		}
+		id = r.Child
+		class, err := xproto.GetProperty(c.x, false, id, c.atoms.wmClass, xproto.AtomString, 0, 1).Reply()
+		if err != nil {
+			if isBadWindow(err) {
+				return Window{}, false, nil
+			}
+			return Window{}, false, fmt.Errorf("find the window at %d,%d: %w", x, y, err)
+		}
+		if class.ValueLen == 0 && class.BytesAfter == 0 {
+			continue
+		}
+		w, err := c.describe(id)
+		if errors.Is(err, ErrWindowGone) {
+			return Window{}, false, nil
+		}
+		if err != nil {
+			return Window{}, false, fmt.Errorf("find the window at %d,%d: %w", x, y, err)
+		}
+		return w, true, nil
+	}
+	return Window{}, false, nil
+}
