@@ -42,6 +42,9 @@ type Report struct {
 	// Startup is set when the application's window did not appear in time:
 	// what was on the display then.
 	Startup *Startup `json:"startup,omitempty"`
+	// Hung is set when the application stopped answering: its windows
+	// and its threads then.
+	Hung *Hung `json:"hung,omitempty"`
 	// Browser is set when the page's console said anything.
 	Browser *Browser `json:"browser,omitempty"`
 }
@@ -178,6 +181,8 @@ func (b *Builder) Event(e events.Event) {
 		r.Final = &Final{Screen: e.Screen, T: e.T, Width: d.Width, Height: d.Height, Ending: d.Ending, Note: e.Message}
 	case events.KindAppWindows:
 		r.Startup = startupFrom(e)
+	case events.KindAppHung:
+		r.Hung = hungFrom(e)
 	case events.KindConsole, events.KindConsoleSummary:
 		r.Browser = consoleInto(r.Browser, e)
 	case events.KindStepStarted:
