@@ -116,6 +116,9 @@ type fakeMachine struct {
 	controls []atspi.Control
 	refuse   bool
 	stuck    bool
+	// pings makes the window take part in _NET_WM_PING; hung makes it
+	// stop answering (fake_pointer_test.go).
+	pings, hung bool
 	focused  *atspi.Accessible
 	noCache  error
 	// shotFails is how many of the tab's next screenshots fail; shots

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"image"
 
 	"github.com/kasmrt/kasmrt/drivers/x11"
@@ -20,4 +22,32 @@ func (f *fakeMachine) WindowAt(x, y int) (x11.Window, bool, error) {
 		}
 	}
 	return x11.Window{}, false, nil
+}
+
+// Ping answers at once while the double's application answers, and never
+// once it hangs; without pings, its window takes no part in the protocol.
+func (f *fakeMachine) Ping(ctx context.Context, id uint32) error {
+	f.mu.Lock()
+	pings, hung := f.pings, f.hung
+	f.mu.Unlock()
+	if !pings {
+		return fmt.Errorf("ping window 0x%x: %w", id, x11.ErrPingUnsupported)
+	}
+	if !hung {
+		return nil
+	}
+	<-ctx.Done()
+	return fmt.Errorf("ping window 0x%x: no answer: %w", id, ctx.Err())
+}
+
+// hangOn makes the double's application stop answering after the input
+// recorded as input ("click 80,215").
+func (f *fakeMachine) hangOn(input string) {
+	f.on = func(f *fakeMachine, got string) {
+		if got == input {
+			f.mu.Lock()
+			f.hung = true
+			f.mu.Unlock()
+		}
+	}
 }

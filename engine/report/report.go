@@ -70,8 +70,11 @@ type Checks struct {
 	FatalPattern  *string `json:"fatal_pattern"`
 	// ExpectedExit is set when the scenario expects the app to exit
 	// (app.expect_exit).
-	ExpectedExit *bool             `json:"expected_exit,omitempty"`
-	Evidence     map[string]string `json:"evidence,omitempty"`
+	ExpectedExit *bool `json:"expected_exit,omitempty"`
+	// AppResponsive is set once the runtime asked the application whether
+	// it still answers (its windows take part in _NET_WM_PING).
+	AppResponsive *bool             `json:"app_responsive,omitempty"`
+	Evidence      map[string]string `json:"evidence,omitempty"`
 }
 
 // Loop summarises the agentic loop (zeros for a scripted run).
@@ -222,6 +225,8 @@ func (b *Builder) Event(e events.Event) {
 				r.Checks.WindowPresent = &ok
 			case "expected_exit":
 				r.Checks.ExpectedExit = &ok
+			case "app_responsive":
+				r.Checks.AppResponsive = &ok
 			case "fatal_pattern":
 				if !c.OK {
 					line := c.Evidence
