@@ -119,8 +119,8 @@ type fakeMachine struct {
 	// pings makes the window take part in _NET_WM_PING; hung makes it
 	// stop answering (fake_pointer_test.go).
 	pings, hung bool
-	focused  *atspi.Accessible
-	noCache  error
+	focused     *atspi.Accessible
+	noCache     error
 	// shotFails is how many of the tab's next screenshots fail; shots
 	// counts them all.
 	shotFails, shots int
