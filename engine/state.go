@@ -429,7 +429,9 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 	}
 	if !slices.ContainsFunc(checks, func(c events.Check) bool { return !c.OK }) {
 		s.checkResponsive(ctx)
-		checks = s.checks()
+		if r := s.responsive; r != nil && !r.OK {
+			checks = append(checks, *r)
+		}
 	}
 	for _, c := range checks {
 		if c.OK {
