@@ -112,14 +112,24 @@ func (s *runState) pointerMisses(ctx context.Context, ctl atspi.Control, p image
 		return fmt.Sprintf("its centre %d,%d is off the %dx%d screen", p.X, p.Y, w, h)
 	}
 	if at, ok := s.desk.(windowAtPoint); ok {
-		win, found, err := at.WindowAt(p.X, p.Y)
+		hit, found, err := at.WindowAt(p.X, p.Y)
 		switch {
 		case err != nil:
 			return fmt.Sprintf("the window under %d,%d cannot be read: %v", p.X, p.Y, err)
 		case !found:
 			return fmt.Sprintf("no application window is under %d,%d", p.X, p.Y)
-		case !s.ownsWindow(win):
-			return fmt.Sprintf("another program's window (%s) covers %d,%d", describeWindows([]x11.Window{win}), p.X, p.Y)
+		case !s.ownsWindow(hit.Window):
+			return fmt.Sprintf("another program's window (%s) covers %d,%d", describeWindow(hit.Window), p.X, p.Y)
+		case !hit.Popup:
+			// A popup of the app (a menu) stands above the window that
+			// opened it, which is the window its items are in; a managed
+			// window under the point must be the control's own, not a
+			// dialog over it.
+			own, err := s.a11y.App.WindowExtents(ctx, ctl)
+			box := image.Rect(hit.X, hit.Y, hit.X+hit.Width, hit.Y+hit.Height)
+			if err == nil && !own.Empty() && !sameBox(own, box) {
+				return fmt.Sprintf("another of the application's windows (%s) covers %d,%d", describeWindow(hit.Window), p.X, p.Y)
+			}
 		}
 	}
 	in, err := s.a11y.App.Contains(ctx, ctl, p)
@@ -134,8 +144,20 @@ func (s *runState) pointerMisses(ctx context.Context, ctl atspi.Control, p image
 
 // windowAtPoint finds the application window a pointer at a point reaches.
 type windowAtPoint interface {
-	WindowAt(x, y int) (x11.Window, bool, error)
+	WindowAt(x, y int) (x11.Hit, bool, error)
 }
+
+// sameBox reports whether two rectangles are the same window's, as the
+// accessibility tree and the X server each place it: they overlap by at
+// least three quarters of their union, which leaves room for a frame or a
+// toolkit's shadow and none for a dialog over its parent.
+func sameBox(a, b image.Rectangle) bool {
+	inter := a.Intersect(b)
+	union := area(a) + area(b) - area(inter)
+	return union > 0 && 4*area(inter) >= 3*union
+}
+
+func area(r image.Rectangle) int { return r.Dx() * r.Dy() }
 
 // ownsWindow reports whether w belongs to the application under test.
 func (s *runState) ownsWindow(w x11.Window) bool {

@@ -113,3 +113,8 @@ func (a fakeAccessibleApp) Activate(_ context.Context, c atspi.Control) error {
 func (a fakeAccessibleApp) Contains(_ context.Context, c atspi.Control, p image.Point) (bool, error) {
 	return p.In(c.Extents), nil
 }
+
+// WindowExtents places every control in the application's window.
+func (a fakeAccessibleApp) WindowExtents(context.Context, atspi.Control) (image.Rectangle, error) {
+	return fakeWindowBox(), nil
+}

@@ -111,6 +111,18 @@ func TestRulesClickElement(t *testing.T) {
 			inputs: []string{"press OK"},
 		},
 		{
+			name: "a control under a dialog of the same application is pressed through its action",
+			machine: func() *fakeMachine {
+				f := fakeDialog()
+				f.others = []x11.Window{{ID: 0x500002, PID: fakePID, Class: "Fake", Title: "Save As", X: 40, Y: 150, Width: 200, Height: 100, Viewable: true}}
+				return f
+			},
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `through its accessibility action (no pointer click reaches it: another of the application's windows ("Save As"`}},
+			inputs: []string{"press OK"},
+		},
+		{
 			name: "a refused action is an error, not a success",
 			machine: func() *fakeMachine {
 				f := fakeDialogWith(func(c *atspi.Control) { c.Extents = image.Rectangle{} })

@@ -44,7 +44,7 @@ func TestStuckActionIsAnError(t *testing.T) {
 }
 
 // TestContains asks a control whether it holds its own centre and a point
-// outside it.
+// outside it, and where the window it is in is.
 func TestContains(t *testing.T) {
 	t.Parallel()
 	_, app, _ := zenity(t)
@@ -61,5 +61,10 @@ func TestContains(t *testing.T) {
 		if got, err := yes.Contains(ctx, c.p); err != nil || got != c.want {
 			t.Errorf("Contains(%v) = %v, %v; want %v", c.p, got, err, c.want)
 		}
+	}
+	// The dialog's window holds its button, and is more than the button.
+	win, err := yes.WindowExtents(ctx)
+	if err != nil || !yes.Extents.In(win) || win.Eq(yes.Extents) {
+		t.Errorf("WindowExtents = %v, %v; want the dialog's window around the button %v", win, err, yes.Extents)
 	}
 }

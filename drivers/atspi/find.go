@@ -6,6 +6,8 @@ import (
 	"image"
 	"slices"
 	"strings"
+
+	"github.com/godbus/dbus/v5"
 )
 
 // NotFoundError says no control has the requested name; Available lists the
@@ -161,4 +163,35 @@ func (c Control) Contains(ctx context.Context, p image.Point) (bool, error) {
 		return false, fmt.Errorf("hit-test control %q at %d,%d: %w", c.Name, p.X, p.Y, err)
 	}
 	return in, nil
+}
+
+// maxWindowDepth bounds the walk from a control up to its window.
+const maxWindowDepth = 64
+
+// WindowExtents returns the screen rectangle of the window the control is
+// in: its ancestor just below the application. A menu's items count as in
+// the window whose menu bar opened them, as the toolkits' trees have it.
+// It is empty when the window gives no extents.
+func (c Control) WindowExtents(ctx context.Context) (image.Rectangle, error) {
+	if c.bus == nil {
+		return image.Rectangle{}, fmt.Errorf("find the window of control %q: control was not read from a bus", c.Name)
+	}
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
+	node := c.node
+	for range maxWindowDepth {
+		var v dbus.Variant
+		if err := c.bus.object(node).CallWithContext(ctx, ifaceProperties+".Get", 0, ifaceAccessible, "Parent").Store(&v); err != nil {
+			return image.Rectangle{}, fmt.Errorf("find the window of control %q: %w", c.Name, err)
+		}
+		var parent ref
+		if err := dbus.Store([]any{v.Value()}, &parent); err != nil {
+			return image.Rectangle{}, fmt.Errorf("find the window of control %q: parent %v: %w", c.Name, v, err)
+		}
+		if parent.Dest != node.Dest || parent.Path == rootPath || parent.Path == "/org/a11y/atspi/null" {
+			return c.bus.extentsOf(ctx, node), nil
+		}
+		node = parent
+	}
+	return image.Rectangle{}, fmt.Errorf("find the window of control %q: no window within %d levels", c.Name, maxWindowDepth)
 }

@@ -82,10 +82,11 @@ func watchPings(display string, root xproto.Window) (*pingWatch, error) {
 		*atoms[i] = r.Atom
 	}
 	// The answer is sent to the root window for its substructure
-	// redirection (the window manager's) and notification: any client may
-	// listen to the second.
+	// redirection (the window manager's) and, by GTK, for substructure
+	// notification, by Qt 5 for structure notification: any client may
+	// listen to both.
 	err = xproto.ChangeWindowAttributesChecked(x, root, xproto.CwEventMask,
-		[]uint32{xproto.EventMaskSubstructureNotify}).Check()
+		[]uint32{xproto.EventMaskStructureNotify | xproto.EventMaskSubstructureNotify}).Check()
 	if err != nil {
 		x.Close()
 		return nil, fmt.Errorf("ping: listen on the root window: %w", err)

@@ -7,10 +7,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
 )
 
 // TestPing asks a GTK 3 window whether its main loop runs: it answers
-// while it runs, stays silent while its process is stopped (a main loop
+// while it runs (and so does a Qt 5 window), stays silent while its process is stopped (a main loop
 // that is blocked), and answers again once it goes on; a window that does
 // not take part in the protocol (xterm's) is told apart from a silent one.
 func TestPing(t *testing.T) {
@@ -43,6 +46,18 @@ func TestPing(t *testing.T) {
 		t.Errorf("Ping once the GTK window's process goes on: %v", err)
 	}
 
+	// Qt 5 sends its answer for structure notification, where GTK sends
+	// it for substructure notification.
+	if _, err := exec.LookPath("speedcrunch"); err == nil {
+		_, _ = launch(t, s.Display(), "env", "HOME="+t.TempDir(), "speedcrunch")
+		q := findWindow(t, c, WindowMatch{Class: "SpeedCrunch"})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := c.Ping(ctx, q.ID); err != nil {
+			t.Errorf("Ping of a running Qt 5 window: %v", err)
+		}
+		cancel()
+	}
+
 	_, _ = launch(t, s.Display(), "xterm", "-T", "no ping", "-e", "sleep", "600")
 	x := findWindow(t, c, WindowMatch{Title: "no ping"})
 	if err := c.Ping(context.Background(), x.ID); !errors.Is(err, ErrPingUnsupported) {
@@ -68,7 +83,7 @@ func gtkPython(t *testing.T) string {
 }
 
 // TestWindowAt finds the client window under a point through the window
-// manager's frame, and nothing on the bare root.
+// manager's frame, a popup over it, and nothing on the bare root.
 func TestWindowAt(t *testing.T) {
 	t.Parallel()
 	s, c := newManagedDisplay(t)
@@ -76,8 +91,36 @@ func TestWindowAt(t *testing.T) {
 	w := findWindow(t, c, WindowMatch{Title: "under the pointer"})
 	x, y := w.Center()
 	got, ok, err := c.WindowAt(x, y)
-	if err != nil || !ok || got.ID != w.ID {
-		t.Errorf("WindowAt(%d,%d) = 0x%x, %v, %v; want the xterm 0x%x", x, y, got.ID, ok, err, w.ID)
+	if err != nil || !ok || got.ID != w.ID || got.Popup {
+		t.Errorf("WindowAt(%d,%d) = 0x%x (popup %v), %v, %v; want the managed xterm 0x%x", x, y, got.ID, got.Popup, ok, err, w.ID)
+	}
+	// An override-redirect window with WM_CLASS over the xterm, as a
+	// toolkit's menu is: the pointer reaches it, and it is a popup.
+	x2, err := xgb.NewConnDisplay(s.Display())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x2.Close)
+	setup := xproto.Setup(x2)
+	menu, err := xproto.NewWindowId(x2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := setup.DefaultScreen(x2)
+	err = xproto.CreateWindowChecked(x2, screen.RootDepth, menu, screen.Root, int16(x-10), int16(y-10), 20, 20, 0,
+		xproto.WindowClassInputOutput, screen.RootVisual, xproto.CwOverrideRedirect, []uint32{1}).Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := "menu\x00Menu\x00"
+	if err := xproto.ChangePropertyChecked(x2, xproto.PropModeReplace, menu, xproto.AtomWmClass, xproto.AtomString, 8, uint32(len(class)), []byte(class)).Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := xproto.MapWindowChecked(x2, menu).Check(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := c.WindowAt(x, y); err != nil || !ok || got.ID != uint32(menu) || !got.Popup {
+		t.Errorf("WindowAt(%d,%d) over a menu = 0x%x (popup %v), %v, %v; want the popup 0x%x", x, y, got.ID, got.Popup, ok, err, menu)
 	}
 	sw, sh := c.ScreenSize()
 	if got, ok, err := c.WindowAt(sw-1, sh-1); err != nil || ok {

@@ -77,6 +77,9 @@ type AccessibleApp interface {
 	// Contains says whether the control, as it is laid out now, holds the
 	// screen point p.
 	Contains(ctx context.Context, c atspi.Control, p image.Point) (bool, error)
+	// WindowExtents is where the window the control is in is on the
+	// screen (empty when the toolkit does not say).
+	WindowExtents(ctx context.Context, c atspi.Control) (image.Rectangle, error)
 }
 
 // Session is what a run needs of the X server it uses.
@@ -238,6 +241,10 @@ func (atspiApp) Activate(ctx context.Context, c atspi.Control) error { return c.
 
 func (atspiApp) Contains(ctx context.Context, c atspi.Control, p image.Point) (bool, error) {
 	return c.Contains(ctx, p)
+}
+
+func (atspiApp) WindowExtents(ctx context.Context, c atspi.Control) (image.Rectangle, error) {
+	return c.WindowExtents(ctx)
 }
 
 // cdpBrowser gives the driver's browser the stage's view of its tab.
