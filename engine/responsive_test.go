@@ -1,13 +1,13 @@
 package engine
 
 import (
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // hangApp is the scenario's app: section for testdata/hangapp.py, a GTK 3
@@ -15,26 +15,12 @@ import (
 // "Slow" button blocks it for slowS seconds.
 func hangApp(t *testing.T, slowS, extra string) string {
 	t.Helper()
-	python := gtkPython(t)
+	python := testkit.GTKPython(t)
 	script, err := filepath.Abs("testdata/hangapp.py")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return "name: hang\napp:\n  command: [" + python + ", " + script + ", '" + slowS + "']\n  window: {title: hang test}\n" + extra
-}
-
-// gtkPython is a Python 3 that has GTK 3 through PyGObject: Debian's, whose
-// python3-gi a python3 earlier on PATH (pyenv's) may not see.
-func gtkPython(t *testing.T) string {
-	t.Helper()
-	for _, python := range []string{"/usr/bin/python3", "python3"} {
-		probe := exec.Command(python, "-c", "import gi; gi.require_version('Gtk', '3.0'); from gi.repository import Gtk")
-		if probe.Run() == nil {
-			return python
-		}
-	}
-	t.Skip("no python3 with GTK 3 (Debian packages python3-gi, gir1.2-gtk-3.0)")
-	return ""
 }
 
 // TestAppHung clicks a real GTK 3 application's button whose handler

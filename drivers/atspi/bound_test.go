@@ -15,16 +15,8 @@ import (
 // and a read of the controls comes back within CallTimeout too.
 func TestStuckActionIsAnError(t *testing.T) {
 	t.Parallel()
-	d := newDesktop(t)
-	p := d.launch(t, "zenity", "--question", "--text=Proceed?")
-	b := d.connect(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	found, err := b.Discover(ctx, p.PID(), DiscoverOptions{})
-	if err != nil {
-		t.Fatalf("Discover: %v", err)
-	}
-	yes, err := FindControl(waitControls(t, found.App, "Yes"), "Yes")
+	_, app, p := zenityProcess(t)
+	yes, err := FindControl(waitControls(t, app, "Yes"), "Yes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +30,7 @@ func TestStuckActionIsAnError(t *testing.T) {
 	if err := yes.Click(long); !errors.Is(err, ErrActionStuck) {
 		t.Errorf("Click on a stopped application = %v, want ErrActionStuck", err)
 	}
-	if _, err := found.App.ControlsWithin(long, Limits{}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := app.ControlsWithin(long, Limits{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("ControlsWithin on a stopped application = %v, want its bound to end it", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // TestPing asks a GTK 3 window whether its main loop runs: it answers
@@ -18,7 +20,7 @@ import (
 // not take part in the protocol (xterm's) is told apart from a silent one.
 func TestPing(t *testing.T) {
 	t.Parallel()
-	python := gtkPython(t)
+	python := testkit.GTKPython(t)
 	s, c := newManagedDisplay(t)
 	p, _ := launch(t, s.Display(), python, "testdata/window.py")
 	w := findWindow(t, c, WindowMatch{Title: "ping me"})
@@ -66,20 +68,6 @@ func TestPing(t *testing.T) {
 	if err := c.Ping(context.Background(), 0x7fffff); !errors.Is(err, ErrWindowGone) {
 		t.Errorf("Ping of a window that does not exist = %v, want ErrWindowGone", err)
 	}
-}
-
-// gtkPython is a Python 3 that has GTK 3 through PyGObject: Debian's, whose
-// python3-gi a python3 earlier on PATH (pyenv's) may not see.
-func gtkPython(t *testing.T) string {
-	t.Helper()
-	for _, python := range []string{"/usr/bin/python3", "python3"} {
-		probe := exec.Command(python, "-c", "import gi; gi.require_version('Gtk', '3.0'); from gi.repository import Gtk")
-		if probe.Run() == nil {
-			return python
-		}
-	}
-	t.Skip("no python3 with GTK 3 (Debian packages python3-gi, gir1.2-gtk-3.0)")
-	return ""
 }
 
 // TestWindowAt finds the client window under a point through the window
