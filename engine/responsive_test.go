@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,6 +56,10 @@ func TestAppHung(t *testing.T) {
 		}
 		if !slices.ContainsFunc(h.Windows, func(w events.WindowSeen) bool { return w.Application && w.Title == "hang test" }) {
 			t.Errorf("hung windows = %+v, want the application's window", h.Windows)
+		}
+		page, err := os.ReadFile(filepath.Join(o.info.reportDir, "report.html"))
+		if err != nil || !strings.Contains(string(page), `<section id="hung"><h2>The application stopped answering</h2>`) {
+			t.Errorf("report.html (%v) has no section on the hang", err)
 		}
 		// The main thread (its id is the process's) sleeps in the handler.
 		if !slices.ContainsFunc(h.Threads, func(th events.ThreadSeen) bool {
