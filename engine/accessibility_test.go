@@ -21,7 +21,7 @@ func TestClickElement(t *testing.T) {
 		verdict, outcome string
 		message          string
 	}{
-		{"yes ends the app successfully", "Yes", events.VerdictPass, OutcomeCompleted, `clicked the push button "Yes" through its accessibility action`},
+		{"yes ends the app successfully", "Yes", events.VerdictPass, OutcomeCompleted, `clicked the push button "Yes" with the pointer at its centre`},
 		{"no is a failing exit", "No", events.VerdictAppFailed, OutcomeAppExited, `clicked the push button "No"`},
 		{"unknown control", "Maybe", events.VerdictTestError, OutcomeStepError, "Yes"},
 	}
@@ -66,7 +66,7 @@ func (o scriptOutcome) toolsEvents() []events.Event {
 }
 
 // TestClickElementAcrossToolkits drives a Debian application of each
-// toolkit by accessible names, found by asking the accessibility registry,
+// toolkit by accessible names, clicked with the pointer, found by asking the accessibility registry,
 // and checks what the clicks did with a declared tool: Qt 5 (published
 // because the runtime sets QT_LINUX_ACCESSIBILITY_ALWAYS_ON) and Chromium
 // (ACCESSIBILITY_ENABLED from the runtime, --force-renderer-accessibility
@@ -126,9 +126,15 @@ func TestClickElementAcrossToolkits(t *testing.T) {
 				t.Errorf("tools events %+v do not name the toolkit %q", tools, c.toolkit)
 			}
 			for i := range c.steps {
-				if s := o.step(t, i+1); s.Status != events.StatusOK {
+				s := o.step(t, i+1)
+				if s.Status != events.StatusOK {
 					clip, _ := os.ReadFile(filepath.Join(o.info.dir, "clipboard.txt"))
 					t.Errorf("step %d %s: %s %q (clipboard %q)", i+1, s.Tool, s.Status, s.Message, clip)
+				}
+				// Menus and their items too: the pointer reaches every
+				// control these toolkits show.
+				if s.Tool == "click_element" && !strings.Contains(s.Message, "with the pointer at its centre") {
+					t.Errorf("step %d: %q, want the control clicked with the pointer", i+1, s.Message)
 				}
 			}
 		})

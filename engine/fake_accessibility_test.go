@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"image"
 	"slices"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
@@ -93,13 +94,27 @@ func (a fakeAccessibleApp) Focused(context.Context) (atspi.Accessible, bool, err
 }
 
 // Activate records the press, or refuses it as an insensitive control's
-// toolkit does.
+// toolkit does, or holds it as a frozen application does.
 func (a fakeAccessibleApp) Activate(_ context.Context, c atspi.Control) error {
 	a.f.mu.Lock()
-	refuse := a.f.refuse || !c.Enabled
+	refuse, stuck := a.f.refuse || !c.Enabled, a.f.stuck
 	a.f.mu.Unlock()
 	if refuse {
 		return fmt.Errorf("act on control %q: the toolkit refused the action", c.Name)
 	}
+	if stuck {
+		return fmt.Errorf("click control %q: %w within %s", c.Name, atspi.ErrActionStuck, atspi.ActionTimeout)
+	}
 	return a.f.record("press " + c.Name)
+}
+
+// Contains holds a point inside the control's extents, as the toolkit
+// lays it out.
+func (a fakeAccessibleApp) Contains(_ context.Context, c atspi.Control, p image.Point) (bool, error) {
+	return p.In(c.Extents), nil
+}
+
+// WindowExtents places every control in the application's window.
+func (a fakeAccessibleApp) WindowExtents(context.Context, atspi.Control) (image.Rectangle, error) {
+	return fakeWindowBox(), nil
 }

@@ -109,13 +109,18 @@ type fakeMachine struct {
 	viewport image.Point
 	// controls are the application's named controls over AT-SPI; nil is
 	// an application without an accessibility bridge (xterm). refuse makes
-	// the toolkit refuse every action, so click_element falls back to the
-	// pointer; focused is the accessible with the keyboard focus; noCache
-	// is why the controls cannot be cached, so every read walks.
+	// the toolkit refuse every action; stuck makes every action a call
+	// that does not return in time; focused is the accessible with the
+	// keyboard focus; noCache is why the controls cannot be cached, so
+	// every read walks.
 	controls []atspi.Control
 	refuse   bool
-	focused  *atspi.Accessible
-	noCache  error
+	stuck    bool
+	// pings makes the window take part in _NET_WM_PING; hung makes it
+	// stop answering (fake_pointer_test.go).
+	pings, hung bool
+	focused     *atspi.Accessible
+	noCache     error
 	// shotFails is how many of the tab's next screenshots fail; shots
 	// counts them all.
 	shotFails, shots int

@@ -185,7 +185,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		}
 		// The app can end between turns (a dialog closing after the last
 		// action settled): look before spending a model call.
-		if !s.checkAfterStep() {
+		if !s.checkAfterStep(ctx) {
 			s.endLoopOnChecks()
 			return
 		}
@@ -327,7 +327,7 @@ func (s *runState) runLoop(ctx context.Context) {
 			s.loop.ended = res.endLoop
 			return
 		}
-		if !s.checkAfterStep() {
+		if !s.checkAfterStep(ctx) {
 			s.endLoopOnChecks()
 			return
 		}

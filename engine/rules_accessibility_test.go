@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
@@ -25,7 +26,7 @@ func fakeDialog() *fakeMachine {
 		fakeControl("Remember me", "check box", 40, 150),
 	}}
 	f.on = func(f *fakeMachine, input string) {
-		if input != "press Remember me" {
+		if input != "press Remember me" && input != "click 80,165" {
 			return
 		}
 		cs := f.showing()
@@ -39,9 +40,19 @@ func fakeDialog() *fakeMachine {
 	return f
 }
 
+// fakeDialogWith is fakeDialog with each control changed by change.
+func fakeDialogWith(change func(c *atspi.Control)) *fakeMachine {
+	f := fakeDialog()
+	for i := range f.controls {
+		change(&f.controls[i])
+	}
+	return f
+}
+
 // TestRulesClickElement runs click_element and the controls checks on the
-// double's accessibility bus: a control is pressed through its action and
-// through the pointer when the toolkit refuses, a missing name lists the
+// double's accessibility bus: a control on the screen is clicked with the
+// pointer at its centre, one no pointer reaches is pressed through its
+// action, an action refused or stuck is an error, a missing name lists the
 // names there are, an application without a bridge is told why, and a
 // control's state decides an expect.
 func TestRulesClickElement(t *testing.T) {
@@ -56,26 +67,82 @@ func TestRulesClickElement(t *testing.T) {
 		reason           string
 	}{
 		{
-			name: "a named control is pressed through its action", machine: fakeDialog,
+			name: "a control on the screen is clicked with the pointer at its centre", machine: fakeDialog,
 			steps:   "  - click_element: {name: OK}\n",
 			verdict: events.VerdictPass, outcome: OutcomeCompleted,
-			want:   []loopStep{{"click_element", "ok", `clicked the push button "OK" through its accessibility action`}},
-			inputs: []string{"press OK"},
+			want:   []loopStep{{"click_element", "ok", `clicked the push button "OK" with the pointer at its centre`}},
+			inputs: []string{"click 80,215"},
 		},
 		{
 			name: "a name in another case still finds the control", machine: fakeDialog,
 			steps:   "  - click_element: {name: cancel}\n",
 			verdict: events.VerdictPass, outcome: OutcomeCompleted,
 			want:   []loopStep{{"click_element", "ok", `clicked the push button "Cancel"`}},
-			inputs: []string{"press Cancel"},
+			inputs: []string{"click 180,215"},
 		},
 		{
-			name:    "a refused action falls back to the pointer at the control's centre",
-			machine: func() *fakeMachine { f := fakeDialog(); f.refuse = true; return f },
+			name:    "a control without extents is pressed through its action",
+			machine: func() *fakeMachine { return fakeDialogWith(func(c *atspi.Control) { c.Extents = image.Rectangle{} }) },
 			steps:   "  - click_element: {name: OK}\n",
 			verdict: events.VerdictPass, outcome: OutcomeCompleted,
-			want:   []loopStep{{"click_element", "ok", `clicked the push button "OK" through the pointer (the action was refused`}},
-			inputs: []string{"click 80,215"},
+			want:   []loopStep{{"click_element", "ok", `clicked the push button "OK" through its accessibility action (no pointer click reaches it: the toolkit reports no extents)`}},
+			inputs: []string{"press OK"},
+		},
+		{
+			name: "a control off the screen is pressed through its action",
+			machine: func() *fakeMachine {
+				return fakeDialogWith(func(c *atspi.Control) { c.Extents = c.Extents.Add(image.Pt(2000, 0)) })
+			},
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `through its accessibility action (no pointer click reaches it: its centre 2080,215 is off the 1280x800 screen)`}},
+			inputs: []string{"press OK"},
+		},
+		{
+			name: "a control under another program's window is pressed through its action",
+			machine: func() *fakeMachine {
+				f := fakeDialog()
+				f.others = []x11.Window{{ID: 0x500001, PID: 4242, Class: "Other", Title: "on top", X: 0, Y: 180, Width: 300, Height: 100, Viewable: true}}
+				return f
+			},
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `through its accessibility action (no pointer click reaches it: another program's window ("on top"`}},
+			inputs: []string{"press OK"},
+		},
+		{
+			name: "a control under a dialog of the same application is pressed through its action",
+			machine: func() *fakeMachine {
+				f := fakeDialog()
+				f.others = []x11.Window{{ID: 0x500002, PID: fakePID, Class: "Fake", Title: "Save As", X: 40, Y: 150, Width: 200, Height: 100, Viewable: true}}
+				return f
+			},
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			want:   []loopStep{{"click_element", "ok", `through its accessibility action (no pointer click reaches it: another of the application's windows ("Save As"`}},
+			inputs: []string{"press OK"},
+		},
+		{
+			name: "a refused action is an error, not a success",
+			machine: func() *fakeMachine {
+				f := fakeDialogWith(func(c *atspi.Control) { c.Extents = image.Rectangle{} })
+				f.refuse = true
+				return f
+			},
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictTestError, outcome: OutcomeStepError,
+			want: []loopStep{{"click_element", "error", `the toolkit refused the action`}},
+		},
+		{
+			name: "an action that does not return is an error, not a success",
+			machine: func() *fakeMachine {
+				f := fakeDialogWith(func(c *atspi.Control) { c.Extents = image.Rectangle{} })
+				f.stuck = true
+				return f
+			},
+			steps:   "  - click_element: {name: OK}\n",
+			verdict: events.VerdictTestError, outcome: OutcomeStepError,
+			want: []loopStep{{"click_element", "error", `pressed the push button "OK" through its accessibility action (no pointer click reaches it: the toolkit reports no extents), and the call did not return: `}},
 		},
 		{
 			name: "a missing name lists the names there are", machine: fakeDialog,
@@ -95,7 +162,7 @@ func TestRulesClickElement(t *testing.T) {
 			steps:   "  - click_element: {name: Remember me}\n    expect:\n      controls:\n        Remember me: {checked: true}\n        Apply: {present: false}\n",
 			verdict: events.VerdictPass, outcome: OutcomeCompleted,
 			want:   []loopStep{{"click_element", "ok", `clicked the check box "Remember me"`}},
-			inputs: []string{"press Remember me"},
+			inputs: []string{"click 80,165"},
 		},
 		{
 			name: "a control in the wrong state fails its expect", machine: fakeDialog,
@@ -165,7 +232,7 @@ func TestRulesControlsOffer(t *testing.T) {
 		}) {
 			t.Error("no tools event names the application, its toolkit and its controls")
 		}
-		if got := f.inputs(); !slices.Equal(got, []string{"press OK"}) {
+		if got := f.inputs(); !slices.Equal(got, []string{"click 80,215"}) {
 			t.Errorf("input = %q", got)
 		}
 	})

@@ -146,6 +146,9 @@ type outcome struct {
 	end          *ending
 	escalated    bool
 	checkFalse   bool
+	// responsive is the newest app_responsive check (responsive.go), nil
+	// until the application was asked.
+	responsive   *events.Check
 	modelVerdict string
 	modelReason  string
 	concerns     []string
@@ -362,6 +365,9 @@ func (s *runState) checks() []events.Check {
 		}
 		out = append(out, c)
 	}
+	if s.responsive != nil {
+		out = append(out, *s.responsive)
+	}
 	s.fatalMu.Lock()
 	line := s.fatalLine
 	s.fatalMu.Unlock()
@@ -399,8 +405,9 @@ func (s *runState) exitedSuccessfully() bool {
 // its process has exited, and on a busy machine the gap is seconds.
 const exitGrace = 3 * time.Second
 
-// checkAfterStep runs the checks and stops the run on the first failure.
-func (s *runState) checkAfterStep() bool {
+// checkAfterStep runs the checks, asking a running application whether it
+// still answers, and stops the run on the first failure.
+func (s *runState) checkAfterStep(ctx context.Context) bool {
 	if s.exitedSuccessfully() {
 		s.appFinished = true
 		return false
@@ -420,13 +427,20 @@ func (s *runState) checkAfterStep() bool {
 		}
 		checks = s.checks()
 	}
+	if !slices.ContainsFunc(checks, func(c events.Check) bool { return !c.OK }) {
+		s.checkResponsive(ctx)
+		if r := s.responsive; r != nil && !r.OK {
+			checks = append(checks, *r)
+		}
+	}
 	for _, c := range checks {
 		if c.OK {
 			continue
 		}
 		// The final checks publish every result; here the first failure
 		// only ends the run.
-		outcome := map[string]string{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost, "fatal_pattern": OutcomeFatalLog}[c.Name]
+		outcome := map[string]string{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
+			checkAppResponsive: OutcomeAppHung, "fatal_pattern": OutcomeFatalLog}[c.Name]
 		s.stop(events.VerdictAppFailed, outcome, c.Evidence)
 		return false
 	}

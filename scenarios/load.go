@@ -416,6 +416,9 @@ func (v *validator) app(a *App) {
 	if a.StartupTimeout < 0 {
 		v.failAt("app.startup_timeout_s", "cannot be negative")
 	}
+	if a.HangTimeout < 0 {
+		v.failAt("app.hang_timeout_s", "cannot be negative")
+	}
 	for i, code := range a.SuccessExitCodes {
 		if code < 0 || code > 255 {
 			v.failAt(index("app.success_exit_codes", i), "an exit code is between 0 and 255, got %d", code)

@@ -94,7 +94,11 @@ type App struct {
 	Dir            string            `yaml:"dir"`
 	Window         *WindowMatch      `yaml:"window"`
 	StartupTimeout float64           `yaml:"startup_timeout_s"`
-	FatalPatterns  []string          `yaml:"fatal_patterns"`
+	// HangTimeout is how long the application may go without answering
+	// (its windows' _NET_WM_PING) after an action before it counts as
+	// hung; zero means DefaultHangTimeoutS.
+	HangTimeout   float64  `yaml:"hang_timeout_s"`
+	FatalPatterns []string `yaml:"fatal_patterns"`
 	// SuccessExitCodes are exit codes that mean the app finished its job
 	// (a dialog that exits on OK): exiting with one ends the run normally
 	// instead of failing the process and window checks.
@@ -102,6 +106,19 @@ type App struct {
 	// ExpectExit says the application must exit by itself: a run where it
 	// does not is app-failed.
 	ExpectExit *ExpectExit `yaml:"expect_exit"`
+}
+
+// DefaultHangTimeoutS is how long an application may go without answering
+// when app.hang_timeout_s is not given.
+const DefaultHangTimeoutS = 10
+
+// HangTimeoutS is how long the application may go without answering
+// before it counts as hung, in seconds.
+func (a *App) HangTimeoutS() float64 {
+	if a == nil || a.HangTimeout == 0 {
+		return DefaultHangTimeoutS
+	}
+	return a.HangTimeout
 }
 
 // ExpectExit is how the application is expected to end: with one of Codes

@@ -166,6 +166,8 @@ func rowText(r Row) (text, status string) {
 			return "  " + formatAppLaunched(e), ""
 		case events.KindAppWindows:
 			return "  startup: " + e.Message, ""
+		case events.KindAppHung:
+			return "  app hung: " + e.Message, ""
 		case events.KindConsole:
 			d, _ := e.Data.(events.ConsoleMessage)
 			return fmt.Sprintf("  browser %s: %s", d.Level, d.Text), ""

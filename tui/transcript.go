@@ -119,6 +119,9 @@ func transcriptLine(e events.Event) string {
 		return "app exited: " + e.Message
 	case events.KindAppWindows:
 		return "startup: " + e.Message
+	case events.KindAppHung:
+		d, _ := e.Data.(events.AppHung)
+		return fmt.Sprintf("app hung: %s; %s", e.Message, formatThreads(d.Threads))
 	case events.KindConsoleSummary:
 		d, _ := e.Data.(events.ConsoleSummary)
 		return fmt.Sprintf("browser console: %d messages (%d recorded)", d.Total, d.Recorded)
@@ -297,4 +300,20 @@ func writeSummary(printf printfFunc, st *State, fallback *events.Verdict) {
 	for _, r := range v.Reasons {
 		printf("  - %s\n", line(r))
 	}
+}
+
+// formatThreads says where each of the application's threads waits, as
+// "python3 12231 S hrtimer_nanosleep".
+func formatThreads(ts []events.ThreadSeen) string {
+	if len(ts) == 0 {
+		return "no threads were read"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%s %d %s", t.Name, t.TID, t.State)
+		if t.WChan != "" {
+			parts[i] += " " + t.WChan
+		}
+	}
+	return "threads: " + strings.Join(parts, ", ")
 }

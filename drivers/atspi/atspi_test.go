@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
 var screen = image.Rect(0, 0, 1280, 800)
 
-// zenity starts a question dialog on a fresh desktop and returns it with the
-// connected bus and its registered application.
-func zenity(t *testing.T) (*Bus, App, func() int) {
+// zenityProcess starts a question dialog on a fresh desktop and returns
+// the connected bus, its registered application and its process.
+func zenityProcess(t *testing.T) (*Bus, App, *proc.Process) {
 	t.Helper()
 	d := newDesktop(t)
 	p := d.launch(t, "zenity", "--question", "--text=Proceed?")
@@ -25,7 +27,14 @@ func zenity(t *testing.T) (*Bus, App, func() int) {
 	if err != nil {
 		t.Fatalf("Discover: %v", err)
 	}
-	app := found.App
+	return b, found.App, p
+}
+
+// zenity starts a question dialog on a fresh desktop and returns it with the
+// connected bus and its registered application.
+func zenity(t *testing.T) (*Bus, App, func() int) {
+	t.Helper()
+	b, app, p := zenityProcess(t)
 	exitCode := func() int {
 		select {
 		case <-p.Done():

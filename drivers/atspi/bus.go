@@ -62,6 +62,8 @@ func ConnectSession(ctx context.Context, sessionAddress string) (*Bus, error) {
 		return nil, fmt.Errorf("connect to session bus: %w", err)
 	}
 	var address string
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
 	err = session.Object(a11yBusName, a11yBusPath).
 		CallWithContext(ctx, a11yBusName+".GetAddress", 0).Store(&address)
 	if err != nil {
@@ -116,6 +118,8 @@ func (b *Bus) object(r ref) dbus.BusObject { return b.conn.Object(r.Dest, r.Path
 
 // Applications lists the applications registered on the accessibility bus.
 func (b *Bus) Applications(ctx context.Context) ([]App, error) {
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
 	var roots []ref
 	err := b.object(ref{registryName, rootPath}).
 		CallWithContext(ctx, ifaceAccessible+".GetChildren", 0).Store(&roots)

@@ -151,6 +151,8 @@ type tableList struct {
 // walks of what a change discarded. The cache lives as long as the bus
 // connection. ControlsWithin always walks.
 func (a App) Cached(ctx context.Context) (App, error) {
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
 	c := &controlCache{app: a, signals: make(chan *dbus.Signal, signalBuffer),
 		barriers: make(chan chan struct{}), stopped: make(chan struct{})}
 	conn := a.bus.conn

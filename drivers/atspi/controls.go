@@ -129,6 +129,8 @@ func (w walkRules) activates(action string) bool {
 // Controls walks the application's accessible tree within default Limits
 // and returns its visible named controls that have an action, in tree order.
 func (a App) Controls(ctx context.Context) ([]Control, error) {
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
 	if a.cache != nil {
 		return a.cache.read(ctx)
 	}
@@ -151,6 +153,8 @@ func (a App) Controls(ctx context.Context) ([]Control, error) {
 // requests before reading any reply, so its cost is a few bus round trips
 // per level rather than one per request.
 func (a App) ControlsWithin(ctx context.Context, limits Limits) ([]Control, error) {
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
 	candidates, _, err := a.walk(ctx, limits.withDefaults(), 0, rulesFor(a.Toolkit).isCandidate)
 	if err != nil {
 		return nil, fmt.Errorf("walk accessible tree of %s: %w", a.Name, err)

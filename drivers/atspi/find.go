@@ -3,8 +3,11 @@ package atspi
 import (
 	"context"
 	"fmt"
+	"image"
 	"slices"
 	"strings"
+
+	"github.com/godbus/dbus/v5"
 )
 
 // NotFoundError says no control has the requested name; Available lists the
@@ -127,8 +130,15 @@ func (c Control) Do(ctx context.Context, i int) error {
 	if i < 0 || i >= len(c.Actions) {
 		return fmt.Errorf("act on control %q: no action %d (has %d)", c.Name, i, len(c.Actions))
 	}
+	actx, cancel := bounded(ctx, ActionTimeout)
+	defer cancel()
 	var ok bool
-	err := c.bus.object(c.node).CallWithContext(ctx, ifaceAction+".DoAction", 0, int32(i)).Store(&ok)
+	err := c.bus.object(c.node).CallWithContext(actx, ifaceAction+".DoAction", 0, int32(i)).Store(&ok)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		// The bound ran out, not the caller's time: the application holds
+		// the call.
+		return fmt.Errorf("%s control %q: %w within %s", c.Actions[i], c.Name, ErrActionStuck, ActionTimeout)
+	}
 	if err != nil {
 		return fmt.Errorf("%s control %q: %w", c.Actions[i], c.Name, err)
 	}
@@ -136,4 +146,52 @@ func (c Control) Do(ctx context.Context, i int) error {
 		return fmt.Errorf("%s control %q: the application refused the action", c.Actions[i], c.Name)
 	}
 	return nil
+}
+
+// Contains asks the application whether the screen point p is inside the
+// control as it is laid out now: a pointer click at p reaches it unless
+// another window covers it.
+func (c Control) Contains(ctx context.Context, p image.Point) (bool, error) {
+	if c.bus == nil {
+		return false, fmt.Errorf("hit-test control %q: control was not read from a bus", c.Name)
+	}
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
+	var in bool
+	err := c.bus.object(c.node).CallWithContext(ctx, ifaceComponent+".Contains", 0, int32(p.X), int32(p.Y), coordTypeScreen).Store(&in)
+	if err != nil {
+		return false, fmt.Errorf("hit-test control %q at %d,%d: %w", c.Name, p.X, p.Y, err)
+	}
+	return in, nil
+}
+
+// maxWindowDepth bounds the walk from a control up to its window.
+const maxWindowDepth = 64
+
+// WindowExtents returns the screen rectangle of the window the control is
+// in: its ancestor just below the application. A menu's items count as in
+// the window whose menu bar opened them, as the toolkits' trees have it.
+// It is empty when the window gives no extents.
+func (c Control) WindowExtents(ctx context.Context) (image.Rectangle, error) {
+	if c.bus == nil {
+		return image.Rectangle{}, fmt.Errorf("find the window of control %q: control was not read from a bus", c.Name)
+	}
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
+	node := c.node
+	for range maxWindowDepth {
+		var v dbus.Variant
+		if err := c.bus.object(node).CallWithContext(ctx, ifaceProperties+".Get", 0, ifaceAccessible, "Parent").Store(&v); err != nil {
+			return image.Rectangle{}, fmt.Errorf("find the window of control %q: %w", c.Name, err)
+		}
+		var parent ref
+		if err := dbus.Store([]any{v.Value()}, &parent); err != nil {
+			return image.Rectangle{}, fmt.Errorf("find the window of control %q: parent %v: %w", c.Name, v, err)
+		}
+		if parent.Dest != node.Dest || parent.Path == rootPath || parent.Path == "/org/a11y/atspi/null" {
+			return c.bus.extentsOf(ctx, node), nil
+		}
+		node = parent
+	}
+	return image.Rectangle{}, fmt.Errorf("find the window of control %q: no window within %d levels", c.Name, maxWindowDepth)
 }

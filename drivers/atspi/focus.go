@@ -30,6 +30,8 @@ type Accessible struct {
 // keyboard focus, and false when none has (the focus is in another
 // application, or the toolkit does not say).
 func (a App) Focused(ctx context.Context) (Accessible, bool, error) {
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
 	rules := rulesFor(a.Toolkit)
 	focused := func(n node) bool {
 		return n.states.has(stateFocused) && rules.shown(n)
@@ -56,6 +58,8 @@ func (acc Accessible) Place(ctx context.Context) (image.Rectangle, bool, error) 
 	if acc.bus == nil {
 		return image.Rectangle{}, false, nil
 	}
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
 	obj := acc.bus.object(acc.node)
 	var states []uint32
 	if err := obj.CallWithContext(ctx, ifaceAccessible+".GetState", 0).Store(&states); err != nil {

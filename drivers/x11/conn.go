@@ -58,6 +58,10 @@ type Conn struct {
 	// drawing to stop instead of comparing captures; nil when the server
 	// has no DAMAGE extension.
 	damage *damageWatch
+	// ping sends _NET_WM_PING and reads the answers (Ping); it is opened
+	// on first use.
+	pingMu sync.Mutex
+	ping   *pingWatch
 
 	closeOnce sync.Once
 }
@@ -154,6 +158,11 @@ func (c *Conn) Close() error {
 		if c.damage != nil {
 			c.damage.close()
 		}
+		c.pingMu.Lock()
+		if c.ping != nil {
+			c.ping.close()
+		}
+		c.pingMu.Unlock()
 		c.x.Close()
 	})
 	return nil

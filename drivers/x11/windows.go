@@ -529,3 +529,66 @@ func isBadMatch(err error) bool {
 	}
 	return false
 }
+
+// Hit is the window a pointer at a point reaches.
+type Hit struct {
+	Window
+	// Popup is set for an override-redirect window (a menu, a combo box's
+	// list, a tooltip): the window manager does not manage it, and it
+	// stands above the window that opened it.
+	Popup bool
+}
+
+// WindowAt returns the application window a pointer at x, y (root
+// coordinates) would reach: the topmost viewable window there, or, when
+// that is a frame or wrapper without WM_CLASS, the client with WM_CLASS
+// inside it under the point. ok is false when the point is on the root
+// window or on a window manager's own window.
+func (c *Conn) WindowAt(x, y int) (hit Hit, ok bool, err error) {
+	id := c.root
+	for depth := 0; depth < 8; depth++ {
+		r, err := xproto.TranslateCoordinates(c.x, c.root, id, int16(x), int16(y)).Reply()
+		if err != nil {
+			if isBadWindow(err) {
+				return Hit{}, false, nil
+			}
+			return Hit{}, false, fmt.Errorf("find the window at %d,%d: %w", x, y, err)
+		}
+		if r.Child == xproto.WindowNone {
+			return Hit{}, false, nil
+		}
+		id = r.Child
+		if depth == 0 {
+			// The root's child is the popup itself, or a managed
+			// window's frame.
+			attr, err := xproto.GetWindowAttributes(c.x, id).Reply()
+			if err != nil {
+				if isBadWindow(err) {
+					return Hit{}, false, nil
+				}
+				return Hit{}, false, fmt.Errorf("find the window at %d,%d: %w", x, y, err)
+			}
+			hit.Popup = attr.OverrideRedirect
+		}
+		class, err := xproto.GetProperty(c.x, false, id, c.atoms.wmClass, xproto.AtomString, 0, 1).Reply()
+		if err != nil {
+			if isBadWindow(err) {
+				return Hit{}, false, nil
+			}
+			return Hit{}, false, fmt.Errorf("find the window at %d,%d: %w", x, y, err)
+		}
+		if class.ValueLen == 0 && class.BytesAfter == 0 {
+			continue
+		}
+		w, err := c.describe(id)
+		if errors.Is(err, ErrWindowGone) {
+			return Hit{}, false, nil
+		}
+		if err != nil {
+			return Hit{}, false, fmt.Errorf("find the window at %d,%d: %w", x, y, err)
+		}
+		hit.Window = w
+		return hit, true, nil
+	}
+	return Hit{}, false, nil
+}

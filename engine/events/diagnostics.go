@@ -8,7 +8,36 @@ const (
 	// KindConsoleSummary counts every console message when the browser
 	// closes, including those past the run's event cap. ConsoleSummary.
 	KindConsoleSummary Kind = "browser.console.summary"
+	// KindAppHung says the application stopped answering: what the
+	// display and its threads showed then. AppHung; Message: the check's
+	// evidence; Screen: the capture then.
+	KindAppHung Kind = "app.hung"
 )
+
+// AppHung is app.hung's payload: the application did not answer for
+// timeout_s, and this is where it was.
+type AppHung struct {
+	// Window is the window that was asked (_NET_WM_PING) and did not
+	// answer.
+	Window   string       `json:"window"`
+	TimeoutS float64      `json:"timeout_s"`
+	Windows  []WindowSeen `json:"windows"`
+	// Threads are the threads of the application's processes, with the
+	// kernel function each one waits in.
+	Threads []ThreadSeen `json:"threads"`
+	// NoScreen says why no screen was captured, when none was.
+	NoScreen string `json:"no_screen,omitempty"`
+}
+
+// ThreadSeen is one thread of the application's processes, from
+// /proc/PID/task/TID.
+type ThreadSeen struct {
+	PID   int    `json:"pid"`
+	TID   int    `json:"tid"`
+	Name  string `json:"name"`
+	State string `json:"state"`           // R, S, D, T, Z…
+	WChan string `json:"wchan,omitempty"` // the kernel function it sleeps in
+}
 
 // AppWindows is app.windows's payload: every window on the display when
 // the application's window did not appear in time.
@@ -56,6 +85,7 @@ type ConsoleSummary struct {
 }
 
 func (AppWindows) Kind() Kind     { return KindAppWindows }
+func (AppHung) Kind() Kind        { return KindAppHung }
 func (ConsoleMessage) Kind() Kind { return KindConsole }
 func (ConsoleSummary) Kind() Kind { return KindConsoleSummary }
 
@@ -68,6 +98,20 @@ func (p AppWindows) redacted(r func(string) string) Payload {
 			ws[i] = w
 		}
 		p.Windows = ws
+	}
+	return p
+}
+
+func (p AppHung) redacted(r func(string) string) Payload {
+	p.Window, p.NoScreen = r(p.Window), r(p.NoScreen)
+	p.Windows = AppWindows{Windows: p.Windows}.redacted(r).(AppWindows).Windows
+	if p.Threads != nil {
+		ts := make([]ThreadSeen, len(p.Threads))
+		for i, t := range p.Threads {
+			t.Name, t.State, t.WChan = r(t.Name), r(t.State), r(t.WChan)
+			ts[i] = t
+		}
+		p.Threads = ts
 	}
 	return p
 }

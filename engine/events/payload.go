@@ -307,6 +307,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[RunEnded](raw)
 	case KindAppWindows:
 		return decodeAs[AppWindows](raw)
+	case KindAppHung:
+		return decodeAs[AppHung](raw)
 	case KindConsole:
 		return decodeAs[ConsoleMessage](raw)
 	case KindConsoleSummary:

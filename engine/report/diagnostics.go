@@ -34,6 +34,34 @@ func startupFrom(e events.Event) *Startup {
 	return st
 }
 
+// Hung is what the display and the application's threads showed when the
+// application stopped answering.
+type Hung struct {
+	// Reason is the app_responsive check's evidence.
+	Reason string `json:"reason"`
+	// Window is the window that was asked and did not answer.
+	Window   string  `json:"window"`
+	TimeoutS float64 `json:"timeout_s"`
+	// Screen is the capture taken then.
+	Screen  string              `json:"screen,omitempty"`
+	Windows []events.WindowSeen `json:"windows"`
+	// Threads are the application's threads with the kernel function each
+	// waits in: a main thread in futex_wait_queue is blocked on a lock.
+	Threads []events.ThreadSeen `json:"threads"`
+}
+
+func hungFrom(e events.Event) *Hung {
+	d, _ := e.Data.(events.AppHung)
+	h := &Hung{Reason: e.Message, Window: d.Window, TimeoutS: d.TimeoutS, Screen: e.Screen, Windows: d.Windows, Threads: d.Threads}
+	if h.Windows == nil {
+		h.Windows = []events.WindowSeen{}
+	}
+	if h.Threads == nil {
+		h.Threads = []events.ThreadSeen{}
+	}
+	return h
+}
+
 // MaxConsoleEntries is how many console messages report.json lists; the
 // rest are in events.jsonl (up to the run's own cap) and in the counts.
 const MaxConsoleEntries = 50

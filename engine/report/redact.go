@@ -80,15 +80,22 @@ func (r Report) Redacted(redact func(string) string) Report {
 	if r.Startup != nil {
 		st := *r.Startup
 		st.Match, st.Reason, st.Suggestion = redact(st.Match), redact(st.Reason), redact(st.Suggestion)
-		if st.Windows != nil {
-			ws := make([]events.WindowSeen, len(st.Windows))
-			for i, w := range st.Windows {
-				w.ID, w.Title, w.Class, w.Instance = redact(w.ID), redact(w.Title), redact(w.Class), redact(w.Instance)
-				ws[i] = w
-			}
-			st.Windows = ws
-		}
+		st.Windows = redactWindows(st.Windows, redact)
 		r.Startup = &st
+	}
+	if r.Hung != nil {
+		h := *r.Hung
+		h.Reason, h.Window = redact(h.Reason), redact(h.Window)
+		h.Windows = redactWindows(h.Windows, redact)
+		if h.Threads != nil {
+			ts := make([]events.ThreadSeen, len(h.Threads))
+			for i, t := range h.Threads {
+				t.Name, t.State, t.WChan = redact(t.Name), redact(t.State), redact(t.WChan)
+				ts[i] = t
+			}
+			h.Threads = ts
+		}
+		r.Hung = &h
 	}
 	if r.Browser != nil {
 		b := *r.Browser
@@ -109,4 +116,18 @@ func (r Report) Redacted(redact func(string) string) Report {
 	}
 	r.Session.Display, r.Session.WindowManager = redact(r.Session.Display), redact(r.Session.WindowManager)
 	return r
+}
+
+// redactWindows passes every string the windows' clients chose through
+// redact.
+func redactWindows(ws []events.WindowSeen, redact func(string) string) []events.WindowSeen {
+	if ws == nil {
+		return nil
+	}
+	out := make([]events.WindowSeen, len(ws))
+	for i, w := range ws {
+		w.ID, w.Title, w.Class, w.Instance = redact(w.ID), redact(w.Title), redact(w.Class), redact(w.Instance)
+		out[i] = w
+	}
+	return out
 }

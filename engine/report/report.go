@@ -42,6 +42,9 @@ type Report struct {
 	// Startup is set when the application's window did not appear in time:
 	// what was on the display then.
 	Startup *Startup `json:"startup,omitempty"`
+	// Hung is set when the application stopped answering: its windows
+	// and its threads then.
+	Hung *Hung `json:"hung,omitempty"`
 	// Browser is set when the page's console said anything.
 	Browser *Browser `json:"browser,omitempty"`
 }
@@ -67,8 +70,11 @@ type Checks struct {
 	FatalPattern  *string `json:"fatal_pattern"`
 	// ExpectedExit is set when the scenario expects the app to exit
 	// (app.expect_exit).
-	ExpectedExit *bool             `json:"expected_exit,omitempty"`
-	Evidence     map[string]string `json:"evidence,omitempty"`
+	ExpectedExit *bool `json:"expected_exit,omitempty"`
+	// AppResponsive is set once the runtime asked the application whether
+	// it still answers (its windows take part in _NET_WM_PING).
+	AppResponsive *bool             `json:"app_responsive,omitempty"`
+	Evidence      map[string]string `json:"evidence,omitempty"`
 }
 
 // Loop summarises the agentic loop (zeros for a scripted run).
@@ -178,6 +184,8 @@ func (b *Builder) Event(e events.Event) {
 		r.Final = &Final{Screen: e.Screen, T: e.T, Width: d.Width, Height: d.Height, Ending: d.Ending, Note: e.Message}
 	case events.KindAppWindows:
 		r.Startup = startupFrom(e)
+	case events.KindAppHung:
+		r.Hung = hungFrom(e)
 	case events.KindConsole, events.KindConsoleSummary:
 		r.Browser = consoleInto(r.Browser, e)
 	case events.KindStepStarted:
@@ -217,6 +225,8 @@ func (b *Builder) Event(e events.Event) {
 				r.Checks.WindowPresent = &ok
 			case "expected_exit":
 				r.Checks.ExpectedExit = &ok
+			case "app_responsive":
+				r.Checks.AppResponsive = &ok
 			case "fatal_pattern":
 				if !c.OK {
 					line := c.Evidence

@@ -70,9 +70,16 @@ type AccessibleApp interface {
 	Find(ctx context.Context, name string) (atspi.Control, error)
 	// Focused is the accessible with the keyboard focus, if any.
 	Focused(ctx context.Context) (atspi.Accessible, bool, error)
-	// Activate performs the control's activation action; an error means
-	// the toolkit refused it (a pointer click may still work).
+	// Activate performs the control's activation action within a bounded
+	// time; an error means the toolkit refused it, or the call did not
+	// return (atspi.ErrActionStuck).
 	Activate(ctx context.Context, c atspi.Control) error
+	// Contains says whether the control, as it is laid out now, holds the
+	// screen point p.
+	Contains(ctx context.Context, c atspi.Control, p image.Point) (bool, error)
+	// WindowExtents is where the window the control is in is on the
+	// screen (empty when the toolkit does not say).
+	WindowExtents(ctx context.Context, c atspi.Control) (image.Rectangle, error)
 }
 
 // Session is what a run needs of the X server it uses.
@@ -231,6 +238,14 @@ func (b atspiBus) Discover(ctx context.Context, pid int, opts atspi.DiscoverOpti
 type atspiApp struct{ atspi.App }
 
 func (atspiApp) Activate(ctx context.Context, c atspi.Control) error { return c.Click(ctx) }
+
+func (atspiApp) Contains(ctx context.Context, c atspi.Control, p image.Point) (bool, error) {
+	return c.Contains(ctx, p)
+}
+
+func (atspiApp) WindowExtents(ctx context.Context, c atspi.Control) (image.Rectangle, error) {
+	return c.WindowExtents(ctx)
+}
 
 // cdpBrowser gives the driver's browser the stage's view of its tab.
 type cdpBrowser struct{ *cdp.Browser }

@@ -106,3 +106,19 @@ func (b *Binary) Remove() {
 		_ = os.RemoveAll(b.dir)
 	}
 }
+
+// GTKPython returns a Python 3 that has GTK 3 through PyGObject, for a
+// test that runs a small GTK window of its own, or skips the test: Debian's
+// /usr/bin/python3 first, whose python3-gi a python3 earlier on PATH
+// (pyenv's) may not see.
+func GTKPython(tb testing.TB) string {
+	tb.Helper()
+	for _, python := range []string{"/usr/bin/python3", "python3"} {
+		probe := exec.Command(python, "-c", "import gi; gi.require_version('Gtk', '3.0'); from gi.repository import Gtk")
+		if probe.Run() == nil {
+			return python
+		}
+	}
+	tb.Skip("no python3 with GTK 3 (Debian packages python3-gi, gir1.2-gtk-3.0; scripts/setup.sh installs them)")
+	return ""
+}

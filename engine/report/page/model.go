@@ -43,6 +43,7 @@ type view struct {
 	AppLogNote string
 	Final      *finalView
 	Startup    *startupView
+	Hung       *hungView
 	Console    *consoleView
 	Started    string
 	Duration   string
@@ -116,6 +117,20 @@ type startupView struct {
 	Reason, Match, Suggestion string
 	Windows                   []windowView
 	Screen                    *shot
+}
+
+// hungView is what the display and the app's threads showed when the app
+// stopped answering.
+type hungView struct {
+	Reason  string
+	Windows []windowView
+	Threads []threadView
+	Screen  *shot
+}
+
+type threadView struct {
+	PID, TID          int
+	Name, State, Wait string
 }
 
 type windowView struct {
@@ -293,13 +308,15 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	}
 	v.Exchanges = b.exchanges(evs)
 	if st := rep.Startup; st != nil {
-		sv := &startupView{Reason: b.clean(st.Reason), Match: b.clean(st.Match), Suggestion: b.clean(st.Suggestion), Screen: b.shot(st.Screen, nil)}
-		for _, w := range st.Windows {
-			sv.Windows = append(sv.Windows, windowView{ID: b.clean(w.ID), Title: b.clean(w.Title), Class: b.clean(w.Class),
-				Instance: b.clean(w.Instance), Geometry: fmt.Sprintf("%dx%d+%d+%d", w.Width, w.Height, w.X, w.Y),
-				PID: w.PID, Viewable: w.Viewable, Application: w.Application})
+		v.Startup = &startupView{Reason: b.clean(st.Reason), Match: b.clean(st.Match), Suggestion: b.clean(st.Suggestion),
+			Screen: b.shot(st.Screen, nil), Windows: b.windows(st.Windows)}
+	}
+	if h := rep.Hung; h != nil {
+		hv := &hungView{Reason: b.clean(h.Reason), Screen: b.shot(h.Screen, nil), Windows: b.windows(h.Windows)}
+		for _, t := range h.Threads {
+			hv.Threads = append(hv.Threads, threadView{PID: t.PID, TID: t.TID, Name: b.clean(t.Name), State: b.clean(t.State), Wait: b.clean(t.WChan)})
 		}
-		v.Startup = sv
+		v.Hung = hv
 	}
 	if br := rep.Browser; br != nil {
 		cv := &consoleView{Summary: fmt.Sprintf("%d messages, %d recorded", br.Total, br.Recorded)}
@@ -316,6 +333,17 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 		v.Final = &finalView{Screen: b.shot(f.Screen, nil), Ending: b.clean(f.Ending), Note: b.clean(f.Note)}
 	}
 	return v
+}
+
+// windows is the rows of a table of the display's windows.
+func (b *builder) windows(ws []events.WindowSeen) []windowView {
+	var out []windowView
+	for _, w := range ws {
+		out = append(out, windowView{ID: b.clean(w.ID), Title: b.clean(w.Title), Class: b.clean(w.Class),
+			Instance: b.clean(w.Instance), Geometry: fmt.Sprintf("%dx%d+%d+%d", w.Width, w.Height, w.X, w.Y),
+			PID: w.PID, Viewable: w.Viewable, Application: w.Application})
+	}
+	return out
 }
 
 func (b *builder) checks(c report.Checks) []checkView {
@@ -335,11 +363,15 @@ func (b *builder) checks(c report.Checks) []checkView {
 	if c.ProcessAlive == nil && c.WindowPresent == nil && c.FatalPattern == nil && len(c.Evidence) == 0 {
 		fatal = "not run"
 	}
-	return []checkView{
+	out := []checkView{
 		{Name: "process_alive", State: state(c.ProcessAlive), Evidence: b.clean(c.Evidence["process_alive"])},
 		{Name: "window_present", State: state(c.WindowPresent), Evidence: b.clean(c.Evidence["window_present"])},
 		{Name: "fatal_pattern", State: fatal, Evidence: b.clean(c.Evidence["fatal_pattern"])},
 	}
+	if c.AppResponsive != nil {
+		out = append(out, checkView{Name: "app_responsive", State: state(c.AppResponsive), Evidence: b.clean(c.Evidence["app_responsive"])})
+	}
+	return out
 }
 
 func (b *builder) steps(rep report.Report, evs []events.Event) []stepView {
