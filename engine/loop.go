@@ -437,6 +437,7 @@ func (s *runState) recordUnrunStep(c model.ToolCall, status, msg string, screen 
 	}
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: "model",
 		Status: status, Message: res.message, Screen: res.screen})
+	s.tally(call{Tool: c.Name, Args: args, Source: "model"}, s.tools[c.Name], res, false)
 }
 
 // budgets publishes every bound with its use.

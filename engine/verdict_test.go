@@ -22,7 +22,7 @@ func TestDecideVerdict(t *testing.T) {
 		verdict     string
 		outcome     string
 		reasons     []string
-		wantConcern string
+		wantConcerns []string
 	}{
 		{
 			name:    "checks pass",
@@ -59,7 +59,7 @@ func TestDecideVerdict(t *testing.T) {
 			facts:   verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting"},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
 			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
-			wantConcern: "the model recorded goal-not-met: no greeting",
+			wantConcerns: []string{"the model recorded goal-not-met: no greeting"},
 		},
 		{
 			name: "goal-not-met already a concern is not listed twice",
@@ -67,7 +67,7 @@ func TestDecideVerdict(t *testing.T) {
 				concerns: []string{"the model recorded goal-not-met: no greeting"}},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
 			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
-			wantConcern: "the model recorded goal-not-met: no greeting",
+			wantConcerns: []string{"the model recorded goal-not-met: no greeting"},
 		},
 		{
 			name:    "goal-not-met after a false check_expectation is app-failed",
@@ -134,15 +134,15 @@ func TestDecideVerdict(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			before := slices.Clone(c.facts.concerns)
-			v, concern := decideVerdict(c.facts)
+			v, raised := decideVerdict(c.facts)
 			if v.Verdict != c.verdict || v.Outcome != c.outcome {
 				t.Errorf("verdict %s/%s, want %s/%s (reasons %q)", v.Verdict, v.Outcome, c.verdict, c.outcome, v.Reasons)
 			}
 			if !slices.Equal(v.Reasons, c.reasons) {
 				t.Errorf("reasons %q, want %q", v.Reasons, c.reasons)
 			}
-			if concern != c.wantConcern {
-				t.Errorf("concern %q, want %q", concern, c.wantConcern)
+			if !slices.Equal(raised, c.wantConcerns) {
+				t.Errorf("raised concerns %q, want %q", raised, c.wantConcerns)
 			}
 			if !slices.Equal(c.facts.concerns, before) {
 				t.Errorf("the facts' concerns changed to %q: the verdict must not touch its input", c.facts.concerns)
