@@ -117,7 +117,7 @@ func TestRulesFalsePasses(t *testing.T) {
 			name:    "goal-met with nothing declared to verify the goal: a concern",
 			script:  []mt.Exchange{loopObserve, mt.Call("type_text", `{"ref": "greeting"}`), loopGoalMet},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 3,
-			steps:   []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"record_verdict", "ok", ""}},
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				if len(r.rep.Concerns) != 1 || r.rep.Concerns[0] != nothingVerified {
 					t.Errorf("concerns %q, want only %q", r.rep.Concerns, nothingVerified)
@@ -166,7 +166,7 @@ func TestRulesSuccessCriteria(t *testing.T) {
 			name:    "a declared tool that fails: app-failed though the model said goal-met",
 			script:  []mt.Exchange{loopObserve, loopGoalMet},
 			verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, iterations: 2,
-			steps:   []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}, {"done_file", "error", "exited with status 1"}},
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}, {"done_file", "error", "exited with status 1"}},
 			check: func(t *testing.T, r loopResult) {
 				rulesWantReasons(t, r, "success.tools.done_file failed: done_file exited with status 1",
 					"the model recorded goal-met, which never upgrades a failed check")
@@ -176,7 +176,7 @@ func TestRulesSuccessCriteria(t *testing.T) {
 			name:    "a title that does not hold: app-failed, with what was seen",
 			script:  []mt.Exchange{loopObserve, loopGoalMet},
 			verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, iterations: 2,
-			steps:   []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				rulesWantReasons(t, r, `success.window_title failed: expected the window title contains "Saved" (within 100ms); found the title "Main"`)
 			},
@@ -185,7 +185,7 @@ func TestRulesSuccessCriteria(t *testing.T) {
 			name:    "a criterion that cannot be evaluated: test-error",
 			script:  []mt.Exchange{loopObserve, loopGoalMet},
 			verdict: events.VerdictTestError, outcome: OutcomeSuccessError, iterations: 2,
-			steps:   []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				rulesWantReasons(t, r, "success.controls.Save cannot be evaluated")
 			},
@@ -194,19 +194,19 @@ func TestRulesSuccessCriteria(t *testing.T) {
 			name:    "the loop's budget ends: the criteria still decide",
 			script:  []mt.Exchange{loopObserve},
 			verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, iterations: 1,
-			steps:   []loopStep{{"observe_screen", "ok", ""}, {"done_file", "error", ""}},
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"done_file", "error", ""}},
 		}, scenario: strings.Replace(withTools("  tools: [done_file]\n"), "goal:", "agentic_max_iterations: 1\ngoal:", 1)},
 		{loopTurnCase: loopTurnCase{
 			name:    "an escalation stays locked: the criteria are not evaluated",
 			script:  []mt.Exchange{loopObserve, mt.Call("escalate", `{"reason": "a licence key is asked"}`)},
 			verdict: events.VerdictTestError, outcome: OutcomeEscalated, iterations: 2,
-			steps:   []loopStep{{"observe_screen", "ok", ""}, {"escalate", "ok", ""}},
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"escalate", "ok", ""}},
 		}, scenario: withTools("  tools: [done_file]\n")},
 		{loopTurnCase: loopTurnCase{
 			name:    "goal-not-met with criteria that hold: a concern, as before",
 			script:  []mt.Exchange{loopObserve, mt.Call("finish", `{}`), mt.Call("record_verdict", `{"verdict": "goal-not-met", "reason": "unsure"}`)},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 3,
-			steps:   []loopStep{{"observe_screen", "ok", ""}, {"finish", "ok", ""}, {"record_verdict", "ok", ""}, {"done_file", "ok", ""}},
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"finish", "ok", ""}, {"record_verdict", "ok", ""}, {"done_file", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				rulesWantConcerns(t, r, "the model recorded goal-not-met: unsure")
 				if loopHasConcern(r.rep, nothingVerified) {

@@ -17,11 +17,11 @@ func TestDecideVerdict(t *testing.T) {
 	stepFailed := &ending{verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed, reason: "step 2 (probe) failed: probe exited with status 1"}
 	escalation := &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: a licence key is asked"}
 	cases := []struct {
-		name        string
-		facts       verdictFacts
-		verdict     string
-		outcome     string
-		reasons     []string
+		name         string
+		facts        verdictFacts
+		verdict      string
+		outcome      string
+		reasons      []string
 		wantConcerns []string
 	}{
 		{
@@ -58,7 +58,7 @@ func TestDecideVerdict(t *testing.T) {
 			name:    "goal-not-met alone is a concern the caller publishes",
 			facts:   verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting"},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
-			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
+			reasons:      []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
 			wantConcerns: []string{"the model recorded goal-not-met: no greeting"},
 		},
 		{
@@ -66,7 +66,7 @@ func TestDecideVerdict(t *testing.T) {
 			facts: verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting",
 				concerns: []string{"the model recorded goal-not-met: no greeting"}},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
-			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
+			reasons:      []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
 			wantConcerns: []string{"the model recorded goal-not-met: no greeting"},
 		},
 		{
