@@ -25,6 +25,9 @@ type callTally struct {
 	failedInput []string
 }
 
+// maxTalliedName bounds a tool name the verdict's reasons quote.
+const maxTalliedName = 64
+
 // declaredCall is a declared tool's last call that ran.
 type declaredCall struct {
 	ok bool
@@ -48,7 +51,8 @@ func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) 
 		if t.notDone == nil {
 			t.notDone = map[string][]string{}
 		}
-		t.notDone[res.status] = append(t.notDone[res.status], c.Tool)
+		// A malformed call's name is whatever the model wrote: kept short.
+		t.notDone[res.status] = append(t.notDone[res.status], truncate(c.Tool, maxTalliedName))
 	}
 	if spec.Declared && ran {
 		s.noteDeclared(c.Tool, res)
@@ -57,7 +61,7 @@ func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) 
 		if res.status == events.StatusOK {
 			t.failedInput = nil
 		} else {
-			t.failedInput = append(t.failedInput, fmt.Sprintf("%s (%s)", c.Tool, res.status))
+			t.failedInput = append(t.failedInput, fmt.Sprintf("%s (%s)", truncate(c.Tool, maxTalliedName), res.status))
 		}
 	}
 }

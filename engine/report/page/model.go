@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -335,11 +337,18 @@ func (b *builder) checks(c report.Checks) []checkView {
 	if c.ProcessAlive == nil && c.WindowPresent == nil && c.FatalPattern == nil && len(c.Evidence) == 0 {
 		fatal = "not run"
 	}
-	return []checkView{
+	out := []checkView{
 		{Name: "process_alive", State: state(c.ProcessAlive), Evidence: b.clean(c.Evidence["process_alive"])},
 		{Name: "window_present", State: state(c.WindowPresent), Evidence: b.clean(c.Evidence["window_present"])},
 		{Name: "fatal_pattern", State: fatal, Evidence: b.clean(c.Evidence["fatal_pattern"])},
 	}
+	// The checks the scenario declared: a goal's success criteria and the
+	// declared tools marked check: true.
+	for _, name := range slices.Sorted(maps.Keys(c.Declared)) {
+		ok := c.Declared[name]
+		out = append(out, checkView{Name: name, State: state(&ok), Evidence: b.clean(c.Evidence[name])})
+	}
+	return out
 }
 
 func (b *builder) steps(rep report.Report, evs []events.Event) []stepView {
