@@ -114,6 +114,18 @@ func TestRulesFalsePasses(t *testing.T) {
 			},
 		}},
 		{loopTurnCase: loopTurnCase{
+			name:    "an input refused, then one that succeeded: no concern about input, the refusal in the reasons",
+			script:  []mt.Exchange{mt.Call("click", `{"target": "center"}`), loopObserve, mt.Call("click", `{"target": "center"}`), loopGoalMet},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 4,
+			steps: []loopStep{{"click", "refused", ""}, {"observe_screen", "ok", ""}, {"click", "ok", ""}, {"record_verdict", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if len(r.rep.Concerns) != 1 || r.rep.Concerns[0] != nothingVerified {
+					t.Errorf("concerns %q, want only %q", r.rep.Concerns, nothingVerified)
+				}
+				rulesWantReasons(t, r, "calls that did not succeed: 1 refused (click)")
+			},
+		}},
+		{loopTurnCase: loopTurnCase{
 			name:    "goal-met with nothing declared to verify the goal: a concern",
 			script:  []mt.Exchange{loopObserve, mt.Call("type_text", `{"ref": "greeting"}`), loopGoalMet},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted, iterations: 3,
@@ -196,6 +208,19 @@ func TestRulesSuccessCriteria(t *testing.T) {
 			verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, iterations: 1,
 			steps: []loopStep{{"observe_screen", "ok", ""}, {"done_file", "error", ""}},
 		}, scenario: strings.Replace(withTools("  tools: [done_file]\n"), "goal:", "agentic_max_iterations: 1\ngoal:", 1)},
+		{loopTurnCase: loopTurnCase{
+			name:    "the criteria's run of a check: true tool is its last call: a model's failed call before it is cleared",
+			script:  []mt.Exchange{loopObserve, mt.Call("done_file", `{}`), mt.Call("finish", `{}`), loopGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 4,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"done_file", "error", ""}, {"finish", "ok", ""}, {"record_verdict", "ok", ""},
+				{"done_file", "ok", ""}},
+			check: func(t *testing.T, r loopResult) {
+				if !r.rep.Checks.Declared["tool_check.done_file"] || !r.rep.Checks.Declared["success.tools.done_file"] {
+					t.Errorf("checks.declared = %v, want both of done_file's checks to hold", r.rep.Checks.Declared)
+				}
+				rulesWantReasons(t, r, "calls that did not succeed: 1 error (done_file)")
+			},
+		}, scenario: strings.Replace(withTools("  tools: [done_file]\n"), "command: test -f done.txt\n", "command: test -f done.txt\n    check: true\n", 1)},
 		{loopTurnCase: loopTurnCase{
 			name:    "an escalation stays locked: the criteria are not evaluated",
 			script:  []mt.Exchange{loopObserve, mt.Call("escalate", `{"reason": "a licence key is asked"}`)},
