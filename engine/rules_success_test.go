@@ -222,6 +222,13 @@ func TestRulesSuccessCriteria(t *testing.T) {
 			},
 		}, scenario: strings.Replace(withTools("  tools: [done_file]\n"), "command: test -f done.txt\n", "command: test -f done.txt\n    check: true\n", 1)},
 		{loopTurnCase: loopTurnCase{
+			name:     "a degraded loop: the criteria still decide",
+			operator: strings.Replace(loopOperator, "runner:\n", "runner:\n  max_retries_per_step: 1\n", 1),
+			script:   []mt.Exchange{mt.Text("I am done.")},
+			verdict:  events.VerdictAppFailed, outcome: OutcomeSuccessFailed, iterations: 1, malforms: 1,
+			steps: []loopStep{{"done_file", "error", ""}},
+		}, scenario: withTools("  tools: [done_file]\n")},
+		{loopTurnCase: loopTurnCase{
 			name:    "an escalation stays locked: the criteria are not evaluated",
 			script:  []mt.Exchange{loopObserve, mt.Call("escalate", `{"reason": "a licence key is asked"}`)},
 			verdict: events.VerdictTestError, outcome: OutcomeEscalated, iterations: 2,
