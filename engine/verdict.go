@@ -25,7 +25,7 @@ type verdictFacts struct {
 	checkFalse bool
 	concerns   []string
 	// goal is set for a goal run or a session, whose work a model or an
-	// agent chose; by names it ("the model", "the agent").
+	// agent chose; by names it ("the model", "the agent"; "" is the model).
 	goal bool
 	by   string
 	// success is set when the scenario declares success criteria; the
@@ -98,10 +98,11 @@ func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
 		}
 		return append(reasons, summary)
 	}
-	neverUpgrades := "the model recorded goal-met, which never upgrades a failed check"
-	if f.by != "" {
-		neverUpgrades = f.by + " recorded goal-met, which never upgrades a failed check"
+	by := f.by
+	if by == "" {
+		by = "the model"
 	}
+	neverUpgrades := by + " recorded goal-met, which never upgrades a failed check"
 	if e := f.end; e != nil && e.verdict == events.VerdictTestError {
 		return events.Verdict{Verdict: events.VerdictTestError, Outcome: e.outcome, Reasons: withSummary(append([]string{e.reason}, failed...))}, nil
 	}
@@ -137,14 +138,14 @@ func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
 	case events.ModelGoalMet:
 		for _, name := range f.calls.declaredOrder {
 			if last := f.calls.lastDeclared[name]; !last.ok && !(last.check && last.failed) {
-				raise(fmt.Sprintf("%s recorded goal-met, but the last call of %s did not succeed: %s", f.by, name, last.message))
+				raise(fmt.Sprintf("%s recorded goal-met, but the last call of %s did not succeed: %s", by, name, last.message))
 			}
 		}
 		switch n := len(f.calls.failedInput); {
 		case n == 1:
-			raise(fmt.Sprintf("%s recorded goal-met while its last input action was refused or failed: %s", f.by, f.calls.failedInput[0]))
+			raise(fmt.Sprintf("%s recorded goal-met while its last input action was refused or failed: %s", by, f.calls.failedInput[0]))
 		case n > 1:
-			raise(fmt.Sprintf("%s recorded goal-met while its last %d input actions were all refused or failed: %s", f.by, n, strings.Join(f.calls.failedInput, ", ")))
+			raise(fmt.Sprintf("%s recorded goal-met while its last %d input actions were all refused or failed: %s", by, n, strings.Join(f.calls.failedInput, ", ")))
 		}
 	}
 	if f.goal && !f.success {
