@@ -238,7 +238,23 @@ func TestRulesManyCallsInOneTurn(t *testing.T) {
 				}
 			}
 			r := loopRun(t, loopCase{machine: &fakeMachine{}, script: []mt.Exchange{mt.Calls(many...), loopObserve, loopGoalMet}})
-			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 1)
+			// goal-met after input that never ran: a concern, and each call
+			// counts in the verdict's reasons, however many the turn held.
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 1)
+			summary := fmt.Sprintf("calls that did not succeed: %d malformed (press_key ×%d, click ×%d)", n, n-n/5, n/5)
+			if n == 2 {
+				summary = "calls that did not succeed: 2 malformed (press_key ×2)"
+			}
+			if !slices.Contains(r.rep.Reasons, summary) {
+				t.Errorf("reasons %q lack %q", r.rep.Reasons, summary)
+			}
+			lastFive := "; the last 5: press_key (malformed), press_key (malformed), press_key (malformed), press_key (malformed), click (malformed)"
+			if n == 2 {
+				lastFive = ": press_key (malformed), press_key (malformed)"
+			}
+			if want := fmt.Sprintf("the model recorded goal-met while its last %d input actions were all refused or failed%s", n, lastFive); !loopHasConcern(r.rep, want) {
+				t.Errorf("concerns %q lack %q", r.rep.Concerns, want)
+			}
 			kept := min(n, maxCallsRecorded)
 			msg := fmt.Sprintf("%d calls in one turn; none was executed", n)
 			var want []loopStep

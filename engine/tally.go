@@ -20,10 +20,16 @@ type callTally struct {
 	// declaredOrder lists the declared tools in the order they first ran,
 	// so the verdict names them in a stable order.
 	declaredOrder []string
-	// failedInput lists the input actions since the last one that
-	// succeeded, each as "tool (status)": all of them did not succeed.
-	failedInput []string
+	// failedInputs counts the input actions since the last one that
+	// succeeded: all of them did not succeed. failedInput lists the most
+	// recent of them (at most maxListed), each as "tool (status)".
+	failedInputs int
+	failedInput  []string
 }
+
+// maxListed bounds the input actions, and the tools of each status, the
+// verdict names: a reply of hundreds of calls is summarised, not listed.
+const maxListed = 5
 
 // maxTalliedName bounds a tool name the verdict's reasons quote.
 const maxTalliedName = 64
@@ -59,9 +65,13 @@ func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) 
 	}
 	if spec.ChangesScreen && !spec.Holds && !spec.Declared {
 		if res.status == events.StatusOK {
-			t.failedInput = nil
+			t.failedInputs, t.failedInput = 0, nil
 		} else {
+			t.failedInputs++
 			t.failedInput = append(t.failedInput, fmt.Sprintf("%s (%s)", truncate(c.Tool, maxTalliedName), res.status))
+			if len(t.failedInput) > maxListed {
+				t.failedInput = t.failedInput[1:]
+			}
 		}
 	}
 }
@@ -123,7 +133,8 @@ func (t callTally) summary() string {
 }
 
 // countedNames lists names in the order they first appear, each with
-// how many times it appears when more than once: "type_text ×2, click".
+// how many times it appears when more than once: "type_text ×2, click";
+// past maxListed names, the rest are counted.
 func countedNames(names []string) string {
 	counts := map[string]int{}
 	var order []string
@@ -133,12 +144,16 @@ func countedNames(names []string) string {
 		}
 		counts[n]++
 	}
-	out := make([]string, len(order))
+	var out []string
 	for i, n := range order {
-		out[i] = n
-		if counts[n] > 1 {
-			out[i] = fmt.Sprintf("%s ×%d", n, counts[n])
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("%d other tools", len(order)-i))
+			break
 		}
+		if counts[n] > 1 {
+			n = fmt.Sprintf("%s ×%d", n, counts[n])
+		}
+		out = append(out, n)
 	}
 	return strings.Join(out, ", ")
 }

@@ -141,11 +141,14 @@ func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
 				raise(fmt.Sprintf("%s recorded goal-met, but the last call of %s did not succeed: %s", by, name, last.message))
 			}
 		}
-		switch n := len(f.calls.failedInput); {
+		listed := strings.Join(f.calls.failedInput, ", ")
+		switch n := f.calls.failedInputs; {
 		case n == 1:
-			raise(fmt.Sprintf("%s recorded goal-met while its last input action was refused or failed: %s", by, f.calls.failedInput[0]))
+			raise(fmt.Sprintf("%s recorded goal-met while its last input action was refused or failed: %s", by, listed))
+		case n > len(f.calls.failedInput):
+			raise(fmt.Sprintf("%s recorded goal-met while its last %d input actions were all refused or failed; the last %d: %s", by, n, len(f.calls.failedInput), listed))
 		case n > 1:
-			raise(fmt.Sprintf("%s recorded goal-met while its last %d input actions were all refused or failed: %s", by, n, strings.Join(f.calls.failedInput, ", ")))
+			raise(fmt.Sprintf("%s recorded goal-met while its last %d input actions were all refused or failed: %s", by, n, listed))
 		}
 	}
 	if f.goal && !f.success {

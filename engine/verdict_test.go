@@ -132,7 +132,7 @@ func TestDecideVerdict(t *testing.T) {
 	}
 	failedTool := callTally{lastDeclared: map[string]declaredCall{"clipboard_is_5535": {failed: true, message: "clipboard_is_5535 exited with status 1"}},
 		declaredOrder: []string{"clipboard_is_5535"}, notDone: map[string][]string{events.StatusError: {"clipboard_is_5535"}}}
-	refused := callTally{failedInput: []string{"type_text (refused)", "click (error)"},
+	refused := callTally{failedInputs: 2, failedInput: []string{"type_text (refused)", "click (error)"},
 		notDone: map[string][]string{events.StatusRefused: {"type_text", "type_text", "type_text"}, events.StatusError: {"click"}}}
 	successFailed := &ending{verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, reason: "success.tools.saved failed: saved exited with status 1"}
 	cases = append(cases, []struct {
