@@ -248,3 +248,19 @@ func TestRulesSuccessCriteria(t *testing.T) {
 		}, scenario: withTools("  tools: [done_file]\n")},
 	})
 }
+
+// TestRulesScriptNotSummarised: a script's failed step ends the run and is
+// its reason; the summary of calls that did not succeed is for the calls a
+// model or an agent chose, and a scripted run declares no goal to verify.
+func TestRulesScriptNotSummarised(t *testing.T) {
+	t.Parallel()
+	r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - observe_screen: {}\n  - press_key: F35\n", operator: "runner: {}\n", machine: &fakeMachine{}})
+	loopWant(t, r, events.VerdictTestError, OutcomeStepError, 0, 0)
+	for _, reason := range r.rep.Reasons {
+		if strings.Contains(reason, "did not succeed") {
+			t.Errorf("a scripted run's reasons summarise its calls: %q", r.rep.Reasons)
+		}
+	}
+	ok := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: &fakeMachine{}})
+	loopWant(t, ok, events.VerdictPass, OutcomeCompleted, 0, 0)
+}
