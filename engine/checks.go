@@ -35,6 +35,7 @@ var errNotHeld = errors.New("did not hold")
 // time is up. Its try returns whether the check holds and, either way, what
 // it saw, in words for the report.
 type probe struct {
+	name   string // the check's key in expect:, e.g. window_title, controls.Save
 	what   string // what is expected, e.g. `window title contains "Saved"`
 	within time.Duration
 	try    func(ctx context.Context) (holds bool, seen string, err error)
@@ -123,27 +124,33 @@ func (s *runState) probes(e *scenarios.Expect) []probe {
 		return time.Duration(e.WithinS(own) * float64(time.Second))
 	}
 	if t := e.WindowTitle; t != nil {
-		out = append(out, s.titleProbe(t, within(t.Within)))
+		out = append(out, named("window_title", s.titleProbe(t, within(t.Within))))
 	}
 	if t := e.ScreenText; t != nil {
-		out = append(out, s.screenTextProbe(t, within(t.Within)))
+		out = append(out, named("screen_text", s.screenTextProbe(t, within(t.Within))))
 	}
 	for _, name := range sortedKeys(e.CDP) {
 		c := e.CDP[name]
-		out = append(out, s.elementProbe(name, c, within(c.Within)))
+		out = append(out, named("cdp."+name, s.elementProbe(name, c, within(c.Within))))
 	}
 	for _, name := range sortedKeys(e.Controls) {
 		c := e.Controls[name]
-		out = append(out, s.controlProbe(name, c, within(c.Within)))
+		out = append(out, named("controls."+name, s.controlProbe(name, c, within(c.Within))))
 	}
 	for _, name := range sortedKeys(e.ClickTargets) {
 		c := e.ClickTargets[name]
-		out = append(out, s.pointProbe(name, c, within(c.Within)))
+		out = append(out, named("click_targets."+name, s.pointProbe(name, c, within(c.Within))))
 	}
 	if e.ExitCode != nil {
-		out = append(out, s.exitProbe(*e.ExitCode, within(0)))
+		out = append(out, named("exit_code", s.exitProbe(*e.ExitCode, within(0))))
 	}
 	return out
+}
+
+// named gives a probe its key in expect:.
+func named(name string, p probe) probe {
+	p.name = name
+	return p
 }
 
 func (s *runState) titleProbe(t *scenarios.TitleCheck, within time.Duration) probe {

@@ -72,6 +72,11 @@ type loopCase struct {
 	ctx context.Context
 }
 
+// loopUnverified is the verdict of a goal run that passes with nothing
+// the scenario declares to verify its goal (no success:): the pass rests
+// only on the app staying up, which is a concern.
+const loopUnverified = events.VerdictPassConcerns
+
 // loopResult is what a goal run produced.
 type loopResult struct {
 	res    Result

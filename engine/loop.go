@@ -402,6 +402,9 @@ func (s *runState) recordSeveralCalls(calls []model.ToolCall, msg string) {
 	counts := map[string]int{}
 	for _, c := range rest {
 		counts[truncate(c.Name, maxToolNameBytes)]++
+		// Each call counts in the verdict's summary as itself, not as
+		// the one step that records them.
+		s.tallyUnrun(c, events.StatusMalformed)
 	}
 	names := sortedKeys(counts)
 	slices.SortStableFunc(names, func(a, b string) int { return counts[b] - counts[a] })
@@ -414,7 +417,7 @@ func (s *runState) recordSeveralCalls(calls []model.ToolCall, msg string) {
 		parts = append(parts, fmt.Sprintf("%s ×%d", name, counts[name]))
 	}
 	summary := fmt.Sprintf("%d more calls in this turn (%s), recorded as this one step; %s", len(rest), strings.Join(parts, ", "), msg)
-	s.recordUnrunStep(model.ToolCall{Name: "more_calls", Arguments: fmt.Sprintf(`{"calls": %d}`, len(rest))}, events.StatusMalformed, summary, true)
+	s.recordStep(model.ToolCall{Name: "more_calls", Arguments: fmt.Sprintf(`{"calls": %d}`, len(rest))}, events.StatusMalformed, summary, true)
 }
 
 // recordUnrun records a model call that was not executed as a step, so the
@@ -426,6 +429,18 @@ func (s *runState) recordUnrun(c model.ToolCall, status, msg string) {
 // recordUnrunStep is recordUnrun with the failure screen left out unless
 // screen is set.
 func (s *runState) recordUnrunStep(c model.ToolCall, status, msg string, screen bool) {
+	s.recordStep(c, status, msg, screen)
+	s.tallyUnrun(c, status)
+}
+
+// tallyUnrun counts a model call that was not executed for the verdict.
+func (s *runState) tallyUnrun(c model.ToolCall, status string) {
+	s.tally(call{Tool: c.Name, Source: "model"}, s.tools[c.Name], result{status: status}, false)
+}
+
+// recordStep publishes a step that ran nothing, with the failure screen
+// when screen is set.
+func (s *runState) recordStep(c model.ToolCall, status, msg string, screen bool) {
 	s.stepN++
 	args, err := parseArgs(c.Arguments)
 	if err != nil {

@@ -28,7 +28,7 @@ func TestLoopValidCalls(t *testing.T) {
 		mt.Call("press_key", `{"key": "Return"}`),
 		mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "hello is printed"}`).WithUsage(map[string]any{"prompt_tokens": 200}),
 	}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 5, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 5, 0)
 	loopWantSteps(t, r.rep,
 		loopStep{"observe_screen", "ok", "observed the screen (640x400)"},
 		loopStep{"type_text", "ok", `typed the value "greeting" (10 characters)`},
@@ -114,7 +114,7 @@ func TestLoopTurns(t *testing.T) {
 		{
 			name:    "several calls in one turn",
 			script:  []mt.Exchange{mt.Calls(loopObserve, mt.Call("press_key", `{"key": "a"}`)), loopObserve, loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
 			steps: append([]loopStep{
 				{"observe_screen", "malformed", "2 calls in one turn; none was executed. Make exactly one tool call per turn."},
 				{"press_key", "malformed", "2 calls in one turn; none was executed"},
@@ -137,7 +137,7 @@ func TestLoopTurns(t *testing.T) {
 		{
 			name:    "unknown tool",
 			script:  []mt.Exchange{mt.Call("teleport", `{"to": "mars"}`), loopObserve, loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
 			steps: append([]loopStep{{"teleport", "malformed", `unknown tool "teleport"; the tools available are: check_expectation, click, click_grounded, escalate, observe_screen, press_key, record_verdict, type_text, wait`}}, loopOKSteps...),
 			check: func(t *testing.T, r loopResult) {
 				if !strings.Contains(loopLastText(r.reqs[1]), `unknown tool "teleport"; the tools available are: check_expectation, click`) {
@@ -157,7 +157,7 @@ func TestLoopTurns(t *testing.T) {
 				mt.Call("wait", `{"seconds": 0}`),
 				loopGoalMet,
 			},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 7, malforms: 4,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 7, malforms: 4,
 			steps: []loopStep{
 				{"observe_screen", "ok", "observed"},
 				{"press_key", "malformed", "key"},
@@ -181,7 +181,7 @@ func TestLoopTurns(t *testing.T) {
 				mt.Call("click", `{"target": "center"}`),
 				loopGoalMet,
 			},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 9, malforms: 0,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 9, malforms: 0,
 			steps: []loopStep{
 				{"click_grounded", "refused", "click_grounded refused: the screen changed since the last observation"},
 				{"click", "refused", "click refused: the screen changed since the last observation; call observe_screen (or check_expectation) first"},
@@ -200,7 +200,7 @@ func TestLoopTurns(t *testing.T) {
 				mt.Text("I will look first.\n<tool_call>\n{\"name\": \"observe_screen\", \"arguments\": {}}\n</tool_call>"),
 				mt.Text("Done.\n```json\n{\"name\": \"record_verdict\", \"arguments\": {\"verdict\": \"goal-met\", \"reason\": \"done\"}}\n```"),
 			},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2, malforms: 0,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2, malforms: 0,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				if r.rep.Loop.Rescued != 2 {
@@ -211,7 +211,7 @@ func TestLoopTurns(t *testing.T) {
 		{
 			name:    "empty reply",
 			script:  []mt.Exchange{mt.Empty(), mt.Text("I think it is fine."), loopObserve, loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 4, malforms: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 4, malforms: 2,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				if !strings.Contains(loopLastText(r.reqs[1]), "Your reply had no tool call. Reply with exactly one call to one of: check_expectation, click,") {
@@ -222,7 +222,7 @@ func TestLoopTurns(t *testing.T) {
 		{
 			name:    "truncated JSON and garbage",
 			script:  []mt.Exchange{mt.Garbage(`{"id": "x", "choices": [{"message": {"role": "assis`), mt.Garbage("<html>bad gateway</html>"), loopObserve, loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 4, malforms: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 4, malforms: 2,
 			steps: loopOKSteps,
 		},
 	})
@@ -275,7 +275,7 @@ func TestLoopModelFailures(t *testing.T) {
 			name:     "429 then success",
 			operator: strings.Replace(loopOperator, "  retry: 0\n", "  retry: 2\n", 1),
 			script:   []mt.Exchange{mt.Status(429, 2*time.Second), loopObserve, loopGoalMet},
-			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict:  loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				retries := loopEvents(r, events.KindModelRetry)
@@ -296,7 +296,7 @@ func TestLoopModelFailures(t *testing.T) {
 			name:     "500 nine times is one failed call",
 			operator: strings.Replace(loopOperator, "  retry: 0\n", retry8, 1),
 			script:   append(loopRepeat(9, mt.Status(500)), loopObserve, loopGoalMet),
-			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 3,
+			verdict:  loopUnverified, outcome: OutcomeCompleted, iterations: 3,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				failed := loopEvents(r, events.KindModelFailed)
@@ -343,7 +343,7 @@ func TestLoopModelFailures(t *testing.T) {
 			name:     "timeout then success",
 			operator: strings.Replace(loopOperator, "  retry: 0\n  timeout: 5\n", "  retry: 1\n  timeout: 1\n", 1),
 			script:   []mt.Exchange{mt.Delay(3*time.Second, loopObserve), loopObserve, loopGoalMet},
-			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict:  loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				retries := loopEvents(r, events.KindModelRetry)
@@ -356,7 +356,7 @@ func TestLoopModelFailures(t *testing.T) {
 			name:     "400 fails at once",
 			operator: strings.Replace(loopOperator, "  retry: 0\n", retry8, 1),
 			script:   []mt.Exchange{mt.Status(400), loopObserve, loopGoalMet},
-			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 3,
+			verdict:  loopUnverified, outcome: OutcomeCompleted, iterations: 3,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				failed := loopEvents(r, events.KindModelFailed)
@@ -443,7 +443,7 @@ func TestLoopBudgets(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "declared tool budget",
 			script:  []mt.Exchange{mt.Call("one_shot", `{}`), mt.Call("one_shot", `{}`), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 3,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 3,
 			steps: []loopStep{{"one_shot", "ok", "one_shot succeeded: fine"}, {"one_shot", "error", "one_shot has used its budget of 1 calls"}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				var used float64 = -1
@@ -475,7 +475,7 @@ func TestLoopBudgets(t *testing.T) {
 			name:     "wait_tool_max_s",
 			operator: loopOp("  wait_tool_max_s: 0.1\n", ""),
 			script:   []mt.Exchange{wait("0.15"), wait("0.1"), loopGoalMet},
-			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
+			verdict:  loopUnverified, outcome: OutcomeCompleted, iterations: 3, malforms: 1,
 			steps: []loopStep{{"wait", "malformed", "seconds"}, {"wait", "ok", "waited 0.1s"}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				if !strings.Contains(string(r.reqs[0].Raw), `"maximum":0.1`) {
@@ -553,7 +553,7 @@ func loopRunGroundCases(t *testing.T, newMachine func() *fakeMachine) {
 			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
 				return []mt.Exchange{loopObserve, grounded, locate, judge(true), loopGoalMet}
 			},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			verdict: loopUnverified, outcome: OutcomeCompleted,
 			want:     []loopStep{{"observe_screen", "ok", ""}, {"click_grounded", "ok", "the expected change was observed"}, {"record_verdict", "ok", ""}},
 			outcomes: []string{"confirmed"},
 		},
@@ -562,7 +562,7 @@ func loopRunGroundCases(t *testing.T, newMachine func() *fakeMachine) {
 			script: func(t *testing.T, locate mt.Exchange) []mt.Exchange {
 				return []mt.Exchange{loopObserve, grounded, locate, judge(false), mt.Call("click", `{"target": "center"}`), loopObserve, loopGoalMet}
 			},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			verdict: loopUnverified, outcome: OutcomeCompleted,
 			want: []loopStep{{"observe_screen", "ok", ""},
 				{"click_grounded", "error", "the expected change was NOT observed (judged). Observe the screen before any further pointer action."},
 				{"click", "refused", "call observe_screen"}, {"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
@@ -592,7 +592,7 @@ func loopRunGroundCases(t *testing.T, newMachine func() *fakeMachine) {
 			script: func(t *testing.T, _ mt.Exchange) []mt.Exchange {
 				return []mt.Exchange{loopObserve, grounded, mt.Text(`{"point": [5000, 10]}`), mt.Text(`somewhere in the middle`), loopObserve, loopGoalMet}
 			},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			verdict: loopUnverified, outcome: OutcomeCompleted,
 			want: []loopStep{{"observe_screen", "ok", ""}, {"click_grounded", "error", `could not locate "the terminal window" on the screen after 2 attempts`},
 				{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
 			outcomes: []string{"unavailable", "unavailable"},
@@ -763,7 +763,7 @@ func TestLoopInbox(t *testing.T) {
 					}()
 				}
 			}})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 		loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", "the operator answered: the provided one"},
 			loopStep{"respond", "ok", "message posted to the operator"}, loopStep{"record_verdict", "ok", ""})
 		if got := loopLastText(r.reqs[1]); !strings.Contains(got, "the operator answered: the provided one") {
@@ -786,7 +786,7 @@ func TestLoopInbox(t *testing.T) {
 	t.Run("unanswered", func(t *testing.T) {
 		t.Parallel()
 		r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: inboxOp("0.3"), script: []mt.Exchange{ask, loopGoalMet}})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
 		loopWantSteps(t, r.rep, loopStep{"ask_human", "error", "no answer came"}, loopStep{"record_verdict", "ok", ""})
 		if len(r.rep.Questions) != 1 || r.rep.Questions[0].Unanswered == "" {
 			t.Errorf("questions = %+v, want one unanswered", r.rep.Questions)
@@ -797,7 +797,7 @@ func TestLoopInbox(t *testing.T) {
 		var run *Runner
 		r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: inboxOp("1"), script: []mt.Exchange{mt.Call("respond", `{"message": "hello operator"}`), loopGoalMet},
 			before: func(r *Runner) { run = r }})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
 		var posted []string
 		for _, e := range run.Inbox().History() {
 			if e.Kind == "posted" {
@@ -834,7 +834,7 @@ func TestLoopMemory(t *testing.T) {
 			t.Parallel()
 			op := loopOperator + "memory:\n  emit_policy: " + policy + "\n  keep_images: 3\n"
 			r := loopRun(t, loopCase{operator: op, script: loopLongScript(25)})
-			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 25, 0)
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 25, 0)
 			var sizes, images []int
 			for _, req := range r.reqs {
 				sizes = append(sizes, len(req.Raw))
@@ -902,7 +902,7 @@ func TestLoopSteering(t *testing.T) {
 					}()
 				}
 			}})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 		if got := loopSteerActions(r); !slices.Equal(got, []string{"pause", "resume"}) {
 			t.Fatalf("steering = %v", got)
 		}
@@ -940,7 +940,7 @@ func TestLoopSteering(t *testing.T) {
 					run.Steer(events.Steer{Action: events.SteerApprove})
 				}()
 			}})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 		loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""},
 			loopStep{"press_key", "refused", "the operator rejected this call: do not press q"}, loopStep{"record_verdict", "ok", ""})
 		if got := loopLastText(r.reqs[2]); !strings.Contains(got, "the operator rejected this call: do not press q") {
@@ -963,7 +963,7 @@ func TestLoopSteering(t *testing.T) {
 					go run.Steer(events.Steer{Action: events.SteerNote, Value: note})
 				}
 			}})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 		if len(r.rep.Steering) != 1 || r.rep.Steering[0].Value != note {
 			t.Fatalf("steering = %+v", r.rep.Steering)
 		}

@@ -70,7 +70,7 @@ func TestWebhookNotice(t *testing.T) {
 		defer hook.Close()
 		r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: op(hook.URL+"/hook", "2", "10"), env: env,
 			script: []mt.Exchange{ask, loopGoalMet}, before: func(r *Runner) { run = r }})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
 		n := <-notices
 		if n.Kind != "kasmrt.question" || n.Question.ID != "q1" || n.Question.Text != "Which greeting should I type?" || n.Report != r.dir {
 			t.Errorf("notice %+v", n)
@@ -105,7 +105,8 @@ func TestWebhookNotice(t *testing.T) {
 			t.Parallel()
 			r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: op(c.url(t), "0.5", "0.3"), env: env, script: []mt.Exchange{ask, loopGoalMet}})
 			loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 2, 0)
-			if len(r.rep.Concerns) != 1 || !strings.Contains(r.rep.Concerns[0], "the webhook was not told of question q1") || !strings.Contains(r.rep.Concerns[0], c.want) {
+			// The goal declares no success criteria: that is the second concern.
+			if len(r.rep.Concerns) != 2 || r.rep.Concerns[1] != nothingVerified || !strings.Contains(r.rep.Concerns[0], "the webhook was not told of question q1") || !strings.Contains(r.rep.Concerns[0], c.want) {
 				t.Errorf("concerns %q, want one naming q1 and %q", r.rep.Concerns, c.want)
 			}
 			wantSecretNowhere(t, r.dir)
@@ -143,7 +144,7 @@ func TestWebhookNoticeNeverHoldsTheRun(t *testing.T) {
 				once.Do(func() { close(movedOn) })
 			}
 		}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
 	told := false
 	for _, e := range r.events {
 		told = told || e.Kind == events.KindLog && e.Message == "the webhook was told of question q1"

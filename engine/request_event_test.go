@@ -28,7 +28,7 @@ func TestModelRequestEventSaysWhy(t *testing.T) {
 				go run.Steer(events.Steer{Action: events.SteerNote, Value: "the pin is " + pin})
 			}
 		}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 	reqs := loopEvents(r, events.KindModelRequest)
 	if len(reqs) != len(r.reqs) {
 		t.Fatalf("%d model.request events for %d requests", len(reqs), len(r.reqs))

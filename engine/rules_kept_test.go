@@ -28,7 +28,7 @@ func TestRulesManifest(t *testing.T) {
 	cached := map[string]any{"prompt_tokens_details": map[string]any{"cached_tokens": 60}}
 	r := loopRun(t, loopCase{scenario: rulesGoal, machine: &fakeMachine{},
 		script: []mt.Exchange{loopObserve.WithUsage(cached), loopGoalMet.WithUsage(cached)}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
 	m, err := ReadManifest(r.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestRulesFinalCapture(t *testing.T) {
 	rulesRun(t, []rulesCase{
 		{loopTurnCase: loopTurnCase{
 			name:   "a live display is captured",
-			script: []mt.Exchange{loopObserve, loopGoalMet}, verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			script: []mt.Exchange{loopObserve, loopGoalMet}, verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: loopOKSteps,
 			check: func(t *testing.T, r loopResult) {
 				e := final(t, r)

@@ -65,7 +65,7 @@ func TestRulesEnvironmentUpdate(t *testing.T) {
 	t.Parallel()
 	r := loopRun(t, loopCase{machine: &fakeMachine{title: "Main"},
 		script: []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "F35"}`), loopGoalMet}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 	loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""}, loopStep{"press_key", "error", ""}, loopStep{"record_verdict", "ok", ""})
 	if got := loopLastText(r.reqs[1]); !strings.Contains(got, "Environment Update") || !strings.Contains(got, `"Main" (focused)`) {
 		t.Errorf("after a successful turn the model got no Environment Update with the windows:\n%s", got)
@@ -88,7 +88,7 @@ func TestRulesProposalSteps(t *testing.T) {
 				go run.Steer(events.Steer{Action: events.SteerApprove})
 			}
 		}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 	var steps []int
 	for _, e := range loopEvents(r, events.KindProposal) {
 		steps = append(steps, e.Step)
@@ -128,7 +128,7 @@ func TestRulesBudgetEvent(t *testing.T) {
 			t.Parallel()
 			r := loopRun(t, loopCase{scenario: tt.scenario, operator: loopOp("  max_iterations: 9\n", ""), machine: &fakeMachine{},
 				script: []mt.Exchange{mt.Call("counted", `{}`), loopGoalMet}})
-			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
 			evs := loopEvents(r, events.KindBudget)
 			if len(evs) == 0 {
 				t.Fatal("no budget event")
@@ -160,7 +160,7 @@ func TestRulesUnrunSteps(t *testing.T) {
 	t.Parallel()
 	r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: loopOperatorRetry,
 		script: []mt.Exchange{mt.Call("no_such_tool", `{"a": 1}`), mt.Call("press_key", `{"key": `), loopObserve, loopGoalMet}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 2)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 4, 2)
 	loopWantSteps(t, r.rep, loopStep{"no_such_tool", "malformed", "unknown tool"}, loopStep{"press_key", "malformed", ""},
 		loopStep{"observe_screen", "ok", ""}, loopStep{"record_verdict", "ok", ""})
 	for i, st := range r.rep.Steps {
@@ -206,7 +206,7 @@ click_targets:
 			t.Parallel()
 			r := loopRun(t, loopCase{scenario: tt.scenario, machine: &fakeMachine{}, env: map[string]string{"APP_PASSWORD": "pw-Secr3t"},
 				script: []mt.Exchange{loopGoalMet}})
-			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 1, 0)
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 1, 0)
 			var first string
 			for _, m := range r.reqs[0].Messages() {
 				if m["role"] == "user" {
@@ -238,7 +238,23 @@ func TestRulesManyCallsInOneTurn(t *testing.T) {
 				}
 			}
 			r := loopRun(t, loopCase{machine: &fakeMachine{}, script: []mt.Exchange{mt.Calls(many...), loopObserve, loopGoalMet}})
-			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 1)
+			// goal-met after input that never ran: a concern, and each call
+			// counts in the verdict's reasons, however many the turn held.
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 1)
+			summary := fmt.Sprintf("calls that did not succeed: %d malformed (press_key ×%d, click ×%d)", n, n-n/5, n/5)
+			if n == 2 {
+				summary = "calls that did not succeed: 2 malformed (press_key ×2)"
+			}
+			if !slices.Contains(r.rep.Reasons, summary) {
+				t.Errorf("reasons %q lack %q", r.rep.Reasons, summary)
+			}
+			lastFive := "; the last 5: press_key (malformed), press_key (malformed), press_key (malformed), press_key (malformed), click (malformed)"
+			if n == 2 {
+				lastFive = ": press_key (malformed), press_key (malformed)"
+			}
+			if want := fmt.Sprintf("the model recorded goal-met while its last %d input actions were all refused or failed%s", n, lastFive); !loopHasConcern(r.rep, want) {
+				t.Errorf("concerns %q lack %q", r.rep.Concerns, want)
+			}
 			kept := min(n, maxCallsRecorded)
 			msg := fmt.Sprintf("%d calls in one turn; none was executed", n)
 			var want []loopStep

@@ -155,7 +155,7 @@ func TestRulesVerdict(t *testing.T) {
 			name: "goal-met after a false check_expectation passes",
 			script: []mt.Exchange{mt.Call("check_expectation", `{"expectation": "the terminal shows hello"}`), judge(false),
 				loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"check_expectation", "ok", "false:"}, {"record_verdict", "ok", "recorded goal-met"}},
 		}},
 		{loopTurnCase: loopTurnCase{
@@ -247,7 +247,7 @@ func TestRulesVerdict(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "an app that exits with a success code ends the run normally",
 			script:  []mt.Exchange{loopObserve, mt.Call("type_text", `{"ref": "quit"}`), loopObserve, mt.Call("press_key", `{"key": "Return"}`)},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 4,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 4,
 			steps: []loopStep{{"observe_screen", "ok", ""}, {"type_text", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				if r.rep.Loop.Ended != "the application exited successfully" {
@@ -301,7 +301,7 @@ func TestRulesLaunch(t *testing.T) {
 func TestRulesDefaultDeadline(t *testing.T) {
 	t.Parallel()
 	r := loopRun(t, loopCase{scenario: rulesGoal, script: []mt.Exchange{loopObserve, loopGoalMet}, machine: &fakeMachine{}})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
 	if r.rep.Timing.DeadlineS != 600 {
 		t.Errorf("timing.deadline_s = %v, want the default 600", r.rep.Timing.DeadlineS)
 	}
@@ -344,7 +344,7 @@ func TestRulesDeclaredTools(t *testing.T) {
 			loopGoalMet,
 		},
 		operator: loopOperatorRetry,
-		verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 5, malforms: 2,
+		verdict:  loopUnverified, outcome: OutcomeCompleted, iterations: 5, malforms: 2,
 		steps: []loopStep{
 			{"probe", "ok", "probe succeeded: ready"},
 			{"probe", "error", "probe exited with status 4: not ready"},
@@ -385,7 +385,7 @@ func TestRulesWaitWhile(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "screen changing clears",
 			script:  []mt.Exchange{waitWhile("busy"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "ok", "busy cleared after"}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				busy.mu.Lock()
@@ -398,7 +398,7 @@ func TestRulesWaitWhile(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "window title still holds at the timeout",
 			script:  []mt.Exchange{waitWhile("loading"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "error", "loading still holds after"}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				// Its own timeout, not the 30 s default: the bounds are far
@@ -411,19 +411,19 @@ func TestRulesWaitWhile(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "a condition without timeout_s waits by the default",
 			script:  []mt.Exchange{waitWhile("settling"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "ok", "settling cleared after"}, {"record_verdict", "ok", ""}},
 		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{unsettled: 2}, nil }},
 		{loopTurnCase: loopTurnCase{
 			name:    "window title that does not hold",
 			script:  []mt.Exchange{waitWhile("loading"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "ok", "loading cleared after 0.0s"}, {"record_verdict", "ok", ""}},
 		}, scenario: conditions, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{title: "Editor"}, nil }},
 		{loopTurnCase: loopTurnCase{
 			name:    "file missing still holds at the timeout",
 			script:  []mt.Exchange{waitWhile("not_saved"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "error", "not_saved still holds after"}, {"record_verdict", "ok", ""}},
 		}, scenario: strings.Replace(conditions, "not_saved: {file_missing: "+marker, "not_saved: {file_missing: "+marker+".never", 1)},
 		{loopTurnCase: loopTurnCase{
@@ -434,7 +434,7 @@ func TestRulesWaitWhile(t *testing.T) {
 				}
 				return waitWhile("not_saved")
 			}), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"wait_while", "ok", "not_saved cleared after 0.0s"}, {"record_verdict", "ok", ""}},
 		}, scenario: conditions},
 	})
@@ -615,7 +615,7 @@ func TestRulesStuck(t *testing.T) {
 			steps: []loopStep{{"observe_screen", "ok", ""}, {"teleport", "malformed", ""}, {"observe_screen", "ok", ""},
 				{"observe_screen", "ok", ""}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
-				if !slices.Equal(r.rep.Concerns, []string{"the loop looked stuck: the same call repeated with no change on the screen"}) {
+				if !slices.Equal(r.rep.Concerns, []string{"the loop looked stuck: the same call repeated with no change on the screen", nothingVerified}) {
 					t.Errorf("concerns = %q", r.rep.Concerns)
 				}
 				if got := loopLastText(r.reqs[4]); !strings.Contains(got, "Note: you made the same call (observe_screen) 3 times in a row and the screen did not change. Try something else.") {
@@ -633,7 +633,7 @@ func TestRulesStuck(t *testing.T) {
 			steps: []loopStep{{"probe", "ok", ""}, {"probe", "ok", ""}, {"probe", "ok", ""}, {"probe", "ok", ""},
 				{"probe", "ok", ""}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
-				if !slices.Equal(r.rep.Concerns, []string{"the loop looked stuck: several actions in a row left the screen unchanged"}) {
+				if !slices.Equal(r.rep.Concerns, []string{"the loop looked stuck: several actions in a row left the screen unchanged", nothingVerified}) {
 					t.Errorf("concerns = %q", r.rep.Concerns)
 				}
 				if got := loopLastText(r.reqs[5]); !strings.Contains(got, "Note: your last 4 actions left the screen unchanged. Reconsider your approach.") {
@@ -647,7 +647,7 @@ func TestRulesStuck(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "a changing screen is progress",
 			script:  []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "a"}`), loopObserve, mt.Call("press_key", `{"key": "a"}`), loopObserve, mt.Call("press_key", `{"key": "a"}`), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 7,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 7,
 			steps: []loopStep{{"observe_screen", "ok", ""}, {"press_key", "ok", ""}, {"observe_screen", "ok", ""}, {"press_key", "ok", ""},
 				{"observe_screen", "ok", ""}, {"press_key", "ok", ""}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
@@ -673,7 +673,7 @@ func TestRulesModelName(t *testing.T) {
 				op = loopOp("", "  name: "+name+"\n")
 			}
 			r := loopRun(t, loopCase{scenario: rulesGoal, operator: op, script: []mt.Exchange{loopGoalMet}, machine: &fakeMachine{}})
-			loopWant(t, r, events.VerdictPass, OutcomeCompleted, 1, 0)
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 1, 0)
 			got := r.reqs[0].Model()
 			if name != "" && got != name || name == "" && (got == "" || got == "my-served-model") {
 				t.Errorf("the request asks for model %q (operator model.name %q)", got, name)
@@ -690,7 +690,7 @@ func TestRulesToolList(t *testing.T) {
 		t.Parallel()
 		op := loopOperator + "tools:\n  disabled: [press_key, wait]\n"
 		r := loopRun(t, loopCase{scenario: rulesProbe, operator: op, script: []mt.Exchange{mt.Call("press_key", `{"key": "a"}`), loopGoalMet}, machine: &fakeMachine{}})
-		loopWant(t, r, events.VerdictPass, OutcomeCompleted, 2, 1)
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 1)
 		loopWantSteps(t, r.rep, loopStep{"press_key", "malformed", `unknown tool "press_key"`}, loopStep{"record_verdict", "ok", ""})
 		names := r.reqs[0].ToolNames()
 		if slices.Contains(names, "press_key") || slices.Contains(names, "wait") || !slices.Contains(names, "probe") || !slices.Contains(names, "click") {
@@ -802,13 +802,13 @@ func TestRulesDeclaredRuns(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "a timeout kills the tool",
 			script:  []mt.Exchange{call("slow"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"slow", "error", "slow timed out after 200ms and was killed"}, {"record_verdict", "ok", ""}},
 		}, scenario: rulesSlowTools},
 		{loopTurnCase: loopTurnCase{
 			name:    "a flood is cut and said so",
 			script:  []mt.Exchange{call("flood"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"flood", "ok", "[stdout cut at 65536 bytes]"}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {
 				if n := len(r.rep.Steps[0].Message); n > 2200 {
@@ -819,14 +819,14 @@ func TestRulesDeclaredRuns(t *testing.T) {
 		{loopTurnCase: loopTurnCase{
 			name:    "a declared tool runs on the session's display",
 			script:  []mt.Exchange{call("display"), loopGoalMet},
-			verdict: events.VerdictPass, outcome: OutcomeCompleted, iterations: 2,
+			verdict: loopUnverified, outcome: OutcomeCompleted, iterations: 2,
 			steps: []loopStep{{"display", "ok", "display succeeded: display=:fake"}, {"record_verdict", "ok", ""}},
 		}, scenario: rulesSlowTools},
 		{loopTurnCase: loopTurnCase{
 			name:     "a success resets the failures in a row",
 			operator: loopOp("  max_tool_errors: 2\n", ""),
 			script:   []mt.Exchange{call("broken"), call("fine"), call("broken"), loopGoalMet},
-			verdict:  events.VerdictPass, outcome: OutcomeCompleted, iterations: 4,
+			verdict:  loopUnverified, outcome: OutcomeCompleted, iterations: 4,
 			steps: []loopStep{{"broken", "error", "broken exited with status 2: broken"}, {"fine", "ok", "fine succeeded"},
 				{"broken", "error", ""}, {"record_verdict", "ok", ""}},
 			check: func(t *testing.T, r loopResult) {

@@ -43,6 +43,13 @@ const (
 	OutcomeStepError      = "step-error"
 	OutcomeRuntimeFault   = "runtime-fault"
 	OutcomeNoModelVerdict = "no-model-verdict"
+	// OutcomeSuccessFailed is a goal run whose success criteria did not
+	// hold; OutcomeSuccessError one whose criteria could not be evaluated.
+	OutcomeSuccessFailed = "success-failed"
+	OutcomeSuccessError  = "success-error"
+	// OutcomeCheckFailed is a run whose declared tool marked check: true
+	// failed its last call.
+	OutcomeCheckFailed = "check-failed"
 )
 
 // ending is why a run stopped before its natural end, with the verdict it
@@ -152,6 +159,8 @@ type outcome struct {
 	modelVerdict string
 	modelReason  string
 	concerns     []string
+	// calls is what became of the model's or the agent's calls.
+	calls callTally
 }
 
 type loopStats struct {
@@ -256,6 +265,7 @@ func (s *runState) execute(ctx context.Context) {
 		s.runScript(ctx)
 	}
 	s.awaitExpectedExit(ctx)
+	s.judgeSuccess(ctx)
 }
 
 // interruption records why the work context ended, if it did: an abort,
@@ -559,9 +569,10 @@ func (s *runState) finish(ctx context.Context) Result {
 		if c, ok := s.expectedExitCheck(); ok {
 			checks = append(checks, c)
 		}
-		for i := range checks {
-			s.publish(events.Event{Kind: events.KindCheck, Check: &checks[i]})
-		}
+	}
+	checks = append(checks, s.toolChecks()...)
+	for i := range checks {
+		s.publish(events.Event{Kind: events.KindCheck, Check: &checks[i]})
 	}
 	if s.loop.ran {
 		s.publish(events.Event{Message: s.loop.ended, Data: events.LoopEnded{
@@ -569,9 +580,9 @@ func (s *runState) finish(ctx context.Context) Result {
 			ToolErrors: s.loop.toolErrors, Rescued: s.loop.rescued,
 		}})
 	}
-	v, concern := decideVerdict(s.facts(checks))
-	if concern != "" {
-		s.concern(concern)
+	v, raised := decideVerdict(s.facts(checks))
+	for _, c := range raised {
+		s.concern(c)
 	}
 	s.finalCapture(ctx, v.Outcome)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})

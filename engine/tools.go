@@ -72,7 +72,8 @@ func (s *runState) step(ctx context.Context, c call) result {
 	start := time.Now()
 	s.publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source})
 	res := s.guard(c)
-	if res.status == "" {
+	ran := res.status == ""
+	if ran {
 		res = s.run(ctx, n, c)
 		s.recordObservation(s.tools[c.Tool], res)
 		if c.Expect != nil && res.status == events.StatusOK {
@@ -86,6 +87,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source,
 		Status: res.status, Message: res.message, Screen: res.screen, Point: res.point,
 		DurationMS: time.Since(start).Milliseconds()})
+	s.tally(c, s.tools[c.Tool], res, ran)
 	return res
 }
 

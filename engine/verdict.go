@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kasmrt/kasmrt/engine/events"
 )
@@ -10,7 +11,9 @@ import (
 // verdictFacts is everything the verdict depends on, gathered once the
 // run's work is over.
 type verdictFacts struct {
-	checks []events.Check // the final deterministic checks
+	// checks are the final deterministic checks, the declared tools
+	// marked check: true among them.
+	checks []events.Check
 	// end is the first reason the run stopped early, or nil.
 	end       *ending
 	escalated bool
@@ -21,31 +24,63 @@ type verdictFacts struct {
 	// checkFalse is set when a check_expectation came back false.
 	checkFalse bool
 	concerns   []string
+	// goal is set for a goal run or a session, whose work a model or an
+	// agent chose; by names it ("the model", "the agent"; "" is the model).
+	goal bool
+	by   string
+	// success is set when the scenario declares success criteria; the
+	// runtime evaluated them, and a failure is among end.
+	success bool
+	// calls is what became of the model's or the agent's calls.
+	calls callTally
 }
 
 // facts gathers what the verdict depends on from the run.
 func (s *runState) facts(checks []events.Check) verdictFacts {
+	by := "the model"
+	if s.r.agent != nil {
+		by = "the agent"
+	}
 	return verdictFacts{checks: checks, end: s.end, escalated: s.escalated, loopOutcome: s.loop.outcome,
-		modelVerdict: s.modelVerdict, modelReason: s.modelReason, checkFalse: s.checkFalse, concerns: s.concerns}
+		modelVerdict: s.modelVerdict, modelReason: s.modelReason, checkFalse: s.checkFalse, concerns: s.concerns,
+		goal: s.loop.ran || s.r.agent != nil, by: by, success: s.files.Scenario.Success != nil, calls: s.calls}
 }
 
-// decideVerdict decides the run's verdict from its facts
-// (docs/architecture.md, "The verdict"):
+// nothingVerified is the concern of a goal run that passes with no
+// success criteria: nothing but the app's health was checked.
+const nothingVerified = "nothing the scenario declared verified the goal; the run shows only that the app stayed up"
+
+// decideVerdict decides the run's verdict from its facts (the table in
+// docs/language.md, "How a run's verdict is decided"):
 //   - escalate locks test-error/escalated at the moment it was called;
-//   - a run cut short by the runtime (deadline, Ctrl-C, abort, fault) is
-//     test-error;
-//   - a run passes only if the deterministic checks pass;
+//   - a run cut short by the runtime (deadline, Ctrl-C, abort, fault) or a
+//     success criterion that cannot be evaluated is test-error;
+//   - a run passes only if the deterministic checks pass: the app's
+//     health, the goal's success criteria, the declared tools marked
+//     check: true;
 //   - the model's goal-met never upgrades a failure;
 //   - the model's goal-not-met alone is a concern, and app-failed only with
-//     a deterministic failure or a check_expectation that came back false.
+//     a deterministic failure or a check_expectation that came back false;
+//   - a pass that rests on less than it seems is pass-with-concerns: no
+//     success criteria, goal-met after a declared tool's last call failed,
+//     goal-met after the last input actions all failed.
 //
-// It has no side effects: a concern the verdict itself raises (goal-not-met
-// alone) is returned for the caller to publish, and is already among the
-// verdict's reasons.
-func decideVerdict(f verdictFacts) (v events.Verdict, concern string) {
+// The calls that did not succeed are summarised in every verdict's
+// reasons but an escalation's. It has no side effects: the concerns the
+// verdict itself raises are returned for the caller to publish, and are
+// already among the verdict's reasons.
+func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
 	var failed []string
+	outcome := OutcomeCompleted
+	if f.loopOutcome != "" {
+		outcome = f.loopOutcome
+	}
+	failedOutcome := outcome
 	for _, c := range f.checks {
 		if !c.OK {
+			if len(failed) == 0 && strings.HasPrefix(c.Name, toolCheckPrefix) {
+				failedOutcome = OutcomeCheckFailed
+			}
 			failed = append(failed, fmt.Sprintf("%s failed: %s", c.Name, c.Evidence))
 		}
 	}
@@ -54,40 +89,74 @@ func decideVerdict(f verdictFacts) (v events.Verdict, concern string) {
 		if f.end != nil {
 			reasons = []string{f.end.reason}
 		}
-		return events.Verdict{Verdict: events.VerdictTestError, Outcome: OutcomeEscalated, Reasons: reasons}, ""
+		return events.Verdict{Verdict: events.VerdictTestError, Outcome: OutcomeEscalated, Reasons: reasons}, nil
 	}
+	summary := f.calls.summary()
+	withSummary := func(reasons []string) []string {
+		if summary == "" {
+			return reasons
+		}
+		return append(reasons, summary)
+	}
+	by := f.by
+	if by == "" {
+		by = "the model"
+	}
+	neverUpgrades := by + " recorded goal-met, which never upgrades a failed check"
 	if e := f.end; e != nil && e.verdict == events.VerdictTestError {
-		return events.Verdict{Verdict: events.VerdictTestError, Outcome: e.outcome, Reasons: append([]string{e.reason}, failed...)}, ""
-	}
-	outcome := OutcomeCompleted
-	if f.loopOutcome != "" {
-		outcome = f.loopOutcome
+		return events.Verdict{Verdict: events.VerdictTestError, Outcome: e.outcome, Reasons: withSummary(append([]string{e.reason}, failed...))}, nil
 	}
 	if e := f.end; e != nil && e.verdict == events.VerdictAppFailed {
-		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: e.outcome, Reasons: append([]string{e.reason}, failed...)}, ""
+		reasons := append([]string{e.reason}, failed...)
+		if f.modelVerdict == events.ModelGoalMet {
+			reasons = append(reasons, neverUpgrades)
+		}
+		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: e.outcome, Reasons: withSummary(reasons)}, nil
 	}
 	if len(failed) > 0 {
 		reasons := failed
 		if f.modelVerdict == events.ModelGoalMet {
-			reasons = append(reasons, "the model recorded goal-met, which never upgrades a failed check")
+			reasons = append(reasons, neverUpgrades)
 		}
-		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: outcome, Reasons: reasons}, ""
+		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: failedOutcome, Reasons: withSummary(reasons)}, nil
 	}
-	concerns := f.concerns
-	if f.modelVerdict == events.ModelGoalNotMet {
+	if f.modelVerdict == events.ModelGoalNotMet && f.checkFalse {
 		why := fmt.Sprintf("the model recorded goal-not-met: %s", f.modelReason)
-		if f.checkFalse {
-			return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: outcome,
-				Reasons: []string{why, "and a check_expectation during the loop came back false"}}, ""
+		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: outcome,
+			Reasons: withSummary([]string{why, "and a check_expectation during the loop came back false"})}, nil
+	}
+	concerns := slices.Clip(f.concerns)
+	raise := func(c string) {
+		raised = append(raised, c)
+		if !slices.Contains(concerns, c) {
+			concerns = append(concerns, c)
 		}
-		concern = why
-		if !slices.Contains(concerns, why) {
-			concerns = append(slices.Clip(concerns), why)
+	}
+	switch f.modelVerdict {
+	case events.ModelGoalNotMet:
+		raise(fmt.Sprintf("the model recorded goal-not-met: %s", f.modelReason))
+	case events.ModelGoalMet:
+		for _, name := range f.calls.declaredOrder {
+			if last := f.calls.lastDeclared[name]; !last.ok && !(last.check && last.failed) {
+				raise(fmt.Sprintf("%s recorded goal-met, but the last call of %s did not succeed: %s", by, name, last.message))
+			}
 		}
+		listed := strings.Join(f.calls.failedInput, ", ")
+		switch n := f.calls.failedInputs; {
+		case n == 1:
+			raise(fmt.Sprintf("%s recorded goal-met while its last input action was refused or failed: %s", by, listed))
+		case n > len(f.calls.failedInput):
+			raise(fmt.Sprintf("%s recorded goal-met while its last %d input actions were all refused or failed; the last %d: %s", by, n, len(f.calls.failedInput), listed))
+		case n > 1:
+			raise(fmt.Sprintf("%s recorded goal-met while its last %d input actions were all refused or failed: %s", by, n, listed))
+		}
+	}
+	if f.goal && !f.success {
+		raise(nothingVerified)
 	}
 	if len(concerns) > 0 {
 		return events.Verdict{Verdict: events.VerdictPassConcerns, Outcome: outcome,
-			Reasons: append([]string{"the deterministic checks passed, with concerns"}, concerns...)}, concern
+			Reasons: withSummary(append([]string{"the deterministic checks passed, with concerns"}, concerns...))}, raised
 	}
-	return events.Verdict{Verdict: events.VerdictPass, Outcome: outcome, Reasons: []string{"the deterministic checks passed"}}, ""
+	return events.Verdict{Verdict: events.VerdictPass, Outcome: outcome, Reasons: withSummary([]string{"the deterministic checks passed"})}, nil
 }

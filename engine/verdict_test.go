@@ -17,12 +17,12 @@ func TestDecideVerdict(t *testing.T) {
 	stepFailed := &ending{verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed, reason: "step 2 (probe) failed: probe exited with status 1"}
 	escalation := &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: a licence key is asked"}
 	cases := []struct {
-		name        string
-		facts       verdictFacts
-		verdict     string
-		outcome     string
-		reasons     []string
-		wantConcern string
+		name         string
+		facts        verdictFacts
+		verdict      string
+		outcome      string
+		reasons      []string
+		wantConcerns []string
 	}{
 		{
 			name:    "checks pass",
@@ -58,16 +58,16 @@ func TestDecideVerdict(t *testing.T) {
 			name:    "goal-not-met alone is a concern the caller publishes",
 			facts:   verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting"},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
-			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
-			wantConcern: "the model recorded goal-not-met: no greeting",
+			reasons:      []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
+			wantConcerns: []string{"the model recorded goal-not-met: no greeting"},
 		},
 		{
 			name: "goal-not-met already a concern is not listed twice",
 			facts: verdictFacts{checks: passed, modelVerdict: events.ModelGoalNotMet, modelReason: "no greeting",
 				concerns: []string{"the model recorded goal-not-met: no greeting"}},
 			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
-			reasons:     []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
-			wantConcern: "the model recorded goal-not-met: no greeting",
+			reasons:      []string{"the deterministic checks passed, with concerns", "the model recorded goal-not-met: no greeting"},
+			wantConcerns: []string{"the model recorded goal-not-met: no greeting"},
 		},
 		{
 			name:    "goal-not-met after a false check_expectation is app-failed",
@@ -130,19 +130,90 @@ func TestDecideVerdict(t *testing.T) {
 			reasons: []string{"step 2 (probe) failed: probe exited with status 1", "window_present failed: window 0x1 is no longer mapped"},
 		},
 	}
+	failedTool := callTally{lastDeclared: map[string]declaredCall{"clipboard_is_5535": {failed: true, message: "clipboard_is_5535 exited with status 1"}},
+		declaredOrder: []string{"clipboard_is_5535"}, notDone: map[string][]string{events.StatusError: {"clipboard_is_5535"}}}
+	refused := callTally{failedInputs: 2, failedInput: []string{"type_text (refused)", "click (error)"},
+		notDone: map[string][]string{events.StatusRefused: {"type_text", "type_text", "type_text"}, events.StatusError: {"click"}}}
+	successFailed := &ending{verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, reason: "success.tools.saved failed: saved exited with status 1"}
+	cases = append(cases, []struct {
+		name         string
+		facts        verdictFacts
+		verdict      string
+		outcome      string
+		reasons      []string
+		wantConcerns []string
+	}{
+		{
+			name:    "a goal run with no success criteria passes only with the concern that nothing verified the goal",
+			facts:   verdictFacts{checks: passed, goal: true, by: "the model", modelVerdict: events.ModelGoalMet},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			reasons:      []string{"the deterministic checks passed, with concerns", nothingVerified},
+			wantConcerns: []string{nothingVerified},
+		},
+		{
+			name:    "a goal run whose success criteria held passes",
+			facts:   verdictFacts{checks: passed, goal: true, success: true, by: "the model", modelVerdict: events.ModelGoalMet},
+			verdict: events.VerdictPass, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed"},
+		},
+		{
+			name:    "failed success criteria are app-failed, and goal-met never upgrades them",
+			facts:   verdictFacts{checks: passed, goal: true, success: true, by: "the agent", end: successFailed, modelVerdict: events.ModelGoalMet},
+			verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed,
+			reasons: []string{"success.tools.saved failed: saved exited with status 1", "the agent recorded goal-met, which never upgrades a failed check"},
+		},
+		{
+			name:    "goal-met after a declared tool's failed last call is a concern naming it, and the calls are summarised",
+			facts:   verdictFacts{checks: passed, goal: true, success: true, by: "the agent", modelVerdict: events.ModelGoalMet, calls: failedTool},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed, with concerns",
+				"the agent recorded goal-met, but the last call of clipboard_is_5535 did not succeed: clipboard_is_5535 exited with status 1",
+				"calls that did not succeed: 1 error (clipboard_is_5535)"},
+			wantConcerns: []string{"the agent recorded goal-met, but the last call of clipboard_is_5535 did not succeed: clipboard_is_5535 exited with status 1"},
+		},
+		{
+			name: "a check: true tool's failed last call is a failed check",
+			facts: verdictFacts{checks: append(slices.Clone(passed), events.Check{Name: "tool_check.clipboard_is_5535", Evidence: "its last call: clipboard_is_5535 exited with status 1"}),
+				goal: true, success: true, by: "the model", modelVerdict: events.ModelGoalMet, calls: failedTool},
+			verdict: events.VerdictAppFailed, outcome: OutcomeCheckFailed,
+			reasons: []string{"tool_check.clipboard_is_5535 failed: its last call: clipboard_is_5535 exited with status 1",
+				"the model recorded goal-met, which never upgrades a failed check", "calls that did not succeed: 1 error (clipboard_is_5535)"},
+		},
+		{
+			name:    "goal-met while the last input actions all failed is a concern",
+			facts:   verdictFacts{checks: passed, goal: true, success: true, by: "the model", modelVerdict: events.ModelGoalMet, calls: refused},
+			verdict: events.VerdictPassConcerns, outcome: OutcomeCompleted,
+			reasons: []string{"the deterministic checks passed, with concerns",
+				"the model recorded goal-met while its last 2 input actions were all refused or failed: type_text (refused), click (error)",
+				"calls that did not succeed: 3 refused (type_text ×3), 1 error (click)"},
+			wantConcerns: []string{"the model recorded goal-met while its last 2 input actions were all refused or failed: type_text (refused), click (error)"},
+		},
+		{
+			name:    "the calls are summarised in a test-error's reasons too",
+			facts:   verdictFacts{checks: passed, goal: true, end: deadline, calls: refused},
+			verdict: events.VerdictTestError, outcome: OutcomeDeadline,
+			reasons: []string{"the 600s deadline was reached", "calls that did not succeed: 3 refused (type_text ×3), 1 error (click)"},
+		},
+		{
+			name:    "an escalation's reasons stay its own",
+			facts:   verdictFacts{checks: passed, goal: true, escalated: true, end: escalation, calls: refused},
+			verdict: events.VerdictTestError, outcome: OutcomeEscalated,
+			reasons: []string{"escalated: a licence key is asked"},
+		},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			before := slices.Clone(c.facts.concerns)
-			v, concern := decideVerdict(c.facts)
+			v, raised := decideVerdict(c.facts)
 			if v.Verdict != c.verdict || v.Outcome != c.outcome {
 				t.Errorf("verdict %s/%s, want %s/%s (reasons %q)", v.Verdict, v.Outcome, c.verdict, c.outcome, v.Reasons)
 			}
 			if !slices.Equal(v.Reasons, c.reasons) {
 				t.Errorf("reasons %q, want %q", v.Reasons, c.reasons)
 			}
-			if concern != c.wantConcern {
-				t.Errorf("concern %q, want %q", concern, c.wantConcern)
+			if !slices.Equal(raised, c.wantConcerns) {
+				t.Errorf("raised concerns %q, want %q", raised, c.wantConcerns)
 			}
 			if !slices.Equal(c.facts.concerns, before) {
 				t.Errorf("the facts' concerns changed to %q: the verdict must not touch its input", c.facts.concerns)

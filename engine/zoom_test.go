@@ -98,7 +98,7 @@ model:
 `,
 		script: zoomScript(t),
 	})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 4, 0)
 	if len(r.rep.Grounding) != 2 {
 		t.Fatalf("grounding %+v, want the two passes of one attempt", r.rep.Grounding)
 	}
@@ -216,7 +216,7 @@ func TestRulesZoomedGrounding(t *testing.T) {
 		operator: "session:\n  width: 1280\n  height: 800\nmodel:\n  endpoint: ENDPOINT\n  profile: gpt\n  retry: 0\n  timeout: 5\n",
 		script:   zoomScript(t),
 	})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 4, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 4, 0)
 	if len(r.rep.Grounding) != 2 {
 		t.Fatalf("grounding %+v, want the two passes of one attempt", r.rep.Grounding)
 	}
@@ -275,7 +275,7 @@ func TestRulesZoomedGroundingSecondPassFails(t *testing.T) {
 			mt.Call("record_verdict", `{"verdict": "goal-met", "reason": "clicked"}`),
 		},
 	})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 3, 0)
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 	if len(r.rep.Grounding) != 2 {
 		t.Fatalf("grounding %+v, want the first pass and the click", r.rep.Grounding)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -486,22 +487,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return // an empty section keeps its defaults
 	}
-	t := v.Type()
-	fields := map[string]int{}
+	fields := map[string][]int{}
 	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Type == posType && f.Name == "Pos" {
-			v.Field(i).Set(reflect.ValueOf(d.pos(n, path)))
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		fields[name] = i
-		names = append(names, name)
-	}
+	d.structFields(n, v, path, nil, fields, &names)
 	if path == "" && n.Kind == yaml.MappingNode && len(n.Content) > 0 && !anyKnownKey(n, fields) {
 		// Not this kind of file at all (a symlink to /etc/shadow parses as
 		// a mapping of its lines): its keys are its content, so none is
@@ -521,7 +509,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth
 			d.fail(k, join(path, key), "unknown key (known keys: %s)", strings.Join(names, ", "))
 			return
 		}
-		d.decode(val, v.Field(i), join(path, key), depth+1)
+		d.decode(val, v.FieldByIndex(i), join(path, key), depth+1)
 	})
 }
 
@@ -530,13 +518,39 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth
 var keyNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
 
 // anyKnownKey reports whether some key of the mapping n is one of fields.
-func anyKnownKey(n *yaml.Node, fields map[string]int) bool {
+func anyKnownKey(n *yaml.Node, fields map[string][]int) bool {
 	for i := 0; i < len(n.Content); i += 2 {
 		if _, ok := fields[n.Content[i].Value]; ok {
 			return true
 		}
 	}
 	return false
+}
+
+// structFields lists the keys of struct v by their field index, setting
+// its Pos on the way. A field tagged `yaml:",inline"` lends its own keys
+// to the mapping, as a goal's success: takes every check of a step's
+// expect: beside keys of its own.
+func (d *decoder) structFields(n *yaml.Node, v reflect.Value, path string, at []int, fields map[string][]int, names *[]string) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Type == posType && f.Name == "Pos" {
+			v.Field(i).Set(reflect.ValueOf(d.pos(n, path)))
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		index := append(slices.Clip(at), i)
+		if name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct {
+			d.structFields(n, v.Field(i), path, index, fields, names)
+			continue
+		}
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = index
+		*names = append(*names, name)
+	}
 }
 
 func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth int) {

@@ -40,6 +40,52 @@ type Expect struct {
 	ExitCode *int `yaml:"exit_code"`
 }
 
+// Success is what a goal run must have achieved, checked by the runtime
+// itself once the loop ends (the model's verdict, a budget's end or a
+// degraded loop): every check a step's expect: takes, and declared tools
+// that must exit 0. A criterion that fails makes the run app-failed, one
+// that cannot be evaluated test-error, whatever the model said.
+type Success struct {
+	Expect `yaml:",inline"`
+	// Tools are declared tools without parameters, run in this order.
+	Tools []string `yaml:"tools"`
+}
+
+// empty reports whether the criteria check nothing.
+func (c *Success) empty() bool { return c.Expect.empty() && len(c.Tools) == 0 }
+
+// success validates a goal's success criteria against the scenario.
+func (v *validator) success(s *Scenario) {
+	c := s.Success
+	if c == nil {
+		if s.Goal != "" {
+			v.warnAt("goal", "nothing the scenario declares verifies the goal, so a pass will rest only on the app staying up (a concern); declare success: with the checks that show the goal was reached")
+		}
+		return
+	}
+	if s.Goal == "" {
+		v.failAt("success", "success: states what a goal run must have achieved; a scripted scenario checks with expect: on its steps")
+	}
+	if c.empty() {
+		v.failAt("success", "success checks nothing; give window_title, screen_text, cdp, controls, click_targets, exit_code or tools")
+	}
+	v.checks("success", "success", &c.Expect, s)
+	seen := map[string]bool{}
+	for i, name := range c.Tools {
+		path := index("success.tools", i)
+		t, ok := s.Tools[name]
+		switch {
+		case !ok:
+			v.failAt(path, "success: %q is not a declared tool (%s)", name, namesOrNone(sortedKeys(s.Tools)))
+		case len(t.Parameters) > 0:
+			v.failAt(path, "success: %s takes parameters; a success tool runs without arguments, so give it command: (or declare one that does)", name)
+		case seen[name]:
+			v.failAt(path, "success: %s is listed twice", name)
+		}
+		seen[name] = true
+	}
+}
+
 // TitleCheck is a check of the application window's title: it equals or
 // contains a text (exactly one of the two).
 type TitleCheck struct {
@@ -129,74 +175,80 @@ func (v *validator) expect(i int, st *Step, s *Scenario) {
 	if e.empty() {
 		v.failAt(path, "step %d: expect checks nothing; give window_title, screen_text, cdp, controls, click_targets or exit_code", i+1)
 	}
+	v.checks(path, fmt.Sprintf("step %d", i+1), e, s)
+}
+
+// checks validates the checks of an expect: or a success: at path; who
+// names it in messages ("step 3", "success").
+func (v *validator) checks(path, who string, e *Expect, s *Scenario) {
 	within := func(p string, w float64) {
 		if w < 0 || w > MaxExpectWithinS {
-			v.failAt(p+".within_s", "step %d: within_s is seconds between 0 and %d, got %g", i+1, MaxExpectWithinS, w)
+			v.failAt(p+".within_s", "%s: within_s is seconds between 0 and %d, got %g", who, MaxExpectWithinS, w)
 		}
 	}
 	within(path, e.Within)
 	if t := e.WindowTitle; t != nil {
 		if (t.Equals == "") == (t.Contains == "") {
-			v.failAt(path+".window_title", "step %d: a window_title check gives exactly one of equals or contains", i+1)
+			v.failAt(path+".window_title", "%s: a window_title check gives exactly one of equals or contains", who)
 		}
 		within(path+".window_title", t.Within)
 	}
 	if t := e.ScreenText; t != nil {
 		if strings.TrimSpace(t.Contains) == "" {
-			v.failAt(path+".screen_text", "step %d: a screen_text check needs contains: the text that must be on screen", i+1)
+			v.failAt(path+".screen_text", "%s: a screen_text check needs contains: the text that must be on screen", who)
 		}
 		within(path+".screen_text", t.Within)
 	}
 	if len(e.CDP) > 0 && s.Browser == nil {
-		v.failAt(path+".cdp", "step %d: cdp checks need a browser: section", i+1)
+		v.failAt(path+".cdp", "%s: cdp checks need a browser: section", who)
 	}
 	for _, name := range sortedKeys(e.CDP) {
 		c, p := e.CDP[name], path+".cdp."+name
 		if _, ok := s.CDPTargets[name]; !ok {
-			v.failAt(p, "step %d: %q is not a cdp_targets name (%s)", i+1, name, namesOrNone(sortedKeys(s.CDPTargets)))
+			v.failAt(p, "%s: %q is not a cdp_targets name (%s)", who, name, namesOrNone(sortedKeys(s.CDPTargets)))
 		}
 		others := c.Visible != nil || c.Text != nil || c.TextContains != "" || c.Value != nil
 		switch {
 		case c.Present == nil && !others && c.Count == nil:
-			v.failAt(p, "step %d: say what to check of %s: present, visible, text, text_contains, value or count", i+1, name)
+			v.failAt(p, "%s: say what to check of %s: present, visible, text, text_contains, value or count", who, name)
 		case c.Present != nil && !*c.Present && (others || c.Count != nil && *c.Count != 0):
-			v.failAt(p+".present", "step %d: an element expected absent has no text, value, visibility or count to check", i+1)
+			v.failAt(p+".present", "%s: an element expected absent has no text, value, visibility or count to check", who)
 		}
 		if c.Count != nil && *c.Count < 0 {
-			v.failAt(p+".count", "step %d: a count cannot be negative", i+1)
+			v.failAt(p+".count", "%s: a count cannot be negative", who)
 		}
 		within(p, c.Within)
 	}
 	if s.App == nil && (len(e.Controls) > 0 || len(e.ClickTargets) > 0) {
-		v.failAt(path, "step %d: controls and click_targets checks read the app's accessible controls, so they need an app: section", i+1)
+		v.failAt(path, "%s: controls and click_targets checks read the app's accessible controls, so they need an app: section", who)
 	}
 	for _, name := range sortedKeys(e.Controls) {
 		c, p := e.Controls[name], path+".controls."+name
 		if strings.TrimSpace(name) == "" {
-			v.failAt(p, "step %d: a control is named by its accessible name, which cannot be empty", i+1)
+			v.failAt(p, "%s: a control is named by its accessible name, which cannot be empty", who)
 		}
 		others := c.Enabled != nil || c.Checked != nil || c.Focused != nil
 		if c.Present != nil && !*c.Present && others {
-			v.failAt(p+".present", "step %d: a control expected absent has no state to check", i+1)
+			v.failAt(p+".present", "%s: a control expected absent has no state to check", who)
 		}
 		within(p, c.Within)
 	}
 	for _, name := range sortedKeys(e.ClickTargets) {
 		c, p := e.ClickTargets[name], path+".click_targets."+name
 		if _, ok := s.ClickTargets[name]; !ok {
-			v.failAt(p, "step %d: %q is not a click_targets name (%s)", i+1, name, namesOrNone(sortedKeys(s.ClickTargets)))
+			v.failAt(p, "%s: %q is not a click_targets name (%s)", who, name, namesOrNone(sortedKeys(s.ClickTargets)))
 		}
 		if c.Name == "" && c.Role == "" && c.Enabled == nil && c.Checked == nil && c.Focused == nil {
-			v.failAt(p, "step %d: say what to check of the control at %s: name, role, enabled, checked or focused", i+1, name)
+			v.failAt(p, "%s: say what to check of the control at %s: name, role, enabled, checked or focused", who, name)
 		}
 		within(p, c.Within)
 	}
 	if e.ExitCode != nil {
 		if *e.ExitCode < 0 || *e.ExitCode > 255 {
-			v.failAt(path+".exit_code", "step %d: an exit code is between 0 and 255, got %d", i+1, *e.ExitCode)
+			v.failAt(path+".exit_code", "%s: an exit code is between 0 and 255, got %d", who, *e.ExitCode)
 		}
 		if s.App == nil {
-			v.failAt(path+".exit_code", "step %d: exit_code checks the app's exit, so it needs an app: section", i+1)
+			v.failAt(path+".exit_code", "%s: exit_code checks the app's exit, so it needs an app: section", who)
 		}
 	}
 }

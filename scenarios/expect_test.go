@@ -145,3 +145,85 @@ steps:
 		}
 	}
 }
+
+// TestSuccessRejections checks that success: refuses what cannot be a
+// goal's success criteria, at the key that is wrong.
+func TestSuccessRejections(t *testing.T) {
+	t.Parallel()
+	const goal = "name: x\napp: {command: [xterm]}\ngoal: Save the file.\n" +
+		"tools:\n  saved: {run: shell, command: test -f out.txt}\n  probe: {run: shell, parameters: {where: {values: {here: 'true'}}}}\n"
+	cases := []struct{ name, scenario, want string }{
+		{"in a scripted scenario", "name: x\napp: {command: [xterm]}\nsteps: [observe_screen: {}]\nsuccess: {exit_code: 0}\n",
+			"t.yaml:4:1: success: success: states what a goal run must have achieved; a scripted scenario checks with expect: on its steps"},
+		{"checking nothing", goal + "success: {within_s: 3}\n",
+			"t.yaml:7:1: success: success checks nothing"},
+		{"an undeclared tool", goal + "success: {tools: [svaed]}\n",
+			`t.yaml:7:19: success.tools[0]: success: "svaed" is not a declared tool (declared: probe, saved)`},
+		{"a tool with parameters", goal + "success: {tools: [probe]}\n",
+			"t.yaml:7:19: success.tools[0]: success: probe takes parameters"},
+		{"a tool listed twice", goal + "success: {tools: [saved, saved]}\n",
+			"t.yaml:7:26: success.tools[1]: success: saved is listed twice"},
+		{"a check expect: takes, wrong", goal + "success:\n  window_title: {equals: a, contains: b}\n",
+			"t.yaml:8:3: success.window_title: success: a window_title check gives exactly one of equals or contains"},
+		{"an unknown key", goal + "success: {title: x}\n",
+			"t.yaml:7:11: success.title: unknown key (known keys: within_s, window_title, screen_text, cdp, controls, click_targets, exit_code, tools)"},
+		{"check: is true or false", goal + "  flag: {run: shell, command: 'true', check: yes}\n",
+			`t.yaml:7:46: tools.flag.check: want true or false, got "yes"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ps, text := loadProblems(t, tc.scenario, "")
+			if ps == nil {
+				t.Fatal("accepted bad input")
+			}
+			if !strings.Contains(text, tc.want) {
+				t.Errorf("missing %q in:\n%s", tc.want, text)
+			}
+		})
+	}
+}
+
+// TestSuccessAccepted loads a goal's success criteria and a check tool,
+// and checks that a goal without criteria is warned about, not refused.
+func TestSuccessAccepted(t *testing.T) {
+	t.Parallel()
+	const goal = "name: x\napp: {command: [xterm]}\ngoal: Save the file.\nclick_targets: {entry: {x: 10, y: 10}}\n" +
+		"tools:\n  saved: {run: shell, command: test -f out.txt, check: true}\n"
+	s, ps := ParseScenario("t.yaml", []byte(goal+`success:
+  within_s: 2
+  window_title: {contains: Saved, within_s: 9}
+  controls: {Save: {enabled: false}}
+  click_targets: {entry: {focused: true}}
+  exit_code: 0
+  tools: [saved]
+`), env(nil))
+	if ps != nil {
+		t.Fatal(ps)
+	}
+	c := s.Success
+	if c == nil || c.WithinS(c.WindowTitle.Within) != 9 || c.WithinS(0) != 2 || *c.ExitCode != 0 || !c.NeedsAccessibility() ||
+		len(c.Tools) != 1 || c.Tools[0] != "saved" || !s.Tools["saved"].Check {
+		t.Errorf("success = %+v, tools %+v", c, s.Tools)
+	}
+	if len(s.Warnings) != 0 {
+		t.Errorf("warnings %v for a goal with success criteria", s.Warnings)
+	}
+	bare, ps := ParseScenario("t.yaml", []byte(goal), env(nil))
+	if ps != nil {
+		t.Fatal(ps)
+	}
+	if len(bare.Warnings) != 1 || !strings.Contains(bare.Warnings[0].Error(), "t.yaml:3:1: goal: nothing the scenario declares verifies the goal") {
+		t.Errorf("warnings %v, want one at goal: that nothing verifies it", bare.Warnings)
+	}
+	props := ScenarioSchema()["properties"].(map[string]any)
+	success := props["success"].(map[string]any)["properties"].(map[string]any)
+	for _, key := range []string{"window_title", "screen_text", "cdp", "controls", "click_targets", "exit_code", "within_s", "tools"} {
+		if success[key] == nil {
+			t.Errorf("the schema's success lacks %s: %v", key, success)
+		}
+	}
+	if props["tools"].(map[string]any)["additionalProperties"].(map[string]any)["properties"].(map[string]any)["check"] == nil {
+		t.Error("the schema's declared tools lack check")
+	}
+}

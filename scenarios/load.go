@@ -119,6 +119,7 @@ func parseScenario(path string, data []byte, lookup Lookup) (*Scenario, Problems
 	s.File, s.SHA256, s.keyPos = path, hex.EncodeToString(sum[:]), d.keys
 	v := &validator{file: path, keys: d.keys, substituted: d.substituted}
 	v.scenario(&s, lookup)
+	s.Warnings = v.warnings
 	all := append(d.problems, v.problems...)
 	all.Sort()
 	return &s, all
@@ -353,6 +354,7 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 	for i := range s.Steps {
 		v.expect(i, &s.Steps[i], s)
 	}
+	v.success(s)
 }
 
 // secretPlaces checks a secret's into: list and writes each origin in the

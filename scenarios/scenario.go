@@ -30,6 +30,9 @@ type Scenario struct {
 	Steps                []Step   `yaml:"steps"`
 	Plan                 []string `yaml:"plan"`
 	AgenticMaxIterations int      `yaml:"agentic_max_iterations"`
+	// Success is what a goal run must have achieved, checked by the
+	// runtime once the loop ends.
+	Success *Success `yaml:"success"`
 
 	Provides map[string]Provided `yaml:"provides"`
 	// ReferenceImages are PNG files shown to the model with the goal, as
@@ -50,6 +53,9 @@ type Scenario struct {
 	// digest of its bytes, for the report.
 	File   string `yaml:"-"`
 	SHA256 string `yaml:"-"`
+	// Warnings are what the file allows but should not go unnoticed
+	// (validate and run print them).
+	Warnings Problems `yaml:"-"`
 	// keyPos remembers where each key was written, by key path.
 	keyPos map[string]Pos
 	// secrets holds resolved secret values by ref. It is unexported so no
@@ -367,6 +373,9 @@ type DeclaredTool struct {
 	// Service is the capacity group the tool's commands call
 	// (services.<group> in the operator file); empty: not bounded.
 	Service string `yaml:"service"`
+	// Check marks the tool as a check of the application: when its last
+	// call in a goal run or a session failed, the run is app-failed.
+	Check bool `yaml:"check"`
 }
 
 // DeclaredParam is one enum parameter of a declared tool: each allowed value

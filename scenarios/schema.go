@@ -27,6 +27,10 @@ func ScenarioSchema() map[string]any {
 	props["provides"] = map[string]any{"type": "object", "additionalProperties": providedSchema()}
 	props["app"].(map[string]any)["required"] = []string{"command"}
 	props["tools"] = map[string]any{"type": "object", "additionalProperties": declaredToolSchema()}
+	success := props["success"].(map[string]any)
+	success["description"] = "what a goal run must have achieved, checked by the runtime once the loop ends: the checks of a step's expect:, and declared tools (without parameters) that must exit 0"
+	success["minProperties"] = 1
+	success["properties"].(map[string]any)["tools"] = map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"type": "string"}}
 	return s
 }
 
@@ -64,7 +68,14 @@ func schemaFor(t reflect.Type) map[string]any {
 		props := map[string]any{}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" && opts == "inline" {
+				// An inline struct's keys are the outer mapping's own.
+				for k, p := range schemaFor(f.Type)["properties"].(map[string]any) {
+					props[k] = p
+				}
+				continue
+			}
 			if name == "" || name == "-" {
 				continue
 			}
@@ -156,6 +167,7 @@ func declaredToolSchema() map[string]any {
 			"budget":      map[string]any{"type": "integer", "minimum": 0},
 			"timeout_s":   map[string]any{"type": "number", "minimum": 0},
 			"service":     serviceNameSchema(),
+			"check":       map[string]any{"type": "boolean", "description": "a check of the application: its last call failing in a goal run or a session fails the run"},
 			"env":         map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 			"parameters": map[string]any{"type": "object", "additionalProperties": map[string]any{
 				"type": "object", "additionalProperties": false, "required": []string{"values"},

@@ -235,7 +235,9 @@ func TestHTTPAPIDrivesXtermAndStreamsEventsThatResume(t *testing.T) {
 
 	resp, body = apiDo(t, srv, "POST", base+"/close", `{"verdict":"goal-met","reason":"typed"}`, nil)
 	var closed ClosedSession
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &closed) != nil || closed.Verdict != events.VerdictPass {
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &closed) != nil || closed.Verdict != events.VerdictPassConcerns {
+		// pass-with-concerns: the last input was malformed, and the
+		// scenario declares no success criteria.
 		t.Fatalf("close: %d %s", resp.StatusCode, body)
 	}
 	all := append(first, <-rest...)

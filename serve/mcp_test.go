@@ -227,7 +227,9 @@ func TestMCPAgentDrivesXterm(t *testing.T) {
 	if err := json.Unmarshal([]byte(text(r)), &closed); err != nil || r.IsError {
 		t.Fatalf("close_session: %s (%v)", text(r), err)
 	}
-	if closed.Verdict != events.VerdictPass || closed.Report != opened.Report {
+	// pass-with-concerns: the last two inputs were malformed, and the
+	// scenario declares no success criteria.
+	if closed.Verdict != events.VerdictPassConcerns || closed.Report != opened.Report {
 		t.Errorf("closed %+v, opened report %s", closed, opened.Report)
 	}
 	if r := call(t, ctx, cs, "observe_screen", map[string]any{"session": sid}); !r.IsError {

@@ -49,9 +49,13 @@ func TestGoalExampleEndToEnd(t *testing.T) {
 	if slices.Contains(rep.Tools, "escalate") {
 		t.Error("escalate is offered though the operator file disables it")
 	}
-	log, _ := os.ReadFile(filepath.Join(out, "app.log"))
-	if !strings.Contains(string(log), "oat milk") {
-		t.Errorf("zenity did not print the typed item; app.log:\n%s", log)
+	// zenity printed the entry into the run's HOME, where the success
+	// criteria read it.
+	if bought, _ := os.ReadFile(filepath.Join(out, "home", "bought.txt")); strings.TrimSpace(string(bought)) != "oat milk" {
+		t.Errorf("zenity did not print the typed item; home/bought.txt: %q", bought)
+	}
+	if !rep.Checks.Declared["success.exit_code"] || !rep.Checks.Declared["success.tools.bought"] {
+		t.Errorf("checks.declared = %v, want the success criteria held", rep.Checks.Declared)
 	}
 	reqs := srv.Requests()
 	if len(reqs) < 4 || len(reqs) > 5 || srv.Exhausted() > 0 {
@@ -85,5 +89,34 @@ func TestGoalDemoReplay(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	wantIn(t, "the demo output", stdout, []string{"check_expectation", "true: the entry field reads oat milk", "loop ended: the application exited successfully", "verdict: pass"})
+	wantIn(t, "the demo output", stdout, []string{"clicked entry", "check_expectation", "true: the entry field reads oat milk",
+		`check success.tools.bought ok=true: bought succeeded: the dialog returned "oat milk"`,
+		"loop ended: the application exited successfully", "verdict: pass (completed)"})
+}
+
+// TestGoalExampleEmptyEntryFails runs the goal example with a model that
+// confirms the dialog without typing: zenity exits 0 with an empty entry,
+// which once passed as "the application exited successfully". The success
+// criteria read what the dialog returned, so the run is app-failed.
+func TestGoalExampleEmptyEntryFails(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "zenity", "dbus-daemon")
+	srv := modeltest.New(t,
+		modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("press_key", `{"key": "Return"}`),
+		modeltest.Call("wait", `{"seconds": 5}`),
+		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the dialog is confirmed"}`),
+	)
+	env := []string{"KASM_RUNTIME_VISION_ENDPOINT=" + srv.URL(), "DBUS_SESSION_BUS_ADDRESS="}
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, stderr := kasmrtProcess(t, env, "run", "../../scenarios/examples/goal-text-editor.yaml",
+		"-o", "../../scenarios/examples/operator-goal.yaml", "--headless", "--display", "-", "--report", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (app-failed)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rep, _ := readReport(t, out)
+	if rep.Verdict != "app-failed" || rep.Outcome != "success-failed" {
+		t.Errorf("verdict %s (%s), want app-failed (success-failed); reasons %q", rep.Verdict, rep.Outcome, rep.Reasons)
+	}
+	wantIn(t, "the reasons", strings.Join(rep.Reasons, "\n"), []string{`success.tools.bought failed: bought exited with status 1: the dialog returned "", not "oat milk"`})
 }

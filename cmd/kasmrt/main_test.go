@@ -26,12 +26,19 @@ func TestValidate(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("name: x\napp: {command: [xterm]}\nsteps:\n  - click_grounded: {description: OK}\n  - teleport: {}\ncolour: red\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	unverified := filepath.Join(t.TempDir(), "unverified.yaml")
+	if err := os.WriteFile(unverified, []byte("name: x\napp: {command: [xterm]}\ngoal: Print the greeting.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name      string
 		args      []string
 		code      int
 		out, errs []string
 	}{
+		{"goal without success criteria", []string{"validate", unverified}, 0, []string{"is valid (goal, no plan)"},
+			[]string{"warning: " + unverified + ":3:1: goal: nothing the scenario declares verifies the goal, so a pass will rest only on the app staying up (a concern); declare success:"}},
+		{"schema of success", []string{"schema", "scenario"}, 0, []string{`"success"`, `"check"`}, nil},
 		{"scripted example", []string{"validate", "../../scenarios/examples/xterm-greeting.yaml"}, 0,
 			[]string{"is valid (scripted, 7 steps)", "greeting_says", "type_text              {ref: visitor}", "decided at launch"}, nil},
 		{"goal example with env endpoint only", []string{"validate", "../../scenarios/examples/goal-text-editor.yaml"}, 0,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -258,7 +259,7 @@ func refuse(cmd *cobra.Command, err error) error {
 
 // printWarnings prints what the files allow but should not go unnoticed.
 func printWarnings(w io.Writer, files *scenarios.Files) {
-	for _, p := range files.Operator.Warnings {
+	for _, p := range append(slices.Clip(files.Scenario.Warnings), files.Operator.Warnings...) {
 		fmt.Fprintf(w, "warning: %s\n", p.Error())
 	}
 }

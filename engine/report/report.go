@@ -4,6 +4,7 @@
 package report
 
 import (
+	"strings"
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -73,8 +74,12 @@ type Checks struct {
 	ExpectedExit *bool `json:"expected_exit,omitempty"`
 	// AppResponsive is set once the runtime asked the application whether
 	// it still answers (its windows take part in _NET_WM_PING).
-	AppResponsive *bool             `json:"app_responsive,omitempty"`
-	Evidence      map[string]string `json:"evidence,omitempty"`
+	AppResponsive *bool `json:"app_responsive,omitempty"`
+	// Declared holds the checks the scenario declared, by name: a goal's
+	// success criteria (success.*) and the declared tools marked
+	// check: true (tool_check.*).
+	Declared map[string]bool   `json:"declared,omitempty"`
+	Evidence map[string]string `json:"evidence,omitempty"`
 }
 
 // Loop summarises the agentic loop (zeros for a scripted run).
@@ -231,6 +236,13 @@ func (b *Builder) Event(e events.Event) {
 				if !c.OK {
 					line := c.Evidence
 					r.Checks.FatalPattern = &line
+				}
+			default:
+				if strings.HasPrefix(c.Name, "success.") || strings.HasPrefix(c.Name, "tool_check.") {
+					if r.Checks.Declared == nil {
+						r.Checks.Declared = map[string]bool{}
+					}
+					r.Checks.Declared[c.Name] = ok
 				}
 			}
 			if c.Evidence != "" {

@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -370,6 +372,12 @@ func (b *builder) checks(c report.Checks) []checkView {
 	}
 	if c.AppResponsive != nil {
 		out = append(out, checkView{Name: "app_responsive", State: state(c.AppResponsive), Evidence: b.clean(c.Evidence["app_responsive"])})
+	}
+	// The checks the scenario declared: a goal's success criteria and the
+	// declared tools marked check: true.
+	for _, name := range slices.Sorted(maps.Keys(c.Declared)) {
+		ok := c.Declared[name]
+		out = append(out, checkView{Name: name, State: state(&ok), Evidence: b.clean(c.Evidence[name])})
 	}
 	return out
 }

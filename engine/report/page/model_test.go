@@ -123,7 +123,8 @@ func TestAppLogTail(t *testing.T) {
 // TestBuildView: the page's view of a run marks a step's click where the
 // step ended (not where grounding first looked), knows the final
 // capture's size, names a console message's place without an unknown
-// line, and shows a failed fatal-pattern check as failed.
+// line, and shows a failed fatal-pattern check and a failed success
+// criterion as failed.
 func TestBuildView(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -136,6 +137,7 @@ func TestBuildView(t *testing.T) {
 		{Kind: events.KindStepEnded, T: at(40), Step: 1, Tool: "click_grounded", Status: events.StatusOK, Screen: "screens/0001.png", Point: &events.Point{X: 20, Y: 10}},
 		{Kind: events.KindConsole, T: at(50), Data: events.ConsoleMessage{Level: "log", Text: "hi", URL: "http://app.test/app.js"}},
 		{Kind: events.KindCheck, T: at(60), Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "Segmentation fault"}},
+		{Kind: events.KindCheck, T: at(61), Check: &events.Check{Name: "success.tools.saved", OK: false, Evidence: "saved exited with status 1"}},
 		{Kind: events.KindFinal, T: at(70), Screen: "screens/0002.png", Data: events.FinalCapture{Width: 100, Height: 50, Ending: "completed"}},
 	}
 	v := build(evs, "", "", "", nil)
@@ -148,10 +150,17 @@ func TestBuildView(t *testing.T) {
 	if v.Console == nil || len(v.Console.Entries) != 1 || v.Console.Entries[0].Where != "http://app.test/app.js" {
 		t.Errorf("console %+v, want the message's URL without a line", v.Console)
 	}
+	declared := false
 	for _, c := range v.Checks {
 		if c.Name == "fatal_pattern" && c.State != "failed" {
 			t.Errorf("fatal_pattern %+v, want failed", c)
 		}
+		if c.Name == "success.tools.saved" {
+			declared = c.State == "failed" && c.Evidence == "saved exited with status 1"
+		}
+	}
+	if !declared {
+		t.Errorf("checks %+v, want the failed success criterion with its evidence", v.Checks)
 	}
 }
 
