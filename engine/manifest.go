@@ -289,9 +289,12 @@ func canonicalSHA256(v any) (string, error) {
 		return "", err
 	}
 	if m, ok := tree.(map[string]any); ok {
-		// The file's own path and digest are recorded beside the hash.
+		// The file's own path and digest are recorded beside the hash, and
+		// the loader's warnings (positioned, so they move with comments)
+		// are what the file says, not more of it.
 		delete(m, "File")
 		delete(m, "SHA256")
+		delete(m, "Warnings")
 	}
 	b, err = json.Marshal(dropPositions(tree))
 	if err != nil {

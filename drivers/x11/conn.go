@@ -46,10 +46,9 @@ type Conn struct {
 	// by the keysym they now produce; Close restores them.
 	scratch map[xproto.Keysym]xproto.Keycode
 	// typedAt is when the application read the keys TypeText sent last,
-	// zero once PressKey has paused after them (keypace.go); pings
-	// counts the pings sent to learn it. Both are guarded by inputMu.
+	// zero once PressKey has paused after them (keypace.go). Guarded by
+	// inputMu.
 	typedAt time.Time
-	pings   uint32
 
 	// shm captures through shared memory when the server can attach our
 	// segment; nil means core GetImage.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/jezek/xgb/xproto"
 )
 
 // TestPressKeyPausesAfterTypedText presses Return straight after typed
@@ -34,31 +32,5 @@ func TestPressKeyPausesAfterTypedText(t *testing.T) {
 	}
 	if !c.typedAt.IsZero() {
 		t.Errorf("the pause is still pending after the key that waited for it")
-	}
-}
-
-// TestPingClient pings real applications: a GTK window lists
-// _NET_WM_PING and answers from its main loop; xterm does not list it and
-// is not asked.
-func TestPingClient(t *testing.T) {
-	t.Parallel()
-	s, c := newDisplay(t)
-	launch(t, s.Display(), "zenity", "--info", "--text", "ping", "--class", "KasmPing")
-	launch(t, s.Display(), "xterm", "-class", "KasmNoPing")
-	// An app still starting may be too busy to answer within the ping's
-	// bound, so the answering one is asked until it answers.
-	gtk := findWindow(t, c, WindowMatch{Class: "KasmPing"})
-	eventually(t, "zenity's answer to a ping", func() bool {
-		answered, err := c.pingClient(context.Background(), xproto.Window(gtk.ID))
-		if err != nil {
-			t.Fatalf("ping zenity: %v", err)
-		}
-		return answered
-	})
-	// A window that does not list the protocol is not waited for: the
-	// answer is no at once, whatever the load.
-	xterm := findWindow(t, c, WindowMatch{Class: "KasmNoPing"})
-	if answered, err := c.pingClient(context.Background(), xproto.Window(xterm.ID)); err != nil || answered {
-		t.Errorf("ping xterm: answered %v (%v), want no answer from a window without _NET_WM_PING", answered, err)
 	}
 }
