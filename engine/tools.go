@@ -469,31 +469,28 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 		timeout = 30 * time.Second
 	}
 	return s.hold(ctx, timeout, func(ctx context.Context) result {
-		waitCtx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
 		start := time.Now()
-		stillHolds := func() result {
-			return failed(failResolution, "%s still holds after %.1fs", name, time.Since(start).Seconds())
-		}
+		// A reading that has begun is let finish, however long a loaded
+		// machine makes it (text takes OCR): the condition's time bounds
+		// the wait for it to clear, and a verdict on it needs a reading
+		// that finished. A reading that ends past the time and still
+		// finds the condition is the step's failure.
 		for {
-			holding, err := s.conditionHolds(waitCtx, cond)
+			holding, err := s.conditionHolds(ctx, cond)
 			if err != nil {
-				// The wait's own time ran out while the condition was
-				// being read (text takes OCR): it held at the last
-				// reading, and that is the step's failure, not the
-				// reading's.
-				if waitCtx.Err() != nil && ctx.Err() == nil {
-					return stillHolds()
-				}
 				return s.driverFailure(err)
 			}
 			if !holding {
 				return s.settled(ctx, ok(fmt.Sprintf("%s cleared after %.1fs", name, time.Since(start).Seconds())))
 			}
+			left := timeout - time.Since(start)
+			if left <= 0 {
+				return failed(failResolution, "%s still holds after %.1fs", name, time.Since(start).Seconds())
+			}
 			select {
-			case <-waitCtx.Done():
-				return stillHolds()
-			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+				return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
+			case <-time.After(min(left, 100*time.Millisecond)):
 			}
 		}
 	})
