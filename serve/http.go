@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kasmrt/kasmrt/inbox"
+	"github.com/kasmrt/kasmrt/internal/httpguard"
 )
 
 // MaxBodyBytes caps every request body: a tool call's arguments are a few
@@ -22,13 +23,20 @@ type HTTPOptions struct {
 	Token string
 	// Public is set when the address is not loopback: the MCP handler's
 	// localhost-only Host check is then replaced by the token.
-	Public  bool
+	Public bool
+	// Listen is the address the server was told to listen on (host:port);
+	// a request's Host must name it, the address it reached or localhost
+	// (httpguard.Guard).
+	Listen  string
 	Version string
 }
 
 // NewHandler serves the manager's sessions: MCP's streamable HTTP
-// transport at /mcp and the HTTP API under /v1 (OpenAPI()). A token in the query string is refused, never
-// accepted; bodies over MaxBodyBytes get 413.
+// transport at /mcp and the HTTP API under /v1 (OpenAPI()). What a web
+// page could make a browser send is refused first (httpguard.Guard: a
+// rebound Host, another origin, a POST that is not JSON); a token in the
+// query string is refused, never accepted; bodies over MaxBodyBytes get
+// 413.
 func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return NewMCPServer(m, o.Version) },
@@ -43,7 +51,7 @@ func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 	if o.Token != "" {
 		h = inbox.RequireBearer(o.Token, "kasmrt", mux)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httpguard.Guard(o.Listen, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		for _, k := range []string{"token", "access_token", "auth", "key"} {
 			if q.Has(k) {
@@ -55,7 +63,7 @@ func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		}
 		h.ServeHTTP(w, r)
-	})
+	}))
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
