@@ -133,7 +133,10 @@ func serveHTTP(cmd *cobra.Command, f serveFlags) error {
 		return refuse(cmd, fmt.Errorf("listen on %s: %w", f.listen, err))
 	}
 	srv := &http.Server{
-		Handler:           serve.NewHandler(m, serve.HTTPOptions{Token: token, Public: public, Listen: f.listen, Version: version}),
+		// An MCP connection expires with the sessions it opened (0: the
+		// default; a connection always expires).
+		Handler: serve.NewHandler(m, serve.HTTPOptions{Token: token, Public: public, Listen: f.listen, Version: version,
+			MCPIdleTimeout: f.idleTimeout}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)
