@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"io"
 	"net/http"
@@ -368,5 +369,29 @@ func TestMCPTransportSessionsExpireWhenIdle(t *testing.T) {
 	})
 	if status, _ := mcpPost(t, srv, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusNotFound {
 		t.Errorf("the expired connection's ping: %d, want 404", status)
+	}
+}
+
+// TestOpenRefusesAPublicInboxWithAShortToken: a session whose operator
+// file serves inbox.listen on an address other machines reach needs a
+// token of 128 bits there, as run --listen does; nothing launches.
+func TestOpenRefusesAPublicInboxWithAShortToken(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm")
+	m, base := testManager(t, t.Context())
+	t.Cleanup(func() { m.CloseAll(context.Background()) })
+	m.opts.Operator = filepath.Join(base, "operator.yaml")
+	if err := os.WriteFile(m.opts.Operator, []byte("inbox:\n  listen: 0.0.0.0:0\n  session_token: abc123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := m.Open("xterm.yaml")
+	if err == nil || !strings.Contains(err.Error(), "the token of inbox.listen 0.0.0.0:0 (inbox.session_token) is too short") {
+		t.Errorf("open with a 6-character token on 0.0.0.0: %v", err)
+	}
+	if strings.Contains(fmt.Sprint(err), "abc123") {
+		t.Errorf("the refusal quotes the token: %v", err)
+	}
+	if open := m.List(); len(open) != 0 {
+		t.Errorf("sessions opened: %+v", open)
 	}
 }

@@ -46,16 +46,13 @@ func bindPublication(ctx context.Context, f runFlags, files *scenarios.Files, re
 		}
 		token = t
 	} else if addr = files.Operator.Inbox.Listen; addr != "" {
-		what, tokenName = "inbox.listen", "inbox.session_token"
-		token = files.Operator.Inbox.SessionToken
-		if token == "" {
-			token, tokenName = files.Operator.Inbox.MessagingToken, "inbox.messaging_token"
-		}
+		what = "inbox.listen"
+		token, tokenName = serve.InboxToken(files.Operator)
 	}
 	if addr == "" {
 		return nil, nil
 	}
-	if err := checkListenToken(what, addr, token, tokenName); err != nil {
+	if err := httpguard.CheckListen(what, addr, token, tokenName); err != nil {
 		return nil, err
 	}
 	public := !httpguard.Loopback(addr)

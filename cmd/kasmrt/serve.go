@@ -90,25 +90,12 @@ func serveToken(tokenFile string) (string, error) {
 	return token, nil
 }
 
-// checkListenToken refuses what would leave a listener open to more than
-// its operator: no token on an address other machines reach, or one too
-// short to withstand guessing there (httpguard.MinTokenBits).
-func checkListenToken(flag, addr, token, tokenName string) error {
-	if httpguard.Loopback(addr) {
-		return nil
-	}
-	if token == "" {
-		return fmt.Errorf("%s %s is not a loopback address: set a token (%s)", flag, addr, tokenName)
-	}
-	return httpguard.CheckToken(fmt.Sprintf("the token of %s %s (%s)", flag, addr, tokenName), token)
-}
-
 func serveHTTP(cmd *cobra.Command, f serveFlags) error {
 	token, err := serveToken(f.tokenFile)
 	if err != nil {
 		return refuse(cmd, err)
 	}
-	if err := checkListenToken("--listen", f.listen, token, "--token-file or $"+envToken); err != nil {
+	if err := httpguard.CheckListen("--listen", f.listen, token, "--token-file or $"+envToken); err != nil {
 		return refuse(cmd, err)
 	}
 	public := !httpguard.Loopback(f.listen)

@@ -206,3 +206,17 @@ func CheckToken(what, token string) error {
 	}
 	return nil
 }
+
+// CheckListen refuses what would leave a listener open to more than its
+// operator: no token on an address other machines reach, or one too short
+// to withstand guessing there. what names the setting (--listen,
+// inbox.listen) and tokenName where its token comes from.
+func CheckListen(what, addr, token, tokenName string) error {
+	if Loopback(addr) {
+		return nil
+	}
+	if token == "" {
+		return fmt.Errorf("%s %s is not a loopback address: set a token (%s)", what, addr, tokenName)
+	}
+	return CheckToken(fmt.Sprintf("the token of %s %s (%s)", what, addr, tokenName), token)
+}
