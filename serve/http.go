@@ -47,10 +47,12 @@ const (
 	// DefaultMaxMCPSessions is far more clients than --max-sessions lets
 	// run at once, at about 100 KB each.
 	DefaultMaxMCPSessions = 256
-	// DefaultMCPIdleTimeout is serve's default --idle-timeout. A client
-	// whose transport session expired gets 404 and initializes again, as
-	// the MCP specification has it; its kasmrt sessions are not touched.
-	DefaultMCPIdleTimeout = 10 * time.Minute
+	// DefaultMCPIdleTimeout is well past serve's default --idle-timeout
+	// (10 minutes), so the kasmrt sessions a forgotten connection opened
+	// have closed with their reports before it expires. A client whose
+	// connection expired gets 404 and initializes again, as the MCP
+	// specification has it.
+	DefaultMCPIdleTimeout = time.Hour
 )
 
 // NewHandler serves the manager's sessions: MCP's streamable HTTP

@@ -120,10 +120,11 @@ func serveHTTP(cmd *cobra.Command, f serveFlags) error {
 		return refuse(cmd, fmt.Errorf("listen on %s: %w", f.listen, err))
 	}
 	srv := &http.Server{
-		// An MCP connection expires with the sessions it opened (0: the
-		// default; a connection always expires).
+		// An idle MCP connection outlives the sessions it opened, which
+		// --idle-timeout closes first: a client waiting on them keeps its
+		// connection, and one that expires leaves no session behind.
 		Handler: serve.NewHandler(m, serve.HTTPOptions{Token: token, Public: public, Listen: f.listen, Version: version,
-			MCPIdleTimeout: f.idleTimeout}),
+			MCPIdleTimeout: max(serve.DefaultMCPIdleTimeout, 2*f.idleTimeout)}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)
