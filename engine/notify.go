@@ -70,7 +70,13 @@ func newNotifier(r *Runner) *notifier {
 		r: r, hook: hook, timeout: timeout,
 		// The timeout covers the whole exchange: connecting, a receiver
 		// that never answers, a body that never ends.
-		client:   &http.Client{Timeout: timeout},
+		client: &http.Client{
+			Timeout: timeout,
+			// A redirect is never followed: it would carry the notice and
+			// the credential headers to a URL the operator never named.
+			// The 3xx is the reply, and not a 2xx, so it is a concern.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
 		inFlight: maxNoticesInFlight,
 		results:  make(chan noticeResult, maxNoticesInFlight),
 	}

@@ -95,6 +95,19 @@ func TestWebhookNotice(t *testing.T) {
 			t.Cleanup(func() { close(release); hook.Close() })
 			return hook.URL
 		}, "no reply within 0.5 s"},
+		// A redirect is not followed: the notice and its credential header
+		// would go to a host the operator never named.
+		"a receiver that redirects": {func(t *testing.T) string {
+			elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				t.Errorf("the redirect was followed: the other host got Authorization %q", r.Header.Get("Authorization"))
+			}))
+			t.Cleanup(elsewhere.Close)
+			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, elsewhere.URL+"/collect", http.StatusTemporaryRedirect)
+			}))
+			t.Cleanup(hook.Close)
+			return hook.URL
+		}, "307 Temporary Redirect"},
 		"a receiver that refuses": {func(t *testing.T) string {
 			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusForbidden) }))
 			t.Cleanup(hook.Close)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kasmrt/kasmrt/internal/httpguard"
 )
 
 const (
@@ -37,10 +39,13 @@ const (
 //	                             Update, named by its kind, with id = seq
 //
 // Errors are JSON {"error": "..."}: 400 bad body or blank answer, 401 no or
-// wrong token, 404 unknown question, 409 answered or expired, 413 body over
-// 64 KiB.
+// wrong token, 403 a Host that does not name the server or another
+// origin's request, 404 unknown question, 409 answered or expired, 413
+// body over 64 KiB, 415 a POST that is not JSON (httpguard.Guard). The
+// inbox's address is an IP address or localhost, so the address a
+// request reached is all Guard needs to know of it.
 func (in *Inbox) Handler(token string) http.Handler {
-	return RequireBearer(token, "kasmrt inbox", in.Routes())
+	return httpguard.Guard("", RequireBearer(token, "kasmrt inbox", in.Routes()))
 }
 
 // Routes are Handler's routes without the token check, for a server that

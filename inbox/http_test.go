@@ -34,6 +34,7 @@ func request(t *testing.T, ctx context.Context, method, url, auth, body string) 
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
@@ -370,6 +371,7 @@ func BenchmarkAnswerOverHTTP(b *testing.B) {
 		for id := range ids {
 			req, _ := http.NewRequest("POST", srv.URL+"/questions/"+id+"/answer", strings.NewReader(`{"answer":"yes"}`))
 			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				b.Error(err)
@@ -386,4 +388,53 @@ func BenchmarkAnswerOverHTTP(b *testing.B) {
 		}
 	}
 	close(ids)
+}
+
+// TestHandlerRefusesOtherSites: even with the right token, the inbox's
+// listener refuses what a web page could make the operator's browser
+// send: a rebound Host, another origin's request, a POST that is not
+// JSON.
+func TestHandlerRefusesOtherSites(t *testing.T) {
+	t.Parallel()
+	in := inbox.New(inbox.Options{})
+	srv := serve(t, in, token)
+	for _, c := range []struct {
+		name, method, path, host, contentType, origin string
+		want                                          int
+	}{
+		{"a rebound name", "GET", "/questions", "evil.example:8765", "", "", http.StatusForbidden},
+		{"another origin's event stream", "GET", "/events", "", "", "http://evil.example", http.StatusForbidden},
+		{"a text/plain answer", "POST", "/questions/q1/answer", "", "text/plain", "", http.StatusUnsupportedMediaType},
+		{"a form answer", "POST", "/questions/q1/answer", "", "application/x-www-form-urlencoded", "", http.StatusUnsupportedMediaType},
+		{"a JSON answer", "POST", "/questions/q1/answer", "", "application/json", "", http.StatusNotFound},
+		{"localhost", "GET", "/questions", "localhost", "", "", http.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			req, _ := http.NewRequestWithContext(t.Context(), c.method, srv.URL+c.path, strings.NewReader(`{"answer":"x"}`))
+			req.Header.Set("Authorization", "Bearer "+token)
+			if c.host != "" {
+				req.Host = c.host
+			}
+			if c.contentType != "" {
+				req.Header.Set("Content-Type", c.contentType)
+			}
+			if c.origin != "" {
+				req.Header.Set("Origin", c.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != c.want {
+				// An event stream let through never ends: read only a refusal.
+				var body []byte
+				if resp.StatusCode != http.StatusOK {
+					body, _ = io.ReadAll(resp.Body)
+				}
+				t.Errorf("%s %s: %s %s, want %d", c.method, c.path, resp.Status, body, c.want)
+			}
+		})
+	}
 }

@@ -29,6 +29,7 @@ func apiDo(t *testing.T, srv *httptest.Server, method, path, body string, header
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -362,5 +363,72 @@ func TestHTTPAPIRedactsASessionsGoal(t *testing.T) {
 		if bytes.Contains(body, []byte(testSecret)) {
 			t.Errorf("%s holds the secret: %s", what, body)
 		}
+	}
+}
+
+// TestHTTPAPIRefusesOtherSites: a web page cannot drive a tokenless
+// loopback server through the operator's browser — not by rebinding its
+// name to 127.0.0.1, not from its own origin, not with a text/plain or
+// form POST (which a browser sends without asking the server first) — and
+// a public server refuses a rebound Host on /mcp as on /v1. Nothing
+// refused reaches a route.
+func TestHTTPAPIRefusesOtherSites(t *testing.T) {
+	t.Parallel()
+	m, _ := testManager(t, t.Context())
+	local := httptest.NewServer(NewHandler(m, HTTPOptions{}))
+	defer local.Close()
+	public := httptest.NewServer(NewHandler(m, HTTPOptions{Token: apiToken, Public: true, Listen: "0.0.0.0:7400"}))
+	defer public.Close()
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
+	for _, c := range []struct {
+		name        string
+		srv         *httptest.Server
+		path, host  string
+		contentType string
+		origin      string
+		body        string
+		want        int
+	}{
+		{"a rebound name", local, "/v1/sessions", "evil.example", "application/json", "", `{"scenario":"missing.yaml"}`, http.StatusForbidden},
+		{"another origin", local, "/v1/sessions", "", "application/json", "http://evil.example", `{"scenario":"missing.yaml"}`, http.StatusForbidden},
+		{"another origin's text/plain", local, "/v1/sessions/s-1/close", "", "text/plain;charset=UTF-8", "http://evil.example", `{"verdict":"goal-met"}`, http.StatusForbidden},
+		{"a text/plain POST", local, "/v1/sessions", "", "text/plain", "", `{"scenario":"missing.yaml"}`, http.StatusUnsupportedMediaType},
+		{"a form POST", local, "/v1/sessions/s-1/steer", "", "application/x-www-form-urlencoded", "", `{"action":"abort"}`, http.StatusUnsupportedMediaType},
+		{"a rebound name on a public server's /mcp", public, "/mcp", "evil.example", "application/json", "", initialize, http.StatusForbidden},
+		{"a rebound name on a public server's /v1", public, "/v1/sessions", "evil.example", "application/json", "", `{"scenario":"missing.yaml"}`, http.StatusForbidden},
+		// What an agent, curl and kasmrt attach send passes.
+		{"a JSON POST", local, "/v1/sessions", "", "application/json", "", `{"scenario":"missing.yaml"}`, http.StatusBadRequest},
+		{"its own origin", local, "/v1/sessions", "", "application/json", "same", `{"scenario":"missing.yaml"}`, http.StatusBadRequest},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, c.srv.URL+c.path, strings.NewReader(c.body))
+			if c.host != "" {
+				req.Host = c.host
+			}
+			req.Header.Set("Content-Type", c.contentType)
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if c.srv == public {
+				req.Header.Set("Authorization", "Bearer "+apiToken)
+			}
+			switch c.origin {
+			case "same":
+				req.Header.Set("Origin", c.srv.URL)
+			case "":
+			default:
+				req.Header.Set("Origin", c.origin)
+			}
+			resp, err := c.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("POST %s: %s %s, want %d", c.path, resp.Status, body, c.want)
+			}
+		})
+	}
+	if open := m.List(); len(open) != 0 {
+		t.Errorf("sessions opened: %+v", open)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/httpguard"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -159,6 +160,12 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 	if err == nil {
 		err = m.gates.BoundEach(files.Operator.ServiceLimits())
 	}
+	if err == nil && files.Operator.Inbox.Listen != "" {
+		// The session's engine serves inbox.listen itself: it needs what
+		// run --listen needs of an address other machines reach.
+		token, key := InboxToken(files.Operator)
+		err = httpguard.CheckListen("inbox.listen", files.Operator.Inbox.Listen, token, key)
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("load %s: %w", name, err)
 	}
@@ -287,4 +294,13 @@ func (m *Manager) List() []SessionInfo {
 	}
 	slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.Session, b.Session) })
 	return out
+}
+
+// InboxToken is the token inbox.listen is served with, as the engine
+// chooses it, and the operator file's key it comes from.
+func InboxToken(o *scenarios.Operator) (token, key string) {
+	if o.Inbox.SessionToken != "" {
+		return o.Inbox.SessionToken, "inbox.session_token"
+	}
+	return o.Inbox.MessagingToken, "inbox.messaging_token"
 }

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -280,5 +285,113 @@ func TestMCPRefusesOpeningBeyondMaxSessions(t *testing.T) {
 	m.CloseAll(ctx)
 	if _, err := m.Get("x"); err == nil {
 		t.Error("Get of an unknown id")
+	}
+}
+
+// mcpPost posts one JSON-RPC message to /mcp, in session when it is not
+// "", and returns the status and the session the reply names.
+func mcpPost(t *testing.T, srv *httptest.Server, session, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+}
+
+const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// TestMCPTransportSessionsAreBounded: a client that only initializes
+// cannot open MCP connections without end — past the bound it gets 503
+// with Retry-After — and a connection closed or expired frees its place.
+// Requests that open no connection take none.
+func TestMCPTransportSessionsAreBounded(t *testing.T) {
+	t.Parallel()
+	m, _ := testManager(t, t.Context())
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{MaxMCPSessions: 3}))
+	defer srv.Close()
+	for range 5 {
+		if status, _ := mcpPost(t, srv, "", `{"jsonrpc":"2.0","id":9,"method":"ping"}`); status != http.StatusOK {
+			t.Fatalf("a ping outside a session: %d", status)
+		}
+	}
+	var open []string
+	for i := range 3 {
+		status, id := mcpPost(t, srv, "", mcpInitialize)
+		if status != http.StatusOK || id == "" {
+			t.Fatalf("initialize %d: %d, session %q", i+1, status, id)
+		}
+		open = append(open, id)
+	}
+	if status, id := mcpPost(t, srv, "", mcpInitialize); status != http.StatusServiceUnavailable {
+		t.Errorf("initialize beyond the bound: %d, session %q; want 503", status, id)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, srv.URL+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", open[0])
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if status, id := mcpPost(t, srv, "", mcpInitialize); status != http.StatusOK || id == "" {
+		t.Errorf("initialize after a connection closed: %d, session %q", status, id)
+	}
+	if status, _ := mcpPost(t, srv, open[1], `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusOK {
+		t.Errorf("an open connection's ping: %d", status)
+	}
+}
+
+// TestMCPTransportSessionsExpireWhenIdle: a connection no request used
+// for the idle timeout is closed, and its place is free again.
+func TestMCPTransportSessionsExpireWhenIdle(t *testing.T) {
+	t.Parallel()
+	m, _ := testManager(t, t.Context())
+	srv := httptest.NewServer(NewHandler(m, HTTPOptions{MaxMCPSessions: 1, MCPIdleTimeout: 50 * time.Millisecond}))
+	defer srv.Close()
+	status, id := mcpPost(t, srv, "", mcpInitialize)
+	if status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d, session %q", status, id)
+	}
+	// A request in the idle connection would keep it open: the new
+	// initializes are refused until it has expired.
+	testkit.Eventually(t, testkit.ScreenWait, "the idle connection's place freed", func() bool {
+		status, _ := mcpPost(t, srv, "", mcpInitialize)
+		return status == http.StatusOK
+	})
+	if status, _ := mcpPost(t, srv, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusNotFound {
+		t.Errorf("the expired connection's ping: %d, want 404", status)
+	}
+}
+
+// TestOpenRefusesAPublicInboxWithAShortToken: a session whose operator
+// file serves inbox.listen on an address other machines reach needs a
+// token of 128 bits there, as run --listen does; nothing launches.
+func TestOpenRefusesAPublicInboxWithAShortToken(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm")
+	m, base := testManager(t, t.Context())
+	t.Cleanup(func() { m.CloseAll(context.Background()) })
+	m.opts.Operator = filepath.Join(base, "operator.yaml")
+	if err := os.WriteFile(m.opts.Operator, []byte("inbox:\n  listen: 0.0.0.0:0\n  session_token: abc123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := m.Open("xterm.yaml")
+	if err == nil || !strings.Contains(err.Error(), "the token of inbox.listen 0.0.0.0:0 (inbox.session_token) is too short") {
+		t.Errorf("open with a 6-character token on 0.0.0.0: %v", err)
+	}
+	if strings.Contains(fmt.Sprint(err), "abc123") {
+		t.Errorf("the refusal quotes the token: %v", err)
+	}
+	if open := m.List(); len(open) != 0 {
+		t.Errorf("sessions opened: %+v", open)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -75,7 +76,26 @@ func attachServer(cmd *cobra.Command, target string, srv *remote.Server, cs cons
 	return nil
 }
 
+// refuseCredentialsInURL refuses a URL that carries user:password@ (or
+// cannot be read as a URL, so where its credentials end is unknown). The
+// URL is not repeated: its userinfo would be echoed with it.
+func refuseCredentialsInURL(target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return errors.New("attach: the URL is not a URL; want http://HOST:PORT, …/v1/runs/ID or …/v1/sessions/ID")
+	}
+	if u.User != nil {
+		// The query may hold a credential too: neither is repeated.
+		u.User, u.RawQuery, u.Fragment = nil, "", ""
+		return fmt.Errorf("attach %s: the URL carries user:password@, which is never sent; the token comes from --token-file or $%s", u, envToken)
+	}
+	return nil
+}
+
 func attach(cmd *cobra.Command, target string, f attachFlags) error {
+	if err := refuseCredentialsInURL(target); err != nil {
+		return badInput(err)
+	}
 	token, err := serveToken(f.tokenFile)
 	if err != nil {
 		return refuse(cmd, err)

@@ -124,3 +124,26 @@ func TestAttachToAServerInTmux(t *testing.T) {
 		t.Errorf("sessions after the console left: %+v %v", list, err)
 	}
 }
+
+// TestAttachNeverEchoesCredentialsInTheURL: a URL with user:password@ is
+// refused as bad input before anything is dialled, and neither the
+// password nor the user name is in the output, whatever else is wrong with
+// the URL.
+func TestAttachNeverEchoesCredentialsInTheURL(t *testing.T) {
+	t.Setenv(envToken, "")
+	for _, target := range []string{
+		"http://operator:pw-Secr3t-91@127.0.0.1:1/v1/runs/r1",
+		"http://operator:pw-Secr3t-91@127.0.0.1:1",
+		"http://operator:pw-Secr3t-91@127.0.0.1:1/v1/runs/r1?token=abc",
+		"https://operator:pw-Secr3t-91@127.0.0.1:bad/",
+		"ftp://operator:pw-Secr3t-91@127.0.0.1:1/",
+	} {
+		code, stdout, stderr := kasmrt(t, "attach", "--print", target)
+		if code != exitBadInput {
+			t.Errorf("attach %s: exit %d, want %d; stderr %q", target, code, exitBadInput, stderr)
+		}
+		if out := stdout + stderr; strings.Contains(out, "pw-Secr3t-91") || strings.Contains(out, "operator") {
+			t.Errorf("attach echoes the URL's credentials: %q", out)
+		}
+	}
+}

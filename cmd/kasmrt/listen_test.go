@@ -270,8 +270,10 @@ func TestRunListenServesEventsAnswersAndSteering(t *testing.T) {
 	}
 }
 
-// TestRunListenRefusals: a public address without a token, a token file
-// without --listen and a busy port are bad input, and nothing launches.
+// TestRunListenRefusals: a public address without a token or with one
+// too short to resist guessing there, a token file other users can read,
+// a token file without --listen and a busy port are bad input, and
+// nothing launches.
 func TestRunListenRefusals(t *testing.T) {
 	t.Setenv(envToken, "")
 	dir := t.TempDir()
@@ -289,12 +291,30 @@ func TestRunListenRefusals(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(listenToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	shortToken := filepath.Join(dir, "short-token")
+	if err := os.WriteFile(shortToken, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sharedToken := filepath.Join(dir, "shared-token")
+	if err := os.WriteFile(sharedToken, []byte(strings.Repeat("5f1e", 8)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sharedToken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	publicInbox := filepath.Join(dir, "public-inbox.yaml")
+	if err := os.WriteFile(publicInbox, []byte("inbox:\n  listen: 0.0.0.0:0\n  session_token: abc123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"public without a token", []string{"--listen", "0.0.0.0:0"}, "is not a loopback address: set a token"},
+		{"public with a 1-character token", []string{"--listen", "0.0.0.0:0", "--token-file", shortToken}, "too short to guard an address other machines can reach: about 5 bits, at least 128"},
+		{"inbox.listen public with a short token", []string{"-o", publicInbox}, "the token of inbox.listen 0.0.0.0:0 (inbox.session_token) is too short"},
+		{"a token file others can read", []string{"--listen", "127.0.0.1:0", "--token-file", sharedToken}, "is open to other users (mode 0644)"},
 		{"token file without --listen", []string{"--token-file", tokenFile}, "--token-file is the token of --listen"},
 		{"busy port", []string{"--listen", busy.Addr().String(), "--token-file", tokenFile}, "address already in use"},
 	} {
@@ -332,6 +352,7 @@ func TestRunListenWebhookAnswers(t *testing.T) {
 		go func() {
 			req, _ := http.NewRequest("POST", n.AnswerURL, strings.NewReader(`{"answer": "from the webhook", "by": "chat"}`))
 			req.Header.Set("Authorization", "Bearer "+listenToken)
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err == nil {
 				resp.Body.Close()

@@ -89,8 +89,9 @@ func serveMCPStdio(cmd *cobra.Command, f mcpFlags) error {
 		return refuse(cmd, err)
 	}
 	srv := serve.NewMCPServer(m, version)
-	t := &mcp.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}}
-	runErr := srv.Run(cmd.Context(), t)
+	// One bad line from the client is answered with a JSON-RPC error; it
+	// does not end the connection and every session on it.
+	runErr := srv.Run(cmd.Context(), serve.NewStdioTransport(cmd.InOrStdin(), cmd.OutOrStdout()))
 	closeCtx, cancelClose := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelClose()
 	m.CloseAll(closeCtx)
@@ -100,7 +101,3 @@ func serveMCPStdio(cmd *cobra.Command, f mcpFlags) error {
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/internal/httpguard"
 	"github.com/kasmrt/kasmrt/scenarios"
 	"github.com/kasmrt/kasmrt/serve"
 )
@@ -37,7 +38,7 @@ func bindPublication(ctx context.Context, f runFlags, files *scenarios.Files, re
 	if f.tokenFile != "" && f.listen == "" {
 		return nil, fmt.Errorf("--token-file is the token of --listen, which is not set")
 	}
-	addr, token, what := f.listen, "", "--listen"
+	addr, token, what, tokenName := f.listen, "", "--listen", "--token-file or $"+envToken
 	if addr != "" {
 		t, err := serveToken(f.tokenFile)
 		if err != nil {
@@ -46,18 +47,15 @@ func bindPublication(ctx context.Context, f runFlags, files *scenarios.Files, re
 		token = t
 	} else if addr = files.Operator.Inbox.Listen; addr != "" {
 		what = "inbox.listen"
-		token = files.Operator.Inbox.SessionToken
-		if token == "" {
-			token = files.Operator.Inbox.MessagingToken
-		}
+		token, tokenName = serve.InboxToken(files.Operator)
 	}
 	if addr == "" {
 		return nil, nil
 	}
-	public := !loopback(addr)
-	if public && token == "" {
-		return nil, fmt.Errorf("%s %s is not a loopback address: set a token (--token-file or $%s)", what, addr, envToken)
+	if err := httpguard.CheckListen(what, addr, token, tokenName); err != nil {
+		return nil, err
 	}
+	public := !httpguard.Loopback(addr)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		noun := "the run"
@@ -73,7 +71,7 @@ func bindPublication(ctx context.Context, f runFlags, files *scenarios.Files, re
 		ln: ln, m: m, files: files,
 		url: "http://" + ln.Addr().String() + "/v1/runs/" + url.PathEscape(serve.RunID(reportDir)),
 		srv: &http.Server{
-			Handler:           serve.NewHandler(m, serve.HTTPOptions{Token: token, Public: public, Version: version}),
+			Handler:           serve.NewHandler(m, serve.HTTPOptions{Token: token, Public: public, Listen: addr, Version: version}),
 			ReadHeaderTimeout: 10 * time.Second,
 		},
 	}

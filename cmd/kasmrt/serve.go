@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"runtime"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kasmrt/kasmrt/internal/httpguard"
 	"github.com/kasmrt/kasmrt/serve"
 )
 
@@ -70,6 +70,15 @@ func serveToken(tokenFile string) (string, error) {
 	if err := requireRegularFile("--token-file", tokenFile); err != nil {
 		return "", err
 	}
+	// As ssh does with a key: a token others on the machine can read is
+	// no longer the operator's alone, so it is refused rather than used.
+	st, err := os.Stat(tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", unwrapPath(err))
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return "", fmt.Errorf("--token-file %s is open to other users (mode %04o): make it the owner's alone (chmod 600 %s)", tokenFile, perm, tokenFile)
+	}
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", unwrapPath(err))
@@ -81,28 +90,15 @@ func serveToken(tokenFile string) (string, error) {
 	return token, nil
 }
 
-// loopback reports whether a listen address only takes local connections.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
 func serveHTTP(cmd *cobra.Command, f serveFlags) error {
 	token, err := serveToken(f.tokenFile)
 	if err != nil {
 		return refuse(cmd, err)
 	}
-	public := !loopback(f.listen)
-	if public && token == "" {
-		return refuse(cmd, fmt.Errorf("--listen %s is not a loopback address: set a token (--token-file or $%s)", f.listen, envToken))
+	if err := httpguard.CheckListen("--listen", f.listen, token, "--token-file or $"+envToken); err != nil {
+		return refuse(cmd, err)
 	}
+	public := !httpguard.Loopback(f.listen)
 	if f.maxSessions < 1 {
 		return refuse(cmd, errors.New("--max-sessions must be at least 1"))
 	}
@@ -124,7 +120,11 @@ func serveHTTP(cmd *cobra.Command, f serveFlags) error {
 		return refuse(cmd, fmt.Errorf("listen on %s: %w", f.listen, err))
 	}
 	srv := &http.Server{
-		Handler:           serve.NewHandler(m, serve.HTTPOptions{Token: token, Public: public, Version: version}),
+		// An idle MCP connection outlives the sessions it opened, which
+		// --idle-timeout closes first: a client waiting on them keeps its
+		// connection, and one that expires leaves no session behind.
+		Handler: serve.NewHandler(m, serve.HTTPOptions{Token: token, Public: public, Listen: f.listen, Version: version,
+			MCPIdleTimeout: max(serve.DefaultMCPIdleTimeout, 2*f.idleTimeout)}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)

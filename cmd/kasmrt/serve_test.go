@@ -40,6 +40,7 @@ func apiPost(t *testing.T, root, token, path, body string) (int, string) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", path, err)
@@ -93,14 +94,54 @@ func startServe(t *testing.T, scen, reports, token string, args ...string) (*exe
 	return nil, ""
 }
 
+// TestServeRefusesAPublicAddressWithoutAToken: a public address needs a
+// token of at least 128 bits, and a token file only its owner can read;
+// anything less is bad input.
 func TestServeRefusesAPublicAddressWithoutAToken(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := exec.Command(kasmrtBinary(t), "serve", "--scenarios", dir, "--listen", "0.0.0.0:0")
-	cmd.Env = append(os.Environ(), envToken+"=")
-	out, _ := cmd.CombinedOutput()
-	if cmd.ProcessState.ExitCode() != exitBadInput || !strings.Contains(string(out), "not a loopback address") {
-		t.Errorf("exit %d: %s", cmd.ProcessState.ExitCode(), out)
+	shared := filepath.Join(dir, "token")
+	if err := os.WriteFile(shared, []byte(strings.Repeat("9c2e", 8)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, token string
+		args        []string
+		want        string
+	}{
+		{"no token", "", []string{"--listen", "0.0.0.0:0"}, "not a loopback address"},
+		{"a 1-character token", "x", []string{"--listen", "0.0.0.0:0"}, "too short to guard an address other machines can reach"},
+		{"a short token on an address by name", "abc123", []string{"--listen", "localhost.localdomain:0"}, "too short"},
+		{"a token file its group can read", "", []string{"--listen", "127.0.0.1:0", "--token-file", shared}, "is open to other users (mode 0640)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(kasmrtBinary(t), append([]string{"serve", "--scenarios", dir}, c.args...)...)
+			cmd.Env = append(os.Environ(), envToken+"="+c.token)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				out.WriteString(sc.Text() + "\n")
+				if strings.Contains(sc.Text(), "kasmrt serve: MCP at") {
+					t.Errorf("serve started: %s", out.String())
+					_ = cmd.Process.Kill()
+				}
+			}
+			_ = cmd.Wait()
+			if cmd.ProcessState.ExitCode() != exitBadInput || !strings.Contains(out.String(), c.want) {
+				t.Errorf("exit %d: %s; want %d with %q", cmd.ProcessState.ExitCode(), out.String(), exitBadInput, c.want)
+			}
+		})
 	}
 }
 

@@ -22,3 +22,7 @@ func (c *Client) PlainBody(req Request) ([]byte, error) {
 
 // Body is req's body as Turn marshals it.
 func (c *Client) Body(req Request) ([]byte, error) { return c.body(req) }
+
+// SetLimit sets how much of a reply the recorder reads, so a test need not
+// send the client's whole cap.
+func (r *Recorder) SetLimit(n int64) { r.limit = n }

@@ -44,6 +44,10 @@ type Recorder struct {
 	file   *os.File
 	// failed is the first write failure; nothing is written after it.
 	failed error
+	// limit bounds how much of a reply is read and kept: the client's own
+	// cap (maxResponseBody), so a recorded run holds no more of an endless
+	// reply than a live one does.
+	limit int64
 }
 
 // RecordErr returns the write failure that stopped the recording, or nil.
@@ -66,7 +70,7 @@ func NewRecorder(path string, next http.RoundTripper, redact func([]byte) []byte
 	if redact == nil {
 		redact = func(b []byte) []byte { return b }
 	}
-	return &Recorder{next: next, redact: redact, file: f}, nil
+	return &Recorder{next: next, redact: redact, file: f, limit: maxResponseBody}, nil
 }
 
 // RoundTrip forwards the request and records the exchange.
@@ -89,7 +93,9 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.write(ex)
 		return nil, err
 	}
-	respBody, rerr := io.ReadAll(resp.Body)
+	// The client reads no more than limit of a reply; reading past it here
+	// would hold an endless reply in memory before the client ever saw it.
+	respBody, rerr := io.ReadAll(io.LimitReader(resp.Body, r.limit))
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(respBody))
 	ex.Status = resp.StatusCode

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -175,3 +176,59 @@ func TestReplayerSaysWhere(t *testing.T) {
 		t.Errorf("past the end: %v", err)
 	}
 }
+
+// countingBody is a reply body of n bytes that counts how many were read.
+type countingBody struct{ left, read int64 }
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	n = min(n, b.left)
+	for i := range p[:n] {
+		p[i] = 'x'
+	}
+	b.left -= n
+	b.read += n
+	return int(n), nil
+}
+
+func (b *countingBody) Close() error { return nil }
+
+// TestRecorderCapsTheReply: a reply far over the cap is read, recorded
+// and handed on only up to the cap, as the live client reads it, so an
+// endless reply cannot grow the recording run's memory without bound.
+func TestRecorderCapsTheReply(t *testing.T) {
+	t.Parallel()
+	const limit = 4 << 10
+	body := &countingBody{left: 4 << 20}
+	next := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: body, Request: req}, nil
+	})
+	path := filepath.Join(t.TempDir(), "model.jsonl")
+	rec, err := model.NewRecorder(path, next, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	rec.SetLimit(limit)
+	req, _ := http.NewRequest(http.MethodPost, "http://model.invalid/v1/chat/completions", strings.NewReader(`{}`))
+	resp, err := rec.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if body.read > limit || len(got) > limit {
+		t.Errorf("the recorder read %d bytes of the reply and handed on %d; the cap is %d", body.read, len(got), limit)
+	}
+	b, _ := os.ReadFile(path)
+	var ex model.RecordedExchange
+	if err := json.Unmarshal(bytes.TrimSpace(b), &ex); err != nil || len(ex.Response) > limit {
+		t.Errorf("the recording holds %d bytes of the reply (%v); the cap is %d", len(ex.Response), err, limit)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
