@@ -21,6 +21,7 @@ import (
 	"github.com/kasmrt/kasmrt/engine/report/page"
 	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/inbox"
+	"github.com/kasmrt/kasmrt/internal/httpguard"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -221,6 +222,12 @@ func (r *Runner) Listen() error {
 	addr := r.files.Operator.Inbox.Listen
 	if r.inbox == nil || addr == "" || r.inboxListener != nil || r.opts.Published != "" {
 		return nil
+	}
+	// A suite's runs bind inbox.listen here: the address is held to the
+	// same token rule as run --listen and serve.
+	token, key := r.files.Operator.InboxToken()
+	if err := httpguard.CheckListen("inbox.listen", addr, token, key); err != nil {
+		return &NotStartedError{Err: err}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

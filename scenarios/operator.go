@@ -208,3 +208,12 @@ func setDefault[T int | int64 | float64](p *T, v T) {
 		*p = v
 	}
 }
+
+// InboxToken is the token that guards the inbox's HTTP routes, and the key
+// it came from: inbox.session_token, else inbox.messaging_token.
+func (o *Operator) InboxToken() (token, key string) {
+	if o.Inbox.SessionToken != "" {
+		return o.Inbox.SessionToken, "inbox.session_token"
+	}
+	return o.Inbox.MessagingToken, "inbox.messaging_token"
+}

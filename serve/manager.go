@@ -163,7 +163,7 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 	if err == nil && files.Operator.Inbox.Listen != "" {
 		// The session's engine serves inbox.listen itself: it needs what
 		// run --listen needs of an address other machines reach.
-		token, key := InboxToken(files.Operator)
+		token, key := files.Operator.InboxToken()
 		err = httpguard.CheckListen("inbox.listen", files.Operator.Inbox.Listen, token, key)
 	}
 	if err != nil {
@@ -296,11 +296,3 @@ func (m *Manager) List() []SessionInfo {
 	return out
 }
 
-// InboxToken is the token inbox.listen is served with, as the engine
-// chooses it, and the operator file's key it comes from.
-func InboxToken(o *scenarios.Operator) (token, key string) {
-	if o.Inbox.SessionToken != "" {
-		return o.Inbox.SessionToken, "inbox.session_token"
-	}
-	return o.Inbox.MessagingToken, "inbox.messaging_token"
-}

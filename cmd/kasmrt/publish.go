@@ -47,7 +47,7 @@ func bindPublication(ctx context.Context, f runFlags, files *scenarios.Files, re
 		token = t
 	} else if addr = files.Operator.Inbox.Listen; addr != "" {
 		what = "inbox.listen"
-		token, tokenName = serve.InboxToken(files.Operator)
+		token, tokenName = files.Operator.InboxToken()
 	}
 	if addr == "" {
 		return nil, nil
