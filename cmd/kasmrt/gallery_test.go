@@ -74,6 +74,10 @@ func TestGallery(t *testing.T) {
 			needs: []string{"chromium"}, wantVerdict: "pass", wantOutcome: "completed",
 		},
 		{
+			name: "hung app, looks fine to the model", scenario: "hung-app.yaml", recording: "hung-app.model.jsonl",
+			needs: []string{"/usr/bin/python3"}, wantVerdict: "app-failed", wantOutcome: "app-hung", wantReason: "_NET_WM_PING",
+		},
+		{
 			name: "ask the operator", scenario: "ask-human-code.yaml", recording: "ask-human-code.model.jsonl",
 			needs: []string{"zenity"}, answer: "4721", wantVerdict: "pass", wantOutcome: "completed",
 		},
