@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
@@ -965,7 +965,7 @@ func TestRulesScriptDriverEndings(t *testing.T) {
 	})
 	t.Run("focus on a window just gone is not logged", func(t *testing.T) {
 		t.Parallel()
-		f := &fakeMachine{focusErr: x11.ErrWindowGone}
+		f := &fakeMachine{focusErr: desktop.ErrWindowGone}
 		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - press_key: a\n", operator: "runner: {}\n", machine: f})
 		stepping := false
 		for _, e := range r.events {

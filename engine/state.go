@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/redact"
@@ -86,12 +86,12 @@ type environment struct {
 	// are the parts of it the rules act on, taken once it is set.
 	stage   *stage.Stage
 	session session
-	desk    desktop
+	desk    stage.Desktop
 	app     app
-	win     x11.Window
+	win     desktop.Window
 	hasWin  bool
 	// target is the window switch_window chose, while hasTarget.
-	target    x11.Window
+	target    desktop.Window
 	hasTarget bool
 	// appEnv is what the run adds to the app's environment (display,
 	// isolation); declared tools get it too.
@@ -477,7 +477,7 @@ func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
 // for the caller to look at. sent says whether the step hands the screen
 // on to the model or an outside agent in its result (see saveScreen).
 func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *image.RGBA, error) {
-	var opts *x11.SettleOptions
+	var opts *desktop.SettleOptions
 	if settle {
 		o := s.settleOptions(false)
 		opts = &o
@@ -498,7 +498,7 @@ func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *ima
 // capture's. A headless page's capture is kept as the browser encoded it
 // and decoded only when its frame's pixels are asked for: an action's
 // step, which only keeps its settled screen, never waits on a decode.
-func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, sent bool) (string, *report.Frame, error) {
+func (s *runState) captureWith(ctx context.Context, settle *desktop.SettleOptions, sent bool) (string, *report.Frame, error) {
 	var img *image.RGBA
 	var encoded []byte
 	var err error

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/inbox"
@@ -286,7 +286,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 	s.focusForInput()
 	err := act()
 	if err != nil {
-		if errors.Is(err, x11.ErrUnknownKey) || errors.Is(err, x11.ErrKeyNotOnLayout) {
+		if errors.Is(err, desktop.ErrUnknownKey) || errors.Is(err, desktop.ErrKeyNotOnLayout) {
 			return failed(failResolution, "%s", explainDriverError(err))
 		}
 		return s.driverFailure(err)
@@ -303,7 +303,7 @@ func (s *runState) settled(ctx context.Context, r result) result {
 
 // settledWith captures the screen once it settles as opts say and
 // attaches it to r; a capture cut short by the run's end leaves r as it is.
-func (s *runState) settledWith(ctx context.Context, r result, opts x11.SettleOptions) result {
+func (s *runState) settledWith(ctx context.Context, r result, opts desktop.SettleOptions) result {
 	rel, _, err := s.captureWith(ctx, &opts, false)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -502,7 +502,7 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
 	switch {
 	case c.ScreenChanging:
-		_, settled, err := s.desk.WaitSettled(ctx, x11.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		_, settled, err := s.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
 		if err != nil && ctx.Err() != nil {
 			return true, nil
 		}
