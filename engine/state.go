@@ -135,11 +135,15 @@ type loopState struct {
 	stepN         int
 	declaredCalls map[string]int
 	held          time.Duration
-	toolErrors    int // consecutive declared-tool failures
 	loop          loopStats
 	model         *modelState
 	memory        *memory.Memory
 	startedAt     time.Time
+
+	// consecutiveToolErrors counts declared-tool failures since the last
+	// success: runner.max_tool_errors bounds it, and the tool_errors
+	// budget shows it. The loop's totalToolErrors is the report's count.
+	consecutiveToolErrors int
 }
 
 // outcome is what the verdict is decided from, besides the final checks:
@@ -164,10 +168,15 @@ type outcome struct {
 }
 
 type loopStats struct {
-	iterations, malformed, toolErrors, rescued int
-	ended                                      string // why the loop ended, in words
-	outcome                                    string // degraded, no-model-verdict, or "" for completed
-	ran                                        bool
+	iterations, malformed, rescued int
+	ended                          string // why the loop ended, in words
+	outcome                        string // degraded, no-model-verdict, or "" for completed
+	ran                            bool
+
+	// totalToolErrors counts every declared-tool failure of the run, for
+	// the report (loop.tool_errors); the consecutive count that
+	// runner.max_tool_errors bounds is loopState.consecutiveToolErrors.
+	totalToolErrors int
 }
 
 func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
@@ -577,7 +586,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	if s.loop.ran {
 		s.publish(events.Event{Message: s.loop.ended, Data: events.LoopEnded{
 			Iterations: s.loop.iterations, Malformed: s.loop.malformed,
-			ToolErrors: s.loop.toolErrors, Rescued: s.loop.rescued,
+			ToolErrors: s.loop.totalToolErrors, Rescued: s.loop.rescued,
 		}})
 	}
 	v, raised := decideVerdict(s.facts(checks))

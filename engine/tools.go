@@ -407,7 +407,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s was interrupted and killed: %v", c.Tool, context.Cause(ctx))
 		}
 		if err != nil {
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			return failed(failResolution, "%s: %v", c.Tool, err)
 		}
 		// Redact before cutting, so no half of a secret survives the cut.
@@ -418,13 +418,13 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			fmt.Fprintf(&out, " [stdout cut at %d bytes]", len(res.Stdout))
 		}
 		if res.TimedOut {
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			return failed(failAssertion, "%s timed out after %s and was killed", c.Tool, timeout)
 		}
 		if why := shellCouldNotRun(res.ExitCode); why != "" {
 			// A command that never ran checked nothing about the
 			// application: the test is wrong, not the app.
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s could not run its command: %s; check the command in tools.%s and that its program is installed", c.Tool, why, c.Tool)
 			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += " (" + e + ")"
@@ -432,7 +432,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s", msg)
 		}
 		if res.ExitCode != 0 {
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s %s", c.Tool, res.Status)
 			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += ": " + e
@@ -440,7 +440,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failAssertion, "%s", msg)
 		}
 	}
-	s.toolErrors = 0
+	s.consecutiveToolErrors = 0
 	msg := fmt.Sprintf("%s succeeded", c.Tool)
 	if o := strings.TrimSpace(out.String()); o != "" {
 		msg += ": " + o
