@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -144,7 +144,7 @@ func (s *runState) pointerMisses(ctx context.Context, ctl atspi.Control, p image
 
 // windowAtPoint finds the application window a pointer at a point reaches.
 type windowAtPoint interface {
-	WindowAt(x, y int) (x11.Hit, bool, error)
+	WindowAt(x, y int) (desktop.Hit, bool, error)
 }
 
 // sameBox reports whether two rectangles are the same window's, as the
@@ -160,7 +160,7 @@ func sameBox(a, b image.Rectangle) bool {
 func area(r image.Rectangle) int { return r.Dx() * r.Dy() }
 
 // ownsWindow reports whether w belongs to the application under test.
-func (s *runState) ownsWindow(w x11.Window) bool {
+func (s *runState) ownsWindow(w desktop.Window) bool {
 	appPID := 0
 	if s.app != nil {
 		appPID = s.app.PID()

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -104,7 +104,7 @@ const OutcomeWindowUnmatched = "window-unmatched"
 
 // windowLister lists the top-level windows on the display.
 type windowLister interface {
-	Windows() ([]x11.Window, error)
+	Windows() ([]desktop.Window, error)
 }
 
 // startupTimedOut ends a run whose window did not appear in time, with what
@@ -112,7 +112,7 @@ type windowLister interface {
 // a suggested app.window for the application's own window. When the
 // application did show a window and only the scenario's matcher missed it,
 // the run is a test-error; when it showed none, the application failed.
-func (s *runState) startupTimedOut(ctx context.Context, m x11.WindowMatch, timeout time.Duration, what string) {
+func (s *runState) startupTimedOut(ctx context.Context, m desktop.WindowMatch, timeout time.Duration, what string) {
 	rel, noScreen := s.failureScreen(ctx, 0)
 	seen := s.seeWindows()
 	why, suggestion, authorsMistake := seen.explain(m)
@@ -130,7 +130,7 @@ func (s *runState) startupTimedOut(ctx context.Context, m x11.WindowMatch, timeo
 // windowsSeen are the display's top-level windows, with the application's
 // own sorted into those it shows and those it keeps unmapped.
 type windowsSeen struct {
-	all, shown, hidden []x11.Window
+	all, shown, hidden []desktop.Window
 	mine               map[uint32]bool
 }
 
@@ -167,7 +167,7 @@ func (s *runState) seeWindows() windowsSeen {
 // found nothing, suggests an app.window for the application's window, and
 // reports whether the scenario is to blame: the application showed a window
 // that m does not describe.
-func (seen windowsSeen) explain(m x11.WindowMatch) (why, suggestion string, authorsMistake bool) {
+func (seen windowsSeen) explain(m desktop.WindowMatch) (why, suggestion string, authorsMistake bool) {
 	switch {
 	case len(seen.shown) > 0:
 		suggestion = suggestWindow(seen.shown)
@@ -195,7 +195,7 @@ func (s *runState) windowsInstead() string {
 		return ""
 	}
 	seen := s.seeWindows()
-	var others []x11.Window
+	var others []desktop.Window
 	for _, w := range seen.shown {
 		if w.ID != s.win.ID {
 			others = append(others, w)
@@ -224,17 +224,17 @@ func (seen windowsSeen) listed() []events.WindowSeen {
 // ownedBy reports whether w belongs to the application: its _NET_WM_PID is
 // the app or a descendant, or it sets no PID on a display the run owns, where
 // nothing but the run's own processes draws windows.
-func ownedBy(w x11.Window, appPID int, displayOwned bool) bool {
+func ownedBy(w desktop.Window, appPID int, displayOwned bool) bool {
 	if w.PID == 0 {
 		return displayOwned
 	}
-	return appPID != 0 && x11.WindowMatch{PID: appPID, IncludeHidden: true}.Matches(w)
+	return appPID != 0 && desktop.WindowMatch{PID: appPID, IncludeHidden: true}.Matches(w)
 }
 
 // suggestWindow proposes an app.window for the largest of the application's
 // windows: its class, with the title when the class alone would also pick
 // another of them.
-func suggestWindow(ws []x11.Window) string {
+func suggestWindow(ws []desktop.Window) string {
 	best := ws[0]
 	for _, w := range ws[1:] {
 		if w.Width*w.Height > best.Width*best.Height {
@@ -248,7 +248,7 @@ func suggestWindow(ws []x11.Window) string {
 	if class == "" {
 		return fmt.Sprintf("app.window: {title: %s}", yamlScalar(best.Title))
 	}
-	m := x11.WindowMatch{Class: class, IncludeHidden: true}
+	m := desktop.WindowMatch{Class: class, IncludeHidden: true}
 	same := 0
 	for _, w := range ws {
 		if m.Matches(w) {
@@ -273,7 +273,7 @@ func yamlScalar(s string) string {
 }
 
 // describeWindows lists windows for a reason line, at most five.
-func describeWindows(ws []x11.Window) string {
+func describeWindows(ws []desktop.Window) string {
 	const most = 5
 	parts := make([]string, 0, most+1)
 	for i, w := range ws {
@@ -287,7 +287,7 @@ func describeWindows(ws []x11.Window) string {
 }
 
 // describeWindow says what identifies a window, as app.window can match it.
-func describeWindow(w x11.Window) string {
+func describeWindow(w desktop.Window) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q (class %q, instance %q, ", w.Title, w.Class, w.Instance)
 	if w.PID == 0 {
@@ -304,7 +304,7 @@ func describeWindow(w x11.Window) string {
 }
 
 // noPID reports whether none of ws carries _NET_WM_PID.
-func noPID(ws []x11.Window) bool {
+func noPID(ws []desktop.Window) bool {
 	for _, w := range ws {
 		if w.PID != 0 {
 			return false

@@ -13,7 +13,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/engine/report"
@@ -275,7 +275,7 @@ func TestExplainDriverError(t *testing.T) {
 			[]string{"click #go failed: the page changed", "try waiting for the page to settle", "(click #go: locate: Could not find node with given id (-32000))"}},
 		{"accessibility bus", fmt.Errorf("click Save: %w", dbus.Error{Name: "org.freedesktop.DBus.Error.NoReply", Body: []any{"Did not receive a reply"}}),
 			[]string{"click Save failed: the application did not answer over the accessibility bus", "(click Save: Did not receive a reply)"}},
-		{"window gone", fmt.Errorf("focus window 0x2a: %w", x11.ErrWindowGone),
+		{"window gone", fmt.Errorf("focus window 0x2a: %w", desktop.ErrWindowGone),
 			[]string{"focus window 0x2a failed: the application's window no longer exists", "app.window"}},
 		{"timeout", fmt.Errorf("query #x: %w", context.DeadlineExceeded),
 			[]string{"query #x failed: it did not finish in time", "modal dialog"}},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/vision"
 )
 
@@ -79,16 +79,16 @@ func explainRules() []explainRule {
 			"has no layout box", "Element is not focusable", "Node is not an Element"), explanation{
 			"the element is not rendered (hidden, collapsed or of zero size), so it cannot be clicked or typed into",
 			"waiting until it is visible with a cdp_wait (state: visible), or first acting on what reveals it"}},
-		{is(x11.ErrUnknownKey), explanation{
+		{is(desktop.ErrUnknownKey), explanation{
 			"press_key does not know that key name",
 			"a key name from docs/language.md, such as Return, Tab, Escape, F5 or ctrl+shift+s"}},
-		{is(x11.ErrKeyNotOnLayout), explanation{
+		{is(desktop.ErrKeyNotOnLayout), explanation{
 			"the session's keyboard layout has no key that produces it, so no person at this keyboard could press it",
 			"a key the layout maps; to enter such a character into a field, type it with type_text from a provided value"}},
-		{is(x11.ErrOffScreen), explanation{
+		{is(desktop.ErrOffScreen), explanation{
 			"the point is outside the screen",
 			"checking the click target's x and y: click_targets are pixels from the window's top-left corner and must land inside session.width × session.height"}},
-		{is(x11.ErrWindowGone), explanation{
+		{is(desktop.ErrWindowGone), explanation{
 			"the application's window no longer exists (it closed or was replaced by another)",
 			"naming the window that is open now with app.window; the checks after this step say whether the application still runs"}},
 		{func(err error, _ string) bool {

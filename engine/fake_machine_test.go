@@ -19,8 +19,9 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/engine/stage"
 )
 
 // fakePID is the double's application PID: above Linux's largest pid_max,
@@ -142,7 +143,7 @@ type fakeMachine struct {
 	// others are the top-level windows besides the application's (see
 	// fake_toplevels_test.go); focus is the window with the focus when it is
 	// one of them, and gaveFocus records every window given the focus.
-	others    []x11.Window
+	others    []desktop.Window
 	focus     uint32
 	gaveFocus []uint32
 	// painted records every window waited on to paint.
@@ -154,14 +155,14 @@ type fakeMachine struct {
 }
 
 var (
-	_ machine     = (*fakeMachine)(nil)
-	_ desktop     = (*fakeMachine)(nil)
-	_ browser     = (*fakeBrowser)(nil)
-	_ focusReader = (*fakeTab)(nil)
-	_ boxReader   = (*fakeTab)(nil)
+	_ machine       = (*fakeMachine)(nil)
+	_ stage.Desktop = (*fakeMachine)(nil)
+	_ browser       = (*fakeBrowser)(nil)
+	_ focusReader   = (*fakeTab)(nil)
+	_ boxReader     = (*fakeTab)(nil)
 )
 
-func (f *fakeMachine) StartSession(_ context.Context, opts x11.SessionOptions) (session, error) {
+func (f *fakeMachine) StartSession(_ context.Context, opts desktop.SessionOptions) (session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.sessionErr != nil {
@@ -175,7 +176,7 @@ func (f *fakeMachine) StartSession(_ context.Context, opts x11.SessionOptions) (
 	return f.sess, nil
 }
 
-func (f *fakeMachine) Dial(string) (desktop, error) {
+func (f *fakeMachine) Dial(string) (stage.Desktop, error) {
 	if f.dialErr != nil {
 		return nil, f.dialErr
 	}
@@ -323,7 +324,7 @@ func (f *fakeMachine) Capture(ctx context.Context) (*image.RGBA, error) {
 	return f.screen()
 }
 
-func (f *fakeMachine) WaitSettled(context.Context, x11.SettleOptions) (*image.RGBA, bool, error) {
+func (f *fakeMachine) WaitSettled(context.Context, desktop.SettleOptions) (*image.RGBA, bool, error) {
 	if f.settleErr != nil {
 		return nil, false, f.settleErr
 	}
@@ -344,7 +345,7 @@ func (f *fakeMachine) PressKey(_ context.Context, chord string) error {
 	// F35 is a key name the language accepts but no keyboard layout of
 	// the double maps.
 	if chord == "F35" {
-		return fmt.Errorf("press %s: %w", chord, x11.ErrUnknownKey)
+		return fmt.Errorf("press %s: %w", chord, desktop.ErrUnknownKey)
 	}
 	return f.record("key " + chord)
 }
@@ -367,36 +368,36 @@ func (f *fakeMachine) Click(_ context.Context, x, y int) error {
 	return f.record(fmt.Sprintf("click %d,%d", x, y))
 }
 
-func (f *fakeMachine) window() (x11.Window, error) {
+func (f *fakeMachine) window() (desktop.Window, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.winGone || f.sessionGone() {
-		return x11.Window{}, fmt.Errorf("window 0x%x: %w", fakeWindowID, x11.ErrWindowGone)
+		return desktop.Window{}, fmt.Errorf("window 0x%x: %w", fakeWindowID, desktop.ErrWindowGone)
 	}
 	b := fakeWindowBox()
-	return x11.Window{ID: fakeWindowID, PID: fakePID, Instance: "fake", Class: "Fake", Title: f.title,
+	return desktop.Window{ID: fakeWindowID, PID: fakePID, Instance: "fake", Class: "Fake", Title: f.title,
 		X: b.Min.X, Y: b.Min.Y, Width: b.Dx(), Height: b.Dy(), Viewable: !f.unmapped}, nil
 }
 
-func (f *fakeMachine) Window(id uint32) (x11.Window, error) {
+func (f *fakeMachine) Window(id uint32) (desktop.Window, error) {
 	if w, found := f.other(id); found {
 		return w, nil
 	}
 	return f.window()
 }
 
-func (f *fakeMachine) FindWindow(ctx context.Context, m x11.WindowMatch) (x11.Window, error) {
+func (f *fakeMachine) FindWindow(ctx context.Context, m desktop.WindowMatch) (desktop.Window, error) {
 	if f.hasOthers() {
 		return f.findAmong(ctx, m)
 	}
 	if f.noWindow {
 		<-ctx.Done()
-		return x11.Window{}, x11.ErrNoWindow
+		return desktop.Window{}, desktop.ErrNoWindow
 	}
 	return f.window()
 }
 
-func (f *fakeMachine) Windows() ([]x11.Window, error) {
+func (f *fakeMachine) Windows() ([]desktop.Window, error) {
 	if f.noWindow {
 		return nil, nil
 	}
@@ -404,12 +405,12 @@ func (f *fakeMachine) Windows() ([]x11.Window, error) {
 	if err != nil {
 		return f.otherWindows(), nil
 	}
-	return append([]x11.Window{w}, f.otherWindows()...), nil
+	return append([]desktop.Window{w}, f.otherWindows()...), nil
 }
 
 // FocusedWindow is the app's window while it is there: the double has no
 // other windows to take the focus.
-func (f *fakeMachine) FocusedWindow() (x11.Window, bool, error) {
+func (f *fakeMachine) FocusedWindow() (desktop.Window, bool, error) {
 	if w, found := f.focusedOther(); found {
 		return w, true, nil
 	}
@@ -419,14 +420,14 @@ func (f *fakeMachine) FocusedWindow() (x11.Window, bool, error) {
 
 // WaitPainted finds the window painted at once: the double's frames are
 // drawn before anyone looks.
-func (f *fakeMachine) WaitPainted(_ context.Context, w x11.Window, _ x11.SettleOptions) (bool, error) {
+func (f *fakeMachine) WaitPainted(_ context.Context, w desktop.Window, _ desktop.SettleOptions) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.painted = append(f.painted, w.ID)
 	return true, nil
 }
 
-func (f *fakeMachine) Focus(w x11.Window) error {
+func (f *fakeMachine) Focus(w desktop.Window) error {
 	if _, found := f.other(w.ID); found {
 		return f.focusOn(w.ID)
 	}

@@ -5,23 +5,23 @@ import (
 	"fmt"
 	"image"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 )
 
 // WindowAt is the topmost viewable window of the double holding the point,
 // as the X server answers for a pointer there.
-func (f *fakeMachine) WindowAt(x, y int) (x11.Hit, bool, error) {
+func (f *fakeMachine) WindowAt(x, y int) (desktop.Hit, bool, error) {
 	ws, err := f.Windows()
 	if err != nil {
-		return x11.Hit{}, false, err
+		return desktop.Hit{}, false, err
 	}
 	for i := len(ws) - 1; i >= 0; i-- {
 		w := ws[i]
 		if w.Viewable && image.Pt(x, y).In(image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height)) {
-			return x11.Hit{Window: w}, true, nil
+			return desktop.Hit{Window: w}, true, nil
 		}
 	}
-	return x11.Hit{}, false, nil
+	return desktop.Hit{}, false, nil
 }
 
 // Ping answers at once while the double's application answers, and never
@@ -31,7 +31,7 @@ func (f *fakeMachine) Ping(ctx context.Context, id uint32) error {
 	pings, hung := f.pings, f.hung
 	f.mu.Unlock()
 	if !pings {
-		return fmt.Errorf("ping window 0x%x: %w", id, x11.ErrPingUnsupported)
+		return fmt.Errorf("ping window 0x%x: %w", id, desktop.ErrPingUnsupported)
 	}
 	if !hung {
 		return nil

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 )
 
 // The double's other windows: dialogs the application opens, windows of
@@ -19,28 +19,28 @@ func (f *fakeMachine) hasOthers() bool {
 }
 
 // otherWindows returns the other windows, bottom of the stack first.
-func (f *fakeMachine) otherWindows() []x11.Window {
+func (f *fakeMachine) otherWindows() []desktop.Window {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.others)
 }
 
 // other returns the other window with this id.
-func (f *fakeMachine) other(id uint32) (x11.Window, bool) {
+func (f *fakeMachine) other(id uint32) (desktop.Window, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	i := slices.IndexFunc(f.others, func(w x11.Window) bool { return w.ID == id })
+	i := slices.IndexFunc(f.others, func(w desktop.Window) bool { return w.ID == id })
 	if i < 0 {
-		return x11.Window{}, false
+		return desktop.Window{}, false
 	}
 	return f.others[i], true
 }
 
 // changeOther changes the other window with this id (unmaps it, say).
-func (f *fakeMachine) changeOther(id uint32, change func(w *x11.Window)) {
+func (f *fakeMachine) changeOther(id uint32, change func(w *desktop.Window)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if i := slices.IndexFunc(f.others, func(w x11.Window) bool { return w.ID == id }); i >= 0 {
+	if i := slices.IndexFunc(f.others, func(w desktop.Window) bool { return w.ID == id }); i >= 0 {
 		change(&f.others[i])
 	}
 }
@@ -48,12 +48,12 @@ func (f *fakeMachine) changeOther(id uint32, change func(w *x11.Window)) {
 // focusedOther returns the other window with the focus, if one has it;
 // once it is unmapped the focus is back on the application's window, as a
 // window manager gives it back.
-func (f *fakeMachine) focusedOther() (x11.Window, bool) {
+func (f *fakeMachine) focusedOther() (desktop.Window, bool) {
 	f.mu.Lock()
 	id := f.focus
 	f.mu.Unlock()
 	if id == 0 {
-		return x11.Window{}, false
+		return desktop.Window{}, false
 	}
 	w, found := f.other(id)
 	return w, found && w.Viewable
@@ -80,7 +80,7 @@ func (f *fakeMachine) focusCalls() []uint32 {
 
 // findAmong finds the first window, bottom of the stack first, that m
 // matches, or waits until ctx ends, as the driver's FindWindow does.
-func (f *fakeMachine) findAmong(ctx context.Context, m x11.WindowMatch) (x11.Window, error) {
+func (f *fakeMachine) findAmong(ctx context.Context, m desktop.WindowMatch) (desktop.Window, error) {
 	ws, _ := f.Windows()
 	for _, w := range ws {
 		if w.Popup == "" && m.Matches(w) {
@@ -88,5 +88,5 @@ func (f *fakeMachine) findAmong(ctx context.Context, m x11.WindowMatch) (x11.Win
 		}
 	}
 	<-ctx.Done()
-	return x11.Window{}, x11.ErrNoWindow
+	return desktop.Window{}, desktop.ErrNoWindow
 }

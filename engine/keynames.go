@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
+	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -18,7 +19,7 @@ func checkKeyNames(s *scenarios.Scenario) scenarios.Problems {
 			continue
 		}
 		key, _ := st.Args["key"].(string)
-		err := x11.CheckChord(key)
+		err := stage.CheckChord(key)
 		if err == nil {
 			continue
 		}
@@ -28,7 +29,7 @@ func checkKeyNames(s *scenarios.Scenario) scenarios.Problems {
 		}
 		pos.Path = fmt.Sprintf("steps[%d].press_key.key", i)
 		msg := err.Error()
-		var uk *x11.UnknownKeyError
+		var uk *desktop.UnknownKeyError
 		if errors.As(err, &uk) {
 			msg = uk.Error() + "; " + keyHint(uk)
 		}
@@ -39,7 +40,7 @@ func checkKeyNames(s *scenarios.Scenario) scenarios.Problems {
 
 // keyHint says what press_key accepts in place of the part it did not
 // understand.
-func keyHint(uk *x11.UnknownKeyError) string {
+func keyHint(uk *desktop.UnknownKeyError) string {
 	if !strings.HasSuffix(strings.TrimSpace(uk.Chord), uk.Key) {
 		return "modifiers are ctrl (or control), shift, alt and super, joined with + (e.g. ctrl+shift+Tab)"
 	}

@@ -319,7 +319,7 @@ func (s *runState) runLoop(ctx context.Context) {
 			}
 		case failAssertion, failResolution:
 			if s.files.Scenario.Tools[c.Name].Run != "" {
-				s.loop.toolErrors++
+				s.loop.totalToolErrors++
 			}
 		}
 		s.budgets()
@@ -331,8 +331,8 @@ func (s *runState) runLoop(ctx context.Context) {
 			s.endLoopOnChecks()
 			return
 		}
-		if limit := op.Runner.MaxToolErrors; limit > 0 && s.toolErrors >= limit {
-			s.degrade(fmt.Sprintf("%d declared-tool failures in a row (runner.max_tool_errors = %d)", s.toolErrors, limit))
+		if limit := op.Runner.MaxToolErrors; limit > 0 && s.consecutiveToolErrors >= limit {
+			s.degrade(fmt.Sprintf("%d declared-tool failures in a row (runner.max_tool_errors = %d)", s.consecutiveToolErrors, limit))
 			return
 		}
 		if limit := op.Runner.MaxHoldS; limit > 0 && s.held.Seconds() >= limit {
@@ -465,7 +465,7 @@ func (s *runState) budgets() {
 	b := []events.Budget{
 		{Name: "iterations", Used: float64(s.loop.iterations), Limit: float64(maxIter)},
 		{Name: "malformed", Used: float64(s.loop.malformed), Limit: float64(op.Runner.MaxRetriesPerStep)},
-		{Name: "tool_errors", Used: float64(s.toolErrors), Limit: float64(op.Runner.MaxToolErrors)},
+		{Name: "tool_errors", Used: float64(s.consecutiveToolErrors), Limit: float64(op.Runner.MaxToolErrors)},
 		{Name: "hold", Used: s.held.Seconds(), Limit: op.Runner.MaxHoldS, Unit: "s"},
 		{Name: "deadline", Used: time.Since(s.startedAt).Seconds(), Limit: total.Seconds(), Unit: "s"},
 		{Name: "deadline_reserve", Used: 0, Limit: reserve.Seconds(), Unit: "s"},

@@ -8,7 +8,6 @@ import "github.com/kasmrt/kasmrt/engine/stage"
 type (
 	machine       = stage.Machine
 	session       = stage.Session
-	desktop       = stage.Desktop
 	app           = stage.App
 	browser       = stage.Browser
 	browserTab    = stage.BrowserTab

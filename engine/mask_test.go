@@ -19,10 +19,11 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -421,11 +422,11 @@ func TestSecretWordsUnread(t *testing.T) {
 	cancel()
 	other := image.Rect(450, 20, 550, 120)
 	dialog := image.Rect(100, 300, 200, 380)
-	f := &fakeMachine{others: []x11.Window{
+	f := &fakeMachine{others: []desktop.Window{
 		{ID: 0x500001, Class: "Other", Instance: "other", X: other.Min.X, Y: other.Min.Y, Width: other.Dx(), Height: other.Dy(), Viewable: true},
 		{ID: 0x400002, Class: "Fake", Instance: "fake", X: dialog.Min.X, Y: dialog.Min.Y, Width: dialog.Dx(), Height: dialog.Dy(), Viewable: true},
 	}}
-	if _, err := f.StartSession(context.Background(), x11.SessionOptions{}); err != nil {
+	if _, err := f.StartSession(context.Background(), desktop.SessionOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	white := func() *image.RGBA {
@@ -433,7 +434,7 @@ func TestSecretWordsUnread(t *testing.T) {
 		draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 		return img
 	}
-	state := func(desk desktop) *runState {
+	state := func(desk stage.Desktop) *runState {
 		s := &runState{bus: events.NewBus(func(s string) string { return s })}
 		s.desk = desk
 		s.onScreen.watched = map[string]string{"password": maskSecret}

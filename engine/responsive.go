@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -20,7 +20,7 @@ const OutcomeAppHung = "app-hung"
 const checkAppResponsive = "app_responsive"
 
 // appPinger asks a window's client whether its event loop still runs
-// (x11.Conn.Ping).
+// (the X11 driver's Conn.Ping).
 type appPinger interface {
 	Ping(ctx context.Context, id uint32) error
 }
@@ -46,7 +46,7 @@ func (s *runState) checkResponsive(ctx context.Context) {
 	}
 	timeout := time.Duration(s.files.Scenario.App.HangTimeoutS() * float64(time.Second))
 	deadline := time.Now().Add(timeout)
-	var silent x11.Window
+	var silent desktop.Window
 	for {
 		w, asked, err := s.pingOnce(ctx, pinger, time.Until(deadline))
 		switch {
@@ -75,12 +75,12 @@ func (s *runState) checkResponsive(ctx context.Context) {
 // the window under it does. asked is false when no window takes part; err
 // is nil when one answered, and w is then the one that did, else the
 // first one asked.
-func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Duration) (w x11.Window, asked bool, err error) {
+func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Duration) (w desktop.Window, asked bool, err error) {
 	ws := s.pingable()
 	pctx, cancel := context.WithTimeout(ctx, max(min(pingRound, left), 0))
 	defer cancel()
 	type answer struct {
-		w   x11.Window
+		w   desktop.Window
 		err error
 	}
 	answers := make(chan answer, len(ws))
@@ -95,7 +95,7 @@ func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Dur
 			// The others are cut short, and their answers dropped.
 			cancel()
 			return a.w, true, nil
-		case errors.Is(a.err, x11.ErrPingUnsupported), errors.Is(a.err, x11.ErrWindowGone):
+		case errors.Is(a.err, desktop.ErrPingUnsupported), errors.Is(a.err, desktop.ErrWindowGone):
 			continue
 		case !errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil:
 			s.log("ask the application whether it answers: %v", a.err)
@@ -106,15 +106,15 @@ func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Dur
 		}
 	}
 	if first == nil {
-		return x11.Window{}, false, nil
+		return desktop.Window{}, false, nil
 	}
 	return first.w, true, first.err
 }
 
 // pingable lists the application's windows to ask, the current one first.
-func (s *runState) pingable() []x11.Window {
+func (s *runState) pingable() []desktop.Window {
 	current := s.currentWindow()
-	out := []x11.Window{current}
+	out := []desktop.Window{current}
 	for _, w := range s.seeWindows().shown {
 		if w.ID != current.ID {
 			out = append(out, w)
@@ -127,7 +127,7 @@ func (s *runState) pingable() []x11.Window {
 // stopped answering: the screen, every window on the display and the
 // threads of the application's processes with the kernel function each
 // waits in (a main thread parked in futex_wait_queue waits on a lock).
-func (s *runState) diagnoseHang(ctx context.Context, w x11.Window, timeout time.Duration, evidence string) {
+func (s *runState) diagnoseHang(ctx context.Context, w desktop.Window, timeout time.Duration, evidence string) {
 	rel, noScreen := s.failureScreen(ctx, s.stepN)
 	var threads []events.ThreadSeen
 	for _, t := range proc.Threads(s.app.PID()) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
@@ -102,7 +102,7 @@ func TestRulesClickElement(t *testing.T) {
 			name: "a control under another program's window is pressed through its action",
 			machine: func() *fakeMachine {
 				f := fakeDialog()
-				f.others = []x11.Window{{ID: 0x500001, PID: 4242, Class: "Other", Title: "on top", X: 0, Y: 180, Width: 300, Height: 100, Viewable: true}}
+				f.others = []desktop.Window{{ID: 0x500001, PID: 4242, Class: "Other", Title: "on top", X: 0, Y: 180, Width: 300, Height: 100, Viewable: true}}
 				return f
 			},
 			steps:   "  - click_element: {name: OK}\n",
@@ -114,7 +114,7 @@ func TestRulesClickElement(t *testing.T) {
 			name: "a control under a dialog of the same application is pressed through its action",
 			machine: func() *fakeMachine {
 				f := fakeDialog()
-				f.others = []x11.Window{{ID: 0x500002, PID: fakePID, Class: "Fake", Title: "Save As", X: 40, Y: 150, Width: 200, Height: 100, Viewable: true}}
+				f.others = []desktop.Window{{ID: 0x500002, PID: fakePID, Class: "Fake", Title: "Save As", X: 40, Y: 150, Width: 200, Height: 100, Viewable: true}}
 				return f
 			},
 			steps:   "  - click_element: {name: OK}\n",

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -36,7 +36,7 @@ func TestRulesPointerParkedOffTheApp(t *testing.T) {
 func TestRulesPopupsAreNotWindows(t *testing.T) {
 	t.Parallel()
 	f := dialogDesktop()
-	f.others = append(f.others, x11.Window{ID: 0x400009, PID: fakePID, Class: "Fake", Instance: "fake", Title: "Main",
+	f.others = append(f.others, desktop.Window{ID: 0x400009, PID: fakePID, Class: "Fake", Instance: "fake", Title: "Main",
 		X: 30, Y: 30, Width: 80, Height: 20, Viewable: true, Popup: "tooltip"})
 	r := loopRun(t, loopCase{scenario: toplevelsApp + "steps:\n  - observe_screen: {}\n", operator: "runner: {}\n", machine: f})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -20,7 +20,7 @@ func savedDialogDesktop(t *testing.T) *fakeMachine {
 	// The main window is fakeWindowBox (20,20)-(420,260); the word is
 	// right of and below it.
 	maskDrawText(t, screen, image.Pt(470, 330), "Saved")
-	return &fakeMachine{title: "Main", frames: []*image.RGBA{screen}, others: []x11.Window{
+	return &fakeMachine{title: "Main", frames: []*image.RGBA{screen}, others: []desktop.Window{
 		{ID: prefsID, PID: fakePID, Class: "Fake", Instance: "fake", Title: "Save As", X: 300, Y: 200, Width: 320, Height: 180, Viewable: true},
 	}}
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
 )
@@ -823,6 +823,11 @@ func TestRulesDeclaredRuns(t *testing.T) {
 			steps: []loopStep{{"display", "ok", "display succeeded: display=:fake"}, {"record_verdict", "ok", ""}},
 		}, scenario: rulesSlowTools},
 		{loopTurnCase: loopTurnCase{
+			// Two failures with a success between them: the bound of two
+			// in a row is not reached (the consecutive count), the report
+			// counts both (the total), and the tool_errors budget shows the
+			// one since the success. Mixing the two counts up breaks one
+			// of the three.
 			name:     "a success resets the failures in a row",
 			operator: loopOp("  max_tool_errors: 2\n", ""),
 			script:   []mt.Exchange{call("broken"), call("fine"), call("broken"), loopGoalMet},
@@ -832,6 +837,15 @@ func TestRulesDeclaredRuns(t *testing.T) {
 			check: func(t *testing.T, r loopResult) {
 				if r.rep.Loop.ToolErrors != 2 {
 					t.Errorf("loop.tool_errors = %d, want 2 in all", r.rep.Loop.ToolErrors)
+				}
+				used := -1.0
+				for _, b := range r.rep.Budgets {
+					if b.Name == "tool_errors" {
+						used = b.Used
+					}
+				}
+				if used != 1 {
+					t.Errorf("the tool_errors budget used %v, want 1: the failures since the last success (budgets %+v)", used, r.rep.Budgets)
 				}
 			},
 		}, scenario: rulesSlowTools},
@@ -965,7 +979,7 @@ func TestRulesScriptDriverEndings(t *testing.T) {
 	})
 	t.Run("focus on a window just gone is not logged", func(t *testing.T) {
 		t.Parallel()
-		f := &fakeMachine{focusErr: x11.ErrWindowGone}
+		f := &fakeMachine{focusErr: desktop.ErrWindowGone}
 		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - press_key: a\n", operator: "runner: {}\n", machine: f})
 		stepping := false
 		for _, e := range r.events {

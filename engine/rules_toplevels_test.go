@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -23,7 +23,7 @@ const (
 // dialogDesktop is the double with the application's main window
 // ("Main") and the other windows.
 func dialogDesktop() *fakeMachine {
-	return &fakeMachine{title: "Main", others: []x11.Window{
+	return &fakeMachine{title: "Main", others: []desktop.Window{
 		{ID: prefsID, PID: fakePID, Class: "Fake", Instance: "fake", Title: "Preferences", X: 100, Y: 100, Width: 200, Height: 100, Viewable: true},
 		{ID: helpID, Class: "Fake", Instance: "fake", Title: "Help", X: 0, Y: 0, Width: 50, Height: 50, Viewable: true},
 		{ID: strangeID, Class: "Fake", Instance: "other", Title: "Same class, other instance", Width: 50, Height: 50, Viewable: true},
@@ -90,7 +90,7 @@ func TestRulesSwitchWindow(t *testing.T) {
 				f := dialogDesktop()
 				f.on = func(f *fakeMachine, in string) {
 					if in == "key Escape" {
-						f.changeOther(prefsID, func(w *x11.Window) { w.Viewable = false })
+						f.changeOther(prefsID, func(w *desktop.Window) { w.Viewable = false })
 					}
 				}
 				return f

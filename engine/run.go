@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/capacity"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/redact"
@@ -397,8 +396,7 @@ func (r *Runner) display() string {
 
 // Ensure the drivers' types satisfy what the engine needs of them.
 var (
-	_ desktop = (*x11.Conn)(nil)
-	_ app     = (*proc.Process)(nil)
+	_ app = (*proc.Process)(nil)
 )
 
 // publishInboxUpdate turns inbox changes into question and answer events.

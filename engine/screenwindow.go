@@ -3,7 +3,7 @@ package engine
 import (
 	"errors"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -20,7 +20,7 @@ func (s *runState) screenWindow() *events.Rect {
 		w = s.currentWindow()
 		if fresh, err := s.desk.Window(w.ID); err == nil {
 			w = fresh
-		} else if errors.Is(err, x11.ErrWindowGone) {
+		} else if errors.Is(err, desktop.ErrWindowGone) {
 			return nil
 		}
 	}

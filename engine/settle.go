@@ -4,17 +4,17 @@ import (
 	"context"
 	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 )
 
 // settleOptions is how the run waits for a still screen
 // (runner.settle_*). After an input action it also waits, for up to
 // runner.settle_response_ms, for the app to start drawing its answer, so
 // a late redraw is captured rather than the screen before it.
-func (s *runState) settleOptions(afterInput bool) x11.SettleOptions {
+func (s *runState) settleOptions(afterInput bool) desktop.SettleOptions {
 	op := s.files.Operator.Runner
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	o := x11.SettleOptions{
+	o := desktop.SettleOptions{
 		Interval: ms(op.SettleIntervalMS),
 		Cap:      ms(op.SettleCapMS),
 		Quiet:    ms(op.SettleQuietMS),

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/internal/lateapp"
 	"github.com/kasmrt/kasmrt/scenarios"
@@ -82,10 +82,10 @@ func TestRulesSettleOptions(t *testing.T) {
 	op.Runner.SettleIntervalMS, op.Runner.SettleCapMS, op.Runner.SettleQuietMS, op.Runner.SettleResponseMS = 30, 400, 60, 250
 	s := &runState{files: &scenarios.Files{Operator: op}}
 	ms := time.Millisecond
-	if got, want := s.settleOptions(false), (x11.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms}); got != want {
+	if got, want := s.settleOptions(false), (desktop.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms}); got != want {
 		t.Errorf("settle options %+v, want %+v", got, want)
 	}
-	if got, want := s.settleOptions(true), (x11.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms, Response: 250 * ms}); got != want {
+	if got, want := s.settleOptions(true), (desktop.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms, Response: 250 * ms}); got != want {
 		t.Errorf("settle options after input %+v, want %+v", got, want)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/redact"
@@ -86,12 +86,12 @@ type environment struct {
 	// are the parts of it the rules act on, taken once it is set.
 	stage   *stage.Stage
 	session session
-	desk    desktop
+	desk    stage.Desktop
 	app     app
-	win     x11.Window
+	win     desktop.Window
 	hasWin  bool
 	// target is the window switch_window chose, while hasTarget.
-	target    x11.Window
+	target    desktop.Window
 	hasTarget bool
 	// appEnv is what the run adds to the app's environment (display,
 	// isolation); declared tools get it too.
@@ -135,11 +135,15 @@ type loopState struct {
 	stepN         int
 	declaredCalls map[string]int
 	held          time.Duration
-	toolErrors    int // consecutive declared-tool failures
 	loop          loopStats
 	model         *modelState
 	memory        *memory.Memory
 	startedAt     time.Time
+
+	// consecutiveToolErrors counts declared-tool failures since the last
+	// success: runner.max_tool_errors bounds it, and the tool_errors
+	// budget shows it. The loop's totalToolErrors is the report's count.
+	consecutiveToolErrors int
 }
 
 // outcome is what the verdict is decided from, besides the final checks:
@@ -164,10 +168,15 @@ type outcome struct {
 }
 
 type loopStats struct {
-	iterations, malformed, toolErrors, rescued int
-	ended                                      string // why the loop ended, in words
-	outcome                                    string // degraded, no-model-verdict, or "" for completed
-	ran                                        bool
+	iterations, malformed, rescued int
+	ended                          string // why the loop ended, in words
+	outcome                        string // degraded, no-model-verdict, or "" for completed
+	ran                            bool
+
+	// totalToolErrors counts every declared-tool failure of the run, for
+	// the report (loop.tool_errors); the consecutive count that
+	// runner.max_tool_errors bounds is loopState.consecutiveToolErrors.
+	totalToolErrors int
 }
 
 func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
@@ -477,7 +486,7 @@ func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
 // for the caller to look at. sent says whether the step hands the screen
 // on to the model or an outside agent in its result (see saveScreen).
 func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *image.RGBA, error) {
-	var opts *x11.SettleOptions
+	var opts *desktop.SettleOptions
 	if settle {
 		o := s.settleOptions(false)
 		opts = &o
@@ -498,7 +507,7 @@ func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *ima
 // capture's. A headless page's capture is kept as the browser encoded it
 // and decoded only when its frame's pixels are asked for: an action's
 // step, which only keeps its settled screen, never waits on a decode.
-func (s *runState) captureWith(ctx context.Context, settle *x11.SettleOptions, sent bool) (string, *report.Frame, error) {
+func (s *runState) captureWith(ctx context.Context, settle *desktop.SettleOptions, sent bool) (string, *report.Frame, error) {
 	var img *image.RGBA
 	var encoded []byte
 	var err error
@@ -577,7 +586,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	if s.loop.ran {
 		s.publish(events.Event{Message: s.loop.ended, Data: events.LoopEnded{
 			Iterations: s.loop.iterations, Malformed: s.loop.malformed,
-			ToolErrors: s.loop.toolErrors, Rescued: s.loop.rescued,
+			ToolErrors: s.loop.totalToolErrors, Rescued: s.loop.rescued,
 		}})
 	}
 	v, raised := decideVerdict(s.facts(checks))

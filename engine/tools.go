@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/inbox"
@@ -286,7 +286,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 	s.focusForInput()
 	err := act()
 	if err != nil {
-		if errors.Is(err, x11.ErrUnknownKey) || errors.Is(err, x11.ErrKeyNotOnLayout) {
+		if errors.Is(err, desktop.ErrUnknownKey) || errors.Is(err, desktop.ErrKeyNotOnLayout) {
 			return failed(failResolution, "%s", explainDriverError(err))
 		}
 		return s.driverFailure(err)
@@ -303,7 +303,7 @@ func (s *runState) settled(ctx context.Context, r result) result {
 
 // settledWith captures the screen once it settles as opts say and
 // attaches it to r; a capture cut short by the run's end leaves r as it is.
-func (s *runState) settledWith(ctx context.Context, r result, opts x11.SettleOptions) result {
+func (s *runState) settledWith(ctx context.Context, r result, opts desktop.SettleOptions) result {
 	rel, _, err := s.captureWith(ctx, &opts, false)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -407,7 +407,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s was interrupted and killed: %v", c.Tool, context.Cause(ctx))
 		}
 		if err != nil {
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			return failed(failResolution, "%s: %v", c.Tool, err)
 		}
 		// Redact before cutting, so no half of a secret survives the cut.
@@ -418,13 +418,13 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			fmt.Fprintf(&out, " [stdout cut at %d bytes]", len(res.Stdout))
 		}
 		if res.TimedOut {
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			return failed(failAssertion, "%s timed out after %s and was killed", c.Tool, timeout)
 		}
 		if why := shellCouldNotRun(res.ExitCode); why != "" {
 			// A command that never ran checked nothing about the
 			// application: the test is wrong, not the app.
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s could not run its command: %s; check the command in tools.%s and that its program is installed", c.Tool, why, c.Tool)
 			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += " (" + e + ")"
@@ -432,7 +432,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s", msg)
 		}
 		if res.ExitCode != 0 {
-			s.toolErrors++
+			s.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s %s", c.Tool, res.Status)
 			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += ": " + e
@@ -440,7 +440,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failAssertion, "%s", msg)
 		}
 	}
-	s.toolErrors = 0
+	s.consecutiveToolErrors = 0
 	msg := fmt.Sprintf("%s succeeded", c.Tool)
 	if o := strings.TrimSpace(out.String()); o != "" {
 		msg += ": " + o
@@ -499,7 +499,7 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
 	switch {
 	case c.ScreenChanging:
-		_, settled, err := s.desk.WaitSettled(ctx, x11.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		_, settled, err := s.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
 		if err != nil && ctx.Err() != nil {
 			return true, nil
 		}

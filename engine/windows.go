@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -17,12 +17,12 @@ import (
 // found at startup, one whose _NET_WM_PID is the app or a descendant, or,
 // for a client that sets no pid (Xt apps), one with the startup window's
 // WM_CLASS.
-func (s *runState) isAppWindow(w x11.Window) bool {
+func (s *runState) isAppWindow(w desktop.Window) bool {
 	switch {
 	case s.hasWin && w.ID == s.win.ID:
 		return true
 	case w.PID != 0:
-		return s.app != nil && (x11.WindowMatch{PID: s.app.PID(), IncludeHidden: true}).Matches(w)
+		return s.app != nil && (desktop.WindowMatch{PID: s.app.PID(), IncludeHidden: true}).Matches(w)
 	}
 	return s.hasWin && w.Class != "" && w.Class == s.win.Class && w.Instance == s.win.Instance
 }
@@ -30,7 +30,7 @@ func (s *runState) isAppWindow(w x11.Window) bool {
 // appWindow is one of the application's windows as the model and the
 // report see it.
 type appWindow struct {
-	win     x11.Window
+	win     desktop.Window
 	focused bool
 }
 
@@ -56,7 +56,7 @@ func (s *runState) appWindows() (wins []appWindow, popups []string, err error) {
 		case w.Popup != "":
 			// A popup is the app's by its pid; one without (an Xt menu)
 			// by the startup window's class.
-			mine := w.PID != 0 && s.app != nil && (x11.WindowMatch{PID: s.app.PID()}).Matches(w) ||
+			mine := w.PID != 0 && s.app != nil && (desktop.WindowMatch{PID: s.app.PID()}).Matches(w) ||
 				w.PID == 0 && w.Class != "" && w.Class == s.win.Class
 			if mine && !slices.Contains(popups, w.Popup) {
 				popups = append(popups, w.Popup)
@@ -106,14 +106,14 @@ func (s *runState) focusForInput() {
 	if err == nil && ok && (w.ID == target.ID || !s.hasTarget && s.isAppWindow(w)) {
 		return
 	}
-	if err := s.desk.Focus(target); err != nil && !errors.Is(err, x11.ErrWindowGone) {
+	if err := s.desk.Focus(target); err != nil && !errors.Is(err, desktop.ErrWindowGone) {
 		s.log("focus the application window: %v", err)
 	}
 }
 
 // currentWindow is the window click targets and the title condition refer
 // to: the one switch_window chose while it exists, else the startup window.
-func (s *runState) currentWindow() x11.Window {
+func (s *runState) currentWindow() desktop.Window {
 	if s.hasTarget {
 		if w, err := s.desk.Window(s.target.ID); err == nil && w.Viewable {
 			s.target = w
@@ -130,7 +130,7 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 	if !found {
 		return failed(failResolution, "no window %q in the scenario's windows", name)
 	}
-	m := x11.WindowMatch{Class: wm.Class, Title: wm.Title}
+	m := desktop.WindowMatch{Class: wm.Class, Title: wm.Title}
 	if (wm.PID == nil || *wm.PID) && s.app != nil {
 		m.PID = s.app.PID()
 	}
@@ -159,12 +159,12 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 	op := s.files.Operator.Runner
 	paintCtx, cancelPaint := context.WithTimeout(ctx, switchWindowTimeout)
 	defer cancelPaint()
-	painted, err := s.desk.WaitPainted(paintCtx, w, x11.SettleOptions{
+	painted, err := s.desk.WaitPainted(paintCtx, w, desktop.SettleOptions{
 		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
 		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
 	})
 	switch {
-	case err != nil && ctx.Err() == nil && !errors.Is(err, x11.ErrWindowGone):
+	case err != nil && ctx.Err() == nil && !errors.Is(err, desktop.ErrWindowGone):
 		return s.driverFailure(err)
 	case err == nil && !painted && ctx.Err() == nil:
 		s.log("window %q was still blank after %s; switch_window goes on", name, switchWindowTimeout)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/stage"
 )
 
@@ -23,21 +23,20 @@ const resetTimeout = 2 * time.Second
 // closed and replaced by a new one.
 type keptDisplay struct {
 	stage.Drivers
-	mu        sync.Mutex
-	idle      *x11.Session
-	idleOpts  x11.SessionOptions
-	idleFresh x11.Fresh
+	mu       sync.Mutex
+	idle     stage.Keepable
+	idleOpts desktop.SessionOptions
 	// Started and Reused count the displays started and handed out
 	// again, for the benchmark.
 	started, reused int
 }
 
-func (k *keptDisplay) StartSession(ctx context.Context, opts x11.SessionOptions) (stage.Session, error) {
+func (k *keptDisplay) StartSession(ctx context.Context, opts desktop.SessionOptions) (stage.Session, error) {
 	if opts.Display != "" {
 		return k.Drivers.StartSession(ctx, opts)
 	}
 	k.mu.Lock()
-	idle, idleOpts, idleFresh := k.idle, k.idleOpts, k.idleFresh
+	idle, idleOpts := k.idle, k.idleOpts
 	k.idle = nil
 	k.mu.Unlock()
 	if idle != nil {
@@ -45,26 +44,21 @@ func (k *keptDisplay) StartSession(ctx context.Context, opts x11.SessionOptions)
 			k.mu.Lock()
 			k.reused++
 			k.mu.Unlock()
-			return &keptSession{Session: idle, k: k, opts: opts, fresh: idleFresh, snapshot: true, kept: true}, nil
+			return &keptSession{Keepable: idle, k: k, opts: opts, snapshot: true, kept: true}, nil
 		}
 		_ = idle.Close()
 	}
-	s, err := x11.StartSession(ctx, opts)
+	s, err := stage.StartKeepable(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	k.mu.Lock()
 	k.started++
 	k.mu.Unlock()
-	ks := &keptSession{Session: s, k: k, opts: opts}
+	ks := &keptSession{Keepable: s, k: k, opts: opts}
 	// What the display holds before any application is what a reset
 	// returns to; without it the display is used once, as a new one.
-	if c, err := x11.Dial(s.Display()); err == nil {
-		if f, err := c.Snapshot(); err == nil {
-			ks.fresh, ks.snapshot = f, true
-		}
-		c.Close()
-	}
+	ks.snapshot = s.Snapshot() == nil
 	return ks, nil
 }
 
@@ -79,7 +73,7 @@ func (k *keptDisplay) close() {
 	}
 }
 
-func alive(s *x11.Session) bool {
+func alive(s stage.Session) bool {
 	select {
 	case <-s.Done():
 		return false
@@ -91,11 +85,11 @@ func alive(s *x11.Session) bool {
 // keptSession is a run's use of the worker's display: closing it resets
 // the display for the next run instead of stopping it.
 type keptSession struct {
-	*x11.Session
-	k     *keptDisplay
-	opts  x11.SessionOptions
-	fresh x11.Fresh
-	// snapshot says fresh was taken; a display without one is not kept.
+	stage.Keepable
+	k    *keptDisplay
+	opts desktop.SessionOptions
+	// snapshot says the display's fresh state was taken; a display
+	// without one is not kept.
 	snapshot, kept bool
 }
 
@@ -105,14 +99,14 @@ func (s *keptSession) Kept() bool { return s.kept }
 func (s *keptSession) Close() error {
 	if err := reset(s); err != nil {
 		// Not fresh: the next run gets a new display.
-		if cerr := s.Session.Close(); cerr != nil {
+		if cerr := s.Keepable.Close(); cerr != nil {
 			return fmt.Errorf("%w; stop it: %v", err, cerr)
 		}
 		// Said, so a suite whose displays are never kept shows why.
 		return fmt.Errorf("%w; the next run gets a new display", err)
 	}
 	s.k.mu.Lock()
-	s.k.idle, s.k.idleOpts, s.k.idleFresh = s.Session, s.opts, s.fresh
+	s.k.idle, s.k.idleOpts = s.Keepable, s.opts
 	s.k.mu.Unlock()
 	return nil
 }
@@ -123,8 +117,8 @@ func reset(s *keptSession) error {
 	if !s.snapshot {
 		return fmt.Errorf("keep display %s: its fresh state is not known", s.Display())
 	}
-	opts, fresh := s.opts, s.fresh
-	if !alive(s.Session) {
+	opts := s.opts
+	if !alive(s.Keepable) {
 		return fmt.Errorf("keep display %s: the server is gone", s.Display())
 	}
 	if s.WindowManagerExited() {
@@ -132,15 +126,7 @@ func reset(s *keptSession) error {
 		// is not as a new one.
 		return fmt.Errorf("keep display %s: its window manager has exited", s.Display())
 	}
-	c, err := x11.Dial(s.Display())
-	if err != nil {
-		return fmt.Errorf("keep display %s: %w", s.Display(), err)
-	}
-	defer c.Close()
-	if w, h := c.ScreenSize(); opts.Width != 0 && (w != opts.Width || h != opts.Height) {
-		return fmt.Errorf("keep display %s: the screen is %dx%d, not %dx%d", s.Display(), w, h, opts.Width, opts.Height)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
 	defer cancel()
-	return c.Reset(ctx, resetTimeout, fresh)
+	return s.Reset(ctx, resetTimeout, opts.Width, opts.Height)
 }

@@ -2,7 +2,6 @@ package x11
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -290,6 +289,3 @@ func checkPoint(ctx context.Context, c *Conn, x, y int) error {
 	}
 	return nil
 }
-
-// ErrOffScreen is returned for a pointer position outside the screen.
-var ErrOffScreen = errors.New("point outside the screen")

@@ -3,49 +3,11 @@ package x11
 //go:generate go run gen_keysyms.go
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/jezek/xgb/xproto"
 )
-
-// ErrUnknownKey is wrapped by UnknownKeyError so callers can test with
-// errors.Is.
-var ErrUnknownKey = errors.New("unknown key")
-
-// UnknownKeyError names a key or modifier that PressKey could not resolve.
-type UnknownKeyError struct {
-	// Chord is the whole chord as given; Key is the part not understood.
-	Chord, Key string
-}
-
-func (e *UnknownKeyError) Error() string {
-	if e.Chord == e.Key {
-		return fmt.Sprintf("unknown key %q", e.Key)
-	}
-	return fmt.Sprintf("unknown key %q in %q", e.Key, e.Chord)
-}
-
-func (e *UnknownKeyError) Is(target error) bool { return target == ErrUnknownKey }
-
-// ErrKeyNotOnLayout is wrapped by KeyNotOnLayoutError so callers can test
-// with errors.Is.
-var ErrKeyNotOnLayout = errors.New("key not on the keyboard layout")
-
-// KeyNotOnLayoutError names a key PressKey knows but the session's
-// keyboard layout does not map, so no physical key would produce it.
-type KeyNotOnLayoutError struct {
-	// Chord is the whole chord as given; Key is the key the layout lacks.
-	Chord, Key string
-}
-
-func (e *KeyNotOnLayoutError) Error() string {
-	return fmt.Sprintf("the key %q in %q is not on the session's keyboard layout", e.Key, e.Chord)
-}
-
-func (e *KeyNotOnLayoutError) Is(target error) bool { return target == ErrKeyNotOnLayout }
 
 // modifierKeysyms maps the modifier words a chord may use to the keysym
 // that is held down for them.

@@ -11,10 +11,6 @@ import (
 	"github.com/jezek/xgb/xproto"
 )
 
-// ErrPingUnsupported means a window does not list _NET_WM_PING among its
-// WM_PROTOCOLS, so its client's answer cannot tell whether it is alive.
-var ErrPingUnsupported = errors.New("the window does not take part in _NET_WM_PING")
-
 // Ping asks the client of window id whether it still handles its events,
 // as a window manager does before it offers to kill a frozen program: it
 // sends the window a _NET_WM_PING client message, and the client's event

@@ -17,22 +17,6 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
-// SessionOptions says which X server a run uses.
-type SessionOptions struct {
-	// Display borrows an existing server (":0"); empty starts our own Xvfb.
-	Display string
-	// Width, Height and Depth size an owned Xvfb screen; zero values mean
-	// 1280x800x24. They are ignored when borrowing.
-	Width, Height, Depth int
-	// StartTimeout bounds how long an owned Xvfb may take to announce its
-	// display; zero means 10 s.
-	StartTimeout time.Duration
-	// WindowManager is run on an owned Xvfb: WindowManagerOpenbox, or ""
-	// or WindowManagerNone for none. A borrowed display keeps whatever
-	// manages it.
-	WindowManager string
-}
-
 // Session is an X server in use by a run: one it started (owned) or one it
 // borrowed.
 type Session struct {

@@ -8,41 +8,7 @@ import (
 	"time"
 )
 
-// SettleOptions bounds WaitSettled.
-type SettleOptions struct {
-	// Interval is the pause between captures when settling compares
-	// captures; zero means 100 ms.
-	Interval time.Duration
-	// Cap is the longest WaitSettled waits; zero means 2 s.
-	Cap time.Duration
-	// Quiet is, with DAMAGE, how long nothing may be drawn for the screen
-	// to count as settled; zero means 30 ms.
-	Quiet time.Duration
-	// Response is, with DAMAGE, how long to wait for the screen to start
-	// changing (after an action) before taking it as unchanged; zero
-	// means not to wait for a change at all. A late redraw within
-	// Response is waited for; comparing captures cannot tell one apart
-	// from a screen that will not change.
-	Response time.Duration
-	// Since is, with DAMAGE and Response, when the action whose drawing
-	// is waited for began: drawing reported after it counts as the
-	// response having begun, so the wait need not see a report of its
-	// own. An answer drawn before the caller could ask (a browser's tab
-	// answering that its frame is done takes longer than the frame took
-	// to reach the screen) is then quiet for Quiet since it was drawn,
-	// not for Response since the wait began. Zero means the wait's start.
-	Since time.Time
-	// Ignore is, with DAMAGE, a part of the screen whose drawing does not
-	// count: drawing entirely inside it, such as a browser's tab strip
-	// animating after a load, does not keep the screen from counting as
-	// settled. Empty means all drawing counts. The capture is of the
-	// whole screen either way.
-	Ignore image.Rectangle
-	// Compare compares captures even when the server offers DAMAGE.
-	Compare bool
-}
-
-func (o SettleOptions) withDefaults() SettleOptions {
+func settleDefaults(o SettleOptions) SettleOptions {
 	if o.Interval <= 0 {
 		o.Interval = 100 * time.Millisecond
 	}
@@ -63,7 +29,7 @@ func (o SettleOptions) withDefaults() SettleOptions {
 // opts.Interval apart until two are identical. A cancelled ctx is an
 // error.
 func (c *Conn) WaitSettled(ctx context.Context, opts SettleOptions) (*image.RGBA, bool, error) {
-	opts = opts.withDefaults()
+	opts = settleDefaults(opts)
 	if c.damage != nil && !opts.Compare {
 		if _, _, err := c.damage.state(); err == nil {
 			return c.settleByDamage(ctx, opts)

@@ -11,39 +11,7 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
-
-	"github.com/kasmrt/kasmrt/drivers/proc"
 )
-
-// ErrWindowGone is returned for a window that no longer exists.
-var ErrWindowGone = errors.New("window gone")
-
-// ErrNoWindow is wrapped by FindWindow when no window matched in time.
-var ErrNoWindow = errors.New("no matching window")
-
-// Window is an application window as the X server sees it. Its geometry is
-// the inside of the window, excluding the X border.
-type Window struct {
-	ID uint32
-	// PID is _NET_WM_PID, or 0 when the client did not set it.
-	PID int
-	// Instance and Class are the two halves of WM_CLASS.
-	Instance, Class string
-	// Title is _NET_WM_NAME, or WM_NAME when that is absent.
-	Title string
-	// X and Y are the window's position in root coordinates; they can be
-	// negative or past the screen edge, since nothing keeps windows on
-	// screen without a window manager.
-	X, Y, Width, Height int
-	// Viewable means mapped with all ancestors mapped.
-	Viewable bool
-	// Popup says what kind of transient window this is when it is not
-	// one of the application's windows but something shown over them:
-	// "tooltip", "menu", "notification", "drag icon", or "popup" for any
-	// other window that bypasses the window manager (override-redirect).
-	// It is "" for an application window.
-	Popup string
-}
 
 // popupKinds are the _NET_WM_WINDOW_TYPE values of windows shown over an
 // application's windows for a moment, and what Window.Popup calls them.
@@ -56,9 +24,6 @@ var popupKinds = []struct{ atom, kind string }{
 	{"_NET_WM_WINDOW_TYPE_NOTIFICATION", "notification"},
 	{"_NET_WM_WINDOW_TYPE_DND", "drag icon"},
 }
-
-// Center is the middle of the window in root coordinates.
-func (w Window) Center() (x, y int) { return w.X + w.Width/2, w.Y + w.Height/2 }
 
 // Windows lists the application windows, bottom of the stack first:
 // root's children, or, for a child without WM_CLASS, its descendants that
@@ -359,66 +324,6 @@ func isBadWindow(err error) bool {
 	return false
 }
 
-// WindowMatch selects a window. Every non-zero field must match.
-type WindowMatch struct {
-	// PID matches _NET_WM_PID equal to PID or to a descendant of PID, so a
-	// wrapper script's PID finds the window of the program it started.
-	PID int
-	// Class matches either half of WM_CLASS exactly, ignoring case.
-	Class string
-	// Title matches a substring of the title, case-sensitively.
-	Title string
-	// IncludeHidden also matches windows that are not viewable.
-	IncludeHidden bool
-}
-
-func (m WindowMatch) String() string {
-	var parts []string
-	if m.PID != 0 {
-		parts = append(parts, fmt.Sprintf("pid %d", m.PID))
-	}
-	if m.Class != "" {
-		parts = append(parts, fmt.Sprintf("class %q", m.Class))
-	}
-	if m.Title != "" {
-		parts = append(parts, fmt.Sprintf("title containing %q", m.Title))
-	}
-	if len(parts) == 0 {
-		return "any window"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// Matches reports whether w is a window m selects.
-func (m WindowMatch) Matches(w Window) bool { return m.matches(w) }
-
-func (m WindowMatch) matches(w Window) bool {
-	if !m.IncludeHidden && !w.Viewable {
-		return false
-	}
-	if m.Class != "" && !strings.EqualFold(w.Class, m.Class) && !strings.EqualFold(w.Instance, m.Class) {
-		return false
-	}
-	if m.Title != "" && !strings.Contains(w.Title, m.Title) {
-		return false
-	}
-	if m.PID != 0 && !descendsFrom(w.PID, m.PID) {
-		return false
-	}
-	return true
-}
-
-// descendsFrom reports whether pid is ancestor or one of its descendants.
-func descendsFrom(pid, ancestor int) bool {
-	for i := 0; pid > 1 && i < 64; i++ {
-		if pid == ancestor {
-			return true
-		}
-		pid = proc.ParentPID(pid)
-	}
-	return false
-}
-
 // findPollInterval is how often FindWindow lists windows while waiting.
 const findPollInterval = 25 * time.Millisecond
 
@@ -528,15 +433,6 @@ func isBadMatch(err error) bool {
 		return true
 	}
 	return false
-}
-
-// Hit is the window a pointer at a point reaches.
-type Hit struct {
-	Window
-	// Popup is set for an override-redirect window (a menu, a combo box's
-	// list, a tooltip): the window manager does not manage it, and it
-	// stands above the window that opened it.
-	Popup bool
 }
 
 // WindowAt returns the application window a pointer at x, y (root

@@ -17,19 +17,6 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
-// Window managers an owned session can run.
-const (
-	// WindowManagerOpenbox runs Debian's openbox with a generated
-	// configuration: new windows placed inside the screen, dialogs centred
-	// on their parent, oversized windows shrunk to fit, focus given to every
-	// new window and back to the last one when it closes, no decorations,
-	// no key or mouse bindings of its own except click-to-focus.
-	WindowManagerOpenbox = "openbox"
-	// WindowManagerNone leaves the screen without a window manager, as a
-	// bare X server is: windows map where they ask, and keep no focus.
-	WindowManagerNone = "none"
-)
-
 // openboxConfig is the rc.xml the session's openbox reads. Undecorated
 // windows keep their frames the size of the client, so a window's
 // position and size are what the application asked for, moved inside the

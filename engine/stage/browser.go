@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/internal/screenpng"
 )
@@ -301,7 +301,7 @@ func (st *Stage) findBrowserWindow(ctx context.Context, w *Web, ownsWindow bool)
 	defer cancel()
 	// The PID match covers the wrapper script's children, which is where
 	// Chromium's windows come from.
-	m := x11.WindowMatch{PID: w.b.PID()}
+	m := desktop.WindowMatch{PID: w.b.PID()}
 	win, err := st.Desk.FindWindow(findCtx, m)
 	if err != nil {
 		if ctx.Err() != nil {

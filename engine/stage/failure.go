@@ -3,8 +3,8 @@ package stage
 import (
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 )
 
 // Cause is what kept the stage from being set.
@@ -41,7 +41,7 @@ type Failure struct {
 	Err error
 
 	Status  proc.Status
-	Match   x11.WindowMatch
+	Match   desktop.WindowMatch
 	Timeout time.Duration
 	What    string
 	Attach  bool

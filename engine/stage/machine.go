@@ -7,8 +7,8 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 )
 
 // Machine is where a run gets its X session, its connection to it, the
@@ -17,7 +17,7 @@ import (
 // screen and dies on cue, so the engine's rules run without an X server
 // (docs/architecture.md, "Test layers").
 type Machine interface {
-	StartSession(ctx context.Context, opts x11.SessionOptions) (Session, error)
+	StartSession(ctx context.Context, opts desktop.SessionOptions) (Session, error)
 	Dial(display string) (Desktop, error)
 	StartApp(ctx context.Context, spec proc.Spec) (App, error)
 	// LaunchBrowser starts Chromium for the run; AttachBrowser connects to
@@ -82,7 +82,8 @@ type AccessibleApp interface {
 	WindowExtents(ctx context.Context, c atspi.Control) (image.Rectangle, error)
 }
 
-// Session is what a run needs of the X server it uses.
+// Session is what a run needs of the desktop session (the X server) it
+// uses.
 type Session interface {
 	Display() string
 	// Owned reports whether the run started the server itself.
@@ -101,19 +102,21 @@ func kept(s Session) bool {
 	return ok && k.Kept()
 }
 
-// Desktop is what a run needs of the X11 session's connection.
+// Desktop is what a run needs of the desktop session's connection, in the
+// desktop contract's terms (drivers/desktop); the X11 adapter (x11.go)
+// gives the X11 driver's connection.
 type Desktop interface {
 	Capture(ctx context.Context) (*image.RGBA, error)
-	WaitSettled(ctx context.Context, opts x11.SettleOptions) (*image.RGBA, bool, error)
+	WaitSettled(ctx context.Context, opts desktop.SettleOptions) (*image.RGBA, bool, error)
 	PressKey(ctx context.Context, chord string) error
 	TypeText(ctx context.Context, s string) error
 	Click(ctx context.Context, x, y int) error
-	Window(id uint32) (x11.Window, error)
-	Windows() ([]x11.Window, error)
-	FindWindow(ctx context.Context, m x11.WindowMatch) (x11.Window, error)
-	FocusedWindow() (x11.Window, bool, error)
-	Focus(w x11.Window) error
-	WaitPainted(ctx context.Context, w x11.Window, opts x11.SettleOptions) (bool, error)
+	Window(id uint32) (desktop.Window, error)
+	Windows() ([]desktop.Window, error)
+	FindWindow(ctx context.Context, m desktop.WindowMatch) (desktop.Window, error)
+	FocusedWindow() (desktop.Window, bool, error)
+	Focus(w desktop.Window) error
+	WaitPainted(ctx context.Context, w desktop.Window, opts desktop.SettleOptions) (bool, error)
 	ScreenSize() (w, h int)
 	Close() error
 }
@@ -157,23 +160,6 @@ type BrowserTab interface {
 // Drivers is the machine made of the real drivers: Xvfb (or a given
 // display), an X connection, a process group for the app and Chromium.
 type Drivers struct{}
-
-func (Drivers) StartSession(ctx context.Context, opts x11.SessionOptions) (Session, error) {
-	s, err := x11.StartSession(ctx, opts)
-	if err != nil {
-		// A nil *x11.Session in a Session would not compare equal to nil.
-		return nil, err
-	}
-	return s, nil
-}
-
-func (Drivers) Dial(display string) (Desktop, error) {
-	c, err := x11.Dial(display)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
 
 func (Drivers) StartApp(ctx context.Context, spec proc.Spec) (App, error) {
 	p, err := proc.Start(ctx, spec)
@@ -255,8 +241,6 @@ func (b cdpBrowser) Tab() BrowserTab { return b.Browser.Tab() }
 // Ensure the drivers' types satisfy what a run needs of them.
 var (
 	_ Machine       = Drivers{}
-	_ Session       = (*x11.Session)(nil)
-	_ Desktop       = (*x11.Conn)(nil)
 	_ App           = (*proc.Process)(nil)
 	_ Browser       = cdpBrowser{}
 	_ SessionBus    = (*atspi.SessionBus)(nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"image"
 
-	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 )
 
 // pointerMover is a desktop that can move the pointer without clicking.
@@ -19,7 +19,7 @@ type pointerMover interface {
 // first corner of the screen the window does not cover, in the order
 // bottom-right, bottom-left, top-right, top-left. A window covering every
 // corner leaves the pointer where it is.
-func (st *Stage) parkPointer(ctx context.Context, w *x11.Window) {
+func (st *Stage) parkPointer(ctx context.Context, w *desktop.Window) {
 	m, ok := st.Desk.(pointerMover)
 	if !ok {
 		return

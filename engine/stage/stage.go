@@ -15,8 +15,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
-	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -83,7 +83,7 @@ type Stage struct {
 	// browser standing in for it when the scenario has no app: section.
 	App App
 	// Window is the window the run checks and focuses, while HasWindow.
-	Window    x11.Window
+	Window    desktop.Window
 	HasWindow bool
 	// Web is the browser, when the scenario has a browser: section.
 	Web *Web
@@ -120,7 +120,7 @@ func New(cfg Config, rep Reporter) *Stage {
 func (st *Stage) Set(ctx, life context.Context) error {
 	files := st.cfg.Files
 	op := files.Operator
-	sess, err := st.cfg.Machine.StartSession(ctx, x11.SessionOptions{
+	sess, err := st.cfg.Machine.StartSession(ctx, desktop.SessionOptions{
 		Display: st.cfg.Display, Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
 		WindowManager: st.windowManager(),
 	})
@@ -170,7 +170,7 @@ func (st *Stage) Set(ctx, life context.Context) error {
 	findCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type found struct {
-		w   x11.Window
+		w   desktop.Window
 		err error
 	}
 	ch := make(chan found, 1)
@@ -211,8 +211,8 @@ func (st *Stage) Set(ctx, life context.Context) error {
 
 // windowMatch describes the application's window as app.window does, or
 // by the application's pid when it says nothing.
-func (st *Stage) windowMatch() x11.WindowMatch {
-	m := x11.WindowMatch{}
+func (st *Stage) windowMatch() desktop.WindowMatch {
+	m := desktop.WindowMatch{}
 	if wm := st.cfg.Files.Scenario.App.Window; wm != nil {
 		m.Class, m.Title = wm.Class, wm.Title
 		if wm.PID == nil || *wm.PID {
@@ -231,7 +231,7 @@ func (st *Stage) windowMatch() x11.WindowMatch {
 func (st *Stage) waitReady(ctx context.Context) {
 	start := time.Now()
 	op := st.cfg.Files.Operator.Runner
-	painted, err := st.Desk.WaitPainted(ctx, st.Window, x11.SettleOptions{
+	painted, err := st.Desk.WaitPainted(ctx, st.Window, desktop.SettleOptions{
 		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
 		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
 	})
@@ -256,7 +256,7 @@ func (st *Stage) windowManager() string {
 	if wm := st.cfg.Files.Operator.Session.WindowManager; wm != "" {
 		return wm
 	}
-	return x11.WindowManagerOpenbox
+	return desktop.WindowManagerOpenbox
 }
 
 // Strike stops everything Set started, in the order that lets each part
