@@ -421,8 +421,12 @@ func (s *runState) exitedSuccessfully() bool {
 // exitGrace is how long an app that may exit when its job is done
 // (app.success_exit_codes) is given to end after its window goes, before
 // the lost window counts as a failure: a dialog unmaps its window before
-// its process has exited, and on a busy machine the gap is seconds.
-const exitGrace = 3 * time.Second
+// its process has exited, and on a busy machine the gap is seconds (a
+// toolkit takes its leave of the accessibility bus on the way out). It is
+// the time the app may take to answer at all, app.hang_timeout_s.
+func (s *runState) exitGrace() time.Duration {
+	return time.Duration(s.files.Scenario.App.HangTimeoutS() * float64(time.Second))
+}
 
 // checkAfterStep runs the checks, asking a running application whether it
 // still answers, and stops the run on the first failure.
@@ -438,7 +442,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 	if s.windowGoneBeforeExit(checks) {
 		select {
 		case <-s.app.Done():
-		case <-time.After(exitGrace):
+		case <-time.After(s.exitGrace()):
 		}
 		if s.exitedSuccessfully() {
 			s.appFinished = true
