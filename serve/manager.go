@@ -295,4 +295,3 @@ func (m *Manager) List() []SessionInfo {
 	slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.Session, b.Session) })
 	return out
 }
-
