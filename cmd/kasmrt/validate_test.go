@@ -179,6 +179,15 @@ func TestValidateJSON(t *testing.T) {
 	if press, ok := names["press_key"]; !ok || press.Parameters["type"] != "object" {
 		t.Errorf("tools %+v lack press_key with its parameters' schema", out.Tools)
 	}
+	// A goal that nothing verifies is a warning, at its key.
+	goal := write("goal.yaml", "name: g\napp: {command: [xterm]}\ngoal: Print the greeting.\n")
+	code, stdout, stderr = kasmrtProcess(t, []string{"KASM_RUNTIME_VISION_ENDPOINT=http://127.0.0.1:9/v1"}, "validate", "--json", goal)
+	if code != 0 {
+		t.Fatalf("goal file: exit %d\n%s", code, stderr)
+	}
+	if w := decode(t, stdout).Warnings; len(w) != 1 || w[0].Key != "goal" || w[0].Line != 3 || !strings.Contains(w[0].Message, "nothing the scenario declares verifies the goal") {
+		t.Errorf("goal file warnings %+v, want one at goal", w)
+	}
 	whys := 0
 	for _, tl := range append(out.DecidedAtLaunch, out.NotOffered...) {
 		if tl.Why != "" {
