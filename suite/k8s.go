@@ -83,8 +83,8 @@ const (
 	shmSize = "1Gi"
 )
 
-// WorkerResources are the requests and limits of a pod that runs workers
-// runs at once: each worker's share times workers.
+// WorkerResources are the requests and limits of a pod whose suite runs
+// that many workers at once: each worker's share, times workers.
 func WorkerResources(workers int) corev1.ResourceRequirements {
 	workers = max(workers, 1)
 	times := func(each string) resource.Quantity {
