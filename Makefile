@@ -10,12 +10,38 @@ REPORTS  ?= reports
 # two-core machine.
 TESTFLAGS ?= -p 2 -timeout 20m
 
-.PHONY: all deps build test demo bench bench-compare fuzz vet mutate mutate-stage clean
+.PHONY: all deps tools tool-actionlint tool-redocly build test demo bench bench-compare fuzz vet mutate mutate-stage clean
 
 all: build
 
 deps:
 	@bash scripts/setup.sh
+
+# The ecosystem's own validators, which the tests run on what kasmrt writes
+# for other tools: actionlint on the workflows in docs/, @redocly/cli on
+# `kasmrt schema api`. Each lands in bin/. One that cannot be fetched
+# because its registry is unreachable is left out with a message, and its
+# test skips saying so; any other failure to install it fails.
+ACTIONLINT_VERSION ?= v1.7.12
+ACTIONLINT_MODULE  := github.com/rhysd/actionlint
+REDOCLY            ?= @redocly/cli@2.77
+TOOLS_NPM          := bin/npm
+
+tools: tool-actionlint tool-redocly
+
+tool-actionlint:
+	@mkdir -p bin
+	@GOBIN=$(CURDIR)/bin $(GO) install $(ACTIONLINT_MODULE)/cmd/actionlint@$(ACTIONLINT_VERSION) 2>bin/.actionlint.log || { \
+		if $(GO) list -m $(ACTIONLINT_MODULE)@$(ACTIONLINT_VERSION) >/dev/null 2>&1; then cat bin/.actionlint.log >&2; exit 1; fi; \
+		rm -f bin/actionlint; echo "tools: no actionlint: the Go module proxy is unreachable" >&2; }
+
+tool-redocly:
+	@mkdir -p $(TOOLS_NPM)
+	@npm ls --prefix $(TOOLS_NPM) $(REDOCLY) >/dev/null 2>&1 || { \
+		command -v npm >/dev/null || { echo "tools: no @redocly/cli: npm is not installed" >&2; exit 0; }; \
+		npm install --prefix $(TOOLS_NPM) --no-audit --no-fund --silent $(REDOCLY) || { \
+			if npm view $(REDOCLY) version >/dev/null 2>&1; then exit 1; fi; \
+			rm -rf $(TOOLS_NPM)/node_modules; echo "tools: no @redocly/cli: the npm registry is unreachable" >&2; }; }
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kasmrt
@@ -26,7 +52,7 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-test: deps build vet
+test: deps tools build vet
 	$(GO) test $(TESTFLAGS) ./...
 
 demo: deps build

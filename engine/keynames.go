@@ -18,7 +18,10 @@ func checkKeyNames(s *scenarios.Scenario) scenarios.Problems {
 		if st.Tool != "press_key" {
 			continue
 		}
-		key, _ := st.Args["key"].(string)
+		key, ok := st.Args["key"].(string)
+		if !ok {
+			continue // the loader says press_key needs key
+		}
 		err := stage.CheckChord(key)
 		if err == nil {
 			continue

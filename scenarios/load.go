@@ -31,7 +31,21 @@ func Load(scenarioPath, operatorPath string, lookup Lookup) (*Files, error) {
 	return load(scenarioPath, operatorPath, lookup, false)
 }
 
-func load(scenarioPath, operatorPath string, lookup Lookup, session bool) (*Files, error) {
+// A Check validates a decoded scenario in a way the loader cannot on its
+// own (with a driver's tables, say). LoadChecked runs it even on a
+// scenario that has other problems, so they are all reported together.
+type Check func(*Scenario) Problems
+
+// LoadChecked is Load that also runs checks on the scenario; their
+// problems are reported with the loader's, except at a step or key the
+// loader has already found wrong, where a check would only restate it.
+// The checks run when both files could be decoded: a scenario without its
+// operator file has steps whose arguments are not settled yet.
+func LoadChecked(scenarioPath, operatorPath string, lookup Lookup, checks ...Check) (*Files, error) {
+	return load(scenarioPath, operatorPath, lookup, false, checks...)
+}
+
+func load(scenarioPath, operatorPath string, lookup Lookup, session bool, checks ...Check) (*Files, error) {
 	if lookup == nil {
 		lookup = osLookup
 	}
@@ -53,12 +67,41 @@ func load(scenarioPath, operatorPath string, lookup Lookup, session bool) (*File
 			}
 			all = append(all, p)
 		}
+		// The checks see the steps as the cross-check left them, with
+		// each scalar argument under its name.
+		all = append(all, runChecks(sc, all, checks)...)
 	}
 	if len(all) > 0 {
 		all.Sort()
 		return nil, all
 	}
 	return &Files{Scenario: sc, Operator: op}, nil
+}
+
+// runChecks runs checks on a decoded scenario and returns their problems,
+// leaving out those under a part of the file (a step, a top-level key)
+// that already has one of found.
+func runChecks(sc *Scenario, found Problems, checks []Check) Problems {
+	wrong := map[string]bool{}
+	for _, p := range found {
+		wrong[pathRoot(p.Path)] = true
+	}
+	var out Problems
+	for _, check := range checks {
+		for _, p := range check(sc) {
+			if !wrong[pathRoot(p.Path)] {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// pathRoot is a key path's first element: "steps[2]" of
+// "steps[2].press_key.key".
+func pathRoot(path string) string {
+	root, _, _ := strings.Cut(path, ".")
+	return root
 }
 
 // readInput reads a scenario or operator file: a regular file of at most

@@ -9,6 +9,8 @@ import (
 
 // operation documents one route of the API.
 type operation struct {
+	// id is the operationId: the name a generated client gives the call.
+	id        string
 	summary   string
 	body      map[string]any // request schema, nil for none
 	responses map[string]any
@@ -54,12 +56,12 @@ var operations = func() map[string]operation {
 }()
 
 var sessionOperations = map[string]operation{
-	"GET /v1/openapi.json": {summary: "This document.", responses: map[string]any{
+	"GET /v1/openapi.json": {id: "getOpenAPI", summary: "This document.", responses: map[string]any{
 		"200": jsonResp("the OpenAPI 3.1 document", map[string]any{"type": "object"})}},
-	"GET /v1/sessions": {summary: "The open sessions.", responses: map[string]any{
+	"GET /v1/sessions": {id: "listSessions", summary: "The open sessions.", responses: map[string]any{
 		"200": jsonResp("the sessions", obj(map[string]any{"sessions": map[string]any{"type": "array", "items": obj(map[string]any{
 			"session": strSchema, "scenario": strSchema, "goal": strSchema, "report": strSchema}, "session", "scenario", "goal", "report")}}, "sessions"))}},
-	"POST /v1/sessions": {summary: "Launch a scenario, named relative to --scenarios, as a session.",
+	"POST /v1/sessions": {id: "openSession", summary: "Launch a scenario, named relative to --scenarios, as a session.",
 		body: obj(map[string]any{"scenario": strSchema}, "scenario"),
 		responses: map[string]any{
 			"201": jsonResp("the session is up", opened),
@@ -68,7 +70,7 @@ var sessionOperations = map[string]operation{
 				"headers": map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}}},
 				"content": map[string]any{"application/json": map[string]any{"schema": errorSchema}}},
 		}},
-	"POST /v1/sessions/{id}/calls": {summary: "Run one of the session's tools; the engine checks args against the tool's closed schema.",
+	"POST /v1/sessions/{id}/calls": {id: "callSessionTool", summary: "Run one of the session's tools; the engine checks args against the tool's closed schema.",
 		body: obj(map[string]any{"tool": strSchema, "args": map[string]any{"type": "object"}}, "tool"),
 		responses: map[string]any{
 			"200": jsonResp("the step ran (a refused or failed step too: see status)", callOut),
@@ -76,7 +78,7 @@ var sessionOperations = map[string]operation{
 			"409": errResp("another call on this session is running"),
 			"410": errResp("the session has ended; close it for its verdict"),
 		}},
-	"POST /v1/sessions/{id}/close": {summary: "End the session; the runtime decides the verdict (the agent's never upgrades a failure).",
+	"POST /v1/sessions/{id}/close": {id: "closeSession", summary: "End the session; the runtime decides the verdict (the agent's never upgrades a failure).",
 		body: obj(map[string]any{"verdict": verdictIn, "reason": strSchema}),
 		responses: map[string]any{
 			"200": jsonResp("the verdict and the report directory", closed),
@@ -102,10 +104,10 @@ var (
 )
 
 var runOperations = map[string]operation{
-	"GET /v1/runs": {summary: "The runs this server publishes (kasmrt run --listen publishes its one run).",
+	"GET /v1/runs": {id: "listRuns", summary: "The runs this server publishes (kasmrt run --listen publishes its one run).",
 		responses: map[string]any{"200": jsonResp("the runs, oldest first",
 			obj(map[string]any{"runs": map[string]any{"type": "array", "items": runInfo}}, "runs"))}},
-	"GET /v1/runs/{id}": {summary: "One published run.",
+	"GET /v1/runs/{id}": {id: "getRun", summary: "One published run.",
 		responses: map[string]any{"200": jsonResp("the run", runInfo), "404": errResp("no published run with this id")}},
 }
 
@@ -113,6 +115,8 @@ var runOperations = map[string]operation{
 // kind is "runs" or "sessions".
 func watchedOperations(kind string) map[string]operation {
 	one := strings.TrimSuffix(kind, "s")
+	// One is the kind in an operationId: getRunEvents, getSessionEvents.
+	One := strings.ToUpper(one[:1]) + one[1:]
 	base := "/v1/" + kind + "/{id}"
 	notFound := errResp("no " + one + " with this id")
 	noInbox := errResp("no " + one + " with this id, or it has no inbox")
@@ -124,18 +128,18 @@ func watchedOperations(kind string) map[string]operation {
 		steerSummary = "Steer the session as an operator: abort ends it (the report says so), note is recorded."
 	}
 	return map[string]operation{
-		"GET " + base + "/events": {summary: "The " + one + "'s events as Server-Sent Events (id = seq), from after Last-Event-ID, until run.ended.",
+		"GET " + base + "/events": {id: "get" + One + "Events", summary: "The " + one + "'s events as Server-Sent Events (id = seq), from after Last-Event-ID, until run.ended.",
 			responses: map[string]any{
 				"200": map[string]any{"description": "an event stream; each data line is one events.jsonl line",
 					"content": map[string]any{"text/event-stream": map[string]any{"schema": strSchema}}},
 				"400": errResp("a Last-Event-ID that is not a seq"),
 				"404": notFound,
 			}},
-		"GET " + base + "/screen": {summary: "The latest screen the " + one + " captured.",
+		"GET " + base + "/screen": {id: "get" + One + "Screen", summary: "The latest screen the " + one + " captured.",
 			responses: map[string]any{"200": pngResp, "404": errResp("no such " + one + ", or no screen yet")}},
-		"GET " + base + "/screens/{file}": {summary: "One capture by the name its events give (screens/NNNN.png).",
+		"GET " + base + "/screens/{file}": {id: "get" + One + "ScreenFile", summary: "One capture by the name its events give (screens/NNNN.png).",
 			responses: map[string]any{"200": pngResp, "404": errResp("no such " + one + " or screen")}},
-		"POST " + base + "/steer": {summary: steerSummary,
+		"POST " + base + "/steer": {id: "steer" + One, summary: steerSummary,
 			body: obj(map[string]any{"action": map[string]any{"type": "string", "enum": steerActions},
 				"value": strSchema, "reason": strSchema}, "action"),
 			responses: map[string]any{
@@ -143,13 +147,13 @@ func watchedOperations(kind string) map[string]operation {
 				"400": errResp("an action the " + one + " does not take"),
 				"404": notFound,
 			}},
-		"GET " + base + "/questions": {summary: "The questions still waiting for an answer, oldest first.",
+		"GET " + base + "/questions": {id: "list" + One + "Questions", summary: "The questions still waiting for an answer, oldest first.",
 			responses: map[string]any{"200": jsonResp("the pending questions",
 				obj(map[string]any{"questions": map[string]any{"type": "array", "items": question}}, "questions")), "404": noInbox}},
-		"GET " + base + "/history": {summary: "Every question, answer, expiry and posted message so far.",
+		"GET " + base + "/history": {id: "get" + One + "History", summary: "Every question, answer, expiry and posted message so far.",
 			responses: map[string]any{"200": jsonResp("the inbox's history",
 				obj(map[string]any{"entries": map[string]any{"type": "array", "items": entry}}, "entries")), "404": noInbox}},
-		"POST " + base + "/questions/{qid}/answer": {summary: "Answer a pending question; the first answer wins.",
+		"POST " + base + "/questions/{qid}/answer": {id: "answer" + One + "Question", summary: "Answer a pending question; the first answer wins.",
 			body: obj(map[string]any{"answer": strSchema, "by": strSchema}, "answer"),
 			responses: map[string]any{
 				"200": jsonResp("the answer, as recorded", answer),
@@ -158,7 +162,7 @@ func watchedOperations(kind string) map[string]operation {
 				"409": errResp("the question is answered already, or expired"),
 				"413": errResp("a body over 64 KiB"),
 			}},
-		"GET " + base + "/inbox/events": {summary: "The inbox as Server-Sent Events: a pending snapshot, then one event per change (asked, answered, posted, unanswered).",
+		"GET " + base + "/inbox/events": {id: "get" + One + "InboxEvents", summary: "The inbox as Server-Sent Events: a pending snapshot, then one event per change (asked, answered, posted, unanswered).",
 			responses: map[string]any{"200": eventStream, "404": noInbox}},
 	}
 }
@@ -171,7 +175,7 @@ func OpenAPI() map[string]any {
 		responses := map[string]any{}
 		maps.Copy(responses, op.responses)
 		responses["401"] = errResp("no bearer token, or a wrong one (when the server has a token)")
-		o := map[string]any{"summary": op.summary, "responses": responses}
+		o := map[string]any{"operationId": op.id, "summary": op.summary, "responses": responses}
 		var params []any
 		for _, name := range []string{"id", "qid", "file"} {
 			if strings.Contains(r.path, "{"+name+"}") {
@@ -198,7 +202,15 @@ func OpenAPI() map[string]any {
 	return map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "kasmrt serve", "version": "1",
-			"description": "Sessions for outside agents, and published runs to watch, answer and steer. MCP clients use /mcp instead."},
+			"description": "Sessions for outside agents, and published runs to watch, answer and steer. MCP clients use /mcp instead.",
+			// The project declares no licence for its API, so none is
+			// granted: all rights are reserved until it names one.
+			"license": map[string]any{"name": "All rights reserved"}},
+		// The server answers wherever `kasmrt serve --listen` put it; a
+		// generated client takes the address as this variable.
+		"servers": []any{map[string]any{"url": "http://{listen}", "description": "a kasmrt serve process",
+			"variables": map[string]any{"listen": map[string]any{"default": "127.0.0.1:7400",
+				"description": "the address kasmrt serve --listen was given"}}}},
 		"security":   []any{map[string]any{"bearer": []any{}}},
 		"components": map[string]any{"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 		"paths":      paths,

@@ -16,8 +16,11 @@ const JUnitFile = "junit.xml"
 // The JUnit XML format as Jenkins, GitLab and GitHub's test reporters read
 // it: a testsuite per scenario, a testcase per sample. app-failed is a
 // failure, test-error an error, a run that never ran or that the suite's
-// stopping interrupted is skipped; concerns
-// and the report directory are in the case's system-out.
+// stopping interrupted is skipped. A case is named after its scenario (with
+// the sample when the scenario runs more than once), its classname is the
+// suite and its file the scenario's path, so an annotation action can point
+// at the file; the verdict, the outcome and the report directory are its
+// properties, and the concerns are in its system-out.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -41,13 +44,24 @@ type junitSuite struct {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Skipped   *junitMessage `xml:"skipped"`
-	Error     *junitMessage `xml:"error"`
-	Failure   *junitMessage `xml:"failure"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	File       string           `xml:"file,attr,omitempty"`
+	Time       string           `xml:"time,attr"`
+	Properties *junitProperties `xml:"properties"`
+	Skipped    *junitMessage    `xml:"skipped"`
+	Error      *junitMessage    `xml:"error"`
+	Failure    *junitMessage    `xml:"failure"`
+	SystemOut  string           `xml:"system-out,omitempty"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitMessage struct {
@@ -64,16 +78,32 @@ func JUnit(s *Summary) ([]byte, error) {
 	index := map[string]int{}
 	var totalMS int64
 	var suiteMS []int64
+	// A scenario that runs more than once has a case per sample; the
+	// sample index tells them apart.
+	samples := map[string]int{}
+	for _, r := range s.Runs {
+		samples[r.File]++
+	}
 	for _, r := range s.Runs {
 		i, ok := index[r.File]
 		if !ok {
 			i = len(top.Suites)
 			index[r.File] = i
-			top.Suites = append(top.Suites, junitSuite{Name: r.Scenario, Timestamp: s.Started.Format("2006-01-02T15:04:05")})
+			top.Suites = append(top.Suites, junitSuite{Name: clean(r.Scenario), Timestamp: s.Started.Format("2006-01-02T15:04:05")})
 			suiteMS = append(suiteMS, 0)
 		}
 		ts := &top.Suites[i]
-		c := junitCase{Name: fmt.Sprintf("sample %d", r.Sample), Classname: r.Scenario, Time: seconds(r.DurationMS)}
+		name := r.Scenario
+		if samples[r.File] > 1 {
+			name = fmt.Sprintf("%s #%d", r.Scenario, r.Sample)
+		}
+		c := junitCase{Name: clean(name), Classname: clean(s.Name), File: clean(r.File), Time: seconds(r.DurationMS)}
+		c.Properties = &junitProperties{}
+		for _, p := range [][2]string{{"verdict", r.Verdict}, {"outcome", r.Outcome}, {"report", r.Report}} {
+			if p[1] != "" {
+				c.Properties.Property = append(c.Properties.Property, junitProperty{Name: p[0], Value: clean(p[1])})
+			}
+		}
 		message := strings.Join(r.Reasons, "; ")
 		if message == "" {
 			message = r.Outcome

@@ -1,10 +1,12 @@
 package suite
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +101,64 @@ func TestJUnitSchemaRefuses(t *testing.T) {
 		if err := exec.Command(xmllint, "--noout", "--schema", "testdata/junit.xsd", path).Run(); err == nil {
 			t.Errorf("%s: the schema accepted %s", name, doc)
 		}
+	}
+}
+
+// junitparserProbe is a file Debian's python3-junitparser installs.
+const junitparserProbe = "/usr/lib/python3/dist-packages/junitparser/__init__.py"
+
+// The JUnit file as a widely used consumer reads it: junitparser (what
+// the JUnit annotation actions build on) sees a case per sample named
+// after its scenario, the suite as its classname, the scenario's file,
+// and the verdict, outcome and report directory as properties.
+func TestJUnitParsedByJunitparser(t *testing.T) {
+	t.Parallel()
+	// Debian's package is for the system's python3, not for one a version
+	// manager put first on PATH.
+	if _, err := os.Stat(junitparserProbe); err != nil {
+		t.Skipf("python3-junitparser is not installed (bash scripts/setup.sh installs it): %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := WriteJUnit(path, hostileSummary()); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("/usr/bin/python3", "testdata/read_junit.py", path).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("junitparser: %v\n%s", err, stderr)
+	}
+	type parsedCase struct {
+		Suite, Name, Classname, File string
+		Results                      []string
+		Properties                   map[string]string
+	}
+	var got struct {
+		Tests, Failures, Errors, Skipped int
+		Cases                            []parsedCase
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("junitparser's reading: %v\n%s", err, out)
+	}
+	if got.Tests != 5 || got.Failures != 1 || got.Errors != 1 || got.Skipped != 1 {
+		t.Errorf("junitparser counts tests=%d failures=%d errors=%d skipped=%d, want 5 1 1 1", got.Tests, got.Failures, got.Errors, got.Skipped)
+	}
+	suiteName := `suite <&> "q"`
+	want := []parsedCase{
+		{Suite: "alpha", Name: "alpha #0", Classname: suiteName, File: "a.yaml", Results: []string{},
+			Properties: map[string]string{"verdict": "pass", "report": "runs/a-0"}},
+		{Suite: "alpha", Name: "alpha #1", Classname: suiteName, File: "a.yaml", Results: []string{"Failure"},
+			Properties: map[string]string{"verdict": "app-failed", "outcome": "app-exited", "report": "runs/a-1"}},
+		{Suite: "beta [31m\u202e", Name: "beta [31m\u202e", Classname: suiteName, File: "b.yaml", Results: []string{},
+			Properties: map[string]string{"verdict": "pass-with-concerns", "report": "runs/b-0"}},
+		{Suite: "gamma", Name: "gamma", Classname: suiteName, File: "c.yaml", Results: []string{"Error"},
+			Properties: map[string]string{"verdict": "test-error", "outcome": "deadline", "report": "runs/c-0"}},
+		{Suite: "delta", Name: "delta", Classname: suiteName, File: "d.yaml", Results: []string{"Skipped"},
+			Properties: map[string]string{"verdict": VerdictNotRun}},
+	}
+	if !reflect.DeepEqual(got.Cases, want) {
+		t.Errorf("junitparser read\n%+v\nwant\n%+v", got.Cases, want)
 	}
 }

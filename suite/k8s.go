@@ -6,9 +6,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -47,6 +49,52 @@ type JobOptions struct {
 	// Retries is backoffLimitPerIndex: how many times a crashed or killed
 	// shard is tried again.
 	Retries int32
+	// Resources are the kasmrt container's requests and limits; see
+	// WorkerResources for what a pod of workers needs.
+	Resources corev1.ResourceRequirements
+	// TTL is ttlSecondsAfterFinished: how long the finished Job and its
+	// pods (their logs) stay before Kubernetes deletes them. The reports
+	// are on the claim and outlive it. Zero or less: the default, a day.
+	TTL time.Duration
+	// Deadline is activeDeadlineSeconds: how long the whole Job may run,
+	// retries included, before Kubernetes stops its pods. A suite that
+	// hangs past it ends the Job failed instead of holding the nodes. Zero
+	// or less: the default, six hours.
+	Deadline time.Duration
+}
+
+// The Job's defaults when JobOptions leaves them unset.
+const (
+	DefaultJobTTL      = 24 * time.Hour
+	DefaultJobDeadline = 6 * time.Hour
+)
+
+// What one worker of a pod runs at once (its Xvfb, the application, a
+// Chromium for browser scenarios, kasmrt's share) asks for and may use. A
+// scenario's screenshots, the browser and the X server's framebuffers are
+// what take the memory; Chromium is what takes the CPU.
+const (
+	workerCPURequest    = "1"
+	workerMemoryRequest = "1Gi"
+	workerCPULimit      = "2"
+	workerMemoryLimit   = "2Gi"
+	// Chromium keeps its shared memory in /dev/shm, of which a container
+	// gets 64 MiB; the Job mounts this much there instead.
+	shmSize = "1Gi"
+)
+
+// WorkerResources are the requests and limits of a pod whose suite runs
+// that many workers at once: each worker's share, times workers.
+func WorkerResources(workers int) corev1.ResourceRequirements {
+	workers = max(workers, 1)
+	times := func(each string) resource.Quantity {
+		q := resource.MustParse(each)
+		return *resource.NewMilliQuantity(q.MilliValue()*int64(workers), q.Format)
+	}
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: times(workerCPURequest), corev1.ResourceMemory: times(workerMemoryRequest)},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: times(workerCPULimit), corev1.ResourceMemory: times(workerMemoryLimit)},
+	}
 }
 
 // kasmrt's exit codes as the Job's pod failure policy sees them.
@@ -88,6 +136,19 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 	}
 	completions := int32(o.Shards)
 	retries := o.Retries
+	ttl, deadline := o.TTL, o.Deadline
+	if ttl <= 0 {
+		ttl = DefaultJobTTL
+	}
+	if deadline <= 0 {
+		deadline = DefaultJobDeadline
+	}
+	ttlSeconds, deadlineSeconds := int32(ttl/time.Second), int64(deadline/time.Second)
+	shm := resource.MustParse(shmSize)
+	resources := o.Resources
+	if resources.Requests == nil && resources.Limits == nil {
+		resources = WorkerResources(1)
+	}
 	indexed := batchv1.IndexedCompletion
 	args := []string{"suite"}
 	for _, a := range o.SuiteArgs {
@@ -107,7 +168,8 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 		// whatever the cluster version injects on its own.
 		Env: []corev1.EnvVar{{Name: EnvJobIndex, ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}},
-		VolumeMounts: []corev1.VolumeMount{{Name: "reports", MountPath: ReportsMount}},
+		Resources:    resources,
+		VolumeMounts: []corev1.VolumeMount{{Name: "reports", MountPath: ReportsMount}, {Name: "shm", MountPath: "/dev/shm"}},
 		SecurityContext: &corev1.SecurityContext{
 			RunAsNonRoot: &nonRoot, RunAsUser: &uid, AllowPrivilegeEscalation: &noEscalation,
 			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -121,10 +183,12 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/name": "kasmrt", "kasmrt.dev/suite": name}},
 		Spec: batchv1.JobSpec{
-			CompletionMode:       &indexed,
-			Completions:          &completions,
-			Parallelism:          &parallelism,
-			BackoffLimitPerIndex: &retries,
+			CompletionMode:          &indexed,
+			TTLSecondsAfterFinished: &ttlSeconds,
+			ActiveDeadlineSeconds:   &deadlineSeconds,
+			Completions:             &completions,
+			Parallelism:             &parallelism,
+			BackoffLimitPerIndex:    &retries,
 			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
 				{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
 					ContainerName: &container.Name, Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: jobFailJobCodes}},
@@ -143,8 +207,13 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 					RestartPolicy:   corev1.RestartPolicyNever,
 					SecurityContext: &corev1.PodSecurityContext{FSGroup: &uid},
 					Containers:      []corev1.Container{container},
-					Volumes: []corev1.Volume{{Name: "reports", VolumeSource: corev1.VolumeSource{
-						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
+					Volumes: []corev1.Volume{
+						{Name: "reports", VolumeSource: corev1.VolumeSource{
+							PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
+						// Counted against the container's memory limit.
+						{Name: "shm", VolumeSource: corev1.VolumeSource{
+							EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &shm}}},
+					},
 				},
 			},
 		},

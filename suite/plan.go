@@ -206,11 +206,7 @@ func Build(in Input) (*Plan, error) {
 }
 
 func loadRun(path, operator string, lookup scenarios.Lookup) (*scenarios.Files, error) {
-	files, err := scenarios.Load(path, operator, lookup)
-	if err == nil {
-		err = engine.Check(files)
-	}
-	return files, err
+	return engine.Load(path, operator, lookup)
 }
 
 // expandArg turns one argument into scenario files: a suite file's

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -46,8 +48,10 @@ $KASMRT_TOKEN, never from a flag's value. Quitting the console leaves the
 runs going; x aborts the watched one. --print prints a line per event of
 one run or session instead.
 
-Exit codes: 0 detached or the run ended, 2 the server could not be reached
-or refused, 3 bad input.`,
+Exit codes: 0 detached or the run ended, 2 the server refused (a wrong
+token, no such run) or the connection failed after it answered, 3 bad input:
+a URL attach does not take, or one where nothing answers (no server
+listening, a host name that does not resolve).`,
 		Example: `  KASMRT_TOKEN=$(cat ~/.kasmrt-token) kasmrt attach http://127.0.0.1:7401`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -114,8 +118,7 @@ func attach(cmd *cobra.Command, target string, f attachFlags) error {
 	if remote.IsServerURL(target) {
 		srv, err := remote.DialServer(dialCtx, target, token, dir)
 		if err != nil {
-			fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
-			return &exitError{code: exitTestError}
+			return dialFailed(cmd, target, err)
 		}
 		one, single := srv.Single(dialCtx)
 		if !single {
@@ -128,8 +131,7 @@ func attach(cmd *cobra.Command, target string, f attachFlags) error {
 	}
 	client, err := remote.Dial(dialCtx, target, token, dir)
 	if err != nil {
-		fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
-		return &exitError{code: exitTestError}
+		return dialFailed(cmd, target, err)
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
@@ -167,4 +169,34 @@ func attach(cmd *cobra.Command, target string, f attachFlags) error {
 		return &exitError{code: exitTestError}
 	}
 	return nil
+}
+
+// dialFailed says why attaching to target failed and picks the exit code.
+// Nothing answering at the URL (no server listening, a name that does not
+// resolve) is the URL's fault, as is a URL attach does not take: exit 3,
+// said in words rather than as the HTTP client's error. A server that
+// answered and refused is exit 2.
+func dialFailed(cmd *cobra.Command, target string, err error) error {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var msg string
+	switch {
+	case errors.As(err, &dnsErr):
+		msg = fmt.Sprintf("attach %s: the host name %s does not resolve (%s); check the URL", target, dnsErr.Name, dnsErr.Err)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		why := "connection refused"
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			why = opErr.Err.Error()
+		}
+		msg = fmt.Sprintf("attach %s: nothing answers at %s (%s); is kasmrt run --listen or kasmrt serve running there?", target, opErr.Addr, why)
+	case errors.Unwrap(err) == nil:
+		// The URL itself: its scheme, a query string, a path attach does
+		// not know. Nothing was asked of a server.
+		msg = err.Error()
+	default:
+		fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
+		return &exitError{code: exitTestError}
+	}
+	fmt.Fprintf(errOut(cmd), "kasmrt: %s\n", msg)
+	return &exitError{code: exitBadInput}
 }

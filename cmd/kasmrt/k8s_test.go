@@ -27,12 +27,13 @@ const (
 )
 
 // emittedJob emits the suite in dir, from dir as the command's working
-// directory, as a Job and decodes it back into the Kubernetes type,
-// refusing unknown fields.
-func emittedJob(t *testing.T, dir string, shards string) *batchv1.Job {
+// directory, as a Job (with extra flags added) and decodes it back into
+// the Kubernetes type, refusing unknown fields.
+func emittedJob(t *testing.T, dir string, shards string, extra ...string) *batchv1.Job {
 	t.Helper()
-	cmd := exec.Command(kasmrtBinary(t), "suite", "suite.yaml", "--emit", "k8s", "--image", "registry.example/kasmrt:1",
-		"--shards", shards, "--parallelism", "2", "--workers", "1", "--env-secret", "kasmrt-model")
+	args := []string{"suite", "suite.yaml", "--emit", "k8s", "--image", "registry.example/kasmrt:1",
+		"--shards", shards, "--parallelism", "2", "--workers", "1", "--env-secret", "kasmrt-model"}
+	cmd := exec.Command(kasmrtBinary(t), append(args, extra...)...)
 	cmd.Dir = dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -102,6 +103,74 @@ func TestEmitK8sJob(t *testing.T) {
 	}
 	if code, _, stderr := kasmrt(t, "suite", filepath.Join(dir, "suite.yaml"), "--emit", "k8s"); code != exitBadInput || !strings.Contains(stderr, "--image") {
 		t.Errorf("--emit k8s without --image: exit %d %s", code, stderr)
+	}
+}
+
+// writeK8sSuite writes the suite the Job tests emit into a new directory.
+func writeK8sSuite(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"pass.yaml": k8sPass, "fail.yaml": k8sFail, "operator.yaml": k8sOperator, "suite.yaml": k8sSuite} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// An Xvfb+Chromium pod asks for what its workers need and is bounded by
+// limits (memory for /dev/shm too); the finished Job is cleaned up after
+// a TTL and a hung one stopped at a deadline. Flags override each; the
+// defaults scale with --workers.
+func TestEmitK8sResourcesTTLDeadline(t *testing.T) {
+	t.Parallel()
+	dir := writeK8sSuite(t)
+	qty := func(l corev1.ResourceList, name corev1.ResourceName) string {
+		q, ok := l[name]
+		if !ok {
+			return "none"
+		}
+		return q.String()
+	}
+	for _, tc := range []struct {
+		name                        string
+		flags                       []string
+		cpu, memory, cpuMax, memMax string
+		ttlSeconds, deadlineSeconds int64
+	}{
+		{name: "defaults", cpu: "1", memory: "1Gi", cpuMax: "2", memMax: "2Gi", ttlSeconds: 86400, deadlineSeconds: 6 * 3600},
+		{name: "three workers", flags: []string{"--workers", "3"}, cpu: "3", memory: "3Gi", cpuMax: "6", memMax: "6Gi",
+			ttlSeconds: 86400, deadlineSeconds: 6 * 3600},
+		{name: "flags", flags: []string{"--cpu", "1500m", "--memory", "3Gi", "--cpu-limit", "4", "--memory-limit", "6Gi",
+			"--ttl", "1h", "--deadline", "90m"}, cpu: "1500m", memory: "3Gi", cpuMax: "4", memMax: "6Gi", ttlSeconds: 3600, deadlineSeconds: 5400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := emittedJob(t, dir, "2", tc.flags...)
+			c := job.Spec.Template.Spec.Containers[0]
+			got := []string{qty(c.Resources.Requests, corev1.ResourceCPU), qty(c.Resources.Requests, corev1.ResourceMemory),
+				qty(c.Resources.Limits, corev1.ResourceCPU), qty(c.Resources.Limits, corev1.ResourceMemory)}
+			if want := []string{tc.cpu, tc.memory, tc.cpuMax, tc.memMax}; !slices.Equal(got, want) {
+				t.Errorf("requests cpu, memory and limits cpu, memory %q, want %q", got, want)
+			}
+			if s := job.Spec; s.TTLSecondsAfterFinished == nil || int64(*s.TTLSecondsAfterFinished) != tc.ttlSeconds ||
+				s.ActiveDeadlineSeconds == nil || *s.ActiveDeadlineSeconds != tc.deadlineSeconds {
+				t.Errorf("ttlSecondsAfterFinished %v activeDeadlineSeconds %v, want %d %d",
+					s.TTLSecondsAfterFinished, s.ActiveDeadlineSeconds, tc.ttlSeconds, tc.deadlineSeconds)
+			}
+			shm := false
+			for _, m := range c.VolumeMounts {
+				shm = shm || m.MountPath == "/dev/shm"
+			}
+			if !shm {
+				t.Error("no /dev/shm for Chromium beyond the container's 64 MiB")
+			}
+		})
+	}
+	for _, bad := range [][]string{{"--cpu", "0"}, {"--memory", "lots"}, {"--cpu", "4", "--cpu-limit", "2"}, {"--ttl", "-1h"}, {"--deadline", "0s"}} {
+		args := append([]string{"suite", filepath.Join(dir, "suite.yaml"), "--emit", "k8s", "--image", "img"}, bad...)
+		if code, stdout, stderr := kasmrt(t, args...); code != exitBadInput || !strings.Contains(stderr, bad[len(bad)-2]) || stdout != "" {
+			t.Errorf("%q: exit %d, stdout %d bytes, stderr %s; want exit 3 naming the flag", bad, code, len(stdout), stderr)
+		}
 	}
 }
 

@@ -80,6 +80,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if errors.As(err, &ee) && ee.err == nil {
 				return // the subcommand has already said what happened
 			}
+			// fang capitalises a message's first word on a terminal, which
+			// turns "--graphics: …" into "--Graphics: …", a flag nobody can
+			// type: kasmrt's messages are printed as written.
+			styles.ErrorText = styles.ErrorText.UnsetTransform()
 			// The message may quote untrusted text; the styling is fang's.
 			fang.DefaultErrorHandler(w, styles, errors.New(sanitize.Text(err.Error())))
 		}),

@@ -132,10 +132,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 			return os.LookupEnv(name)
 		}
 	}
-	files, err := scenarios.Load(path, f.operator, lookup)
-	if err == nil {
-		err = engine.Check(files)
-	}
+	files, err := engine.Load(path, f.operator, lookup)
 	if err != nil {
 		printProblems(errOut(cmd), err)
 		return &exitError{code: exitBadInput}

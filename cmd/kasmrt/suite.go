@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kasmrt/kasmrt/scenarios"
 	"github.com/kasmrt/kasmrt/suite"
@@ -41,6 +44,12 @@ type suiteFlags struct {
 	parallelism int
 	claim       string
 	envSecret   string
+	cpu         string
+	memory      string
+	cpuLimit    string
+	memoryLimit string
+	ttl         time.Duration
+	deadline    time.Duration
 }
 
 func newSuiteCommand() *cobra.Command {
@@ -102,11 +111,17 @@ skipped), and --resume runs them again.`,
 	fl.BoolVar(&f.json, "json", false, "print every finished run and the summary as JSON lines")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the worst verdict is pass-with-concerns")
 	fl.StringVar(&f.emit, "emit", "", `print a deployment of the suite instead of running it: "k8s" (a Kubernetes Indexed Job, one index per shard)`)
-	fl.StringVar(&f.image, "image", "", "--emit k8s: the container image (built with the Dockerfile)")
-	fl.IntVar(&f.shards, "shards", 2, "--emit k8s: the number of shards, one pod each")
-	fl.IntVar(&f.parallelism, "parallelism", 0, "--emit k8s: pods at once (default: every shard)")
-	fl.StringVar(&f.claim, "claim", "kasmrt-reports", "--emit k8s: the PersistentVolumeClaim the reports land in")
-	fl.StringVar(&f.envSecret, "env-secret", "", "--emit k8s: a Secret whose keys become the pods' environment (the model endpoint and key)")
+	fl.StringVar(&f.image, "image", "", "with --emit k8s: the container image (built with the Dockerfile)")
+	fl.IntVar(&f.shards, "shards", 2, "with --emit k8s: the number of shards, one pod each")
+	fl.IntVar(&f.parallelism, "parallelism", 0, "with --emit k8s: pods at once (default: every shard)")
+	fl.StringVar(&f.claim, "claim", "kasmrt-reports", "with --emit k8s: the PersistentVolumeClaim the reports land in")
+	fl.StringVar(&f.envSecret, "env-secret", "", "with --emit k8s: a Secret whose keys become the pods' environment (the model endpoint and key)")
+	fl.StringVar(&f.cpu, "cpu", "", "with --emit k8s: each pod's CPU request (default: 1 per worker)")
+	fl.StringVar(&f.memory, "memory", "", "with --emit k8s: each pod's memory request (default: 1Gi per worker)")
+	fl.StringVar(&f.cpuLimit, "cpu-limit", "", "with --emit k8s: each pod's CPU limit (default: 2 per worker)")
+	fl.StringVar(&f.memoryLimit, "memory-limit", "", "with --emit k8s: each pod's memory limit, /dev/shm included (default: 2Gi per worker)")
+	fl.DurationVar(&f.ttl, "ttl", suite.DefaultJobTTL, "with --emit k8s: how long the finished Job and its pods' logs are kept (ttlSecondsAfterFinished)")
+	fl.DurationVar(&f.deadline, "deadline", suite.DefaultJobDeadline, "with --emit k8s: how long the whole Job may run, retries included (activeDeadlineSeconds)")
 	return cmd
 }
 
@@ -225,9 +240,13 @@ func emitJob(cmd *cobra.Command, plan *suite.Plan, args []string, f suiteFlags) 
 	if f.operator != "" {
 		suiteArgs = append(suiteArgs, "-o", f.operator)
 	}
-	if f.workers > 0 {
-		suiteArgs = append(suiteArgs, "--workers", strconv.Itoa(f.workers))
+	// Each pod runs as many workers as its resources are sized for: the
+	// default is not one per core, which in a pod is the node's cores.
+	workers := f.workers
+	if workers <= 0 {
+		workers = max(plan.Workers, 1)
 	}
+	suiteArgs = append(suiteArgs, "--workers", strconv.Itoa(workers))
 	if f.repeat > 0 {
 		suiteArgs = append(suiteArgs, "--repeat", strconv.Itoa(f.repeat))
 	}
@@ -237,8 +256,21 @@ func emitJob(cmd *cobra.Command, plan *suite.Plan, args []string, f suiteFlags) 
 	if f.strict {
 		suiteArgs = append(suiteArgs, "--strict")
 	}
+	resources, err := podResources(workers, f)
+	if err != nil {
+		return refuse(cmd, err)
+	}
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{{"--ttl", f.ttl}, {"--deadline", f.deadline}} {
+		if d.value < time.Second || d.value > math.MaxInt32*time.Second {
+			return refuse(cmd, fmt.Errorf("%s %s: want a duration from 1s to 68 years", d.flag, d.value))
+		}
+	}
 	job, err := suite.Job(suite.JobOptions{Name: plan.Name, Image: f.image, Shards: f.shards, Parallelism: f.parallelism,
-		Claim: f.claim, EnvSecret: f.envSecret, SuiteArgs: suiteArgs, Retries: 2})
+		Claim: f.claim, EnvSecret: f.envSecret, SuiteArgs: suiteArgs, Retries: 2,
+		Resources: resources, TTL: f.ttl, Deadline: f.deadline})
 	if err != nil {
 		return refuse(cmd, err)
 	}
@@ -248,6 +280,42 @@ func emitJob(cmd *cobra.Command, plan *suite.Plan, args []string, f suiteFlags) 
 	}
 	_, err = cmd.OutOrStdout().Write(b)
 	return err
+}
+
+// podResources are the Job's pod requests and limits: those the flags
+// give, the rest sized for the pod's workers.
+func podResources(workers int, f suiteFlags) (corev1.ResourceRequirements, error) {
+	r := suite.WorkerResources(workers)
+	for _, q := range []struct {
+		flag, value string
+		list        corev1.ResourceList
+		name        corev1.ResourceName
+	}{
+		{"--cpu", f.cpu, r.Requests, corev1.ResourceCPU},
+		{"--memory", f.memory, r.Requests, corev1.ResourceMemory},
+		{"--cpu-limit", f.cpuLimit, r.Limits, corev1.ResourceCPU},
+		{"--memory-limit", f.memoryLimit, r.Limits, corev1.ResourceMemory},
+	} {
+		if q.value == "" {
+			continue
+		}
+		v, err := resource.ParseQuantity(q.value)
+		if err != nil || v.Sign() <= 0 {
+			return r, fmt.Errorf("%s %q: want a positive Kubernetes quantity (2, 500m, 4Gi)", q.flag, q.value)
+		}
+		q.list[q.name] = v
+	}
+	for _, p := range []struct {
+		name                   corev1.ResourceName
+		requestFlag, limitFlag string
+	}{{corev1.ResourceCPU, "--cpu", "--cpu-limit"}, {corev1.ResourceMemory, "--memory", "--memory-limit"}} {
+		req, limit := r.Requests[p.name], r.Limits[p.name]
+		if req.Cmp(limit) > 0 {
+			return r, fmt.Errorf("%s %s is over %s %s: Kubernetes refuses a pod that requests more than its limit",
+				p.requestFlag, req.String(), p.limitFlag, limit.String())
+		}
+	}
+	return r, nil
 }
 
 func printRunLine(w io.Writer, n, total int, r suite.RunResult) {

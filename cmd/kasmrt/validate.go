@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,33 +17,40 @@ import (
 
 func newValidateCommand() *cobra.Command {
 	var operator, report, display string
-	var overwrite bool
+	var overwrite, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate SCENARIO",
 		Short: "Check a scenario and operator file and print the run's tool list",
 		Long: `validate loads a scenario (and an operator file) exactly as run would, prints
 every problem with its file:line:column and key, or the tool list the run
 would have. Given run's --report, --overwrite or --display, it checks them as
-run would. It launches and creates nothing. Exit code 3 means the input is bad.`,
+run would. It launches and creates nothing. Exit code 3 means the input is bad.
+
+--json prints one JSON object on stdout instead: valid, the problems and the
+warnings (each with file, line, column, key and message; line 0 when the
+problem has no place in a file), and for a valid scenario its name, mode and
+the tool list (tools with their parameters' JSON Schema, decided_at_launch,
+not_offered with why).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := scenarios.Load(args[0], operator, nil)
-			if err == nil {
-				err = engine.Check(files)
+			files, err := engine.Load(args[0], operator, nil)
+			if err == nil && display != "" && display != "-" {
+				if derr := scenarios.CheckDisplay(display); derr != nil {
+					err = fmt.Errorf("--display: %w", derr)
+				}
+			}
+			if err == nil && report != "" {
+				err = checkReportDir(report, overwrite, args[0], operator)
+			}
+			if asJSON {
+				return printValidateJSON(cmd.OutOrStdout(), args[0], files, err)
 			}
 			if err != nil {
-				printProblems(errOut(cmd), err)
-				return &exitError{code: exitBadInput}
-			}
-			if display != "" && display != "-" {
-				if err := scenarios.CheckDisplay(display); err != nil {
-					return refuse(cmd, fmt.Errorf("--display: %w", err))
+				if _, ok := scenarios.AsProblems(err); ok {
+					printProblems(errOut(cmd), err)
+					return &exitError{code: exitBadInput}
 				}
-			}
-			if report != "" {
-				if err := checkReportDir(report, overwrite, args[0], operator); err != nil {
-					return refuse(cmd, err)
-				}
+				return refuse(cmd, err)
 			}
 			printWarnings(errOut(cmd), files)
 			// The tool list quotes the scenario's own text.
@@ -55,7 +63,91 @@ run would. It launches and creates nothing. Exit code 3 means the input is bad.`
 	fl.StringVar(&report, "report", "", "check this report directory as run would")
 	fl.BoolVar(&overwrite, "overwrite", false, "with --report: accept a directory holding an earlier report")
 	fl.StringVar(&display, "display", "", "check this X display name as run would")
+	fl.BoolVar(&asJSON, "json", false, "print the problems, warnings and tool list as one JSON object")
 	return cmd
+}
+
+// validateJSON is validate --json's output.
+type validateJSON struct {
+	Valid    bool          `json:"valid"`
+	File     string        `json:"file"`
+	Problems []problemJSON `json:"problems"`
+	Warnings []problemJSON `json:"warnings"`
+	// The scenario and its tool list, when it is valid.
+	Scenario        string     `json:"scenario,omitempty"`
+	Mode            string     `json:"mode,omitempty"`
+	Tools           []toolJSON `json:"tools"`
+	DecidedAtLaunch []toolJSON `json:"decided_at_launch"`
+	NotOffered      []toolJSON `json:"not_offered"`
+}
+
+// problemJSON is a problem or a warning at its place: Line and Column are
+// 0 when it has none in a file, Key when it is about no one key.
+type problemJSON struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Key     string `json:"key"`
+	Message string `json:"message"`
+}
+
+type toolJSON struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+	// Why the tool waits for the launch, or is not offered.
+	Why string `json:"why,omitempty"`
+}
+
+func problemsJSON(ps scenarios.Problems) []problemJSON {
+	out := make([]problemJSON, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, problemJSON{File: p.File, Line: p.Line, Column: p.Column, Key: p.Path, Message: p.Msg})
+	}
+	return out
+}
+
+func toolsJSON(specs []scenarios.ToolSpec) []toolJSON {
+	out := make([]toolJSON, 0, len(specs))
+	for _, t := range specs {
+		out = append(out, toolJSON{Name: t.Name, Description: t.Description, Parameters: t.JSONSchema()})
+	}
+	return out
+}
+
+// printValidateJSON writes validate's verdict on the files, or on the
+// error that refused them, as one JSON object; bad input still exits 3.
+func printValidateJSON(w io.Writer, path string, files *scenarios.Files, err error) error {
+	out := validateJSON{File: path, Problems: []problemJSON{}, Warnings: []problemJSON{},
+		Tools: []toolJSON{}, DecidedAtLaunch: []toolJSON{}, NotOffered: []toolJSON{}}
+	if ps, ok := scenarios.AsProblems(err); ok {
+		out.Problems = problemsJSON(ps)
+	} else if err != nil {
+		// A flag's value, not a place in the files: the message names it.
+		out.Problems = []problemJSON{{Message: err.Error()}}
+	} else {
+		out.Valid = true
+		out.Warnings = problemsJSON(append(slices.Clip(files.Scenario.Warnings), files.Operator.Warnings...))
+		out.Scenario, out.Mode = files.Scenario.Name, string(files.Scenario.Mode())
+		out.Tools = toolsJSON(engine.ToolList(files, engine.OffersFromFiles(files)))
+		for _, t := range engine.PendingTools(files) {
+			j := toolsJSON([]scenarios.ToolSpec{t})[0]
+			j.Why = pendingWhy(t)
+			out.DecidedAtLaunch = append(out.DecidedAtLaunch, j)
+		}
+		for _, u := range engine.NotOffered(files) {
+			out.NotOffered = append(out.NotOffered, toolJSON{Name: u.Tool.Name, Why: u.Why})
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if werr := enc.Encode(out); werr != nil {
+		return werr
+	}
+	if !out.Valid {
+		return &exitError{code: exitBadInput}
+	}
+	return nil
 }
 
 // printProblems writes every problem, one per line, then a count.
@@ -93,11 +185,7 @@ func printToolList(w io.Writer, f *scenarios.Files) {
 	if pending := engine.PendingTools(f); len(pending) > 0 {
 		fmt.Fprintf(w, "decided at launch (%d):\n", len(pending))
 		for _, t := range pending {
-			why := "if the app publishes named controls over AT-SPI"
-			if t.Presence == scenarios.CDPTab {
-				why = "if a browser tab is attached over CDP"
-			}
-			fmt.Fprintf(w, "  %-22s %s — %s\n", t.Name, argSummary(t), why)
+			fmt.Fprintf(w, "  %-22s %s — %s\n", t.Name, argSummary(t), pendingWhy(t))
 		}
 	}
 	if absent := engine.NotOffered(f); len(absent) > 0 {
@@ -106,6 +194,14 @@ func printToolList(w io.Writer, f *scenarios.Files) {
 			fmt.Fprintf(w, "  %-22s %s\n", u.Tool.Name, u.Why)
 		}
 	}
+}
+
+// pendingWhy says what decides at launch whether a tool is offered.
+func pendingWhy(t scenarios.ToolSpec) string {
+	if t.Presence == scenarios.CDPTab {
+		return "if a browser tab is attached over CDP"
+	}
+	return "if the app publishes named controls over AT-SPI"
 }
 
 // argSummary renders a tool's parameters compactly, e.g.

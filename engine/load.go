@@ -1,0 +1,19 @@
+package engine
+
+import "github.com/kasmrt/kasmrt/scenarios"
+
+// Load reads and validates a scenario and an operator file as
+// scenarios.Load does, and checks them as Check does: what the loader
+// finds and what only the drivers can tell (a press_key chord X has no
+// key for) are reported together, as Problems, rather than one kind
+// hiding the other until it is fixed.
+func Load(scenarioPath, operatorPath string, lookup scenarios.Lookup) (*scenarios.Files, error) {
+	files, err := scenarios.LoadChecked(scenarioPath, operatorPath, lookup, checkKeyNames)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(files); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
