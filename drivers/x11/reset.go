@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jezek/xgb"
@@ -60,32 +61,46 @@ func (c *Conn) Reset(ctx context.Context, timeout time.Duration, fresh Fresh) er
 	}
 	self := uint32(os.Getpid())
 	deadline := time.Now().Add(timeout)
-	killed := map[uint32]bool{}
+	// A client is known by its resource base and its PID together: the
+	// server hands a disconnected client's base to the next one, so a
+	// client that connects late may get the base of one killed already.
+	type client struct{ base, pid uint32 }
+	killed := map[client]bool{}
 	for {
 		reply, err := res.QueryClientIds(c.x, 1, []res.ClientIdSpec{{Client: 0, Mask: res.ClientIdMaskLocalClientPID}}).Reply()
 		if err != nil {
 			return fmt.Errorf("reset display %s: list clients: %w", c.display, err)
 		}
-		var left []uint32
+		var left []client
+		var pids []string
 		for _, id := range reply.Ids {
 			base := id.Spec.Client &^ mask
 			if keep[base] || len(id.Value) > 0 && id.Value[0] == self {
 				continue
 			}
-			left = append(left, base)
+			var pid uint32
+			if len(id.Value) > 0 {
+				pid = id.Value[0]
+			}
+			left = append(left, client{base, pid})
+			if len(id.Value) > 0 {
+				pids = append(pids, describePID(id.Value[0]))
+			} else {
+				pids = append(pids, fmt.Sprintf("client 0x%x", base))
+			}
 		}
 		if len(left) == 0 {
 			break
 		}
-		for _, base := range left {
-			if !killed[base] {
-				killed[base] = true
+		for _, cl := range left {
+			if !killed[cl] {
+				killed[cl] = true
 				// Any resource id of the client names it; its base is one.
-				xproto.KillClient(c.x, base)
+				xproto.KillClient(c.x, cl.base)
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("reset display %s: %d of them: %w", c.display, len(left), ErrClientsLeft)
+			return fmt.Errorf("reset display %s: %d of them (%s): %w", c.display, len(left), strings.Join(pids, ", "), ErrClientsLeft)
 		}
 		select {
 		case <-ctx.Done():
@@ -121,4 +136,14 @@ func (c *Conn) windowManagerWindow() (xproto.Window, bool) {
 		return 0, false
 	}
 	return xproto.Window(xgb.Get32(reply.Value)), true
+}
+
+// describePID names a client's process for an error: its PID and, while
+// it runs, its command name.
+func describePID(pid uint32) string {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return fmt.Sprintf("pid %d", pid)
+	}
+	return fmt.Sprintf("pid %d (%s)", pid, strings.TrimSpace(string(comm)))
 }
