@@ -1,5 +1,7 @@
-# kasmrt — `make demo` runs the bundled demo, `make test` runs the tests.
-# Each installs the Debian packages it needs first (scripts/setup.sh).
+# kasmrt — `make demo` runs the bundled demo, `make test` runs every test,
+# `make test-short` the unit and rule layers alone (docs/architecture.md,
+# "Test layers"). demo and test install the Debian packages they need
+# first (scripts/setup.sh); test-short needs none of them.
 
 GO       ?= go
 BIN      := bin/kasmrt
@@ -10,7 +12,7 @@ REPORTS  ?= reports
 # two-core machine.
 TESTFLAGS ?= -p 2 -timeout 20m
 
-.PHONY: all deps tools tool-actionlint tool-redocly build test demo bench bench-compare fuzz vet mutate mutate-stage clean
+.PHONY: all deps tools tool-actionlint tool-redocly build test test-short demo bench bench-compare fuzz vet mutate mutate-stage clean
 
 all: build
 
@@ -55,6 +57,12 @@ vet:
 test: deps tools build vet
 	$(GO) test $(TESTFLAGS) ./...
 
+# The unit and rule layers, without the integration tests that start Xvfb,
+# Chromium, tesseract or an application: they skip under -short
+# (internal/testkit's Need). About a minute; none of those programs needed.
+test-short:
+	$(GO) test -short $(TESTFLAGS) ./...
+
 demo: deps build
 	@bash scripts/demo.sh $(BIN) $(REPORTS)
 
@@ -73,7 +81,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime 30s ./tui/sanitize
 
 # Mutation testing of the engine's rule code against the rule tests on the
-# machine double (docs/architecture.md, "Mutation testing"). The real-session
+# machine double (docs/architecture.md, "Test layers"; every pass's record
+# is in docs/dev/mutation.md). The real-session
 # tests are left out so a mutant costs seconds, not minutes; the drivers'
 # glue and the engine's subpackages are not mutated.
 GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0

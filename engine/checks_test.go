@@ -55,7 +55,7 @@ func checksDocsServer(t *testing.T) *httptest.Server {
 
 // TestExpectDocsExample runs the multi-page browser example against the
 // real manual: every step holds and the run passes. `go test -count=10
-// -run TestExpectDocsExample ./engine/` repeats it, as docs/architecture.md
+// -run TestExpectDocsExample ./engine/` repeats it, as docs/dev/measurements.md
 // ("Test time") describes for the real-session tests.
 func TestExpectDocsExample(t *testing.T) {
 	t.Parallel()

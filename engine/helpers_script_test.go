@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // scriptRunSpec is one end-to-end scripted run: a scenario written into a
@@ -129,14 +129,11 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 	return out
 }
 
-// scriptNeed skips the test when a binary it starts is not installed.
+// scriptNeed marks an end-to-end test of the integration layer: it skips
+// under go test -short, and when a binary it starts is not installed.
 func scriptNeed(t testing.TB, bins ...string) {
 	t.Helper()
-	for _, b := range bins {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s is not installed (Debian package needed for this end-to-end test)", b)
-		}
-	}
+	testkit.Need(t, bins...)
 }
 
 // scriptXvfbPID finds the X server listening on display: the process

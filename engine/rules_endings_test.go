@@ -11,7 +11,7 @@ import (
 )
 
 // The rule cases in this file moved here from the real-session tests
-// (docs/architecture.md, "Test time"): what they check is the engine's
+// (docs/dev/measurements.md, "Test time"): what they check is the engine's
 // rule, which the double reaches in milliseconds and without the timing
 // a busy machine upsets. One real-session case of each stays as
 // integration.

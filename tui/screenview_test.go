@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"image"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/ocr"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 	"github.com/kasmrt/kasmrt/tui/internal/cellimage"
 )
@@ -140,9 +140,7 @@ func TestZenityWindowGolden(t *testing.T) {
 // words. It holds for 24-bit and 256-colour terminals.
 func TestZenityWindowLegible(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath(ocr.Command); err != nil {
-		t.Skip("tesseract is not installed (Debian packages tesseract-ocr and tesseract-ocr-eng)")
-	}
+	testkit.Need(t, ocr.Command)
 	for _, profile := range []colorprofile.Profile{colorprofile.TrueColor, colorprofile.ANSI256} {
 		t.Run(profile.String(), func(t *testing.T) {
 			t.Parallel()

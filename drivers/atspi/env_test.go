@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // desktop is a private X server and D-Bus session bus for one test, so tests
@@ -26,11 +26,7 @@ type desktop struct {
 
 func requireBinaries(t testing.TB, names ...string) {
 	t.Helper()
-	for _, n := range names {
-		if _, err := exec.LookPath(n); err != nil {
-			t.Skipf("%s is not installed; this test needs a real %s", n, n)
-		}
-	}
+	testkit.Need(t, names...)
 }
 
 // newDesktop starts Xvfb and a session bus. The bus runs in its own process

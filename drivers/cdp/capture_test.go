@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // colourPages serves two pages that fill the viewport with a colour each
@@ -112,6 +113,7 @@ type colourTab struct {
 // when headful is set.
 func openColourTab(t testing.TB, headful bool) *colourTab {
 	t.Helper()
+	testkit.SkipIntegration(t)
 	if _, err := os.Stat(DefaultExecPath); err != nil {
 		t.Skipf("Debian chromium is not installed at %s: %v", DefaultExecPath, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 const secretPassword = "hunter2-kasm-secret"
@@ -63,6 +64,7 @@ func loginServer(t testing.TB) *httptest.Server {
 
 func requireChromium(t *testing.T) {
 	t.Helper()
+	testkit.SkipIntegration(t)
 	if _, err := os.Stat(DefaultExecPath); err != nil {
 		t.Skipf("Debian chromium is not installed at %s: %v", DefaultExecPath, err)
 	}
@@ -70,6 +72,7 @@ func requireChromium(t *testing.T) {
 
 func launch(t *testing.T, opts LaunchOptions) *Browser {
 	t.Helper()
+	testkit.SkipIntegration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b, err := Launch(ctx, opts)

@@ -11,15 +11,14 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/x11"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
+// need marks a test of the integration layer that runs tesseract and the
+// other programs named.
 func need(t testing.TB, bins ...string) {
 	t.Helper()
-	for _, b := range append([]string{Command}, bins...) {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s is not installed (scripts/setup.sh installs it): %v", b, err)
-		}
-	}
+	testkit.Need(t, append([]string{Command}, bins...)...)
 }
 
 func decode(t testing.TB, path string) image.Image {

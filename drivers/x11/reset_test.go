@@ -10,16 +10,13 @@ import (
 	"time"
 
 	"github.com/jezek/xgb/xproto"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // Reset disconnects every client the last run left, windowed or not, and
 // keeps the window manager: the display is as a new one to the next run.
 func TestReset(t *testing.T) {
-	for _, bin := range []string{"Xvfb", "openbox", "xmessage", "xprop"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (%v)", bin, err)
-		}
-	}
+	testkit.Need(t, "Xvfb", "openbox", "xmessage", "xprop")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := StartSession(ctx, SessionOptions{Width: 640, Height: 400, WindowManager: WindowManagerOpenbox})

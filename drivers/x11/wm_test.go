@@ -3,23 +3,19 @@ package x11
 import (
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // newManagedDisplay starts a private Xvfb with the session's window
 // manager and dials it.
 func newManagedDisplay(t *testing.T) (*Session, *Conn) {
 	t.Helper()
-	for _, bin := range []string{"Xvfb", "openbox"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (scripts/setup.sh installs it)", bin)
-		}
-	}
+	testkit.Need(t, "Xvfb", "openbox")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	s, err := StartSession(ctx, SessionOptions{WindowManager: WindowManagerOpenbox})

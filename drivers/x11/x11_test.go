@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // newDisplay starts a private Xvfb for one test (they start in ~60 ms, and a
@@ -23,9 +23,7 @@ import (
 // dials it.
 func newDisplay(t *testing.T) (*Session, *Conn) {
 	t.Helper()
-	if _, err := exec.LookPath("Xvfb"); err != nil {
-		t.Skip("Xvfb is not installed (Debian package xvfb)")
-	}
+	testkit.Need(t, "Xvfb")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	s, err := StartSession(ctx, SessionOptions{})
@@ -62,9 +60,7 @@ func (l *lockedBuffer) String() string {
 // launch starts an X client on display and stops it when the test ends.
 func launch(t *testing.T, display string, argv ...string) (*proc.Process, *lockedBuffer) {
 	t.Helper()
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		t.Skipf("%s is not installed", argv[0])
-	}
+	testkit.Need(t, argv[0])
 	out := &lockedBuffer{}
 	p, err := proc.Start(context.Background(), proc.Spec{
 		Argv:   argv,
@@ -129,6 +125,7 @@ func TestSessionStartClose(t *testing.T) {
 
 func TestSessionSize(t *testing.T) {
 	t.Parallel()
+	testkit.Need(t, "Xvfb")
 	s, err := StartSession(context.Background(), SessionOptions{Width: 640, Height: 480, Depth: 24})
 	if err != nil {
 		t.Fatalf("StartSession: %v", err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -24,11 +24,7 @@ import (
 // none holds the secret's value, and the application still gets the
 // runtime's other variables.
 func TestHelpersHoldNoSecret(t *testing.T) {
-	for _, bin := range []string{"Xvfb", "openbox", "dbus-daemon", "zenity"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (scripts/setup.sh installs it): %v", bin, err)
-		}
-	}
+	testkit.Need(t, "Xvfb", "openbox", "dbus-daemon", "zenity")
 	const secret = "Hq3v-helper-secret-81"
 	t.Setenv("KASM_STAGE_SECRET", secret)
 	t.Setenv("KASM_STAGE_ALIAS", secret)

@@ -5,7 +5,6 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/engine/model"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 func loadScreen(tb testing.TB) *image.RGBA {
@@ -101,11 +101,7 @@ func words(t *testing.T, img image.Image) []string {
 // both.
 func TestDownscaleStaysLegible(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{"Xvfb", "xterm", ocr.Command} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (scripts/setup.sh installs it)", bin)
-		}
-	}
+	testkit.Need(t, "Xvfb", "xterm", ocr.Command)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := x11.StartSession(ctx, x11.SessionOptions{})

@@ -1,6 +1,8 @@
 // Package testkit is the setup that the tests of the command (cmd/kasmrt),
-// the server (serve), the suite runner (suite) and the console (tui) share:
-// skipping a test whose Debian program is missing, building the kasmrt
+// the server (serve), the suite runner (suite), the console (tui), the
+// engine and the drivers share: marking a test of the integration layer,
+// which skips under go test -short and when its Debian program is
+// missing (Need), building the kasmrt
 // binary once for a test process, writing input files, waiting on a
 // condition instead of sleeping, and driving a program in a real terminal
 // (Terminal, over tmux). It imports only the standard library, so any
@@ -17,14 +19,32 @@ import (
 	"time"
 )
 
-// Need skips the test when a program it starts is not installed;
-// scripts/setup.sh installs every one the tests name.
+// Need marks a test of the integration layer: one that starts a real
+// program (an X server, a browser, tesseract, an application, a terminal).
+// Under go test -short it skips, so the unit and rule layers run alone
+// without those programs on the PATH; otherwise it skips the test when a
+// program is not installed (scripts/setup.sh installs every one the tests
+// name).
 func Need(tb testing.TB, programs ...string) {
 	tb.Helper()
+	SkipIntegration(tb)
 	for _, program := range programs {
 		if _, err := exec.LookPath(program); err != nil {
 			tb.Skipf("%s is not installed (%v); this test starts the real one (scripts/setup.sh installs it)", program, err)
 		}
+	}
+}
+
+// ShortReason is why go test -short skips a test of the integration layer.
+const ShortReason = "integration test: starts real programs (X server, browser, OCR or an application); run without -short"
+
+// SkipIntegration skips the test under go test -short: it belongs to the
+// integration layer, which starts real programs. Need calls it; a test
+// that starts its programs another way calls it first.
+func SkipIntegration(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip(ShortReason)
 	}
 }
 

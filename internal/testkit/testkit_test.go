@@ -43,3 +43,21 @@ func TestWriteFileMakesItsFolders(t *testing.T) {
 	n := 0
 	Eventually(t, ScreenWait, "the third look", func() bool { n++; return n == 3 })
 }
+
+// TestNeedMarksTheIntegrationLayer runs a test that needs a program
+// installed everywhere: under -short it must skip, so the unit and rule
+// layers run without the integration tests; otherwise it must run.
+func TestNeedMarksTheIntegrationLayer(t *testing.T) {
+	t.Parallel()
+	ran := false
+	t.Run("integration", func(t *testing.T) {
+		Need(t, "sh")
+		ran = true
+	})
+	if testing.Short() && ran {
+		t.Error("Need(sh) let the test run under -short")
+	}
+	if !testing.Short() && !ran {
+		t.Error("Need(sh) skipped the test without -short, with sh installed")
+	}
+}

@@ -84,7 +84,15 @@ func TestChatTurn(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "0001-1.png")); string(got) != string(png) {
 		t.Errorf("image written as %q, want the request's bytes", got)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "0001.reply"), []byte(`click {"target":"ok"}`+"\nClicking OK."), 0o644); err != nil {
+	// Written elsewhere and renamed into place, as a person's editor
+	// does: the handler polls for the reply and drops one it cannot
+	// parse, so a reply caught half written (empty) was lost and the
+	// test waited for ever.
+	tmp := filepath.Join(dir, "reply.tmp")
+	if err := os.WriteFile(tmp, []byte(`click {"target":"ok"}`+"\nClicking OK."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "0001.reply")); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done

@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi/kitty"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -210,6 +211,7 @@ func TestSixelRoundTrip(t *testing.T) {
 // libsixel's by more than a little (we do not dither; it does).
 func TestSixelAgainstLibsixel(t *testing.T) {
 	t.Parallel()
+	testkit.SkipIntegration(t)
 	bin, err := exec.LookPath("img2sixel")
 	if err != nil {
 		t.Skip("img2sixel (libsixel-bin) is not installed")
