@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jezek/xgb/res"
 	"github.com/jezek/xgb/xproto"
 	"github.com/kasmrt/kasmrt/internal/testkit"
 )
@@ -51,6 +53,12 @@ func TestReset(t *testing.T) {
 			t.Fatalf("window %s: %v", want, err)
 		}
 	}
+	// The connection without a window shows only in the server's client
+	// list; on a loaded machine it may come after the windows.
+	spy := uint32(left[2].Process.Pid)
+	eventually(t, "xprop's connection", func() bool {
+		return slices.Contains(clientPIDs(t, c), spy)
+	})
 	_ = c.Click(ctx, 20, 20)
 	// A property an application left on the root, as an accessibility
 	// bus leaves its address.
@@ -108,4 +116,23 @@ func TestResetTimeout(t *testing.T) {
 	if err := c.Reset(context.Background(), 0, Fresh{}); !errors.Is(err, ErrClientsLeft) {
 		t.Fatalf("err = %v, want ErrClientsLeft at once", err)
 	}
+}
+
+// clientPIDs lists the PIDs of the display's local clients.
+func clientPIDs(t *testing.T, c *Conn) []uint32 {
+	t.Helper()
+	if err := res.Init(c.x); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := res.QueryClientIds(c.x, 1, []res.ClientIdSpec{{Client: 0, Mask: res.ClientIdMaskLocalClientPID}}).Reply()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []uint32
+	for _, id := range reply.Ids {
+		if len(id.Value) > 0 {
+			pids = append(pids, id.Value[0])
+		}
+	}
+	return pids
 }
