@@ -152,7 +152,7 @@ func (s *runState) cdpFill(ctx, callCtx context.Context, c call) result {
 		return r
 	}
 	ref, _ := c.Args["ref"].(string)
-	value, secret, found := s.files.Scenario.Value(ref)
+	value, secret, found := s.value(ref)
 	if !found {
 		return failed(failResolution, "no provided value %q", ref)
 	}

@@ -165,7 +165,6 @@ func (s *runState) runLoop(ctx context.Context) {
 	if sc.AgenticMaxIterations > 0 {
 		maxIter = sc.AgenticMaxIterations
 	}
-	tools := s.modelTools()
 	history := []model.Message{s.firstMessage()}
 	stuck := newStuckDetector()
 
@@ -197,7 +196,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		if notes := s.r.steer.takeNotes(); len(notes) > 0 {
 			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
 		}
-		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: tools, Seed: s.seed(s.loop.iterations)}
+		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
 		s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
 		s.loop.iterations++
 		resp, err := s.Turn(ctx, req)
@@ -280,8 +279,12 @@ func (s *runState) runLoop(ctx context.Context) {
 				continue
 			}
 		}
+		before := s.lastSum()
 		res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
 		msg := res.message
+		if change := s.screenChange(c.Name, args, before, res); change != "" {
+			msg += "\n" + change
+		}
 		// Calls the guards stopped did nothing, so they say nothing about
 		// whether the loop is making progress.
 		if res.fail != failMalformed && res.fail != failRefused {
@@ -308,6 +311,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		s.memory.Forget(history)
 		if res.status == events.StatusOK {
 			s.memory.SetWindows(s.windowTitles())
+			s.tellMemory(ctx)
 			if upd := s.memory.EnvironmentUpdate(); upd != "" {
 				history = append(history, model.Message{Role: model.RoleUser, Text: upd})
 			}
@@ -486,6 +490,9 @@ func (s *runState) modelTools() []model.Tool {
 	out := make([]model.Tool, 0, len(s.names))
 	for _, name := range s.names {
 		t := s.tools[name]
+		if name == "click_element" {
+			t = s.withControlNames(t)
+		}
 		params, _ := json.Marshal(t.JSONSchema())
 		out = append(out, model.Tool{Name: name, Description: t.Description, Parameters: params})
 	}

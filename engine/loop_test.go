@@ -764,10 +764,12 @@ func TestLoopInbox(t *testing.T) {
 				}
 			}})
 		loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
-		loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", "the operator answered: the provided one"},
+		// An answer the operator did not mark shareable reaches the model
+		// as a value to type by ref, not as text to read.
+		loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
 			loopStep{"respond", "ok", "message posted to the operator"}, loopStep{"record_verdict", "ok", ""})
-		if got := loopLastText(r.reqs[1]); !strings.Contains(got, "the operator answered: the provided one") {
-			t.Errorf("the answer did not reach the model:\n%s", got)
+		if got := loopLastText(r.reqs[1]); strings.Contains(got, "the provided one") || !strings.Contains(got, "answer_q1") {
+			t.Errorf("the model was told:\n%s", got)
 		}
 		if names := r.reqs[0].ToolNames(); !slices.Contains(names, "ask_human") || !slices.Contains(names, "respond") {
 			t.Errorf("tools = %v, want ask_human and respond", names)

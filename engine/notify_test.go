@@ -65,7 +65,11 @@ func TestWebhookNotice(t *testing.T) {
 			}
 			auth <- r.Header.Get("Authorization")
 			notices <- n
-			go func() { _ = run.Inbox().Answer(n.Question.ID, "the provided one", "webhook") }()
+			// Which greeting to type is a choice the model must read, so the
+			// answer is shareable.
+			go func() {
+				_ = run.Inbox().AnswerMarked(n.Question.ID, "the provided one", "webhook", inbox.Mark{Shareable: true})
+			}()
 		}))
 		defer hook.Close()
 		r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: op(hook.URL+"/hook", "2", "10"), env: env,

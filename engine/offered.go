@@ -66,6 +66,8 @@ func notOfferedWhy(p scenarios.Presence, mode string) string {
 		return "needs runner.respond: true in the operator file"
 	case scenarios.Inbox:
 		return "needs an inbox: inbox.session_token or inbox.messaging_token in the operator file (a console run always has one)"
+	case scenarios.Values:
+		return "needs a value to type: provides in the scenario, or an inbox for ask_human (an answer becomes answer_<question id>)"
 	case scenarios.Scripted:
 		return "for scripted steps only; a " + mode + " run has none"
 	}

@@ -103,10 +103,12 @@ type Runner struct {
 	files  *scenarios.Files
 	opts   Options
 	redact *redact.Redactor
-	fatal  []*regexp.Regexp
-	inbox  *inbox.Inbox
-	steer  *steering
-	getenv func(string) string
+	// answers masks the answers the operator marked secret during the run.
+	answers answerSecrets
+	fatal   []*regexp.Regexp
+	inbox   *inbox.Inbox
+	steer   *steering
+	getenv  func(string) string
 	// machine provides the session and the app: the real drivers, or the
 	// rule tests' double.
 	machine machine
@@ -173,7 +175,7 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 		r.machine = opts.Machine
 	}
 	if files.Operator.HasInbox() || opts.Interactive {
-		opts := inbox.Options{Redact: r.redact.String}
+		opts := inbox.Options{Redact: r.Redact, OnSecret: r.answers.addSecret}
 		if r.notifier = newNotifier(r); r.notifier != nil {
 			opts.Notify = r.notifier.question
 		}
@@ -192,7 +194,7 @@ func RedactorFor(files *scenarios.Files) *redact.Redactor {
 }
 
 // Redact removes the run's secrets from s.
-func (r *Runner) Redact(s string) string { return r.redact.String(s) }
+func (r *Runner) Redact(s string) string { return r.answers.redact(r.redact.String(s)) }
 
 // deadlines returns the whole-run deadline and the reserve kept at its end
 // for diagnosis and the report: 30 s, or a third of a deadline shorter than
@@ -243,7 +245,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	if err := r.Listen(); err != nil {
 		return Result{}, err
 	}
-	rep, err := report.Create(r.opts.ReportDir, r.redact.String)
+	rep, err := report.Create(r.opts.ReportDir, r.Redact)
 	if err != nil {
 		if r.inboxListener != nil {
 			r.inboxListener.Close()
@@ -253,7 +255,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	rep.LimitAppLog(r.files.Operator.Runner.AppLogMaxBytes)
 	manifest := r.startManifest()
 	sinks := append([]func(events.Event){rep.Event}, r.opts.Sinks...)
-	bus := events.NewBus(r.redact.String, sinks...)
+	bus := events.NewBus(r.Redact, sinks...)
 	r.mu.Lock()
 	r.bus = bus
 	r.mu.Unlock()
@@ -312,7 +314,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	if err := rep.Close(); err != nil && werr == nil {
 		werr = fmt.Errorf("write report: %w", err)
 	}
-	if err := page.Write(r.opts.ReportDir, page.Options{Redact: r.redact.String}); err != nil && werr == nil {
+	if err := page.Write(r.opts.ReportDir, page.Options{Redact: r.Redact}); err != nil && werr == nil {
 		werr = err
 	}
 	// The manifest is written last: a run is complete on resume only when
@@ -344,6 +346,16 @@ func (r *Runner) Answer(id, text string) error {
 		return errors.New("this run has no inbox")
 	}
 	return r.inbox.Answer(id, text, "console")
+}
+
+// AnswerMarked answers an ask_human question with the operator's marks:
+// shareable lets the model read the answer, secret masks it like any
+// secret of the run.
+func (r *Runner) AnswerMarked(id, text string, m inbox.Mark) error {
+	if r.inbox == nil {
+		return errors.New("this run has no inbox")
+	}
+	return r.inbox.AnswerMarked(id, text, "console", m)
 }
 
 // Inbox returns the run's inbox, or nil when it has none.

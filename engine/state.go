@@ -98,6 +98,11 @@ type environment struct {
 	appEnv []string
 
 	a11y *accessibility
+	// answers are the operator's answers to ask_human, typed by ref.
+	answers []answerValue
+	// controlsSeen is the named controls' list as the last two updates
+	// saw it, which decides whether click_element offers them as an enum.
+	controlsSeen [2][]string
 	// ocrReader reads text for text targets and conditions (seeing.go).
 	ocrReader *ocr.Reader
 	// onScreen is where secrets may show, masked on every kept screen
@@ -242,7 +247,7 @@ func (s *runState) setTools(offers Offers) {
 	s.tools = make(map[string]scenarios.ToolSpec, len(list))
 	s.names = s.names[:0]
 	for _, t := range list {
-		s.tools[t.Name] = t
+		s.tools[t.Name] = s.withAnswerRefs(t)
 		s.names = append(s.names, t.Name)
 	}
 }

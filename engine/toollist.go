@@ -14,11 +14,14 @@ type Offers struct {
 	ATSPIControls bool // the app published named controls over AT-SPI
 	CDPTab        bool // a browser tab is attached over CDP
 	Inbox         bool // the run has an inbox (a session or messaging token)
+	// Values is set when there is a value to type: the scenario provides
+	// one, or an operator's answer has come.
+	Values bool
 }
 
 // OffersFromFiles returns the offers the files alone determine.
 func OffersFromFiles(f *scenarios.Files) Offers {
-	return Offers{Inbox: f.Operator.HasInbox()}
+	return Offers{Inbox: f.Operator.HasInbox(), Values: len(f.Scenario.Provides) > 0}
 }
 
 // ToolList returns the tools present for a run, sorted by name: the
@@ -72,6 +75,8 @@ func present(p scenarios.Presence, f *scenarios.Files, offers Offers) bool {
 		return o.Runner.Respond
 	case scenarios.Inbox:
 		return offers.Inbox
+	case scenarios.Values:
+		return offers.Values
 	}
 	return false
 }
@@ -85,6 +90,8 @@ func PendingTools(f *scenarios.Files) []scenarios.ToolSpec {
 	}
 	all := OffersFromFiles(f)
 	all.ATSPIControls, all.CDPTab = f.Scenario.App != nil, f.Scenario.Browser != nil
+	// An operator's answer to ask_human is a value to type.
+	all.Values = all.Values || all.Inbox
 	var out []scenarios.ToolSpec
 	for _, t := range ToolList(f, all) {
 		if !base[t.Name] {

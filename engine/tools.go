@@ -169,7 +169,7 @@ func (s *runState) click(ctx context.Context, c call) result {
 // never the value.
 func (s *runState) typeText(ctx context.Context, c call) result {
 	ref, _ := c.Args["ref"].(string)
-	value, secret, found := s.files.Scenario.Value(ref)
+	value, secret, found := s.value(ref)
 	if !found {
 		return failed(failResolution, "no provided value %q", ref)
 	}
@@ -550,7 +550,7 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 			}
 			return failed(failResolution, "ask_human: %v", err)
 		}
-		return ok("the operator answered: " + a.Text)
+		return s.keepAnswer(a)
 	})
 }
 

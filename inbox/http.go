@@ -33,7 +33,7 @@ const (
 //
 //	GET  /questions              {"questions": [Question...]} still pending
 //	GET  /history                {"entries": [Entry...]} in order
-//	POST /questions/{id}/answer  body {"answer": "...", "by": "..."} → Answer
+//	POST /questions/{id}/answer  body {"answer": "...", "by": "...", "shareable": false, "secret": false} → Answer
 //	GET  /events                 Server-Sent Events: one "pending" snapshot
 //	                             {"seq", "questions"}, then one event per
 //	                             Update, named by its kind, with id = seq
@@ -87,6 +87,7 @@ func (in *Inbox) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Answer string `json:"answer"`
 		By     string `json:"by"`
+		Mark
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	dec.DisallowUnknownFields()
@@ -105,7 +106,7 @@ func (in *Inbox) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	if body.By == "" {
 		body.By = "http"
 	}
-	a, err := in.answer(r.PathValue("id"), body.Answer, body.By)
+	a, err := in.answer(r.PathValue("id"), body.Answer, body.By, body.Mark)
 	switch {
 	case errors.Is(err, ErrUnknownQuestion):
 		writeError(w, http.StatusNotFound, err.Error())

@@ -438,3 +438,51 @@ func TestHandlerRefusesOtherSites(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlerAnswerMarks checks the operator's marks over HTTP: a
+// shareable answer says so, and a secret one is handed to OnSecret, kept
+// out of the stored text and the history, and still typed as given.
+func TestHandlerAnswerMarks(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		body      string
+		shareable bool
+		secret    bool
+	}{
+		"unmarked":  {body: `{"answer": "pin 4721"}`},
+		"shareable": {body: `{"answer": "pin 4721", "shareable": true}`, shareable: true},
+		"secret":    {body: `{"answer": "pin 4721", "secret": true, "shareable": true}`, secret: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var told []string
+			in := inbox.New(inbox.Options{OnSecret: func(v string) { told = append(told, v) }})
+			srv := serve(t, in, token)
+			ids := askedIDs(t, in)
+			answers := make(chan inbox.Answer, 1)
+			go func() {
+				a, err := in.Ask(t.Context(), "The code?")
+				if err != nil {
+					t.Errorf("ask: %v", err)
+				}
+				answers <- a
+			}()
+			id := <-ids
+			resp, body := request(t, t.Context(), "POST", srv.URL+"/questions/"+id+"/answer", "Bearer "+token, c.body)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("POST answer: %d %s", resp.StatusCode, body)
+			}
+			a := <-answers
+			if a.Value() != "pin 4721" || a.Shareable != c.shareable || a.Secret != c.secret {
+				t.Errorf("answer %+v value %q; want shareable %v secret %v", a, a.Value(), c.shareable, c.secret)
+			}
+			_, hist := request(t, t.Context(), "GET", srv.URL+"/history", "Bearer "+token, "")
+			if leaked := strings.Contains(string(body)+string(hist)+a.Text, "4721"); leaked == c.secret {
+				t.Errorf("the answer shown: %v, want %v: %s %s", leaked, !c.secret, body, hist)
+			}
+			if c.secret != (len(told) == 1) {
+				t.Errorf("OnSecret got %q", told)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Errors returned by Ask and Answer; match them with errors.Is.
@@ -66,6 +67,31 @@ type Answer struct {
 	Text       string    `json:"text"`
 	By         string    `json:"by,omitempty"` // who answered: "console", "http", a bridge's name
 	At         time.Time `json:"at"`
+	// Shareable and Secret are the operator's marks (see Mark).
+	Shareable bool `json:"shareable,omitempty"`
+	Secret    bool `json:"secret,omitempty"`
+	// value is what the operator typed, for the run to type by ref; Text
+	// is what may be shown, which for a secret answer says only its length.
+	// A func, so that printing an Answer (%+v) never shows it.
+	value func() string
+}
+
+// Value is the answer as the operator gave it, to be typed into the
+// application; unlike Text it is never shown anywhere.
+func (a Answer) Value() string {
+	if a.value == nil {
+		return a.Text
+	}
+	return a.value()
+}
+
+// Mark is how the operator marks an answer. Shareable lets the model read
+// it; without it the model learns only that an answer came and its length,
+// and can type it by ref. Secret masks it like any secret of the run: it
+// is never stored, shown or sent, only typed (and never shareable).
+type Mark struct {
+	Shareable bool `json:"shareable,omitempty"`
+	Secret    bool `json:"secret,omitempty"`
 }
 
 // Entry is one thing that happened in the inbox. Seq numbers entries from 1
@@ -98,13 +124,19 @@ type Options struct {
 	// Inbox.Answer or the HTTP endpoint, never through Notify's return. Like
 	// an observer, Notify must not block for long.
 	Notify func(Question)
+
+	// OnSecret is called with the value of an answer marked secret before
+	// anything of it is stored, so the run's redactor can mask it
+	// wherever it shows later (an application echoing what was typed).
+	OnSecret func(string)
 }
 
 // Inbox holds a run's questions to a human, their answers and the messages
 // the model posts. It is safe for concurrent use.
 type Inbox struct {
-	redact func(string) string
-	notify func(Question)
+	redact   func(string) string
+	notify   func(Question)
+	onSecret func(string)
 
 	mu        sync.Mutex
 	asked     int // questions asked so far; the next ID is "q" + asked+1
@@ -143,6 +175,7 @@ func New(opts Options) *Inbox {
 	return &Inbox{
 		redact:    redact,
 		notify:    opts.Notify,
+		onSecret:  opts.OnSecret,
 		questions: make(map[string]*question),
 	}
 }
@@ -201,11 +234,17 @@ func (in *Inbox) Ask(ctx context.Context, text string) (Answer, error) {
 // It fails with ErrUnknownQuestion, ErrAlreadyAnswered, ErrExpired or
 // ErrEmptyText.
 func (in *Inbox) Answer(id, text, by string) error {
-	_, err := in.answer(id, text, by)
+	_, err := in.answer(id, text, by, Mark{})
 	return err
 }
 
-func (in *Inbox) answer(id, text, by string) (Answer, error) {
+// AnswerMarked answers like Answer, with the operator's marks.
+func (in *Inbox) AnswerMarked(id, text, by string, m Mark) error {
+	_, err := in.answer(id, text, by, m)
+	return err
+}
+
+func (in *Inbox) answer(id, text, by string, m Mark) (Answer, error) {
 	if strings.TrimSpace(text) == "" {
 		return Answer{}, fmt.Errorf("answer %s: %w", id, ErrEmptyText)
 	}
@@ -223,7 +262,16 @@ func (in *Inbox) answer(id, text, by string) (Answer, error) {
 		return Answer{}, fmt.Errorf("answer %s: %w", id, ErrExpired)
 	}
 	q.state = KindAnswered
-	q.answer = Answer{QuestionID: id, Text: in.redact(text), By: in.redact(by), At: time.Now()}
+	shown := in.redact(text)
+	if m.Secret {
+		m.Shareable = false
+		if in.onSecret != nil {
+			in.onSecret(text)
+		}
+		shown = fmt.Sprintf("(a secret answer of %d characters)", utf8.RuneCountInString(text))
+	}
+	q.answer = Answer{QuestionID: id, Text: shown, By: in.redact(by), At: time.Now(),
+		Shareable: m.Shareable, Secret: m.Secret, value: func() string { return text }}
 	close(q.done)
 	in.appendLocked(Entry{Kind: KindAnswered, QuestionID: id, Text: q.answer.Text, By: q.answer.By, At: q.answer.At}, &q.Question)
 	a := q.answer

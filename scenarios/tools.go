@@ -25,7 +25,10 @@ const (
 	CDPURLs        Presence = "cdp_urls"
 	Scripted       Presence = "scripted" // scripted runs only, never the model
 	Inbox          Presence = "inbox"
-	Declared       Presence = "declared"
+	// Values is a value to type: one the scenario provides, or an
+	// operator's answer to ask_human once one has come.
+	Values   Presence = "values"
+	Declared Presence = "declared"
 )
 
 // DecidedAtLaunch reports whether the condition can only be known once the
@@ -145,8 +148,8 @@ func Catalog(s *Scenario, o *Operator) map[string]ToolSpec {
 			Params: []Param{str("key", "A key name or chord with ctrl, alt, shift or super modifiers.")}},
 		{Name: "click", Description: "Click the application window's center or a target the scenario named.", Presence: Always, NeedsObservation: true, ChangesScreen: true,
 			Params: []Param{enum("target", "center, or a click target the scenario declares.", clickTargets)}},
-		{Name: "type_text", Description: "Type a value the scenario provides, by its ref. The value is never shown; the result reports its length.", Presence: Always, NeedsObservation: true, ChangesScreen: true,
-			Params: []Param{enumOrFree("ref", "The key of a provided value.", refs)}},
+		{Name: "type_text", Description: "Type a value by its ref: one the scenario provides, or an operator's answer (answer_<question id>). The value is never shown; the result reports its length.", Presence: Values, NeedsObservation: true, ChangesScreen: true,
+			Params: []Param{enumOrFree("ref", "The ref of a value listed under Data bindings.", refs)}},
 		{Name: "wait", Description: "Wait a number of seconds for the application.", Presence: Always, ChangesScreen: true, Holds: true,
 			Params: []Param{{Name: "seconds", Type: "number", Description: "Seconds to wait.", Required: true, Min: ptr(0), Max: ptr(o.Runner.WaitToolMaxS)}}},
 		{Name: "check_expectation", Description: "Ask the vision judge whether the current screen meets an expectation; answers true, false or unavailable.", Presence: ModelOrText, Observes: true,

@@ -244,3 +244,43 @@ func TestActionIndexPrefersClick(t *testing.T) {
 		}
 	}
 }
+
+// TestFindControlForgiving checks names match where a person sees no
+// difference (the calculator's minus is U+2212, menus end in an ellipsis,
+// multiplication is ×, labels hold non-breaking spaces) and that a name
+// nothing matches is answered with the closest names.
+func TestFindControlForgiving(t *testing.T) {
+	t.Parallel()
+	controls := []Control{
+		{Name: "\u2212", Role: "push button"},
+		{Name: "Save As\u2026", Role: "menu item"},
+		{Name: "\u00d7", Role: "push button"},
+		{Name: "Log\u00a0in", Role: "push button"},
+		{Name: "Preferences", Role: "menu item"},
+		{Name: "Print", Role: "menu item"},
+	}
+	for find, want := range map[string]string{
+		"-":          "\u2212",
+		"save as...": "Save As\u2026",
+		"x":          "\u00d7",
+		"X":          "\u00d7",
+		"log in":     "Log\u00a0in",
+		"Log  In":    "Log\u00a0in",
+	} {
+		c, err := FindControl(controls, find)
+		if err != nil || c.Name != want {
+			t.Errorf("FindControl(%q) = %q, %v; want %q", find, c.Name, err, want)
+		}
+	}
+	_, err := FindControl(controls, "Prefrences")
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || len(nf.Closest) == 0 || nf.Closest[0] != "Preferences" {
+		t.Fatalf("error = %v, want Preferences closest", err)
+	}
+	if !strings.Contains(err.Error(), `the closest names are "Preferences"`) {
+		t.Errorf("error %q does not suggest the closest name", err)
+	}
+	if _, err := FindControl(controls, "Quit the whole thing"); !errors.As(err, &nf) || len(nf.Closest) != 0 {
+		t.Errorf("a far name got suggestions: %v", err)
+	}
+}

@@ -15,11 +15,17 @@ import (
 type NotFoundError struct {
 	Name      string
 	Available []string
+	// Closest are the available names nearest the requested one, nearest
+	// first, for a "did you mean".
+	Closest []string
 }
 
 func (e *NotFoundError) Error() string {
 	if len(e.Available) == 0 {
 		return fmt.Sprintf("no control named %q: the application publishes no named controls", e.Name)
+	}
+	if len(e.Closest) > 0 {
+		return fmt.Sprintf("no control named %q; the closest names are %s; available: %s", e.Name, quoteList(e.Closest), quoteList(e.Available))
 	}
 	return fmt.Sprintf("no control named %q; available: %s", e.Name, quoteList(e.Available))
 }
@@ -41,10 +47,11 @@ func (e *AmbiguousError) Error() string {
 }
 
 // Find returns the application's control called name. An exact match wins;
-// failing that, a case-insensitive match (ignoring surrounding spaces and
-// GTK mnemonic underscores is left to the toolkit, which strips them).
-// Several matches at the same level are an *AmbiguousError; none is a
-// *NotFoundError.
+// failing that, a case-insensitive match ignoring surrounding spaces;
+// failing that, a match of the names as a person reads them (see
+// FoldName). GTK mnemonic underscores are left to the toolkit, which
+// strips them. Several matches at the same level are an *AmbiguousError;
+// none is a *NotFoundError naming the closest names.
 func (a App) Find(ctx context.Context, name string) (Control, error) {
 	controls, err := a.Controls(ctx)
 	if err != nil {
@@ -59,6 +66,7 @@ func FindControl(controls []Control, name string) (Control, error) {
 	matchers := []func(string) bool{
 		func(s string) bool { return s == name },
 		func(s string) bool { return strings.EqualFold(strings.TrimSpace(s), strings.TrimSpace(name)) },
+		func(s string) bool { return FoldName(s) == FoldName(name) },
 	}
 	for _, match := range matchers {
 		var found []Control
@@ -76,7 +84,74 @@ func FindControl(controls []Control, name string) (Control, error) {
 			return Control{}, &AmbiguousError{Name: name, Candidates: found}
 		}
 	}
-	return Control{}, &NotFoundError{Name: name, Available: Names(controls)}
+	names := Names(controls)
+	return Control{}, &NotFoundError{Name: name, Available: names, Closest: Closest(name, names, 3)}
+}
+
+// nameFolds are the characters a person does not tell apart from plainer
+// ones in a control's name: the minus sign, dashes and hyphens from "-",
+// the ellipsis from three dots, the multiplication sign from "x", and the
+// non-breaking and narrow spaces from a space.
+var nameFolds = strings.NewReplacer(
+	"\u2212", "-", "\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-",
+	"\u2026", "...",
+	"\u00d7", "x",
+	"\u00a0", " ", "\u2007", " ", "\u202f", " ", "\u2009", " ",
+	"\u2018", "'", "\u2019", "'", "\u201c", "\"", "\u201d", "\"",
+)
+
+// FoldName is a control's name as a person reads it: lower case, the
+// look-alike characters of nameFolds made plain, runs of white space made
+// one space, and no space around it. click_element matches names folded
+// when no name matches as given.
+func FoldName(name string) string {
+	return strings.Join(strings.Fields(strings.ToLower(nameFolds.Replace(name))), " ")
+}
+
+// Closest returns up to n of names nearest to name by edit distance of
+// their folded forms, nearest first; names further than half the longer
+// name's length are no suggestion.
+func Closest(name string, names []string, n int) []string {
+	type scored struct {
+		name string
+		d    int
+	}
+	want := []rune(FoldName(name))
+	var near []scored
+	for _, c := range names {
+		got := []rune(FoldName(c))
+		d := editDistance(want, got)
+		if d <= max(len(want), len(got))/2 {
+			near = append(near, scored{c, d})
+		}
+	}
+	slices.SortStableFunc(near, func(a, b scored) int { return a.d - b.d })
+	out := make([]string, 0, min(n, len(near)))
+	for _, s := range near[:min(n, len(near))] {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b []rune) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // Names lists the distinct names of controls in order.

@@ -727,3 +727,14 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// Title returns the title of the page shown now.
+func (t *Tab) Title(ctx context.Context) (string, error) {
+	ctx, cancel := t.callContext(ctx)
+	defer cancel()
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil {
+		return "", fmt.Errorf("read page title: %w", err)
+	}
+	return title, nil
+}

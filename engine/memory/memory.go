@@ -44,8 +44,14 @@ type Memory struct {
 	lastUpdate string
 	// windows lists the application's open windows, one line.
 	windows string
-	emitted bool
-	clock   int // counts registrations, for Image.used
+	// bindings are the values the model can type by ref, tabs the
+	// browser's tabs and controls the focused window's named controls, as
+	// the loop last set them.
+	bindings []Binding
+	tabs     []Tab
+	controls Controls
+	emitted  bool
+	clock    int // counts registrations, for Image.used
 }
 
 // New returns a memory with the given emit policy (always | on_change) that
@@ -106,6 +112,58 @@ func (m *Memory) Lookup(handle string) (Image, bool) {
 // next Environment Update; a change counts as news under on_change.
 func (m *Memory) SetWindows(line string) { m.windows = line }
 
+// Binding is a value the model can type by ref: its name and length only,
+// never the value, so the update can say what there is to type without
+// putting a secret (or an operator's unshared answer) in the request.
+type Binding struct {
+	Ref    string
+	Length int // in characters
+	Secret bool
+	// Note says where the value came from, when that helps the model
+	// ("the operator's answer to q1").
+	Note string
+}
+
+// Tab is a browser tab: its title and address.
+type Tab struct {
+	Title, URL string
+}
+
+// Control is a named control the model can click by name.
+type Control struct {
+	Name, Role string
+}
+
+// Controls are the focused window's named controls: the first ones, in
+// the application's order, and how many more there were.
+type Controls struct {
+	Window string // the window's title, when known
+	List   []Control
+	More   int
+}
+
+// SetBindings records the values the model can type, for the next update.
+func (m *Memory) SetBindings(b []Binding) { m.bindings = slices.Clone(b) }
+
+// SetTabs records the browser's tabs, for the next update.
+func (m *Memory) SetTabs(t []Tab) { m.tabs = slices.Clone(t) }
+
+// SetControls records the focused window's named controls, for the next
+// update.
+func (m *Memory) SetControls(c Controls) { m.controls = c }
+
+// LatestScreen is the handle of the screen registered or seen again most
+// recently, or "" before the first.
+func (m *Memory) LatestScreen() string {
+	var latest Image
+	for _, img := range m.images {
+		if !img.Input && img.used > latest.used {
+			latest = img
+		}
+	}
+	return latest.Handle
+}
+
 // Len is the number of registered images.
 func (m *Memory) Len() int { return len(m.images) }
 
@@ -138,7 +196,7 @@ func (m *Memory) EnvironmentUpdate() string {
 
 func (m *Memory) inventory() string {
 	var b strings.Builder
-	b.WriteString(updateHeader + "Images you can refer to by handle (newest last; only the newest are shown to you):\n")
+	b.WriteString(updateHeader + "Images by handle (newest last; only the newest are shown to you):\n")
 	if len(m.images) == 0 {
 		b.WriteString("- (none yet)\n")
 	}
@@ -176,8 +234,61 @@ func (m *Memory) inventory() string {
 	if m.windows != "" {
 		b.WriteString("Application windows (top first): " + m.windows + ".\n")
 	}
-	b.WriteString("Data bindings: none.\nWebpages: none.")
-	return b.String()
+	m.writeControls(&b)
+	m.writeBindings(&b)
+	m.writeTabs(&b)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (m *Memory) writeControls(b *strings.Builder) {
+	c := m.controls
+	if len(c.List) == 0 {
+		return
+	}
+	where := "the focused window"
+	if c.Window != "" {
+		where = fmt.Sprintf("%q", c.Window)
+	}
+	fmt.Fprintf(b, "Named controls in %s (click_element takes the name):\n", where)
+	for _, ctl := range c.List {
+		fmt.Fprintf(b, "- %q (%s)\n", ctl.Name, ctl.Role)
+	}
+	if c.More > 0 {
+		fmt.Fprintf(b, "- and %d more not listed\n", c.More)
+	}
+}
+
+func (m *Memory) writeBindings(b *strings.Builder) {
+	if len(m.bindings) == 0 {
+		b.WriteString("Data bindings: none.\n")
+		return
+	}
+	b.WriteString("Data bindings (type_text takes the ref; the values are not shown to you):\n")
+	for _, v := range m.bindings {
+		kind := "value"
+		if v.Secret {
+			kind = "secret value"
+		}
+		fmt.Fprintf(b, "- %s: a %s of %d characters", v.Ref, kind, v.Length)
+		if v.Note != "" {
+			b.WriteString(", " + v.Note)
+		}
+		b.WriteString("\n")
+	}
+}
+
+func (m *Memory) writeTabs(b *strings.Builder) {
+	if len(m.tabs) == 0 {
+		return
+	}
+	b.WriteString("Browser tabs:\n")
+	for _, t := range m.tabs {
+		title := t.Title
+		if title == "" {
+			title = "(untitled)"
+		}
+		fmt.Fprintf(b, "- %q at %s\n", title, t.URL)
+	}
 }
 
 // visible returns the handles still sent to the model: every input image

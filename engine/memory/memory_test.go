@@ -345,3 +345,47 @@ func TestSummaryLines(t *testing.T) {
 		t.Errorf("collapsed to %d messages, summary:\n%s\nwant\n%s", len(got), got[0].Text, want)
 	}
 }
+
+// TestUpdateTellsBindingsTabsAndControls checks the update says what the
+// run has, not a fixed "none": the refs the model can type with their
+// lengths (never the values), the browser's tabs and the focused window's
+// named controls, bounded with the rest counted.
+func TestUpdateTellsBindingsTabsAndControls(t *testing.T) {
+	t.Parallel()
+	m := New(EmitAlways, 3)
+	m.AddScreen(sha256.Sum256([]byte("a")), "screen 1")
+	if upd := m.EnvironmentUpdate(); !strings.Contains(upd, "Data bindings: none.") || strings.Contains(upd, "Webpages") || strings.Contains(upd, "Named controls") {
+		t.Fatalf("a run with nothing to tell:\n%s", upd)
+	}
+	m.SetBindings([]Binding{{Ref: "password", Length: 12, Secret: true}, {Ref: "answer_q1", Length: 4, Note: "the operator's answer to q1"}})
+	m.SetTabs([]Tab{{Title: "Sign in", URL: "http://127.0.0.1:8080/login"}})
+	m.SetControls(Controls{Window: "Calculator", List: []Control{{Name: "−", Role: "push button"}, {Name: "=", Role: "push button"}}, More: 7})
+	upd := m.EnvironmentUpdate()
+	for _, want := range []string{
+		"- password: a secret value of 12 characters\n",
+		"- answer_q1: a value of 4 characters, the operator's answer to q1\n",
+		"Browser tabs:\n- \"Sign in\" at http://127.0.0.1:8080/login",
+		"Named controls in \"Calculator\" (click_element takes the name):\n- \"−\" (push button)\n- \"=\" (push button)\n- and 7 more not listed\n",
+	} {
+		if !strings.Contains(upd, want) {
+			t.Errorf("update lacks %q:\n%s", want, upd)
+		}
+	}
+	if strings.Contains(upd, "none") {
+		t.Errorf("update still says none:\n%s", upd)
+	}
+}
+
+func TestLatestScreen(t *testing.T) {
+	t.Parallel()
+	m := New(EmitAlways, 3)
+	if h := m.LatestScreen(); h != "" {
+		t.Fatalf("latest before any screen: %q", h)
+	}
+	a := m.AddScreen(sha256.Sum256([]byte("a")), "screen 1")
+	m.AddScreen(sha256.Sum256([]byte("b")), "screen 2")
+	m.AddInput([]byte("in"), "reference")
+	if again := m.AddScreen(sha256.Sum256([]byte("a")), "screen 3"); again != a || m.LatestScreen() != a {
+		t.Fatalf("latest after seeing %s again: %s", a, m.LatestScreen())
+	}
+}

@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/kasmrt/kasmrt/engine/redact"
+	"github.com/kasmrt/kasmrt/inbox"
+)
+
+// answerSecrets masks the answers the operator marked secret during a
+// run. The run's redactor is fixed at its start; these join it as they
+// arrive, in everything redacted afterwards.
+type answerSecrets struct {
+	mu     sync.Mutex
+	values []string
+	r      atomic.Pointer[redact.Redactor]
+}
+
+func (a *answerSecrets) addSecret(v string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.values = append(a.values, v)
+	a.r.Store(redact.New(a.values...))
+}
+
+func (a *answerSecrets) redact(s string) string {
+	if r := a.r.Load(); r != nil {
+		return r.String(s)
+	}
+	return s
+}
+
+// answerValue is an operator's answer to ask_human, which the model can
+// type by its ref without reading it.
+type answerValue struct {
+	ref, value string
+	secret     bool
+	question   string // the question's id
+}
+
+// answerRef is the ref an answer is typed by.
+func answerRef(questionID string) string { return "answer_" + questionID }
+
+// keepAnswer makes an answer a value type_text can type, offering
+// type_text if the run had nothing to type before, and says so to the
+// model: the answer itself only when the operator marked it shareable.
+func (s *runState) keepAnswer(a inbox.Answer) result {
+	ref := answerRef(a.QuestionID)
+	s.answers = append(s.answers, answerValue{ref: ref, value: a.Value(), secret: a.Secret, question: a.QuestionID})
+	if !s.offers.Values {
+		offers := s.offers
+		offers.Values = true
+		s.setTools(offers)
+	}
+	n := utf8.RuneCountInString(a.Value())
+	switch {
+	case a.Shareable:
+		return ok(fmt.Sprintf("the operator answered: %s\n(type_text can type this answer with ref %q)", a.Text, ref))
+	case a.Secret:
+		return ok(fmt.Sprintf("the operator answered with a secret of %d characters, which is not shown to you; type it with type_text, ref %q", n, ref))
+	}
+	return ok(fmt.Sprintf("the operator answered (%d characters); the answer is not shown to you; type it with type_text, ref %q", n, ref))
+}
+
+// value finds what type_text types for ref: a value the scenario
+// provides, else an operator's answer.
+func (s *runState) value(ref string) (value string, secret, found bool) {
+	if v, sec, ok := s.files.Scenario.Value(ref); ok {
+		return v, sec, true
+	}
+	for _, a := range s.answers {
+		if a.ref == ref {
+			return a.value, a.secret, true
+		}
+	}
+	return "", false, false
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"image"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kasmrt/kasmrt/drivers/atspi"
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/memory"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// The Environment Update lists at most maxControlsListed of the focused
+// window's named controls and counts the rest. click_element's schema
+// carries the names as an enum only when the set is small (at most
+// maxControlsEnum) and stable: the same names, in the same order, in the
+// last two updates, so the schema does not change under the model with
+// every action that opens a menu.
+const (
+	maxControlsListed = 60
+	maxControlsEnum   = 30
+)
+
+// tellMemory gives the model's memory what the next Environment Update
+// says besides the images: the values there are to type, the browser's
+// tab and the focused window's named controls.
+func (s *runState) tellMemory(ctx context.Context) {
+	s.memory.SetBindings(s.bindings())
+	s.memory.SetTabs(s.tabs(ctx))
+	s.memory.SetControls(s.focusedControls(ctx))
+}
+
+// bindings lists the values type_text can type: names and lengths only.
+func (s *runState) bindings() []memory.Binding {
+	var out []memory.Binding
+	for _, ref := range sortedKeys(s.files.Scenario.Provides) {
+		v, secret, _ := s.files.Scenario.Value(ref)
+		out = append(out, memory.Binding{Ref: ref, Length: utf8.RuneCountInString(v), Secret: secret})
+	}
+	for _, a := range s.answers {
+		out = append(out, memory.Binding{Ref: a.ref, Length: utf8.RuneCountInString(a.value), Secret: a.secret,
+			Note: "the operator's answer to " + a.question})
+	}
+	return out
+}
+
+// titledTab is a browser tab that can say its title (the CDP driver's).
+type titledTab interface {
+	Title(ctx context.Context) (string, error)
+}
+
+// tabs describes the attached browser tab, redacted: pages show what
+// was typed into them, and their addresses carry query strings.
+func (s *runState) tabs(ctx context.Context) []memory.Tab {
+	if s.web == nil || s.web.Tab == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
+	defer cancel()
+	u, err := s.web.Tab.URL(ctx)
+	if err != nil {
+		s.log("read the tab's address for the Environment Update: %v", err)
+		return nil
+	}
+	var title string
+	if t, ok := s.web.Tab.(titledTab); ok {
+		if title, err = t.Title(ctx); err != nil {
+			s.log("read the tab's title for the Environment Update: %v", err)
+		}
+	}
+	return []memory.Tab{{Title: truncate(s.r.Redact(title), 120), URL: truncate(s.r.Redact(u), 200)}}
+}
+
+// focusedControls lists the named controls in the application's focused
+// window (every window's, when none has the focus), bounded, and keeps
+// the names for click_element's enum.
+func (s *runState) focusedControls(ctx context.Context) memory.Controls {
+	if _, offered := s.tools["click_element"]; !offered || s.a11y == nil || !s.a11y.Found {
+		return memory.Controls{}
+	}
+	controls, err := s.accessibleControls(ctx)
+	if err != nil {
+		s.log("list the named controls for the Environment Update: %v", err)
+		return memory.Controls{}
+	}
+	var out memory.Controls
+	if wins, _, err := s.appWindows(); err == nil {
+		for _, w := range wins {
+			if w.focused {
+				out.Window = truncate(s.r.Redact(w.win.Title), 120)
+				controls = inWindow(controls, image.Rect(w.win.X, w.win.Y, w.win.X+w.win.Width, w.win.Y+w.win.Height))
+			}
+		}
+	}
+	var names []string
+	for _, c := range controls {
+		name := s.r.Redact(c.Name)
+		if slices.Contains(names, name) {
+			continue
+		}
+		names = append(names, name)
+		if len(out.List) < maxControlsListed {
+			out.List = append(out.List, memory.Control{Name: name, Role: c.Role})
+		} else {
+			out.More++
+		}
+	}
+	s.controlsSeen = [2][]string{s.controlsSeen[1], names}
+	return out
+}
+
+// inWindow keeps the controls whose centre is in the window's rectangle;
+// a control without extents is kept, as nothing places it elsewhere.
+func inWindow(controls []atspi.Control, win image.Rectangle) []atspi.Control {
+	var out []atspi.Control
+	for _, c := range controls {
+		if c.Extents.Empty() || c.Centre().In(win) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// withControlNames gives click_element's name the focused window's
+// control names as an enum when the set is small and stable (see
+// maxControlsEnum). Only the model's copy of the schema carries it: the
+// guard takes any name, so a name typed with a plain "-" for the
+// application's "−" still reaches the forgiving match.
+func (s *runState) withControlNames(t scenarios.ToolSpec) scenarios.ToolSpec {
+	prev, last := s.controlsSeen[0], s.controlsSeen[1]
+	if len(last) == 0 || len(last) > maxControlsEnum || !slices.Equal(prev, last) {
+		return t
+	}
+	return withEnum(t, "name", last)
+}
+
+// withAnswerRefs adds the refs of the operator's answers to a tool's ref
+// enum, so type_text and cdp_fill take them like provided values (a ref
+// without an enum is refused as no value provided).
+func (s *runState) withAnswerRefs(t scenarios.ToolSpec) scenarios.ToolSpec {
+	if len(s.answers) == 0 {
+		return t
+	}
+	i := slices.IndexFunc(t.Params, func(p scenarios.Param) bool { return p.Name == "ref" })
+	if i < 0 {
+		return t
+	}
+	refs := slices.Clone(t.Params[i].Enum)
+	for _, a := range s.answers {
+		if !slices.Contains(refs, a.ref) {
+			refs = append(refs, a.ref)
+		}
+	}
+	return withEnum(t, "ref", refs)
+}
+
+// withEnum returns t with its parameter name's enum set to values, leaving
+// the catalogue's spec as it was.
+func withEnum(t scenarios.ToolSpec, name string, values []string) scenarios.ToolSpec {
+	t.Params = slices.Clone(t.Params)
+	for i := range t.Params {
+		if t.Params[i].Name == name {
+			t.Params[i].Enum = slices.Clone(values)
+		}
+	}
+	return t
+}
+
+// screenChange says, after an input action the model chose, whether the
+// screen changed: without it an unchanged screen is only a handle sent
+// again, which the model easily takes for progress.
+func (s *runState) screenChange(tool string, args map[string]any, before [32]byte, res result) string {
+	if !s.isAction(tool) || res.status != events.StatusOK || res.screen == "" || before == ([32]byte{}) {
+		return ""
+	}
+	what := strings.TrimSpace(tool + " " + mainArg(args))
+	if s.lastSum() == before {
+		return "The screen did not change after " + what + "."
+	}
+	return "The screen changed after " + what + "."
+}
+
+// mainArg is a call's argument in a few words, for a sentence about it:
+// the key, target, name or ref (never a typed value, which calls do not
+// carry).
+func mainArg(args map[string]any) string {
+	for _, k := range []string{"key", "target", "name", "ref", "handle", "text"} {
+		if v, ok := args[k].(string); ok && v != "" {
+			return truncate(v, 60)
+		}
+	}
+	return ""
+}

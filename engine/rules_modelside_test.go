@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/inbox"
+)
+
+// loopNoValues is loopXterm without provides: nothing to type until the
+// operator answers.
+const loopNoValues = `name: loop no values
+app:
+  command: [xterm, -geometry, 60x12+20+20, -e, sh]
+goal: Enter the code the operator knows.
+`
+
+func inboxOperator(timeout string) string {
+	return loopOp("", "") + "inbox:\n  session_token: s3cret-console-token\n  answer_timeout_s: " + timeout + "\n"
+}
+
+// toolSchema returns the parameters schema a request gave the named tool.
+func toolSchema(t *testing.T, req mt.Request, name string) map[string]any {
+	t.Helper()
+	tools, _ := req.Body["tools"].([]any)
+	for _, raw := range tools {
+		tool, _ := raw.(map[string]any)
+		fn, _ := tool["function"].(map[string]any)
+		if fn["name"] == name {
+			params, _ := fn["parameters"].(map[string]any)
+			return params
+		}
+	}
+	t.Fatalf("request %d offers no %s: %v", req.N, name, req.ToolNames())
+	return nil
+}
+
+// TestRulesAnswerTypedByRef checks that type_text is offered only once
+// there is a value to type, and that an operator's answer to ask_human is
+// such a value: typed by ref answer_<question id>, listed in the update
+// with its length, and shown to the model only when the operator marks it
+// shareable; a secret answer is masked everywhere the run writes.
+func TestRulesAnswerTypedByRef(t *testing.T) {
+	t.Parallel()
+	const code = "4721-open-sesame"
+	script := []mt.Exchange{
+		mt.Call("ask_human", `{"question": "What is the code?"}`),
+		mt.Call("observe_screen", `{}`),
+		mt.Call("type_text", `{"ref": "answer_q1"}`),
+		loopGoalMet,
+	}
+	for name, c := range map[string]struct {
+		mark      inbox.Mark
+		shown     bool // the model reads the answer
+		masked    bool // the answer shows nowhere in the report
+		resultHas string
+	}{
+		"unmarked":  {resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
+		"shareable": {mark: inbox.Mark{Shareable: true}, shown: true, resultHas: "the operator answered: " + code},
+		"secret":    {mark: inbox.Mark{Secret: true}, masked: true, resultHas: "a secret of 16 characters"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeMachine{}
+			r := loopRun(t, loopCase{machine: f, scenario: loopNoValues, operator: inboxOperator("10"), script: script,
+				sink: func(run *Runner, e events.Event) {
+					if e.Kind == events.KindQuestion {
+						go func() {
+							if err := run.AnswerMarked(e.Question.ID, code, c.mark); err != nil {
+								t.Errorf("answer: %v", err)
+							}
+						}()
+					}
+				}})
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 4, 0)
+			if names := r.reqs[0].ToolNames(); slices.Contains(names, "type_text") {
+				t.Errorf("type_text offered with nothing to type: %v", names)
+			}
+			if names := r.reqs[1].ToolNames(); !slices.Contains(names, "type_text") {
+				t.Errorf("type_text not offered once the answer came: %v", names)
+			}
+			after := loopLastText(r.reqs[1])
+			if !strings.Contains(after, c.resultHas) {
+				t.Errorf("the model was told:\n%s\nwant %q", after, c.resultHas)
+			}
+			if !strings.Contains(after, "- answer_q1: a ") || !strings.Contains(after, " of 16 characters, the operator's answer to q1") {
+				t.Errorf("the update does not list answer_q1 with its length:\n%s", after)
+			}
+			for _, req := range r.reqs[1:] {
+				if got := strings.Contains(string(req.Raw), code); got != c.shown {
+					t.Errorf("request %d holds the answer: %v, want %v", req.N, got, c.shown)
+				}
+			}
+			// A secret is typed a few characters at a time.
+			var typed string
+			for _, in := range f.inputs() {
+				if v, ok := strings.CutPrefix(in, "type "); ok {
+					typed += v
+				}
+			}
+			if typed != code {
+				t.Errorf("inputs = %q, want the answer typed", f.inputs())
+			}
+			loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", ""}, loopStep{"observe_screen", "ok", ""},
+				loopStep{"type_text", "ok", `"answer_q1" (16 characters)`}, loopStep{"record_verdict", "ok", ""})
+			raw, _ := os.ReadFile(filepath.Join(r.dir, "events.jsonl"))
+			rep, _ := json.Marshal(r.rep)
+			if leaked := strings.Contains(string(raw)+string(rep), code); leaked == c.masked {
+				t.Errorf("the answer in events.jsonl or the report: %v, want %v", leaked, !c.masked)
+			}
+		})
+	}
+}
+
+// TestRulesToolResultSaysScreenChange checks an input action's result
+// says whether the screen changed, so an unchanged screen is not only a
+// handle sent again.
+func TestRulesToolResultSaysScreenChange(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		still bool
+		want  string
+	}{
+		"unchanged": {still: true, want: "The screen did not change after press_key Return."},
+		"changed":   {want: "The screen changed after press_key Return."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{machine: &fakeMachine{still: c.still},
+				script: []mt.Exchange{mt.Call("observe_screen", `{}`), mt.Call("press_key", `{"key": "Return"}`), loopGoalMet}})
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
+			if got := loopLastText(r.reqs[2]); !strings.Contains(got, c.want) {
+				t.Errorf("after press_key the model was told:\n%s\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestRulesUpdateTellsTheRun checks the Environment Update says what the
+// run has rather than a fixed "none": the provided values by ref and
+// length (never the values) and the focused window's named controls,
+// which click_element's schema offers as an enum once the set is stable.
+func TestRulesUpdateTellsTheRun(t *testing.T) {
+	t.Parallel()
+	f := fakeDialog()
+	r := loopRun(t, loopCase{machine: f, script: []mt.Exchange{
+		mt.Call("observe_screen", `{}`), mt.Call("wait", `{"seconds": 0}`), mt.Call("click_element", `{"name": "cancel"}`), loopGoalMet}})
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 4, 0)
+	upd := loopLastText(r.reqs[1])
+	for _, want := range []string{
+		"- greeting: a value of 10 characters\n- quit: a value of 4 characters",
+		"(click_element takes the name):\n- \"OK\" (push button)\n- \"Cancel\" (push button)\n- \"Remember me\" (check box)\n",
+	} {
+		if !strings.Contains(upd, want) {
+			t.Errorf("update lacks %q:\n%s", want, upd)
+		}
+	}
+	for _, leak := range []string{"echo hello", "Data bindings: none", "Webpages: none"} {
+		if strings.Contains(upd, leak) {
+			t.Errorf("update holds %q:\n%s", leak, upd)
+		}
+	}
+	name := func(n int) any {
+		props, _ := toolSchema(t, r.reqs[n], "click_element")["properties"].(map[string]any)
+		p, _ := props["name"].(map[string]any)
+		return p["enum"]
+	}
+	if e := name(1); e != nil {
+		t.Errorf("enum after one look at the controls: %v", e)
+	}
+	if e, _ := name(2).([]any); len(e) != 3 || e[0] != "OK" {
+		t.Errorf("enum once the controls held still: %v", name(2))
+	}
+}
