@@ -41,7 +41,8 @@ func ModelConfig(op *scenarios.Operator, transport http.RoundTripper) (model.Con
 		p.ServedModel = m.Name
 	}
 	opts := model.GenerationOptions{MaxTokens: m.MaxTokens, Temperature: m.Temperature, TopP: m.TopP, TopK: m.TopK,
-		RepetitionPenalty: m.RepetitionPenalty, PresencePenalty: m.PresencePenalty, ReasoningEffort: m.ReasoningEffort}
+		RepetitionPenalty: m.RepetitionPenalty, PresencePenalty: m.PresencePenalty, ReasoningEffort: m.ReasoningEffort,
+		ToolChoice: m.ToolChoice}
 	if err := model.ValidateOptions(p, opts); err != nil {
 		var ue *model.UnsupportedOptionsError
 		if errors.As(err, &ue) {
@@ -50,6 +51,9 @@ func ModelConfig(op *scenarios.Operator, transport http.RoundTripper) (model.Con
 				ps = append(ps, scenarios.Problem{Pos: op.KeyPos("model." + name), Msg: fmt.Sprintf("profile %s does not accept %s", p.Name, name)})
 			}
 			return model.Config{}, ps
+		}
+		if _, ok := errors.AsType[*model.UnsupportedToolChoiceError](err); ok {
+			return model.Config{}, scenarios.Problems{{Pos: op.KeyPos("model.tool_choice"), Msg: err.Error()}}
 		}
 		return model.Config{}, scenarios.Problems{{Pos: op.KeyPos("model"), Msg: err.Error()}}
 	}
@@ -197,6 +201,7 @@ func (s *runState) runLoop(ctx context.Context) {
 			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
 		}
 		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
+		req.Messages = fitContext(op.Model, req)
 		s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
 		s.loop.iterations++
 		resp, err := s.Turn(ctx, req)

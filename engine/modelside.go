@@ -10,6 +10,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
+	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -193,4 +194,23 @@ func mainArg(args map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// fitContext trims a request's messages to the operator's
+// model.max_context_length by the memory's token estimate, after the
+// reply's max_tokens (or the default reserve), the system prompt and the
+// tool schemas; without one the server enforces its own limit.
+func fitContext(m scenarios.ModelConfig, req model.Request) []model.Message {
+	if m.MaxContextLength == nil {
+		return req.Messages
+	}
+	budget := *m.MaxContextLength - scenarios.DefaultContextReserve
+	if m.MaxTokens != nil {
+		budget = *m.MaxContextLength - *m.MaxTokens
+	}
+	budget -= memory.TextTokens(req.System)
+	for _, t := range req.Tools {
+		budget -= memory.TextTokens(t.Name) + memory.TextTokens(t.Description) + memory.TextTokens(string(t.Parameters))
+	}
+	return memory.Fit(req.Messages, budget)
 }

@@ -26,6 +26,8 @@ func TestRulesModelConfig(t *testing.T) {
 	}{
 		{name: "an endpoint of the other protocol is refused at its key", model: "  endpoint: http://127.0.0.1:9/v1/responses\n",
 			problem: "model endpoint is a responses URL but the profile speaks chat_completions"},
+		{name: "a tool_choice the profile's API does not take is refused at its key", model: "  tool_choice: required\n  profile: kimi-k3\n  endpoint: http://127.0.0.1:9/v1\n",
+			problem: `model profile kimi-k3 does not accept tool_choice "required" (it takes auto, none)`},
 		{name: "no endpoint is not the configuration's problem", model: "  retry: 0\n", scripted: true},
 		{name: "a given transport carries the requests", model: "  endpoint: http://127.0.0.1:9/v1\n", transport: given},
 		{name: "no transport leaves the adapter's own", model: "  endpoint: http://127.0.0.1:9/v1\n"},

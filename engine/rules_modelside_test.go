@@ -178,3 +178,42 @@ func TestRulesUpdateTellsTheRun(t *testing.T) {
 		t.Errorf("enum once the controls held still: %v", name(2))
 	}
 }
+
+// TestRulesModelToolChoiceAndContext checks the operator's model keys on
+// the wire: tool_choice as set (auto by default), and max_context_length
+// trimming the oldest screens out of a request that would not fit.
+func TestRulesModelToolChoiceAndContext(t *testing.T) {
+	t.Parallel()
+	observe := mt.Call("observe_screen", `{}`)
+	script := []mt.Exchange{observe, mt.Call("wait", `{"seconds": 0}`), observe, loopGoalMet}
+	for name, c := range map[string]struct {
+		model      string
+		toolChoice string
+		images     int // in the last request
+	}{
+		"defaults": {toolChoice: "auto", images: 1},
+		"required": {model: "  tool_choice: required\n", toolChoice: "required", images: 1},
+		// Room for the text and no screen: the newest screen too is left
+		// out (it is the model's only view, so operators size the context
+		// for at least one).
+		"a small context": {model: "  max_tokens: 1000\n  max_context_length: 2300\n", toolChoice: "auto", images: 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := loopRun(t, loopCase{machine: &fakeMachine{}, operator: loopOp("", c.model), script: script})
+			loopWant(t, r, loopUnverified, OutcomeCompleted, 4, 0)
+			for _, req := range r.reqs {
+				if got := req.Body["tool_choice"]; got != c.toolChoice {
+					t.Errorf("request %d tool_choice = %v, want %s", req.N, got, c.toolChoice)
+				}
+			}
+			last := r.reqs[len(r.reqs)-1]
+			if got := len(last.ImageURLs()); got != c.images {
+				t.Errorf("the last request carries %d images, want %d", got, c.images)
+			}
+			if trimmed := strings.Contains(last.Text(), "left out to fit the model's context"); trimmed != (c.images == 0) {
+				t.Errorf("the last request says screens were left out: %v:\n%s", trimmed, last.Text())
+			}
+		})
+	}
+}

@@ -668,6 +668,22 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 	if m.TopK != nil && *m.TopK <= 0 {
 		v.failAt("model.top_k", "must be positive")
 	}
+	if !oneOf(m.ToolChoice, "", "auto", "required", "none") {
+		v.failAt("model.tool_choice", "want auto, required or none, got %q", m.ToolChoice)
+	}
+	if n := m.MaxContextLength; n != nil {
+		reserve, which := DefaultContextReserve, "the default reserve when model.max_tokens is unset"
+		if m.MaxTokens != nil {
+			reserve, which = *m.MaxTokens, "model.max_tokens"
+		}
+		switch {
+		case *n <= 0:
+			v.failAt("model.max_context_length", "must be positive")
+		case *n <= reserve+512:
+			// The reply's tokens and a margin for the prompt must fit.
+			v.failAt("model.max_context_length", "must exceed %d (%s) plus 512, got %d", reserve, which, *n)
+		}
+	}
 	if raw, ok := lookup(EnvDeadline); ok && raw != "" {
 		if d, err := parseDeadline(raw); err != nil {
 			v.fail(Pos{File: "environment", Path: EnvDeadline}, "%v", err)

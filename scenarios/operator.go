@@ -17,6 +17,10 @@ const (
 	DefaultToolTimeoutS      = 30
 	DefaultAppLogMaxBytes    = 16 << 20
 	DefaultReplyMaxBytes     = 8 << 10
+	// DefaultContextReserve is the reply's share of max_context_length
+	// when model.max_tokens is unset: the servers' usual default output
+	// budget.
+	DefaultContextReserve = 4096
 
 	// EnvVisionEndpoint and EnvDeadline are the environment variables the
 	// runtime reads.
@@ -126,6 +130,13 @@ type ModelConfig struct {
 	RepetitionPenalty  *float64 `yaml:"repetition_penalty"`
 	PresencePenalty    *float64 `yaml:"presence_penalty"`
 	ReasoningEffort    string   `yaml:"reasoning_effort"`
+	// ToolChoice is sent as tool_choice: auto (the default), required or
+	// none, as the profile accepts.
+	ToolChoice string `yaml:"tool_choice"`
+	// MaxContextLength is the model's context in tokens, the reply's
+	// max_tokens included; when set, the runtime trims each request to fit
+	// by its own estimate. Unset leaves the limit to the server.
+	MaxContextLength *int `yaml:"max_context_length"`
 	// Service is the endpoint's capacity group (services.<group>);
 	// DefaultModelService when empty.
 	Service string `yaml:"service"`

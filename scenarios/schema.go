@@ -42,6 +42,8 @@ func OperatorSchema() map[string]any {
 	s["title"] = "kasmrt operator file"
 	model := s["properties"].(map[string]any)["model"].(map[string]any)["properties"].(map[string]any)
 	model["reasoning_effort"] = map[string]any{"enum": []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}}
+	model["tool_choice"] = map[string]any{"enum": []string{"auto", "required", "none"}}
+	model["max_context_length"] = map[string]any{"type": "integer", "minimum": 1, "description": "the model's context in tokens, max_tokens included; must exceed max_tokens plus 512"}
 	model["endpoint"] = map[string]any{"type": "string", "description": "http(s) URL of the model service, its /v1 base or its full endpoint; no embedded credentials"}
 	mem := s["properties"].(map[string]any)["memory"].(map[string]any)["properties"].(map[string]any)
 	mem["emit_policy"] = map[string]any{"enum": []string{"always", "on_change"}}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -129,7 +130,7 @@ func chatBody(model string, opts GenerationOptions, req Request, urls *bodyImage
 			})
 		}
 		body["tools"] = tools
-		body["tool_choice"] = "auto"
+		body["tool_choice"] = cmp.Or(opts.ToolChoice, ToolChoiceAuto)
 	}
 	if req.Seed != nil {
 		body["seed"] = *req.Seed

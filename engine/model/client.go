@@ -85,6 +85,7 @@ func New(cfg Config) (*Client, error) {
 	if err := ValidateOptions(cfg.Profile, cfg.Options); err != nil {
 		return nil, fmt.Errorf("new model client: %w", err)
 	}
+	cfg.Options.ToolChoice = cfg.Profile.ToolChoice(cfg.Options)
 	c := &Client{
 		url:       url,
 		key:       cfg.Key,

@@ -91,7 +91,21 @@ type Profile struct {
 	Coordinates Coordinates
 	Image       ImageSize
 	Answer      FinalAnswer
+	// ToolChoices are the tool_choice values the profile's servers take;
+	// the first is the default.
+	ToolChoices []string
 }
+
+// The tool_choice values: the model decides, must call a tool, or must
+// not.
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceRequired = "required"
+	ToolChoiceNone     = "none"
+)
+
+// allToolChoices is what OpenAI's APIs and vLLM's take.
+var allToolChoices = []string{ToolChoiceAuto, ToolChoiceRequired, ToolChoiceNone}
 
 // DefaultProfile is the profile used when the operator names none.
 const DefaultProfile = "openai-compatible"
@@ -113,6 +127,7 @@ func Profiles() map[string]Profile {
 			Coordinates: Relative1000,
 			Image:       ImageSize{MaxPixels: 1280 * 800, MinPixels: 64 * 32 * 32, Multiple: 32},
 			Answer:      answerTag,
+			ToolChoices: slices.Clone(allToolChoices),
 		},
 		"qwen3-vl-32b-instruct": {
 			Name:        "qwen3-vl-32b-instruct",
@@ -123,6 +138,7 @@ func Profiles() map[string]Profile {
 			Coordinates: Relative1000,
 			Image:       ImageSize{MaxPixels: 1280 * 800, MinPixels: 64 * 32 * 32, Multiple: 32},
 			Answer:      answerTag,
+			ToolChoices: slices.Clone(allToolChoices),
 		},
 		"qwen2.5-vl-7b-instruct": {
 			Name:        "qwen2.5-vl-7b-instruct",
@@ -133,8 +149,9 @@ func Profiles() map[string]Profile {
 			Coordinates: Absolute,
 			// 1280 patches of 28×28 is the budget Qwen2.5-VL is usually
 			// served with.
-			Image:  ImageSize{MaxPixels: 1280 * 28 * 28, MinPixels: 4 * 28 * 28, Multiple: 28},
-			Answer: answerTag,
+			Image:       ImageSize{MaxPixels: 1280 * 28 * 28, MinPixels: 4 * 28 * 28, Multiple: 28},
+			Answer:      answerTag,
+			ToolChoices: slices.Clone(allToolChoices),
 		},
 		"gpt": {
 			Name:        "gpt",
@@ -145,8 +162,24 @@ func Profiles() map[string]Profile {
 			Coordinates: Absolute,
 			// OpenAI fits images into 2048² and then a 768-pixel short
 			// side; sending that size means the model sees our pixels.
-			Image:  ImageSize{MaxLongEdge: 2048, MaxShortEdge: 768},
-			Answer: FinalAnswer{Tag: "answer", FallbackToText: true},
+			Image:       ImageSize{MaxLongEdge: 2048, MaxShortEdge: 768},
+			Answer:      FinalAnswer{Tag: "answer", FallbackToText: true},
+			ToolChoices: slices.Clone(allToolChoices),
+		},
+		// Kimi K3 gets a profile of its own rather than openai-compatible:
+		// it speaks Chat Completions with the openai_v1 prompt, but takes
+		// reasoning_effort, answers in <answer> tags with no fallback to
+		// the text, and its API takes no tool_choice "required".
+		"kimi-k3": {
+			Name:        "kimi-k3",
+			ServedModel: "kimi-k3",
+			Protocol:    ChatCompletions,
+			Prompt:      openai,
+			Options:     []string{OptMaxTokens, OptTemperature, OptTopP, OptReasoningEffort},
+			Coordinates: Absolute,
+			Image:       ImageSize{MaxLongEdge: 1280},
+			Answer:      answerTag,
+			ToolChoices: []string{ToolChoiceAuto, ToolChoiceNone},
 		},
 		DefaultProfile: {
 			Name: DefaultProfile,
@@ -158,6 +191,7 @@ func Profiles() map[string]Profile {
 			Coordinates: Absolute,
 			Image:       ImageSize{MaxLongEdge: 1280},
 			Answer:      FinalAnswer{Tag: "answer", FallbackToText: true},
+			ToolChoices: slices.Clone(allToolChoices),
 		},
 	}
 }
@@ -228,6 +262,9 @@ type GenerationOptions struct {
 	RepetitionPenalty *float64
 	PresencePenalty   *float64
 	ReasoningEffort   string
+	// ToolChoice is sent as tool_choice with every request that offers
+	// tools; empty sends the profile's default.
+	ToolChoice string
 }
 
 // Set returns the names of the options that have a value, in a fixed order.
@@ -258,6 +295,30 @@ func (e *UnsupportedOptionsError) Error() string {
 	return fmt.Sprintf("model profile %s does not accept %s", e.Profile, strings.Join(e.Names, ", "))
 }
 
+// UnsupportedToolChoiceError says the profile's servers do not take the
+// tool_choice value.
+type UnsupportedToolChoiceError struct {
+	Profile  string
+	Value    string
+	Accepted []string
+}
+
+func (e *UnsupportedToolChoiceError) Error() string {
+	return fmt.Sprintf("model profile %s does not accept tool_choice %q (it takes %s)", e.Profile, e.Value, strings.Join(e.Accepted, ", "))
+}
+
+// ToolChoice is the tool_choice a request sends: the operator's, else the
+// profile's default.
+func (p Profile) ToolChoice(opts GenerationOptions) string {
+	switch {
+	case opts.ToolChoice != "":
+		return opts.ToolChoice
+	case len(p.ToolChoices) > 0:
+		return p.ToolChoices[0]
+	}
+	return ToolChoiceAuto
+}
+
 // ValidateOptions rejects options the profile does not accept (as an
 // *UnsupportedOptionsError listing every such name) and values out of range.
 func ValidateOptions(p Profile, opts GenerationOptions) error {
@@ -269,6 +330,9 @@ func ValidateOptions(p Profile, opts GenerationOptions) error {
 	}
 	if len(unsupported) > 0 {
 		return &UnsupportedOptionsError{Profile: p.Name, Names: unsupported}
+	}
+	if opts.ToolChoice != "" && !slices.Contains(p.ToolChoices, opts.ToolChoice) {
+		return &UnsupportedToolChoiceError{Profile: p.Name, Value: opts.ToolChoice, Accepted: p.ToolChoices}
 	}
 	reasoningEfforts := []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 	var problems []string

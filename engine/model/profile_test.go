@@ -28,6 +28,7 @@ func TestProfiles(t *testing.T) {
 		{"qwen2.5-vl-7b-instruct", model.ChatCompletions, model.Absolute, 28, []string{"max_tokens", "top_k"}, []string{"reasoning_effort"}},
 		{"gpt", model.Responses, model.Absolute, 0, []string{"max_tokens", "reasoning_effort"}, []string{"temperature", "top_k"}},
 		{"openai-compatible", model.ChatCompletions, model.Absolute, 0, []string{"max_tokens", "temperature", "top_p"}, []string{"top_k", "reasoning_effort"}},
+		{"kimi-k3", model.ChatCompletions, model.Absolute, 0, []string{"max_tokens", "temperature", "top_p", "reasoning_effort"}, []string{"top_k", "repetition_penalty"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

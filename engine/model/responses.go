@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -86,7 +87,7 @@ func responsesBody(model string, opts GenerationOptions, req Request, urls *body
 			})
 		}
 		body["tools"] = tools
-		body["tool_choice"] = "auto"
+		body["tool_choice"] = cmp.Or(opts.ToolChoice, ToolChoiceAuto)
 	}
 	if opts.MaxTokens != nil {
 		body["max_output_tokens"] = *opts.MaxTokens
