@@ -5,6 +5,7 @@ import (
 	"image"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
@@ -23,6 +24,7 @@ import (
 const (
 	maxControlsListed = 60
 	maxControlsEnum   = 30
+	windowsBound      = time.Second
 )
 
 // tellMemory gives the model's memory what the next Environment Update
@@ -90,9 +92,17 @@ func (s *runState) focusedControls(ctx context.Context) memory.Controls {
 	var out memory.Controls
 	if wins, _, err := s.appWindows(); err == nil {
 		for _, w := range wins {
-			if w.focused {
-				out.Window = truncate(s.r.Redact(w.win.Title), 120)
-				controls = inWindow(controls, image.Rect(w.win.X, w.win.Y, w.win.X+w.win.Width, w.win.Y+w.win.Height))
+			if !w.focused {
+				continue
+			}
+			title := truncate(s.r.Redact(w.win.Title), 120)
+			if len(wins) == 1 {
+				out.Window = title
+				break
+			}
+			box := image.Rect(w.win.X, w.win.Y, w.win.X+w.win.Width, w.win.Y+w.win.Height)
+			if mine := s.inWindow(ctx, controls, box); len(mine) > 0 {
+				out.Window, controls = title, mine
 			}
 		}
 	}
@@ -113,12 +123,18 @@ func (s *runState) focusedControls(ctx context.Context) memory.Controls {
 	return out
 }
 
-// inWindow keeps the controls whose centre is in the window's rectangle;
-// a control without extents is kept, as nothing places it elsewhere.
-func inWindow(controls []atspi.Control, win image.Rectangle) []atspi.Control {
+// inWindow keeps the controls whose window, as the accessibility tree
+// places it, is the X window at box; a control whose window is unknown is
+// kept. Controls' own extents cannot tell: GTK 4 gives them relative to
+// their window. The walks up to the windows are bounded together by
+// windowsBound, so a slow bus costs an update little.
+func (s *runState) inWindow(ctx context.Context, controls []atspi.Control, box image.Rectangle) []atspi.Control {
+	ctx, cancel := context.WithTimeout(ctx, windowsBound)
+	defer cancel()
 	var out []atspi.Control
 	for _, c := range controls {
-		if c.Extents.Empty() || c.Centre().In(win) {
+		win, err := s.a11y.App.WindowExtents(ctx, c)
+		if err != nil || win.Empty() || sameBox(win, box) {
 			out = append(out, c)
 		}
 	}

@@ -245,7 +245,7 @@ func (m *Memory) writeControls(b *strings.Builder) {
 	if len(c.List) == 0 {
 		return
 	}
-	where := "the focused window"
+	where := "the application"
 	if c.Window != "" {
 		where = fmt.Sprintf("%q", c.Window)
 	}
