@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -217,3 +218,26 @@ func TestRulesModelToolChoiceAndContext(t *testing.T) {
 		})
 	}
 }
+
+// TestRulesUpdateTellsTheTab checks a browser run's update names the
+// attached tab by title and address, and the secret provided by its
+// length only.
+func TestRulesUpdateTellsTheTab(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-correct-horse"
+	r := loopRun(t, loopCase{scenario: rulesBrowser + "goal: Log in.\n", machine: &fakeMachine{}, env: map[string]string{"APP_PASSWORD": secret},
+		script: []mt.Exchange{mt.Call("cdp_url", `{}`), loopGoalMet}})
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
+	upd := loopLastText(r.reqs[1])
+	for _, want := range []string{"Browser tabs:\n- \"Sign in\" at http://app.test/login", "- password: a secret value of 21 characters\n- user: a value of 4 characters"} {
+		if !strings.Contains(upd, want) {
+			t.Errorf("update lacks %q:\n%s", want, upd)
+		}
+	}
+	if strings.Contains(upd, secret) {
+		t.Error("the secret reached the model")
+	}
+}
+
+// Title gives the double's tab a title, as the CDP driver's tab has.
+func (t *fakeTab) Title(context.Context) (string, error) { return "Sign in", nil }
