@@ -319,3 +319,18 @@ func TestQwenSmallestImage(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptsClaimOnlyWhatToolsDo checks the system prompts do not
+// promise what no tool does: images are named by handle, but no tool takes
+// one, so the model cannot "refer to" them.
+func TestPromptsClaimOnlyWhatToolsDo(t *testing.T) {
+	t.Parallel()
+	for name, p := range model.Profiles() {
+		if strings.Contains(p.Prompt.Text, "refer to") {
+			t.Errorf("%s's prompt %s says the model can refer to images", name, p.Prompt.Name)
+		}
+		if !strings.Contains(p.Prompt.Text, "no tool takes a handle") {
+			t.Errorf("%s's prompt %s does not say no tool takes a handle", name, p.Prompt.Name)
+		}
+	}
+}
