@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 		code      int
 		out, errs []string
 	}{
-		{"goal without success criteria", []string{"validate", unverified}, 0, []string{"is valid (goal, no plan)"},
+		{"goal without success criteria", []string{"validate", unverified}, 0, []string{"is valid (goal, no plan)", "type_text              needs a value to type"},
 			[]string{"warning: " + unverified + ":3:1: goal: nothing the scenario declares verifies the goal, so a pass will rest only on the app staying up (a concern); declare success:"}},
 		{"schema of success", []string{"schema", "scenario"}, 0, []string{`"success"`, `"check"`}, nil},
 		{"scripted example", []string{"validate", "../../scenarios/examples/xterm-greeting.yaml"}, 0,

@@ -196,10 +196,14 @@ func printToolList(w io.Writer, f *scenarios.Files) {
 	}
 }
 
-// pendingWhy says what decides at launch whether a tool is offered.
+// pendingWhy says what decides at launch, or during the run, whether a
+// tool is offered.
 func pendingWhy(t scenarios.ToolSpec) string {
-	if t.Presence == scenarios.CDPTab {
+	switch t.Presence {
+	case scenarios.CDPTab:
 		return "if a browser tab is attached over CDP"
+	case scenarios.Values:
+		return "once the operator answers an ask_human question (the answer is typed by ref answer_<question id>)"
 	}
 	return "if the app publishes named controls over AT-SPI"
 }
