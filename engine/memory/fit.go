@@ -55,27 +55,28 @@ func EstimateTokens(msgs []model.Message) int {
 }
 
 // Fit trims messages (as Context returns them) until their estimate is
-// within budget tokens, oldest first: first the images, each replaced by a
-// line naming its handle, then whole turns (an assistant message with the
-// tool results and notes after it). The first message (the goal) and the
-// newest turn are always kept, so a request may still exceed the budget;
-// the server then refuses it and says so. msgs is not modified.
+// within budget tokens, oldest first and images before text: the images of
+// every message but the one with the newest image (each replaced by a line
+// naming its handle), then whole turns (an assistant message with the tool
+// results and notes after it), then the newest image, the model's only
+// view of the screen. The first message (the goal) and the newest turn's
+// text are always kept, so a request may still exceed the budget; the
+// server then refuses it and says so. msgs is not modified.
 func Fit(msgs []model.Message, budget int) []model.Message {
 	if EstimateTokens(msgs) <= budget {
 		return msgs
 	}
 	out := slices.Clone(msgs)
 	total := EstimateTokens(out)
+	newest := -1
+	for i, m := range out {
+		if len(m.Images) > 0 {
+			newest = i
+		}
+	}
 	for i := range out {
-		for total > budget && len(out[i].Images) > 0 {
-			img := out[i].Images[0]
-			out[i].Images = out[i].Images[1:]
-			note := "[" + img.Handle + " left out to fit the model's context]"
-			out[i].Text = strings.TrimSpace(out[i].Text + "\n" + note)
-			total += TextTokens(note) + 1
-			if img.PNG != nil {
-				total -= ImageTokens(img.PNG)
-			}
+		if i != newest {
+			total = dropImages(&out[i], total, budget)
 		}
 	}
 	for total > budget {
@@ -88,8 +89,33 @@ func Fit(msgs []model.Message, budget int) []model.Message {
 			break // the newest turn
 		}
 		end += start + 1
+		switch {
+		case newest >= end:
+			newest -= end - start
+		case newest >= start:
+			newest = -1 // its turn is gone, image and all
+		}
 		out = slices.Delete(out, start, end)
 		total = EstimateTokens(out)
 	}
+	if newest >= 0 {
+		dropImages(&out[newest], total, budget)
+	}
 	return out
+}
+
+// dropImages takes a message's images out, oldest first, while total is
+// over budget, and returns the new total.
+func dropImages(m *model.Message, total, budget int) int {
+	for total > budget && len(m.Images) > 0 {
+		img := m.Images[0]
+		m.Images = m.Images[1:]
+		note := "[" + img.Handle + " left out to fit the model's context]"
+		m.Text = strings.TrimSpace(m.Text + "\n" + note)
+		total += TextTokens(note) + 1
+		if img.PNG != nil {
+			total -= ImageTokens(img.PNG)
+		}
+	}
+	return total
 }

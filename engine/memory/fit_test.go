@@ -20,8 +20,9 @@ func pngSized(t *testing.T, w, h int) []byte {
 }
 
 // TestFitTrimsOldestImagesThenTurns checks the trimming order under
-// model.max_context_length: the oldest images go first, then the oldest
-// turns, and the goal and the newest turn always stay.
+// model.max_context_length: the older images go first, then the oldest
+// turns, then the newest image; the goal and the newest turn's text always
+// stay.
 func TestFitTrimsOldestImagesThenTurns(t *testing.T) {
 	t.Parallel()
 	screen := pngSized(t, 280, 280) // 100 patches
@@ -49,6 +50,12 @@ func TestFitTrimsOldestImagesThenTurns(t *testing.T) {
 	}
 	if len(msgs[2].Images) != 1 {
 		t.Error("Fit changed its input")
+	}
+	// No room for the older screens nor the older turns: the newest
+	// screen, the model's only view, outlasts the older turns' text.
+	got = Fit(msgs, EstimateTokens(msgs[:1])+EstimateTokens(msgs[5:])+5)
+	if len(got) != 3 || got[1].ToolCalls[0].ID != "3" || len(got[2].Images) != 1 {
+		t.Errorf("room for the goal and the newest turn: %+v", got)
 	}
 	// No room for images at all, nor the older turns' text.
 	got = Fit(msgs, 40)
