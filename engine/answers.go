@@ -46,7 +46,7 @@ func answerRef(questionID string) string { return "answer_" + questionID }
 
 // keepAnswer makes an answer a value type_text can type, offering
 // type_text if the run had nothing to type before, and says so to the
-// model: the answer itself only when the operator marked it shareable.
+// model: the answer itself unless the operator marked it private or secret.
 func (s *runState) keepAnswer(a inbox.Answer) result {
 	ref := answerRef(a.QuestionID)
 	s.answers = append(s.answers, answerValue{ref: ref, value: a.Value(), secret: a.Secret, question: a.QuestionID})
@@ -57,12 +57,12 @@ func (s *runState) keepAnswer(a inbox.Answer) result {
 	}
 	n := utf8.RuneCountInString(a.Value())
 	switch {
-	case a.Shareable:
-		return ok(fmt.Sprintf("the operator answered: %s\n(type_text can type this answer with ref %q)", a.Text, ref))
 	case a.Secret:
 		return ok(fmt.Sprintf("the operator answered with a secret of %d characters, which is not shown to you; type it with type_text, ref %q", n, ref))
+	case a.Private:
+		return ok(fmt.Sprintf("the operator answered (%d characters); the answer is not shown to you; type it with type_text, ref %q", n, ref))
 	}
-	return ok(fmt.Sprintf("the operator answered (%d characters); the answer is not shown to you; type it with type_text, ref %q", n, ref))
+	return ok(fmt.Sprintf("the operator answered: %s\n(type_text can type this answer with ref %q)", a.Text, ref))
 }
 
 // value finds what type_text types for ref: a value the scenario

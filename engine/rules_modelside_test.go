@@ -62,9 +62,9 @@ func TestRulesAnswerTypedByRef(t *testing.T) {
 		masked    bool // the answer shows nowhere in the report
 		resultHas string
 	}{
-		"unmarked":  {resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
-		"shareable": {mark: inbox.Mark{Shareable: true}, shown: true, resultHas: "the operator answered: " + code},
-		"secret":    {mark: inbox.Mark{Secret: true}, masked: true, resultHas: "a secret of 16 characters"},
+		"unmarked": {shown: true, resultHas: "the operator answered: " + code},
+		"private":  {mark: inbox.Mark{Private: true}, resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
+		"secret":   {mark: inbox.Mark{Secret: true}, masked: true, resultHas: "a secret of 16 characters"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

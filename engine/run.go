@@ -349,8 +349,8 @@ func (r *Runner) Answer(id, text string) error {
 }
 
 // AnswerMarked answers an ask_human question with the operator's marks:
-// shareable lets the model read the answer, secret masks it like any
-// secret of the run.
+// private keeps the answer from the model (it can still type it by ref),
+// secret masks it like any secret of the run.
 func (r *Runner) AnswerMarked(id, text string, m inbox.Mark) error {
 	if r.inbox == nil {
 		return errors.New("this run has no inbox")

@@ -479,7 +479,9 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 // app that may end with a success exit code is still running: it may be
 // on its way out.
 func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
-	if s.app == nil || !s.app.Alive() || s.files.Scenario.App == nil || len(s.files.Scenario.App.SuccessExitCodes) == 0 {
+	// An app that exited since the checks began counts too: its window
+	// went first, and the wait for its end returns at once.
+	if s.app == nil || s.files.Scenario.App == nil || len(s.files.Scenario.App.SuccessExitCodes) == 0 {
 		return false
 	}
 	for _, c := range checks {

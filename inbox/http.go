@@ -33,7 +33,7 @@ const (
 //
 //	GET  /questions              {"questions": [Question...]} still pending
 //	GET  /history                {"entries": [Entry...]} in order
-//	POST /questions/{id}/answer  body {"answer": "...", "by": "...", "shareable": false, "secret": false} → Answer
+//	POST /questions/{id}/answer  body {"answer": "...", "by": "...", "private": false, "secret": false} → Answer
 //	GET  /events                 Server-Sent Events: one "pending" snapshot
 //	                             {"seq", "questions"}, then one event per
 //	                             Update, named by its kind, with id = seq

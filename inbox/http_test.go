@@ -440,18 +440,18 @@ func TestHandlerRefusesOtherSites(t *testing.T) {
 }
 
 // TestHandlerAnswerMarks checks the operator's marks over HTTP: a
-// shareable answer says so, and a secret one is handed to OnSecret, kept
+// private answer says so, and a secret one is handed to OnSecret, kept
 // out of the stored text and the history, and still typed as given.
 func TestHandlerAnswerMarks(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct {
-		body      string
-		shareable bool
-		secret    bool
+		body    string
+		private bool
+		secret  bool
 	}{
-		"unmarked":  {body: `{"answer": "pin 4721"}`},
-		"shareable": {body: `{"answer": "pin 4721", "shareable": true}`, shareable: true},
-		"secret":    {body: `{"answer": "pin 4721", "secret": true, "shareable": true}`, secret: true},
+		"unmarked": {body: `{"answer": "pin 4721"}`},
+		"private":  {body: `{"answer": "pin 4721", "private": true}`, private: true},
+		"secret":   {body: `{"answer": "pin 4721", "secret": true}`, private: true, secret: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -473,8 +473,8 @@ func TestHandlerAnswerMarks(t *testing.T) {
 				t.Fatalf("POST answer: %d %s", resp.StatusCode, body)
 			}
 			a := <-answers
-			if a.Value() != "pin 4721" || a.Shareable != c.shareable || a.Secret != c.secret {
-				t.Errorf("answer %+v value %q; want shareable %v secret %v", a, a.Value(), c.shareable, c.secret)
+			if a.Value() != "pin 4721" || a.Private != c.private || a.Secret != c.secret {
+				t.Errorf("answer %+v value %q; want private %v secret %v", a, a.Value(), c.private, c.secret)
 			}
 			_, hist := request(t, t.Context(), "GET", srv.URL+"/history", "Bearer "+token, "")
 			if leaked := strings.Contains(string(body)+string(hist)+a.Text, "4721"); leaked == c.secret {

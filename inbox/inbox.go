@@ -67,9 +67,9 @@ type Answer struct {
 	Text       string    `json:"text"`
 	By         string    `json:"by,omitempty"` // who answered: "console", "http", a bridge's name
 	At         time.Time `json:"at"`
-	// Shareable and Secret are the operator's marks (see Mark).
-	Shareable bool `json:"shareable,omitempty"`
-	Secret    bool `json:"secret,omitempty"`
+	// Private and Secret are the operator's marks (see Mark).
+	Private bool `json:"private,omitempty"`
+	Secret  bool `json:"secret,omitempty"`
 	// value is what the operator typed, for the run to type by ref; Text
 	// is what may be shown, which for a secret answer says only its length.
 	// A func, so that printing an Answer (%+v) never shows it.
@@ -85,13 +85,14 @@ func (a Answer) Value() string {
 	return a.value()
 }
 
-// Mark is how the operator marks an answer. Shareable lets the model read
-// it; without it the model learns only that an answer came and its length,
-// and can type it by ref. Secret masks it like any secret of the run: it
-// is never stored, shown or sent, only typed (and never shareable).
+// Mark is how the operator marks an answer. The model reads an unmarked
+// answer and can type it by ref. Private keeps it from the model, which
+// learns only that an answer came and its length and can still type it by
+// ref (a code it needs to enter but not to know). Secret masks it like any
+// secret of the run: it is never stored, shown or sent, only typed.
 type Mark struct {
-	Shareable bool `json:"shareable,omitempty"`
-	Secret    bool `json:"secret,omitempty"`
+	Private bool `json:"private,omitempty"`
+	Secret  bool `json:"secret,omitempty"`
 }
 
 // Entry is one thing that happened in the inbox. Seq numbers entries from 1
@@ -264,14 +265,14 @@ func (in *Inbox) answer(id, text, by string, m Mark) (Answer, error) {
 	q.state = KindAnswered
 	shown := in.redact(text)
 	if m.Secret {
-		m.Shareable = false
+		m.Private = true
 		if in.onSecret != nil {
 			in.onSecret(text)
 		}
 		shown = fmt.Sprintf("(a secret answer of %d characters)", utf8.RuneCountInString(text))
 	}
 	q.answer = Answer{QuestionID: id, Text: shown, By: in.redact(by), At: time.Now(),
-		Shareable: m.Shareable, Secret: m.Secret, value: func() string { return text }}
+		Private: m.Private, Secret: m.Secret, value: func() string { return text }}
 	close(q.done)
 	in.appendLocked(Entry{Kind: KindAnswered, QuestionID: id, Text: q.answer.Text, By: q.answer.By, At: q.answer.At}, &q.Question)
 	a := q.answer
