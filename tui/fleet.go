@@ -148,9 +148,9 @@ func NewFleet(ctx context.Context, opts FleetOptions) *Fleet {
 	f.filter.Placeholder = "scenario, state or verdict"
 	f.answer.Prompt = "> "
 	f.answer.Placeholder = "type an answer; enter sends"
-	f.help.Styles.ShortKey = f.styles.HelpKey
-	f.help.Styles.ShortDesc = f.styles.HelpDesc
-	f.help.Styles.ShortSeparator = f.styles.HelpSep
+	f.filter.SetStyles(textinputStyles(f.styles))
+	f.answer.SetStyles(textinputStyles(f.styles))
+	helpStyles(&f.help, f.styles)
 	return f
 }
 

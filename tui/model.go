@@ -164,13 +164,7 @@ func newModel(opts Options) *Model {
 		answer:        textarea.New(),
 		input:         textinput.New(),
 	}
-	m.help.Styles.ShortKey = m.styles.HelpKey
-	m.help.Styles.ShortDesc = m.styles.HelpDesc
-	m.help.Styles.ShortSeparator = m.styles.HelpSep
-	m.help.Styles.FullKey = m.styles.HelpKey
-	m.help.Styles.FullDesc = m.styles.HelpDesc
-	m.help.Styles.FullSeparator = m.styles.HelpSep
-	m.help.Styles.Ellipsis = m.styles.HelpSep
+	m.applyTheme(opts.Theme)
 	m.answer.ShowLineNumbers = false
 	m.answer.Placeholder = "type an answer; enter sends"
 	m.answer.Prompt = "> "
@@ -226,7 +220,7 @@ const cellSizeQuery = "\x1b[16t"
 
 // Init starts detection, the event listener and the countdown.
 func (m *Model) Init() tea.Cmd {
-	var cmds []tea.Cmd
+	cmds := []tea.Cmd{requestBackground(m.opts.Theme)}
 	canAsk := graphics.ShouldProbe(m.opts.Env)
 	if m.mode == graphics.Auto {
 		if canAsk {
@@ -291,6 +285,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cellW, m.cellH = msg.Width, msg.Height
 		}
 		return m, m.refreshScreen()
+	case tea.BackgroundColorMsg:
+		m.applyTheme(m.opts.Theme.ForBackground(msg.IsDark()))
+		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		return m, m.refreshScreen()
