@@ -767,14 +767,7 @@ func (m *Model) render() string {
 		{l.Help, fit(m.helpBar(), m.width, 1)[0]},
 	}
 	if m.showHelp {
-		var groups [][]key.Binding
-		if m.live {
-			groups = append(m.keys.FullHelp(), m.inKeys.ShortHelp())
-		} else {
-			groups = m.rpKeys.FullHelp()
-		}
-		groups = append(groups, m.scKeys.FullHelp()...)
-		parts = append(parts, part{l.Body, box(st, "keys", m.fullHelp(groups, l.Body.Dx()-2), l.Body.Dx(), l.Body.Dy(), true)})
+		parts = append(parts, part{l.Body, box(st, "keys", groupedHelp(st, m.helpGroups(), l.Body.Dx()-2), l.Body.Dx(), l.Body.Dy(), true)})
 		return compose(m.width, m.height, parts...)
 	}
 	if m.screen.full {
@@ -814,26 +807,6 @@ func (m *Model) render() string {
 		pane(l.Detail, m.detailPaneTitle(doc.title), false, func(_, h int) string { return m.detailBody(doc, h) })
 	}
 	return compose(m.width, m.height, parts...)
-}
-
-// fullHelp lays the key groups out in as many columns as fit width w,
-// continuing on further rows, so no group is cut off on a small terminal.
-func (m *Model) fullHelp(groups [][]key.Binding, w int) string {
-	m.help.SetWidth(0)
-	defer m.help.SetWidth(m.width)
-	var rows []string
-	var row [][]key.Binding
-	for _, g := range groups {
-		if len(row) > 0 && ansi.StringWidth(strings.Split(m.help.FullHelpView(append(row, g)), "\n")[0]) > w {
-			rows = append(rows, m.help.FullHelpView(row))
-			row = nil
-		}
-		row = append(row, g)
-	}
-	if len(row) > 0 {
-		rows = append(rows, m.help.FullHelpView(row))
-	}
-	return strings.Join(rows, "\n\n")
 }
 
 func (m *Model) header() string {
@@ -995,17 +968,18 @@ func (m *Model) statusLine() string {
 
 func (m *Model) helpBar() string {
 	m.help.SetWidth(m.width)
+	var keys help.KeyMap = m.rpKeys
 	switch {
 	case m.focus == focusInbox:
 		return m.help.View(m.inKeys)
 	case m.screen.full && m.live:
-		return m.help.View(withScreenKeys{m.keys, m.scKeys})
+		keys = withScreenKeys{m.keys, m.scKeys}
 	case m.screen.full:
-		return m.help.View(withScreenKeys{m.rpKeys, m.scKeys})
+		keys = withScreenKeys{m.rpKeys, m.scKeys}
 	case m.live:
-		return m.help.View(m.keys)
+		keys = m.keys
 	}
-	return m.help.View(m.rpKeys)
+	return m.shortHelpWithHint(keys.ShortHelp(), m.width)
 }
 
 // eventSummary is one event on one line, for the replay's status line.
