@@ -146,7 +146,9 @@ func rowText(r Row) (text, status string) {
 	case RowGrounding:
 		return "    " + formatGrounding(e.Grounding), ""
 	case RowSteer:
-		return "  ⏵ " + formatSteer(e.Steer), ""
+		// ▶, not ⏵: DejaVu Sans Mono, a common terminal font, has no ⏵
+		// (TestConsoleGlyphsInDejaVuSansMono).
+		return "  ▶ " + formatSteer(e.Steer), ""
 	case RowModel:
 		return fmt.Sprintf("  ! %s: %s", e.Kind, e.Message), ""
 	case RowCheck:
