@@ -791,6 +791,12 @@ func (m *Model) render() string {
 	pane(l.Screen, m.screenTitle(), false, func(int, int) string { return m.screenBody() })
 	m.timeline.detailOpen = !l.Detail.Empty()
 	pane(l.Timeline, m.timelineTitle(), m.focus == focusTimeline, func(w, h int) string {
+		if p := m.st.Proposal; p != nil && m.live && h > 1 {
+			// The call waiting for approval is the run's newest step: it
+			// ends the timeline, where the operator's eyes are, not only
+			// the status line.
+			return m.timeline.View(st, m.st.Rows, w, h-1) + "\n" + fit(pendingLine(st, p), w, 1)[0]
+		}
 		return m.timeline.View(st, m.st.Rows, w, h)
 	})
 	pane(l.Budgets, "budgets", false, func(w, _ int) string { return budgetsView(st, m.st, w) })
