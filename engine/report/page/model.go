@@ -24,35 +24,51 @@ import (
 // view is what the template renders; every string in it has been redacted
 // and made visible (see clean) while it was built.
 type view struct {
-	Title      string
-	Scenario   string
-	File       string
-	Mode       string
-	Goal       string
-	Plan       []string
-	Verdict    string
-	Outcome    string
-	Reasons    []string
-	Model      *report.ModelVerdict
-	Checks     []checkView
-	Concerns   []string
-	Steps      []stepView
-	Timeline   []rowView
-	Budgets    []budgetView
-	Questions  []events.Question
-	Exchanges  []exchangeView
-	AppLog     string
-	AppLogNote string
-	Final      *finalView
-	Startup    *startupView
-	Hung       *hungView
-	Console    *consoleView
-	Started    string
-	Duration   string
-	Warning    string
+	Title    string
+	Scenario string
+	File     string
+	Mode     string
+	Goal     string
+	Plan     []string
+	Verdict  string
+	Outcome  string
+	Reasons  []string
+	Model    *report.ModelVerdict
+	Checks   []checkView
+	Concerns []string
+	Steps    []stepView
+	// FirstFailed is the first step that did not succeed (0: none); the
+	// page opens at it.
+	FirstFailed int
+	Timeline    []rowView
+	Budgets     []budgetView
+	Questions   []events.Question
+	Exchanges   []exchangeView
+	AppLog      string
+	AppLogNote  string
+	Final       *finalView
+	Startup     *startupView
+	Hung        *hungView
+	Console     *consoleView
+	Started     string
+	Duration    string
+	Warning     string
 }
 
-type checkView struct{ Name, State, Evidence string }
+// checkView is one check's row; ID is its anchor (#check-NAME).
+type checkView struct{ ID, Name, State, Evidence string }
+
+// anchorID is "prefix-name" with every character of name outside
+// [A-Za-z0-9_-] replaced by "-", so a deep link never needs escaping.
+func anchorID(prefix, name string) string {
+	return prefix + "-" + strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, name)
+}
 
 // shot is a screen as the page shows it: a relative path, its size, and
 // the clicked point to mark on it, if any.
@@ -302,6 +318,12 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	}
 	v.Checks = b.checks(rep.Checks)
 	v.Steps = b.steps(rep, evs)
+	for _, st := range v.Steps {
+		if st.Status != events.StatusOK {
+			v.FirstFailed = st.N
+			break
+		}
+	}
 	v.Timeline = b.timeline(evs)
 	v.Budgets = b.budgets(evs, rep.Timing)
 	for _, q := range rep.Questions {
@@ -378,6 +400,9 @@ func (b *builder) checks(c report.Checks) []checkView {
 	for _, name := range slices.Sorted(maps.Keys(c.Declared)) {
 		ok := c.Declared[name]
 		out = append(out, checkView{Name: name, State: state(&ok), Evidence: b.clean(c.Evidence[name])})
+	}
+	for i := range out {
+		out[i].ID = anchorID("check", out[i].Name)
 	}
 	return out
 }
