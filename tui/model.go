@@ -290,7 +290,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		return m, m.refreshScreen()
+		return m, m.resized()
 	case eventsMsg:
 		return m, m.applyEvents(msg)
 	case tickMsg:
@@ -699,6 +699,24 @@ func (m *Model) installFrame(msg frameMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.refreshScreen())
 	return tea.Batch(cmds...)
+}
+
+// resized follows a change of the terminal's size. The program erases
+// and redraws the whole screen, and with it any image written over the
+// cells. An image drawn for the old layout must not be written again (a
+// write still on its way would leave it mixed with the new layout until
+// something redrew those cells): forgetting its key drops such writes and
+// asks for a frame for the new pane. An image whose pane did not change is
+// written again over the redrawn cells.
+func (m *Model) resized() tea.Cmd {
+	if m.frame.Raw == "" || m.frameKey == "" {
+		return m.refreshScreen()
+	}
+	if m.framePane != m.imagePane() {
+		m.frameKey = ""
+		return m.refreshScreen()
+	}
+	return tea.Batch(m.resendRaw(), m.refreshScreen())
 }
 
 // resendRaw writes the frame's image escapes again after the renderer has
