@@ -46,7 +46,15 @@ type Options struct {
 	// ProbeTimeout is how long graphics detection waits for the terminal's
 	// answer (one second when zero).
 	ProbeTimeout time.Duration
+	// RenderInterval is the shortest time between two screen renders of
+	// the live view (defaultRenderInterval when zero, none when negative):
+	// a run's captures come faster than anyone reads them, and each one
+	// drawn costs the run CPU.
+	RenderInterval time.Duration
 }
+
+// defaultRenderInterval caps the live screen pane at five frames a second.
+const defaultRenderInterval = 200 * time.Millisecond
 
 type focusArea int
 
@@ -122,6 +130,12 @@ type Model struct {
 	framePane    graphics.Pane
 	frameKey     string
 	inflight     bool
+	// lastRender is when the newest live render started; renderDue is set
+	// while a render waits for the interval to pass.
+	lastRender time.Time
+	renderDue  bool
+	// rendered counts the screen renders started (read by benchmarks).
+	rendered atomic.Int64
 
 	// lay is the layout computed for layoutIn.
 	lay       consoleLayout
@@ -300,6 +314,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.tick()
 	case frameMsg:
 		return m, m.installFrame(msg)
+	case renderDueMsg:
+		// The wait was measured to end the interval.
+		m.renderDue, m.lastRender = false, time.Time{}
+		return m, m.refreshScreen()
 	case rawMsg:
 		if msg.key == m.frameKey && !m.showHelp {
 			return m, tea.Raw(msg.seq)
@@ -672,12 +690,26 @@ func (m *Model) refreshScreen() tea.Cmd {
 		return nil
 	}
 	k := req.key()
-	if k == m.frameKey || m.inflight {
+	if k == m.frameKey || m.inflight || m.renderDue {
 		return nil
 	}
+	if m.live {
+		interval := cmp.Or(m.opts.RenderInterval, defaultRenderInterval)
+		if wait := interval - time.Since(m.lastRender); interval > 0 && wait > 0 {
+			// Too soon after the last render: the newest wish is drawn
+			// when the interval has passed, the ones between are dropped.
+			m.renderDue = true
+			return tea.Tick(wait, func(time.Time) tea.Msg { return renderDueMsg{} })
+		}
+		m.lastRender = time.Now()
+	}
 	m.inflight = true
+	m.rendered.Add(1)
 	return renderScreen(m.ctx, m.renderer, m.opts.Dir, req)
 }
+
+// renderDueMsg ends the wait between two live renders.
+type renderDueMsg struct{}
 
 func (m *Model) installFrame(msg frameMsg) tea.Cmd {
 	m.inflight = false

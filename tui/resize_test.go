@@ -3,9 +3,11 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
@@ -101,5 +103,53 @@ func TestResizeDropsStaleImage(t *testing.T) {
 	}
 	if len(raws) == 0 || m.frame.Raw == oldRaw || !strings.Contains(raws[len(raws)-1], m.frame.Raw) {
 		t.Errorf("the frame for 100×30 was not written last (%d image writes)", len(raws))
+	}
+}
+
+// TestLiveRenderInterval: captures that come faster than the render
+// interval are not each decoded and drawn; the newest is drawn once the
+// interval has passed, the ones between are dropped.
+func TestLiveRenderInterval(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeReport(t, dir, nil, false)
+	m, _ := NewLive(Options{Dir: dir, Theme: testTheme(t, true), Graphics: graphics.Blocks, Env: func(string) string { return "" },
+		RenderInterval: time.Hour})
+	m.width, m.height = 120, 40
+	evs := sampleEvents()
+	var screens []events.Event
+	for _, e := range evs {
+		if e.Kind == events.KindScreen {
+			screens = append(screens, e)
+		}
+	}
+	if len(screens) < 3 {
+		t.Fatalf("the sample has %d screens", len(screens))
+	}
+	// The first capture is drawn at once.
+	m.fold(screens[:1])
+	for _, msg := range runCmd(m.refreshScreen()) {
+		if f, ok := msg.(frameMsg); ok {
+			// Nothing newer is wished for: installing asks for no render
+			// (a command here would only be the image write, none in
+			// blocks mode).
+			m.installFrame(f)
+		}
+	}
+	// The next ones, within the interval, wait; they are not drawn. (The
+	// command returned is the wait itself, not run here.)
+	for _, e := range screens[1:] {
+		m.fold([]events.Event{e})
+		m.refreshScreen()
+	}
+	if got := m.rendered.Load(); got != 1 {
+		t.Errorf("%d captures within the interval were drawn %d times, want once", len(screens), got)
+	}
+	if !m.renderDue {
+		t.Error("no render was scheduled for when the interval has passed")
+	}
+	m.Update(renderDueMsg{})
+	if got := m.rendered.Load(); got != 2 {
+		t.Errorf("after the interval the newest capture was not drawn (%d renders)", got)
 	}
 }
