@@ -164,25 +164,70 @@ func TestConsoleLegibleOnTerminal(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/answered=%v", term.name, answered), func(t *testing.T) {
 				t.Parallel()
 				m := consoleForTerminal(t, evs[:paused+1], term, answered, [2]int{120, 40})
-				out := pinned(t, m.render(), colorprofile.ANSI256)
-				bad := 0
-				for y, line := range uv.NewStyledString(out).Lines(ansi.GraphemeWidth) {
-					for x, c := range line {
-						r, _ := utf8.DecodeRuneInString(c.Content)
-						if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-							continue
-						}
-						fg, bg := cellColours(term, c.Style)
-						if ratio := contrast(fg, bg); ratio < 3 {
-							if bad < 10 {
-								t.Errorf("%q at %d,%d in line %q drawn in %v on %v: contrast %.2f, want ≥ 3",
-									c.Content, x, y, strings.TrimSpace(ansi.Strip(line.String())), fg, bg, ratio)
-							}
-							bad++
+				if bad := illegibleCells(t, term, m.render()); bad > 0 {
+					t.Errorf("%d cells of text are hard to read", bad)
+				}
+			})
+		}
+	}
+}
+
+// illegibleCells reads every letter and digit of out as a 256-colour
+// terminal shows it on term and reports (the first ten) and counts those
+// below a contrast of 3 against what is behind them.
+func illegibleCells(t *testing.T, term terminal, out string) int {
+	t.Helper()
+	bad := 0
+	for y, line := range uv.NewStyledString(pinned(t, out, colorprofile.ANSI256)).Lines(ansi.GraphemeWidth) {
+		for x, c := range line {
+			r, _ := utf8.DecodeRuneInString(c.Content)
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				continue
+			}
+			fg, bg := cellColours(term, c.Style)
+			if ratio := contrast(fg, bg); ratio < 3 {
+				if bad < 10 {
+					t.Errorf("%q at %d,%d in line %q drawn in %v on %v: contrast %.2f, want ≥ 3",
+						c.Content, x, y, strings.TrimSpace(ansi.Strip(line.String())), fg, bg, ratio)
+				}
+				bad++
+			}
+		}
+	}
+	return bad
+}
+
+// TestFleetLegibleOnTerminal is TestConsoleLegibleOnTerminal for the
+// fleet console of a suite, with its inbox open.
+func TestFleetLegibleOnTerminal(t *testing.T) {
+	t.Parallel()
+	for _, term := range []terminal{lightTerminal, darkTerminal} {
+		for _, answered := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/answered=%v", term.name, answered), func(t *testing.T) {
+				t.Parallel()
+				th, err := themes.Load("", "", func(string) string { return "" })
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := newSampleFleetThemed(t, th, 120, 30)
+				if answered {
+					f.Update(tea.BackgroundColorMsg{Color: term.bg})
+					want := themes.Light
+					if term.bg == darkTerminal.bg {
+						want = themes.Dark
+					}
+					pal, _ := themes.Builtin(want)
+					if got := f.styles.Title.GetForeground(); got != pal.Accent {
+						t.Errorf("after the terminal's answer the fleet draws titles in %v, want %s's %v", got, want, pal.Accent)
+					}
+					for _, fr := range f.runs {
+						if fr.model.opts.Theme.Name != want {
+							t.Errorf("run %s is drawn with %s, want %s", fr.desc.ID, fr.model.opts.Theme.Name, want)
 						}
 					}
 				}
-				if bad > 0 {
+				f.Update(keyPress("i"))
+				if bad := illegibleCells(t, term, f.View().Content); bad > 0 {
 					t.Errorf("%d cells of text are hard to read", bad)
 				}
 			})
