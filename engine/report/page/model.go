@@ -24,35 +24,36 @@ import (
 // view is what the template renders; every string in it has been redacted
 // and made visible (see clean) while it was built.
 type view struct {
-	Title    string
-	Scenario string
-	File     string
-	Mode     string
-	Goal     string
-	Plan     []string
-	Verdict  string
-	Outcome  string
-	Reasons  []string
-	Model    *report.ModelVerdict
-	Checks   []checkView
-	Concerns []string
-	Steps    []stepView
+	Title      string
+	Scenario   string
+	File       string
+	Mode       string
+	Goal       string
+	Plan       []string
+	Verdict    string
+	Outcome    string
+	Reasons    []string
+	Model      *report.ModelVerdict
+	Checks     []checkView
+	Concerns   []string
+	Steps      []stepView
+	Timeline   []rowView
+	Budgets    []budgetView
+	Questions  []events.Question
+	Exchanges  []exchangeView
+	AppLog     string
+	AppLogNote string
+	Final      *finalView
+	Startup    *startupView
+	Hung       *hungView
+	Console    *consoleView
+	Started    string
+	Duration   string
+	Warning    string
+
 	// FirstFailed is the first step that did not succeed (0: none); the
 	// page opens at it.
 	FirstFailed int
-	Timeline    []rowView
-	Budgets     []budgetView
-	Questions   []events.Question
-	Exchanges   []exchangeView
-	AppLog      string
-	AppLogNote  string
-	Final       *finalView
-	Startup     *startupView
-	Hung        *hungView
-	Console     *consoleView
-	Started     string
-	Duration    string
-	Warning     string
 }
 
 // checkView is one check's row; ID is its anchor (#check-NAME).
