@@ -267,7 +267,9 @@ func (s *runState) runLoop(ctx context.Context) {
 			}
 			continue
 		}
-		if s.r.steer.inStepMode() {
+		// A call the guard refuses anyway is refused at once: offering it
+		// for approval would ask the operator about a call that cannot run.
+		if s.r.steer.inStepMode() && s.guard(call{Tool: c.Name, Args: args, Source: "model"}).status == "" {
 			s.r.steer.clearDecision()
 			s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: "model"})
 			d, err := s.r.steer.awaitDecision(ctx)

@@ -100,6 +100,29 @@ func TestRulesProposalSteps(t *testing.T) {
 	}
 }
 
+// TestRulesProposalAfterGuard checks that in step mode a call the guard
+// refuses anyway (here input before any observation) is refused at once,
+// never offered to the operator for approval; the calls after it are.
+func TestRulesProposalAfterGuard(t *testing.T) {
+	t.Parallel()
+	r := loopRun(t, loopCase{machine: &fakeMachine{},
+		script: []mt.Exchange{mt.Call("press_key", `{"key": "q"}`), loopObserve, loopGoalMet},
+		before: func(run *Runner) { run.Steer(events.Steer{Action: events.SteerStep, Value: "on"}) },
+		sink: func(run *Runner, e events.Event) {
+			if e.Kind == events.KindProposal {
+				go run.Steer(events.Steer{Action: events.SteerApprove})
+			}
+		}})
+	loopWantSteps(t, r.rep, loopStep{"press_key", "refused", "observation"}, loopStep{"observe_screen", "ok", ""}, loopStep{"record_verdict", "ok", ""})
+	var proposed []string
+	for _, e := range loopEvents(r, events.KindProposal) {
+		proposed = append(proposed, fmt.Sprintf("%d %s", e.Step, e.Tool))
+	}
+	if want := []string{"2 observe_screen", "3 record_verdict"}; !slices.Equal(proposed, want) {
+		t.Errorf("proposed %q, want %q: a call the guard refuses is not offered", proposed, want)
+	}
+}
+
 // budgetTools declares a tool with a budget and one without.
 const budgetTools = `tools:
   counted:

@@ -75,8 +75,12 @@ func (p *Palette) role(name string) *color.Color {
 // Roles returns the role names a theme file may set, in a fixed order.
 func Roles() []string { return slices.Clone(roleNames) }
 
-// Built-in palette names.
+// Built-in palette names. Auto is the default: the console asks the
+// terminal for its background and draws with Dark or Light to match; until
+// (or unless) the terminal answers, it draws with a palette that is
+// legible on black and on white alike.
 const (
+	Auto         = "auto"
 	Dark         = "dark"
 	Light        = "light"
 	HighContrast = "high-contrast"
@@ -95,12 +99,27 @@ func Builtin(name string) (Palette, bool) {
 			Grounding: c("#74c7ec"), Question: c("#f5c2e7"), Selection: c("#313244"),
 		}, true
 	case Light:
+		// Text roles reach a contrast of 3.9 (subtle) to 4.5 and more on
+		// white: the pastel yellows, pinks and oranges of a dark theme
+		// vanish on a light terminal (TestBuiltinPalettesLegible).
 		return Palette{
 			Background: c("#eff1f5"), Foreground: c("#4c4f69"), Muted: c("#6c6f85"),
-			Subtle: c("#9ca0b0"), Border: c("#bcc0cc"), Accent: c("#1e66f5"),
-			Primary: c("#8839ef"), Secondary: c("#179299"), OK: c("#40a02b"),
-			Warn: c("#df8e1d"), Error: c("#d20f39"), Refusal: c("#fe640b"),
-			Grounding: c("#209fb5"), Question: c("#ea76cb"), Selection: c("#ccd0da"),
+			Subtle: c("#7c7f93"), Border: c("#bcc0cc"), Accent: c("#1e66f5"),
+			Primary: c("#8839ef"), Secondary: c("#137a80"), OK: c("#2f7d1f"),
+			Warn: c("#9a5a00"), Error: c("#d20f39"), Refusal: c("#c2410c"),
+			Grounding: c("#16768a"), Question: c("#b0358f"), Selection: c("#ccd0da"),
+		}, true
+	case Auto:
+		// Body text and the selected row's text keep the terminal's own
+		// foreground, which its background was chosen for; every other
+		// role is a mid-tone with a contrast of at least 3.9 against both
+		// #000000 and #ffffff (TestAutoPaletteLegibleOnBoth).
+		return Palette{
+			Background: lipgloss.NoColor{}, Foreground: lipgloss.NoColor{}, Muted: c("#767676"),
+			Subtle: c("#808080"), Border: c("#808080"), Accent: c("#3878e0"),
+			Primary: c("#9a5ae0"), Secondary: c("#1a8a84"), OK: c("#2e8a2e"),
+			Warn: c("#a87000"), Error: c("#e0305a"), Refusal: c("#d05a10"),
+			Grounding: c("#1a80a8"), Question: c("#c040a0"), Selection: c("#767676"),
 		}, true
 	case HighContrast:
 		return Palette{

@@ -40,6 +40,13 @@ type Styles struct {
 	HelpDesc lipgloss.Style
 	HelpSep  lipgloss.Style
 
+	// Input is text the operator types (answers, notes, filters); it is
+	// drawn in the body colour on the terminal's own background, never on
+	// a background of its own that the terminal's foreground may match.
+	Input       lipgloss.Style
+	InputPrompt lipgloss.Style // the "> " before typed text
+	Placeholder lipgloss.Style // the hint shown while nothing is typed
+
 	VerdictPass lipgloss.Style
 	VerdictFail lipgloss.Style
 }
@@ -98,6 +105,10 @@ func NewStyles(p Palette) Styles {
 		HelpDesc: s().Foreground(p.Muted),
 		HelpSep:  s().Foreground(p.Subtle),
 
+		Input:       s().Foreground(p.Foreground),
+		InputPrompt: s().Foreground(p.Accent).Bold(true),
+		Placeholder: s().Foreground(p.Muted),
+
 		VerdictPass: s().Foreground(p.OK).Bold(true),
 		VerdictFail: s().Foreground(p.Error).Bold(true),
 	}
@@ -133,6 +144,10 @@ func NoColorStyles() Styles {
 		HelpKey:  s().Bold(true),
 		HelpDesc: s(),
 		HelpSep:  s().Faint(true),
+
+		Input:       s(),
+		InputPrompt: s().Bold(true),
+		Placeholder: s().Faint(true),
 
 		VerdictPass: s().Bold(true),
 		VerdictFail: s().Bold(true).Reverse(true),

@@ -24,10 +24,36 @@ type Theme struct {
 	Styles  Styles
 	// File is the theme file that was applied, or "" for a built-in.
 	File string
+	// Auto is set when no theme was chosen: the palette then follows the
+	// terminal's background (ForBackground).
+	Auto bool
 }
 
-// Load resolves the console's theme. name picks a built-in palette (dark,
-// light or high-contrast; "" means dark). file is a theme file from
+// ForBackground returns the theme to draw with on a terminal whose
+// background is dark or light: for an Auto theme the matching built-in
+// palette (NO_COLOR still honoured), for any other theme t itself, since
+// the operator chose it.
+func (t Theme) ForBackground(dark bool) Theme {
+	if !t.Auto {
+		return t
+	}
+	name := Light
+	if dark {
+		name = Dark
+	}
+	pal, _ := Builtin(name)
+	out := Theme{Name: name, Palette: pal, NoColor: t.NoColor, Auto: true}
+	if t.NoColor {
+		out.Styles = NoColorStyles()
+	} else {
+		out.Styles = NewStyles(pal)
+	}
+	return out
+}
+
+// Load resolves the console's theme. name picks a built-in palette (auto,
+// dark, light or high-contrast; "" means auto, which follows the terminal's
+// background). file is a theme file from
 // --theme; when it is "", $XDG_CONFIG_HOME/kasmrt/theme.yaml (or
 // ~/.config/kasmrt/theme.yaml) is used if it exists. A file's base
 // replaces name and its colours override the base's roles. NO_COLOR in env
@@ -35,13 +61,13 @@ type Theme struct {
 // production and a map lookup in tests.
 func Load(name, file string, env func(string) string) (Theme, error) {
 	if name == "" {
-		name = Dark
+		name = Auto
 	}
 	pal, ok := Builtin(name)
 	if !ok {
-		return Theme{}, fmt.Errorf("theme %q: want %s, %s or %s", name, Dark, Light, HighContrast)
+		return Theme{}, fmt.Errorf("theme %q: want %s, %s, %s or %s", name, Auto, Dark, Light, HighContrast)
 	}
-	t := Theme{Name: name, Palette: pal}
+	t := Theme{Name: name, Palette: pal, Auto: name == Auto}
 
 	explicit := file != ""
 	if !explicit {
@@ -127,7 +153,7 @@ func parseFile(path string, data []byte, defaultBase string) (Theme, error) {
 			t.Name = val.Value
 		case "base":
 			if _, ok := Builtin(val.Value); val.Kind != yaml.ScalarNode || !ok {
-				return Theme{}, errAt(val, "base %q: want %s, %s or %s", val.Value, Dark, Light, HighContrast)
+				return Theme{}, errAt(val, "base %q: want %s, %s, %s or %s", val.Value, Auto, Dark, Light, HighContrast)
 			}
 			base = val.Value
 		case "colors":

@@ -3,6 +3,7 @@ package themes
 import (
 	"flag"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,13 +119,14 @@ func TestLoadResolution(t *testing.T) {
 		noColor bool
 		err     bool
 	}{
-		{"default is dark", "", "", map[string]string{"HOME": empty}, Dark, false, false},
+		{"default follows the terminal", "", "", map[string]string{"HOME": empty}, Auto, false, false},
+		{"named auto", Auto, "", map[string]string{"HOME": empty}, Auto, false, false},
 		{"named built-in", Light, "", map[string]string{"HOME": empty}, Light, false, false},
 		{"unknown built-in", "sepia", "", nil, "", false, true},
 		{"XDG_CONFIG_HOME file", "", "", map[string]string{"XDG_CONFIG_HOME": xdg}, "from-xdg", false, false},
 		{"HOME/.config file", "", "", map[string]string{"HOME": home}, "from-home", false, false},
 		{"explicit missing file", "", filepath.Join(empty, "nope.yaml"), nil, "", false, true},
-		{"NO_COLOR", "", "", map[string]string{"HOME": empty, "NO_COLOR": "1"}, Dark, true, false},
+		{"NO_COLOR", "", "", map[string]string{"HOME": empty, "NO_COLOR": "1"}, Auto, true, false},
 	} {
 		th, err := Load(tc.name, tc.file, envOf(tc.env))
 		if (err != nil) != tc.err {
@@ -174,7 +176,7 @@ func TestStylesGolden(t *testing.T) {
 		name string
 		env  map[string]string
 	}{
-		{Dark, nil}, {Light, nil}, {HighContrast, nil}, {"no-color", map[string]string{"NO_COLOR": "1"}},
+		{Auto, nil}, {Dark, nil}, {Light, nil}, {HighContrast, nil}, {"no-color", map[string]string{"NO_COLOR": "1"}},
 	} {
 		base := tc.name
 		if tc.env != nil {
@@ -198,5 +200,100 @@ func TestStylesGolden(t *testing.T) {
 		if got != string(want) {
 			t.Errorf("%s: swatch differs from %s:\n got %q\nwant %q", tc.name, path, got, want)
 		}
+	}
+}
+
+// luminance is the WCAG relative luminance of c.
+func luminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		f := float64(v) / 0xffff
+		if f <= 0.03928 {
+			return f / 12.92
+		}
+		return math.Pow((f+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
+}
+
+func contrast(a, b color.Color) float64 {
+	la, lb := luminance(a), luminance(b)
+	if la < lb {
+		la, lb = lb, la
+	}
+	return (la + 0.05) / (lb + 0.05)
+}
+
+// textRoles are the palette roles text is drawn in, with the contrast each
+// must reach against the terminal's background.
+func textRoles(p Palette) map[string]struct {
+	c   color.Color
+	min float64
+} {
+	type role = struct {
+		c   color.Color
+		min float64
+	}
+	return map[string]role{
+		"muted": {p.Muted, 4.5}, "subtle": {p.Subtle, 3}, "accent": {p.Accent, 4.5},
+		"primary": {p.Primary, 4.5}, "secondary": {p.Secondary, 4.5}, "ok": {p.OK, 4.5},
+		"warn": {p.Warn, 4.5}, "error": {p.Error, 4.5}, "refusal": {p.Refusal, 4.5},
+		"grounding": {p.Grounding, 4.5}, "question": {p.Question, 4.5},
+	}
+}
+
+// TestBuiltinPalettesLegible checks every text role of the dark palette on
+// black and of the light one on white.
+func TestBuiltinPalettesLegible(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		bg   color.Color
+	}{{Dark, color.Black}, {Light, color.White}} {
+		p, _ := Builtin(tc.name)
+		for role, r := range textRoles(p) {
+			if got := contrast(r.c, tc.bg); got < r.min {
+				t.Errorf("%s %s on %v: contrast %.2f, want ≥ %.1f", tc.name, role, tc.bg, got, r.min)
+			}
+		}
+	}
+}
+
+// TestAutoPaletteLegibleOnBoth checks the palette drawn with before the
+// terminal says its background: each text role reads on black and on
+// white, and body text keeps the terminal's own colour.
+func TestAutoPaletteLegibleOnBoth(t *testing.T) {
+	t.Parallel()
+	p, _ := Builtin(Auto)
+	if _, ok := p.Foreground.(lipgloss.NoColor); !ok {
+		t.Errorf("auto body text is %v, want the terminal's own foreground", p.Foreground)
+	}
+	for role, r := range textRoles(p) {
+		for _, bg := range []color.Color{color.Black, color.White} {
+			if got := contrast(r.c, bg); got < 3.9 {
+				t.Errorf("auto %s on %v: contrast %.2f, want ≥ 3.9", role, bg, got)
+			}
+		}
+	}
+}
+
+func TestForBackground(t *testing.T) {
+	t.Parallel()
+	auto, err := Load("", "", envOf(map[string]string{"HOME": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := auto.ForBackground(false).Name; got != Light {
+		t.Errorf("auto on a light terminal: %s, want %s", got, Light)
+	}
+	if got := auto.ForBackground(true).Name; got != Dark {
+		t.Errorf("auto on a dark terminal: %s, want %s", got, Dark)
+	}
+	chosen, err := Load(HighContrast, "", envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := chosen.ForBackground(false).Name; got != HighContrast {
+		t.Errorf("a chosen theme on a light terminal became %s", got)
 	}
 }

@@ -1,10 +1,16 @@
 package tui
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,5 +133,62 @@ func BenchmarkRender(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		_ = m.render()
+	}
+}
+
+// BenchmarkWatchedScreens streams screen events the way a fast run does
+// (one capture every 20 ms, each a 1280×800 PNG the engine wrote) into a
+// live console drawing half-block frames, and reports how many captures it
+// decoded and drew per event and the CPU time it took per event, with the
+// live render interval and without it.
+func BenchmarkWatchedScreens(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "screens"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 1280, 800))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		b.Fatal(err)
+	}
+	const screens = 8
+	for i := range screens {
+		if err := os.WriteFile(filepath.Join(dir, "screens", fmt.Sprintf("%04d.png", i)), buf.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+	}{{"uncapped", -1}, {"capped", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			theme, err := themes.Load("dark", "", func(string) string { return "" })
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, sink := NewLive(Options{Dir: dir, Theme: theme, Graphics: graphics.Blocks, Env: func(string) string { return "" },
+				RenderInterval: tc.interval})
+			p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithWindowSize(140, 45),
+				tea.WithColorProfile(colorprofile.ANSI256), tea.WithoutSignals())
+			go func() { _, _ = p.Run() }()
+			defer func() { p.Quit(); p.Wait() }()
+			sink(events.Event{Kind: events.KindRunStarted, T: time.Now(), Data: events.RunStarted{Scenario: "bench", DeadlineS: 600}})
+			var before, after syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+			b.ResetTimer()
+			for i := range b.N {
+				sink(events.Event{Seq: int64(i + 2), T: time.Now(), Kind: events.KindScreen,
+					Screen: fmt.Sprintf("screens/%04d.png", i%screens), Data: events.ScreenCaptured{Width: 1280, Height: 800}})
+				time.Sleep(20 * time.Millisecond)
+			}
+			b.StopTimer()
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+			cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+			b.ReportMetric(float64(m.rendered.Load())/float64(b.N), "renders/event")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/event")
+		})
 	}
 }

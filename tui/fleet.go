@@ -51,9 +51,12 @@ const (
 type Fleet struct {
 	opts   FleetOptions
 	styles themes.Styles
-	ctx    context.Context
-	cancel context.CancelFunc
-	intake *fleetIntake
+	// background is the terminal's answer to the background query (nil
+	// until it comes): runs that arrive later are drawn for it too.
+	background *bool
+	ctx        context.Context
+	cancel     context.CancelFunc
+	intake     *fleetIntake
 
 	runs []*fleetRun
 	// shown are the runs the table lists, filtered and sorted.
@@ -138,20 +141,37 @@ func NewFleet(ctx context.Context, opts FleetOptions) *Fleet {
 	f.intake = &fleetIntake{opts: run, src: opts.Source, known: map[string]*fleetRun{}, updates: map[string]FleetRun{},
 		ready: make(chan struct{}, 1), done: make(chan struct{})}
 	f.table = table.New(table.WithFocused(true))
-	ts := table.DefaultStyles()
-	ts.Header = f.styles.Title.Padding(0, 1)
-	ts.Cell = lipgloss.NewStyle().Padding(0, 1)
-	ts.Selected = f.styles.Selected
-	f.table.SetStyles(ts)
+	f.restyle()
 	f.layoutTable() // the columns exist before the first rows
 	f.filter.Prompt = "/"
 	f.filter.Placeholder = "scenario, state or verdict"
 	f.answer.Prompt = "> "
 	f.answer.Placeholder = "type an answer; enter sends"
-	f.help.Styles.ShortKey = f.styles.HelpKey
-	f.help.Styles.ShortDesc = f.styles.HelpDesc
-	f.help.Styles.ShortSeparator = f.styles.HelpSep
 	return f
+}
+
+// restyle applies f.styles to the table, the text fields and the help.
+func (f *Fleet) restyle() {
+	ts := table.DefaultStyles()
+	ts.Header = f.styles.Title.Padding(0, 1)
+	ts.Cell = lipgloss.NewStyle().Padding(0, 1)
+	ts.Selected = f.styles.Selected
+	f.table.SetStyles(ts)
+	f.filter.SetStyles(textinputStyles(f.styles))
+	f.answer.SetStyles(textinputStyles(f.styles))
+	helpStyles(&f.help, f.styles)
+}
+
+// followBackground draws the fleet and every run's console for the
+// terminal's background, when the theme follows it.
+func (f *Fleet) followBackground(dark bool) {
+	f.background = &dark
+	th := f.opts.Run.Theme.ForBackground(dark)
+	f.styles = th.Styles
+	f.restyle()
+	for _, fr := range f.runs {
+		fr.model.applyTheme(fr.model.opts.Theme.ForBackground(dark))
+	}
 }
 
 // LastView returns the newest rendered screen without styles; it is safe
@@ -293,7 +313,7 @@ func (f *Fleet) Init() tea.Cmd {
 		err := src.Watch(ctx, f.intake)
 		return fleetSourceDoneMsg{err: err}
 	}
-	cmds := []tea.Cmd{watch, f.intake.listen(), f.tick()}
+	cmds := []tea.Cmd{watch, f.intake.listen(), f.tick(), requestBackground(f.opts.Run.Theme)}
 	if m := f.opts.Run.Graphics; (m == graphics.Sixel || m == graphics.Kitty) && graphics.ShouldProbe(f.opts.Run.Env) {
 		cmds = append(cmds, tea.Raw(cellSizeQuery))
 	}
@@ -308,6 +328,9 @@ func (f *Fleet) tick() tea.Cmd {
 // the watched run or the table.
 func (f *Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case tea.BackgroundColorMsg:
+		f.followBackground(msg.IsDark())
+		return f, nil
 	case fleetIntakeMsg:
 		return f, f.applyIntake(msg)
 	case fleetRunMsg:
@@ -377,6 +400,9 @@ func (f *Fleet) applyIntake(msg fleetIntakeMsg) tea.Cmd {
 	cmds := []tea.Cmd{f.intake.listen()}
 	for _, fr := range msg.fresh {
 		f.runs = append(f.runs, fr)
+		if f.background != nil {
+			fr.model.applyTheme(fr.model.opts.Theme.ForBackground(*f.background))
+		}
 		fr.ticking = true
 		cmds = append(cmds, f.wrap(fr, fr.model.Init()))
 		if f.cellSize != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
@@ -90,8 +91,14 @@ func fleetSample() ([]FleetRun, map[string][]events.Event) {
 // newSampleFleet returns a fleet fed the sample synchronously, at fleetT0+10s.
 func newSampleFleet(t *testing.T, w, h int) *Fleet {
 	t.Helper()
+	return newSampleFleetThemed(t, testTheme(t, false), w, h)
+}
+
+// newSampleFleetThemed is newSampleFleet drawn with th.
+func newSampleFleetThemed(t *testing.T, th themes.Theme, w, h int) *Fleet {
+	t.Helper()
 	f := NewFleet(t.Context(), FleetOptions{Source: newFakeFleet(), Title: "nightly", Run: Options{
-		Theme: testTheme(t, false), Graphics: graphics.None, Env: func(string) string { return "" },
+		Theme: th, Graphics: graphics.None, Env: func(string) string { return "" },
 		Now: func() time.Time { return fleetAt(10) },
 	}})
 	runs, evs := fleetSample()

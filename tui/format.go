@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/themes"
+	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
 // formatArgs writes a call's arguments as the runtime saw them: compact
@@ -146,7 +148,9 @@ func rowText(r Row) (text, status string) {
 	case RowGrounding:
 		return "    " + formatGrounding(e.Grounding), ""
 	case RowSteer:
-		return "  ⏵ " + formatSteer(e.Steer), ""
+		// ▶, not ⏵: DejaVu Sans Mono, a common terminal font, has no ⏵
+		// (TestConsoleGlyphsInDejaVuSansMono).
+		return "  ▶ " + formatSteer(e.Steer), ""
 	case RowModel:
 		return fmt.Sprintf("  ! %s: %s", e.Kind, e.Message), ""
 	case RowCheck:
@@ -193,4 +197,12 @@ func formatFinal(e events.Event) string {
 func formatAppLaunched(e events.Event) string {
 	d, _ := e.Data.(events.AppLaunched)
 	return fmt.Sprintf("app launched: %s (pid %d)", strings.Join(d.Command, " "), d.PID)
+}
+
+// pendingLine is the timeline's last line while a call waits for the
+// operator's approval in step mode; what it waits for comes first, so a
+// narrow timeline still says it.
+func pendingLine(st themes.Styles, p *events.Event) string {
+	return st.Question.Render(fmt.Sprintf("▷ %2d awaits approval (a/r): ", p.Step)) +
+		st.Base.Render(sanitize.Line(p.Tool)+" "+formatArgs(p.Args))
 }

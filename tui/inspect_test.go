@@ -300,6 +300,30 @@ func TestWhyViewOfAProposal(t *testing.T) {
 	}
 }
 
+// TestProposalInTimeline: in step mode the call waiting for approval ends
+// the timeline, with the keys that decide on it, not only the status line.
+func TestProposalInTimeline(t *testing.T) {
+	t.Parallel()
+	evs := whyEvents(t)
+	upTo := slices.IndexFunc(evs, func(e events.Event) bool { return e.Kind == events.KindStepStarted && e.Step == 4 })
+	proposal := events.Event{Seq: evs[upTo].Seq, T: evs[upTo].T, Kind: events.KindProposal, Step: 4, Tool: "type_text",
+		Args: map[string]any{"ref": "greeting"}, Source: "model"}
+	m := liveAt(t, append(slices.Clone(evs[:upTo]), proposal))
+	for _, size := range consoleSizes {
+		m.width, m.height = size[0], size[1]
+		lines := strings.Split(ansi.Strip(m.render()), "\n")
+		found := false
+		for _, l := range lines[:len(lines)-2] { // above the status and help lines
+			if strings.Contains(l, "4 awaits approval (a/r): type_text") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%dx%d: the timeline does not show the call waiting for approval:\n%s", size[0], size[1], strings.Join(lines, "\n"))
+		}
+	}
+}
+
 // TestDetailNeutralisesHostileText: control sequences in what the model
 // said, in a tool's result and in a call's arguments reach the detail and
 // why views as visible characters, never as commands to the terminal.

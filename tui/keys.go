@@ -31,9 +31,9 @@ func newLiveKeys() liveKeys {
 		Why:        b([]string{"w"}, "w", "why the model acted"),
 		Close:      b([]string{"esc"}, "esc", "close detail"),
 		ScrollDown: b([]string{"J"}, "J/K", "scroll detail"),
-		ScrollUp:   b([]string{"K"}, "K", "scroll detail up"),
+		ScrollUp:   partner("K"),
 		NextFailed: b([]string{"e"}, "e/E", "next/prev failed step"),
-		PrevFailed: b([]string{"E"}, "E", "previous failed step"),
+		PrevFailed: partner("E"),
 		Filter:     b([]string{"f", "/"}, "f", "filter"),
 		Focus:      b([]string{"i", "tab"}, "i/tab", "inbox"),
 		Compare:    b([]string{"b"}, "b", "before/after"),
@@ -52,15 +52,18 @@ func (k liveKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note, k.Focus, k.Detail, k.Why, k.NextFailed, k.Follow, k.Filter, k.Help, k.Quit}
 }
 
-func (k liveKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Follow, k.Filter, k.NextFailed, k.PrevFailed},
-		{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note},
-		{k.Detail, k.Why, k.Close, k.ScrollDown, k.ScrollUp, k.Compare},
-		{k.Focus, k.Help, k.Quit},
-		mouseHelp(),
+// groups are the live view's own bindings as the full help lists them;
+// the inbox's, the screen's and the mouse's follow (Model.helpGroups).
+func (k liveKeys) groups() []keyGroup {
+	return []keyGroup{
+		{"timeline", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Follow, k.Filter, k.NextFailed}},
+		{"steering", []key.Binding{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note}},
+		{"detail", []key.Binding{k.Detail, k.Why, k.Close, k.ScrollDown, k.Compare}},
+		{"console", []key.Binding{k.Help, k.Quit}},
 	}
 }
+
+func (k liveKeys) FullHelp() [][]key.Binding { return bindings(k.groups()) }
 
 // mouseHelp tells the help view what the mouse does; every action it
 // takes also has a key. The bindings match no key: they only describe.
@@ -115,20 +118,20 @@ func newReplayKeys() replayKeys {
 		First:         b([]string{"home", "<"}, "<", "first"),
 		Last:          b([]string{"end", ">"}, ">", "last"),
 		NextRefusal:   b([]string{"r"}, "r/R", "next/prev refusal"),
-		PrevRefusal:   b([]string{"R"}, "R", "previous refusal"),
+		PrevRefusal:   partner("R"),
 		NextGrounding: b([]string{"g"}, "g/G", "next/prev grounding"),
-		PrevGrounding: b([]string{"G"}, "G", "previous grounding"),
+		PrevGrounding: partner("G"),
 		NextConcern:   b([]string{"c"}, "c/C", "next/prev concern"),
-		PrevConcern:   b([]string{"C"}, "C", "previous concern"),
+		PrevConcern:   partner("C"),
 		NextQuestion:  b([]string{"a"}, "a/A", "next/prev question"),
-		PrevQuestion:  b([]string{"A"}, "A", "previous question"),
+		PrevQuestion:  partner("A"),
 		NextFailed:    b([]string{"e"}, "e/E", "next/prev failed step"),
-		PrevFailed:    b([]string{"E"}, "E", "previous failed step"),
+		PrevFailed:    partner("E"),
 		Detail:        b([]string{"enter"}, "enter", "step detail"),
 		Why:           b([]string{"w"}, "w", "why the model acted"),
 		Close:         b([]string{"esc"}, "esc", "close detail"),
 		ScrollDown:    b([]string{"J"}, "J/K", "scroll detail"),
-		ScrollUp:      b([]string{"K"}, "K", "scroll detail up"),
+		ScrollUp:      partner("K"),
 		Filter:        b([]string{"f", "/"}, "f", "filter"),
 		Compare:       b([]string{"b"}, "b", "before/after"),
 		Help:          b([]string{"?"}, "?", "help"),
@@ -140,16 +143,18 @@ func (k replayKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Next, k.Prev, k.NextFailed, k.NextRefusal, k.NextGrounding, k.NextConcern, k.NextQuestion, k.Detail, k.Why, k.Compare, k.Help, k.Quit}
 }
 
-func (k replayKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Next, k.Prev, k.NextStep, k.PrevStep, k.First, k.Last},
-		{k.NextFailed, k.PrevFailed, k.NextRefusal, k.PrevRefusal, k.NextGrounding, k.PrevGrounding},
-		{k.NextConcern, k.PrevConcern, k.NextQuestion, k.PrevQuestion, k.Filter, k.Compare},
-		{k.Detail, k.Why, k.Close, k.ScrollDown, k.ScrollUp},
-		{k.Help, k.Quit},
-		mouseHelp(),
+// groups are the replay's own bindings as the full help lists them; the
+// screen's and the mouse's follow (Model.helpGroups).
+func (k replayKeys) groups() []keyGroup {
+	return []keyGroup{
+		{"move", []key.Binding{k.Next, k.Prev, k.NextStep, k.PrevStep, k.First, k.Last}},
+		{"jump", []key.Binding{k.NextFailed, k.NextRefusal, k.NextGrounding, k.NextConcern, k.NextQuestion}},
+		{"detail", []key.Binding{k.Detail, k.Why, k.Close, k.ScrollDown, k.Filter, k.Compare}},
+		{"console", []key.Binding{k.Help, k.Quit}},
 	}
 }
+
+func (k replayKeys) FullHelp() [][]key.Binding { return bindings(k.groups()) }
 
 // promptKeys apply while a one-line prompt (reject reason, note, abort
 // confirmation) is open.

@@ -46,7 +46,15 @@ type Options struct {
 	// ProbeTimeout is how long graphics detection waits for the terminal's
 	// answer (one second when zero).
 	ProbeTimeout time.Duration
+	// RenderInterval is the shortest time between two screen renders of
+	// the live view (defaultRenderInterval when zero, none when negative):
+	// a run's captures come faster than anyone reads them, and each one
+	// drawn costs the run CPU.
+	RenderInterval time.Duration
 }
+
+// defaultRenderInterval caps the live screen pane at five frames a second.
+const defaultRenderInterval = 200 * time.Millisecond
 
 type focusArea int
 
@@ -122,6 +130,12 @@ type Model struct {
 	framePane    graphics.Pane
 	frameKey     string
 	inflight     bool
+	// lastRender is when the newest live render started; renderDue is set
+	// while a render waits for the interval to pass.
+	lastRender time.Time
+	renderDue  bool
+	// rendered counts the screen renders started (read by benchmarks).
+	rendered atomic.Int64
 
 	// lay is the layout computed for layoutIn.
 	lay       consoleLayout
@@ -164,13 +178,7 @@ func newModel(opts Options) *Model {
 		answer:        textarea.New(),
 		input:         textinput.New(),
 	}
-	m.help.Styles.ShortKey = m.styles.HelpKey
-	m.help.Styles.ShortDesc = m.styles.HelpDesc
-	m.help.Styles.ShortSeparator = m.styles.HelpSep
-	m.help.Styles.FullKey = m.styles.HelpKey
-	m.help.Styles.FullDesc = m.styles.HelpDesc
-	m.help.Styles.FullSeparator = m.styles.HelpSep
-	m.help.Styles.Ellipsis = m.styles.HelpSep
+	m.applyTheme(opts.Theme)
 	m.answer.ShowLineNumbers = false
 	m.answer.Placeholder = "type an answer; enter sends"
 	m.answer.Prompt = "> "
@@ -226,7 +234,7 @@ const cellSizeQuery = "\x1b[16t"
 
 // Init starts detection, the event listener and the countdown.
 func (m *Model) Init() tea.Cmd {
-	var cmds []tea.Cmd
+	cmds := []tea.Cmd{requestBackground(m.opts.Theme)}
 	canAsk := graphics.ShouldProbe(m.opts.Env)
 	if m.mode == graphics.Auto {
 		if canAsk {
@@ -291,9 +299,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cellW, m.cellH = msg.Width, msg.Height
 		}
 		return m, m.refreshScreen()
+	case tea.BackgroundColorMsg:
+		m.applyTheme(m.opts.Theme.ForBackground(msg.IsDark()))
+		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		return m, m.refreshScreen()
+		return m, m.resized()
 	case eventsMsg:
 		return m, m.applyEvents(msg)
 	case tickMsg:
@@ -303,6 +314,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.tick()
 	case frameMsg:
 		return m, m.installFrame(msg)
+	case renderDueMsg:
+		// The wait was measured to end the interval.
+		m.renderDue, m.lastRender = false, time.Time{}
+		return m, m.refreshScreen()
 	case rawMsg:
 		if msg.key == m.frameKey && !m.showHelp {
 			return m, tea.Raw(msg.seq)
@@ -675,12 +690,26 @@ func (m *Model) refreshScreen() tea.Cmd {
 		return nil
 	}
 	k := req.key()
-	if k == m.frameKey || m.inflight {
+	if k == m.frameKey || m.inflight || m.renderDue {
 		return nil
 	}
+	if m.live {
+		interval := cmp.Or(m.opts.RenderInterval, defaultRenderInterval)
+		if wait := interval - time.Since(m.lastRender); interval > 0 && wait > 0 {
+			// Too soon after the last render: the newest wish is drawn
+			// when the interval has passed, the ones between are dropped.
+			m.renderDue = true
+			return tea.Tick(wait, func(time.Time) tea.Msg { return renderDueMsg{} })
+		}
+		m.lastRender = time.Now()
+	}
 	m.inflight = true
+	m.rendered.Add(1)
 	return renderScreen(m.ctx, m.renderer, m.opts.Dir, req)
 }
+
+// renderDueMsg ends the wait between two live renders.
+type renderDueMsg struct{}
 
 func (m *Model) installFrame(msg frameMsg) tea.Cmd {
 	m.inflight = false
@@ -702,6 +731,24 @@ func (m *Model) installFrame(msg frameMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.refreshScreen())
 	return tea.Batch(cmds...)
+}
+
+// resized follows a change of the terminal's size. The program erases
+// and redraws the whole screen, and with it any image written over the
+// cells. An image drawn for the old layout must not be written again (a
+// write still on its way would leave it mixed with the new layout until
+// something redrew those cells): forgetting its key drops such writes and
+// asks for a frame for the new pane. An image whose pane did not change is
+// written again over the redrawn cells.
+func (m *Model) resized() tea.Cmd {
+	if m.frame.Raw == "" || m.frameKey == "" {
+		return m.refreshScreen()
+	}
+	if m.framePane != m.imagePane() {
+		m.frameKey = ""
+		return m.refreshScreen()
+	}
+	return tea.Batch(m.resendRaw(), m.refreshScreen())
 }
 
 // resendRaw writes the frame's image escapes again after the renderer has
@@ -770,14 +817,7 @@ func (m *Model) render() string {
 		{l.Help, fit(m.helpBar(), m.width, 1)[0]},
 	}
 	if m.showHelp {
-		var groups [][]key.Binding
-		if m.live {
-			groups = append(m.keys.FullHelp(), m.inKeys.ShortHelp())
-		} else {
-			groups = m.rpKeys.FullHelp()
-		}
-		groups = append(groups, m.scKeys.FullHelp()...)
-		parts = append(parts, part{l.Body, box(st, "keys", m.fullHelp(groups, l.Body.Dx()-2), l.Body.Dx(), l.Body.Dy(), true)})
+		parts = append(parts, part{l.Body, box(st, "keys", groupedHelp(st, m.helpGroups(), l.Body.Dx()-2), l.Body.Dx(), l.Body.Dy(), true)})
 		return compose(m.width, m.height, parts...)
 	}
 	if m.screen.full {
@@ -801,6 +841,12 @@ func (m *Model) render() string {
 	pane(l.Screen, m.screenTitle(), false, func(int, int) string { return m.screenBody() })
 	m.timeline.detailOpen = !l.Detail.Empty()
 	pane(l.Timeline, m.timelineTitle(), m.focus == focusTimeline, func(w, h int) string {
+		if p := m.st.Proposal; p != nil && m.live && h > 1 {
+			// The call waiting for approval is the run's newest step: it
+			// ends the timeline, where the operator's eyes are, not only
+			// the status line.
+			return m.timeline.View(st, m.st.Rows, w, h-1) + "\n" + fit(pendingLine(st, p), w, 1)[0]
+		}
 		return m.timeline.View(st, m.st.Rows, w, h)
 	})
 	pane(l.Budgets, "budgets", false, func(w, _ int) string { return budgetsView(st, m.st, w) })
@@ -817,26 +863,6 @@ func (m *Model) render() string {
 		pane(l.Detail, m.detailPaneTitle(doc.title), false, func(_, h int) string { return m.detailBody(doc, h) })
 	}
 	return compose(m.width, m.height, parts...)
-}
-
-// fullHelp lays the key groups out in as many columns as fit width w,
-// continuing on further rows, so no group is cut off on a small terminal.
-func (m *Model) fullHelp(groups [][]key.Binding, w int) string {
-	m.help.SetWidth(0)
-	defer m.help.SetWidth(m.width)
-	var rows []string
-	var row [][]key.Binding
-	for _, g := range groups {
-		if len(row) > 0 && ansi.StringWidth(strings.Split(m.help.FullHelpView(append(row, g)), "\n")[0]) > w {
-			rows = append(rows, m.help.FullHelpView(row))
-			row = nil
-		}
-		row = append(row, g)
-	}
-	if len(row) > 0 {
-		rows = append(rows, m.help.FullHelpView(row))
-	}
-	return strings.Join(rows, "\n\n")
 }
 
 func (m *Model) header() string {
@@ -998,17 +1024,18 @@ func (m *Model) statusLine() string {
 
 func (m *Model) helpBar() string {
 	m.help.SetWidth(m.width)
+	var keys help.KeyMap = m.rpKeys
 	switch {
 	case m.focus == focusInbox:
 		return m.help.View(m.inKeys)
 	case m.screen.full && m.live:
-		return m.help.View(withScreenKeys{m.keys, m.scKeys})
+		keys = withScreenKeys{m.keys, m.scKeys}
 	case m.screen.full:
-		return m.help.View(withScreenKeys{m.rpKeys, m.scKeys})
+		keys = withScreenKeys{m.rpKeys, m.scKeys}
 	case m.live:
-		return m.help.View(m.keys)
+		keys = m.keys
 	}
-	return m.help.View(m.rpKeys)
+	return m.shortHelpWithHint(keys.ShortHelp(), m.width)
 }
 
 // eventSummary is one event on one line, for the replay's status line.

@@ -124,21 +124,20 @@ func (m *Model) seek(i int) {
 }
 
 // jump moves to the next (dir 1) or previous (dir -1) event matching
-// match, or says there is none.
+// match, wrapping around the run as the failed-step jump and the live
+// view do, or says there is none.
 func (m *Model) jump(dir int, what string, match func(events.Event) bool) tea.Cmd {
-	for i := m.cursor + dir; i >= 0 && i < len(m.evs); i += dir {
-		if match(m.evs[i]) {
-			m.seek(i)
-			m.status = ""
-			return m.refreshScreen()
+	var at []int
+	for i, e := range m.evs {
+		if match(e) {
+			at = append(at, i)
 		}
 	}
-	where := "later"
-	if dir < 0 {
-		where = "earlier"
+	if len(at) == 0 {
+		m.status = "no " + what + " in the run"
+		return nil
 	}
-	m.status = fmt.Sprintf("no %s %s", where, what)
-	return nil
+	return m.wrapJump(dir, at, m.cursor, m.seek)
 }
 
 // jumpRow moves to the next or previous timeline row that passes the

@@ -179,12 +179,12 @@ func newScreenKeys() screenKeys {
 	return screenKeys{
 		View:     b([]string{"v"}, "v", "window/screen/zoom"),
 		ZoomIn:   b([]string{"+", "="}, "+/-", "zoom in/out"),
-		ZoomOut:  b([]string{"-"}, "-", "zoom out"),
+		ZoomOut:  partner("-"),
 		Full:     b([]string{"z"}, "z", "screen fills the terminal"),
-		PanLeft:  b([]string{"shift+left", "alt+h"}, "shift+←↓↑→", "pan"),
-		PanDown:  b([]string{"shift+down", "alt+j"}, "alt+j", "pan down"),
-		PanUp:    b([]string{"shift+up", "alt+k"}, "alt+k", "pan up"),
-		PanRight: b([]string{"shift+right", "alt+l"}, "alt+l", "pan right"),
+		PanLeft:  b([]string{"shift+left", "alt+h"}, "shift+←↓↑→ alt+hjkl", "pan"),
+		PanDown:  partner("shift+down", "alt+j"),
+		PanUp:    partner("shift+up", "alt+k"),
+		PanRight: partner("shift+right", "alt+l"),
 	}
 }
 
@@ -193,9 +193,7 @@ func (k screenKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.View, k.Full, k.ZoomIn, k.PanLeft}
 }
 
-func (k screenKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.View, k.Full, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanDown, k.PanUp, k.PanRight}}
-}
+func (k screenKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // withScreenKeys is the help line while the screen has the whole
 // terminal: the screen pane's keys, then the view's last two (help and

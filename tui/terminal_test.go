@@ -41,7 +41,7 @@ func TestReplayInTmux(t *testing.T) {
 		{"g", "grounding step 4 attempt 1"},
 		{"b", "before | after"},
 		{"f", "timeline · refusals only"},
-		{"?", "previous grounding"},
+		{"?", "alt+hjkl"},
 		{"Escape", "timeline · refusals only"},
 		{"End", last},
 	}

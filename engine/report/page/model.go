@@ -50,9 +50,26 @@ type view struct {
 	Started    string
 	Duration   string
 	Warning    string
+
+	// FirstFailed is the first step that did not succeed (0: none); the
+	// page opens at it.
+	FirstFailed int
 }
 
-type checkView struct{ Name, State, Evidence string }
+// checkView is one check's row; ID is its anchor (#check-NAME).
+type checkView struct{ ID, Name, State, Evidence string }
+
+// anchorID is "prefix-name" with every character of name outside
+// [A-Za-z0-9_-] replaced by "-", so a deep link never needs escaping.
+func anchorID(prefix, name string) string {
+	return prefix + "-" + strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, name)
+}
 
 // shot is a screen as the page shows it: a relative path, its size, and
 // the clicked point to mark on it, if any.
@@ -302,6 +319,12 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	}
 	v.Checks = b.checks(rep.Checks)
 	v.Steps = b.steps(rep, evs)
+	for _, st := range v.Steps {
+		if st.Status != events.StatusOK {
+			v.FirstFailed = st.N
+			break
+		}
+	}
 	v.Timeline = b.timeline(evs)
 	v.Budgets = b.budgets(evs, rep.Timing)
 	for _, q := range rep.Questions {
@@ -378,6 +401,9 @@ func (b *builder) checks(c report.Checks) []checkView {
 	for _, name := range slices.Sorted(maps.Keys(c.Declared)) {
 		ok := c.Declared[name]
 		out = append(out, checkView{Name: name, State: state(&ok), Evidence: b.clean(c.Evidence[name])})
+	}
+	for i := range out {
+		out[i].ID = anchorID("check", out[i].Name)
 	}
 	return out
 }

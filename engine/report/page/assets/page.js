@@ -52,7 +52,36 @@
     next();
   }
 
-  items.forEach(function (li, i) { li.addEventListener("click", function () { stop(); select(i); }); });
+  // indexOf is the position of step n in the list, or -1.
+  function indexOf(n) {
+    for (var i = 0; i < steps.length; i++) {
+      if (steps[i].getAttribute("data-n") === String(n)) { return i; }
+    }
+    return -1;
+  }
+
+  // fromHash shows the step a #step-N link names and brings it into view.
+  function fromHash() {
+    var m = /^#step-(\d+)$/.exec(window.location.hash);
+    var i = m ? indexOf(m[1]) : -1;
+    if (i < 0) { return false; }
+    stop();
+    select(i);
+    steps[i].scrollIntoView({block: "start"});
+    return true;
+  }
+
+  items.forEach(function (li, i) {
+    li.addEventListener("click", function (e) {
+      // The link's own navigation would scroll to the step: the list
+      // stays where it is and the address still names the step.
+      e.preventDefault();
+      stop();
+      select(i);
+      history.replaceState(null, "", "#step-" + steps[i].getAttribute("data-n"));
+    });
+  });
+  window.addEventListener("hashchange", fromHash);
   if (play) { play.addEventListener("click", toggle); }
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) { return; }
@@ -73,5 +102,11 @@
     }
     if (handled) { e.preventDefault(); }
   });
-  select(0);
+  // A #step-N link opens that step; otherwise the first step that did
+  // not succeed, or the first step.
+  if (!fromHash()) {
+    var section = document.getElementById("steps");
+    var open = section ? indexOf(section.getAttribute("data-open")) : -1;
+    select(Math.max(0, open));
+  }
 })();
