@@ -65,6 +65,9 @@ type ToolSpec struct {
 	Holds bool
 	// Declared is set on the scenario's own tools.
 	Declared bool
+	// Check is set on a declared tool the scenario marks as a check of
+	// the application (check: true), which looks and changes nothing.
+	Check bool
 }
 
 // Required returns the names of the tool's required parameters.
@@ -192,7 +195,7 @@ func Catalog(s *Scenario, o *Operator) map[string]ToolSpec {
 		out[t.Name] = t
 	}
 	for name, dt := range s.Tools {
-		spec := ToolSpec{Name: name, Description: dt.Description, Presence: Declared, Declared: true, ChangesScreen: true}
+		spec := ToolSpec{Name: name, Description: dt.Description, Presence: Declared, Declared: true, ChangesScreen: true, Check: dt.Check}
 		for _, pn := range dt.ParamNames() {
 			p := dt.Parameters[pn]
 			spec.Params = append(spec.Params, enum(pn, p.Description, sortedKeys(p.Values)))

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,8 +118,19 @@ func (m *Manager) Touch(id string) {
 }
 
 // Resolve turns a scenario name into a path inside the scenarios folder:
-// an absolute path, `..`, or a symlink that leads outside is refused.
+// an absolute path, `..`, or a symlink that leads outside is refused. A
+// name that is not there is refused with the names that are.
 func (m *Manager) Resolve(name string) (string, error) {
+	path, err := m.resolve(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("scenario %q: no such file in the scenarios folder; %s", name, m.available())
+	}
+	return path, err
+}
+
+// resolve is Resolve without the list of what is available, which
+// listing the folder uses itself.
+func (m *Manager) resolve(name string) (string, error) {
 	if name == "" || filepath.IsAbs(name) || !filepath.IsLocal(name) {
 		return "", fmt.Errorf("scenario %q: name a file inside the scenarios folder, relative to it", name)
 	}
@@ -141,6 +153,17 @@ func (m *Manager) Resolve(name string) (string, error) {
 		return "", fmt.Errorf("scenario %q is not a regular file", name)
 	}
 	return real, nil
+}
+
+// HasModel reports whether the server's sessions have a model: the
+// operator file, or the environment, names an endpoint. Sessions offer
+// check_expectation and click_grounded only then.
+func (m *Manager) HasModel() (bool, error) {
+	o, err := scenarios.LoadOperator(m.opts.Operator, m.opts.Lookup)
+	if err != nil {
+		return false, fmt.Errorf("load the operator file: %w", err)
+	}
+	return o.HasModel(), nil
 }
 
 // Open loads a scenario and launches it as a session; the id names it in
@@ -182,6 +205,11 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 	release := func() { m.mu.Lock(); delete(m.sessions, id); m.mu.Unlock() }
 
 	dir, err := m.opts.NewReportDir(files.Scenario.Name)
+	if err == nil {
+		// The agent reads the report from its own working directory, not
+		// the server's: the path it is given must not depend on either.
+		dir, err = filepath.Abs(dir)
+	}
 	if err != nil {
 		release()
 		return "", nil, fmt.Errorf("create the report directory: %w", err)

@@ -16,33 +16,29 @@ import (
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
-// readOnlyTools change nothing in the application: they look, or wait.
-var readOnlyTools = map[string]bool{
-	"observe_screen": true, "check_expectation": true, "cdp_url": true, "cdp_list_interactive": true,
-	"cdp_query": true, "wait": true, "wait_while": true, "cdp_wait": true,
-}
-
-// additiveTools change the session's record but not the application.
-var additiveTools = map[string]bool{"record_verdict": true, "respond": true, "ask_human": true}
-
 // NewMCPServer returns an MCP server of the manager's sessions: open_session
 // and close_session, and every tool a session opened on it offers, with the
 // schema the model of a run gets plus `session`. A tool joins the list when
 // the first session offering it opens.
 func NewMCPServer(m *Manager, version string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "kasmrt", Version: version}, &mcp.ServerOptions{
-		Instructions: "Open a session on a scenario (open_session), drive its application with the session's tools, " +
+		Instructions: "List the scenarios (list_scenarios), open a session on one (open_session), drive its application with the session's tools, " +
 			"then close it (close_session) to get the runtime's verdict and the report's path.",
 		HasTools: true,
 	})
 	ms := &mcpServer{m: m, srv: srv, added: map[string]bool{}}
-	no, yes := false, true
+	srv.AddTool(&mcp.Tool{
+		Name:        "list_scenarios",
+		Description: "List the scenarios open_session can open: each file's name (what open_session takes), the scenario's name and its goal.",
+		InputSchema: closedSchema(map[string]any{}),
+		Annotations: toolHints["list_scenarios"].annotations("List the scenarios"),
+	}, ms.listScenarios)
 	srv.AddTool(&mcp.Tool{
 		Name:        "open_session",
-		Description: "Launch a scenario's application in a session of its own. Returns the session id, the goal and the session's tools.",
+		Description: "Launch a scenario's application in a session of its own. Returns the session id, the goal and the session's tools." + modelNotice(m),
 		InputSchema: closedSchema(map[string]any{"scenario": map[string]any{"type": "string",
-			"description": "the scenario file, relative to the server's scenarios folder"}}, "scenario"),
-		Annotations: &mcp.ToolAnnotations{Title: "Open a session", DestructiveHint: &no, OpenWorldHint: &no},
+			"description": "the scenario file, relative to the server's scenarios folder (list_scenarios names them)"}}, "scenario"),
+		Annotations: toolHints["open_session"].annotations("Open a session"),
 	}, ms.openSession)
 	srv.AddTool(&mcp.Tool{
 		Name: "close_session",
@@ -54,7 +50,7 @@ func NewMCPServer(m *Manager, version string) *mcp.Server {
 				"description": "your verdict on the scenario's goal"},
 			"reason": map[string]any{"type": "string", "description": "why, in a sentence"},
 		}, "session"),
-		Annotations: &mcp.ToolAnnotations{Title: "Close a session", DestructiveHint: &yes, OpenWorldHint: &no},
+		Annotations: toolHints["close_session"].annotations("Close a session"),
 	}, ms.closeSession)
 	return srv
 }
@@ -85,14 +81,6 @@ func toolSchema(t scenarios.ToolSpec) map[string]any {
 	return s
 }
 
-func toolAnnotations(t scenarios.ToolSpec) *mcp.ToolAnnotations {
-	a := &mcp.ToolAnnotations{ReadOnlyHint: readOnlyTools[t.Name]}
-	destructive := !additiveTools[t.Name]
-	openWorld := len(t.Name) > 4 && t.Name[:4] == "cdp_"
-	a.DestructiveHint, a.OpenWorldHint = &destructive, &openWorld
-	return a
-}
-
 // addTools puts a session's tools on the server's list.
 func (ms *mcpServer) addTools(tools []scenarios.ToolSpec) {
 	ms.mu.Lock()
@@ -103,7 +91,7 @@ func (ms *mcpServer) addTools(tools []scenarios.ToolSpec) {
 		}
 		ms.added[t.Name] = true
 		ms.srv.AddTool(&mcp.Tool{
-			Name: t.Name, Description: t.Description, InputSchema: toolSchema(t), Annotations: toolAnnotations(t),
+			Name: t.Name, Description: t.Description, InputSchema: toolSchema(t), Annotations: hintsOf(t).annotations(""),
 		}, ms.callTool(t.Name))
 	}
 }
@@ -157,6 +145,34 @@ func (ms *mcpServer) openSession(ctx context.Context, req *mcp.CallToolRequest) 
 		names[i] = t.Name
 	}
 	return jsonResult(OpenedSession{Session: id, Goal: ms.m.Goal(id), Tools: names, Report: s.ReportDir()}), nil
+}
+
+// ScenarioList is list_scenarios' answer.
+type ScenarioList struct {
+	Scenarios []ScenarioInfo `json:"scenarios"`
+}
+
+func (ms *mcpServer) listScenarios(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if args, err := decodeArgs(req.Params.Arguments); err != nil || len(args) > 0 {
+		return textResult(true, "list_scenarios takes no arguments"), nil
+	}
+	list, err := ms.m.Scenarios()
+	if err != nil {
+		return textResult(true, "%v", err), nil
+	}
+	return jsonResult(ScenarioList{Scenarios: list}), nil
+}
+
+// modelNotice tells an agent, in open_session's description, which tools
+// its sessions will lack because the server has no model, and how the
+// server's operator gives it one.
+func modelNotice(m *Manager) string {
+	has, err := m.HasModel()
+	if err != nil || has {
+		return ""
+	}
+	return " This server has no model, so its sessions do not offer check_expectation or click_grounded: " +
+		"start it with --operator FILE whose model.endpoint names a vision model (or with " + scenarios.EnvVisionEndpoint + " set)."
 }
 
 // ClosedSession is close_session's answer.

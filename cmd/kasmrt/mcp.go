@@ -27,7 +27,8 @@ func newMCPCommand() *cobra.Command {
 		Use:   "mcp --scenarios DIR",
 		Short: "Serve sessions to an MCP client over stdio",
 		Long: `mcp is an MCP server on standard input and output, for clients that spawn
-their server. open_session launches a scenario of --scenarios (named relative
+their server. list_scenarios names the goal scenarios of --scenarios with
+their goals; open_session launches one (named relative
 to it; nothing outside it can be opened) as a session: its application in its
 own Xvfb with the scenario's vocabulary. Every tool the session offers is then
 an MCP tool taking the session's id; close_session returns the runtime's
@@ -44,7 +45,7 @@ with a complete report.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenarios, "scenarios", "", "the folder open_session names scenarios in (required)")
-	fl.StringVarP(&f.operator, "operator", "o", "", "operator file every session uses")
+	fl.StringVarP(&f.operator, "operator", "o", "", "operator file every session uses (its model.endpoint gives sessions check_expectation and click_grounded)")
 	fl.StringVar(&f.reports, "reports", defaultReportsDir, "the folder each session's report directory is created in")
 	return cmd
 }

@@ -53,7 +53,7 @@ SIGINT or SIGTERM closes every open session with a complete report.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenarios, "scenarios", "", "the folder open_session names scenarios in (required)")
-	fl.StringVarP(&f.operator, "operator", "o", "", "operator file every session uses")
+	fl.StringVarP(&f.operator, "operator", "o", "", "operator file every session uses (its model.endpoint gives sessions check_expectation and click_grounded)")
 	fl.StringVar(&f.reports, "reports", defaultReportsDir, "the folder each session's report directory is created in")
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7400", "address to listen on")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token (default: $"+envToken+")")
