@@ -152,7 +152,8 @@ func (p *loadedPage) wantClean(t testing.TB) {
 
 // checkReportPage loads dir/report.html and checks what every page must
 // do: load without a complaint, show as many steps as report.json has,
-// move the selection with the arrow keys and show the final capture.
+// open at the first failed step, move the selection with the arrow keys
+// and show the final capture.
 func checkReportPage(t *testing.T, dir string) (*loadedPage, report.Report) {
 	t.Helper()
 	rep, _ := readReport(t, dir)
@@ -167,18 +168,30 @@ func checkReportPage(t *testing.T, dir string) (*loadedPage, report.Report) {
 		selected := func() string {
 			return p.str(t, `document.querySelector("article.step.selected").dataset.n + "/" + document.querySelector(".steplist li[aria-current=true]").dataset.n`)
 		}
-		first := fmt.Sprintf("%d/%d", rep.Steps[0].N, rep.Steps[0].N)
-		second := fmt.Sprintf("%d/%d", rep.Steps[1].N, rep.Steps[1].N)
-		if got := selected(); got != first {
-			t.Errorf("selected step (article/list) %s at load, want %s", got, first)
+		// The page opens at the first step that did not succeed, else at
+		// the first step; the arrows move from there.
+		open := 0
+		for i, st := range rep.Steps {
+			if st.Status != "ok" {
+				open = i
+				break
+			}
 		}
-		p.press(t, kb.ArrowRight)
-		if got := selected(); got != second {
-			t.Errorf("after → the selected step is %s, want %s", got, second)
+		at := func(i int) string { return fmt.Sprintf("%d/%d", rep.Steps[i].N, rep.Steps[i].N) }
+		if got := selected(); got != at(open) {
+			t.Errorf("selected step (article/list) %s at load, want %s", got, at(open))
 		}
-		p.press(t, kb.ArrowLeft)
-		if got := selected(); got != first {
-			t.Errorf("after ← the selected step is %s, want %s", got, first)
+		next, key, back := open+1, kb.ArrowRight, kb.ArrowLeft
+		if next == len(rep.Steps) {
+			next, key, back = open-1, kb.ArrowLeft, kb.ArrowRight
+		}
+		p.press(t, key)
+		if got := selected(); got != at(next) {
+			t.Errorf("after an arrow the selected step is %s, want %s", got, at(next))
+		}
+		p.press(t, back)
+		if got := selected(); got != at(open) {
+			t.Errorf("after the other arrow the selected step is %s, want %s", got, at(open))
 		}
 	}
 	if rep.Final == nil || rep.Final.Screen == "" {
