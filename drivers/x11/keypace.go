@@ -25,37 +25,47 @@ const pingTimeout = time.Second
 // hold inputMu and have synced, so the server has delivered the keys.
 func (c *Conn) markTyped(ctx context.Context) {
 	c.typedAt = time.Now()
-	id, err := c.focusedClient()
-	if err != nil || id == 0 {
-		return
-	}
-	// The application answers a ping from its main loop, reading its
-	// events in the order the server queued them, so the answer proves it
-	// has read every key sent before the ping.
-	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	if c.Ping(pctx, uint32(id)) == nil {
+	if c.pingFocused(ctx) {
 		c.typedAt = time.Now()
 	}
 }
 
+// pingFocused asks the application that has the focus to answer a ping,
+// within pingTimeout, and reports whether it did. The application answers
+// from its main loop, reading its events in the order the server queued
+// them, so the answer proves it has read every key sent before the ping.
+func (c *Conn) pingFocused(ctx context.Context) bool {
+	id, err := c.focusedClient()
+	if err != nil || id == 0 {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return c.Ping(pctx, uint32(id)) == nil
+}
+
 // pauseAfterTyping waits until TypingPause has passed since the keys
-// TypeText typed last were read. Callers hold inputMu.
+// TypeText typed last were read, then pings the application once more.
+// By then the toolkit's own timer (GTK's 150 ms) is due, and a main loop
+// dispatches every due source of a priority in one iteration: the answer
+// to this ping comes from the iteration that also ran the timer, however
+// a loaded machine delays it, so the key sent next finds it done. Callers
+// hold inputMu.
 func (c *Conn) pauseAfterTyping(ctx context.Context) error {
 	if c.typedAt.IsZero() {
 		return nil
 	}
 	wait := time.Until(c.typedAt.Add(TypingPause))
 	c.typedAt = time.Time{}
-	if wait <= 0 {
-		return nil
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	c.pingFocused(ctx)
+	return ctx.Err()
 }
