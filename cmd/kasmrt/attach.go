@@ -61,7 +61,7 @@ listening, a host name that does not resolve).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token (default: $"+envToken+")")
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
-	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
+	fl.StringVar(&f.theme, "theme", "", "console theme: auto (the default: light or dark as the terminal's background is), dark, light, high-contrast or a theme file")
 	fl.BoolVar(&f.print, "print", false, "print a line per event and the end state instead of the console")
 	return cmd
 }

@@ -73,7 +73,7 @@ means the report directory is missing or unreadable.`,
 	f := cmd.Flags()
 	f.BoolVar(&print, "print", false, "write a plain-text transcript to stdout instead of opening the console")
 	f.StringVar(&mode, "graphics", "auto", "how to draw screens: auto, kitty, sixel, blocks or none")
-	f.StringVar(&themeFile, "theme", "", "dark, light, high-contrast or a theme file (YAML); default $XDG_CONFIG_HOME/kasmrt/theme.yaml if present")
+	f.StringVar(&themeFile, "theme", "", "auto, dark, light, high-contrast or a theme file (YAML); default $XDG_CONFIG_HOME/kasmrt/theme.yaml if present, else auto (light or dark as the terminal's background is)")
 	f.StringVar(&themeName, "palette", "", "built-in palette: dark, light or high-contrast")
 	return cmd
 }

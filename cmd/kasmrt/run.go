@@ -75,7 +75,7 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
 	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
-	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
+	fl.StringVar(&f.theme, "theme", "", "console theme: auto (the default: light or dark as the terminal's background is), dark, light, high-contrast or a theme file")
 	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file; a write failure stops the recording (a concern), never the run")
 	fl.StringVar(&f.replayModel, "replay-model", "", "serve the model's turns from a recorded file instead of an endpoint")
 	fl.StringVar(&f.listen, "listen", "", "serve this run's HTTP API (events, screens, questions, steering) at this address, for kasmrt attach")

@@ -107,7 +107,7 @@ skipped), and --resume runs them again.`,
 	fl.BoolVar(&f.tui, "tui", false, "show the suite console (default when stdout is a terminal)")
 	fl.BoolVar(&f.headless, "headless", false, "print a line per finished run and the summary instead of the console")
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots of a watched run: auto, kitty, sixel, blocks or none")
-	fl.StringVar(&f.theme, "theme", "", "console theme: dark, light, high-contrast or a theme file")
+	fl.StringVar(&f.theme, "theme", "", "console theme: auto (the default: light or dark as the terminal's background is), dark, light, high-contrast or a theme file")
 	fl.BoolVar(&f.json, "json", false, "print every finished run and the summary as JSON lines")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the worst verdict is pass-with-concerns")
 	fl.StringVar(&f.emit, "emit", "", `print a deployment of the suite instead of running it: "k8s" (a Kubernetes Indexed Job, one index per shard)`)
