@@ -3,7 +3,6 @@ package themes
 import (
 	"flag"
 	"image/color"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,27 +202,6 @@ func TestStylesGolden(t *testing.T) {
 	}
 }
 
-// luminance is the WCAG relative luminance of c.
-func luminance(c color.Color) float64 {
-	r, g, b, _ := c.RGBA()
-	lin := func(v uint32) float64 {
-		f := float64(v) / 0xffff
-		if f <= 0.03928 {
-			return f / 12.92
-		}
-		return math.Pow((f+0.055)/1.055, 2.4)
-	}
-	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
-}
-
-func contrast(a, b color.Color) float64 {
-	la, lb := luminance(a), luminance(b)
-	if la < lb {
-		la, lb = lb, la
-	}
-	return (la + 0.05) / (lb + 0.05)
-}
-
 // textRoles are the palette roles text is drawn in, with the contrast each
 // must reach against the terminal's background.
 func textRoles(p Palette) map[string]struct {
@@ -252,7 +230,7 @@ func TestBuiltinPalettesLegible(t *testing.T) {
 	}{{Dark, color.Black}, {Light, color.White}} {
 		p, _ := Builtin(tc.name)
 		for role, r := range textRoles(p) {
-			if got := contrast(r.c, tc.bg); got < r.min {
+			if got := Contrast(r.c, tc.bg); got < r.min {
 				t.Errorf("%s %s on %v: contrast %.2f, want ≥ %.1f", tc.name, role, tc.bg, got, r.min)
 			}
 		}
@@ -270,7 +248,7 @@ func TestAutoPaletteLegibleOnBoth(t *testing.T) {
 	}
 	for role, r := range textRoles(p) {
 		for _, bg := range []color.Color{color.Black, color.White} {
-			if got := contrast(r.c, bg); got < 3.9 {
+			if got := Contrast(r.c, bg); got < 3.9 {
 				t.Errorf("auto %s on %v: contrast %.2f, want ≥ 3.9", role, bg, got)
 			}
 		}

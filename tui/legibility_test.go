@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"image/color"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -34,28 +33,6 @@ var (
 	lightTerminal = terminal{"black on white", color.RGBA{0, 0, 0, 255}, color.RGBA{255, 255, 255, 255}}
 	darkTerminal  = terminal{"white on black", color.RGBA{229, 229, 229, 255}, color.RGBA{0, 0, 0, 255}}
 )
-
-// luminance is the WCAG relative luminance of c.
-func luminance(c color.Color) float64 {
-	r, g, b, _ := c.RGBA()
-	lin := func(v uint32) float64 {
-		f := float64(v) / 0xffff
-		if f <= 0.03928 {
-			return f / 12.92
-		}
-		return math.Pow((f+0.055)/1.055, 2.4)
-	}
-	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
-}
-
-// contrast is the WCAG contrast ratio of two colours (1 to 21).
-func contrast(a, b color.Color) float64 {
-	la, lb := luminance(a), luminance(b)
-	if la < lb {
-		la, lb = lb, la
-	}
-	return (la + 0.05) / (lb + 0.05)
-}
 
 // cellColours is what term shows a cell's text and background in.
 func cellColours(term terminal, st uv.Style) (fg, bg color.Color) {
@@ -136,7 +113,7 @@ func TestTypedAnswerLegible(t *testing.T) {
 							continue
 						}
 						fg, bg := cellColours(term, c.Style)
-						if r := contrast(fg, bg); r < 4.5 {
+						if r := themes.Contrast(fg, bg); r < 4.5 {
 							t.Errorf("typed %q drawn in %v on %v: contrast %.2f, want ≥ 4.5", c.Content, fg, bg, r)
 						}
 						checked++
@@ -185,7 +162,7 @@ func illegibleCells(t *testing.T, term terminal, out string) int {
 				continue
 			}
 			fg, bg := cellColours(term, c.Style)
-			if ratio := contrast(fg, bg); ratio < 3 {
+			if ratio := themes.Contrast(fg, bg); ratio < 3 {
 				if bad < 10 {
 					t.Errorf("%q at %d,%d in line %q drawn in %v on %v: contrast %.2f, want ≥ 3",
 						c.Content, x, y, strings.TrimSpace(ansi.Strip(line.String())), fg, bg, ratio)
