@@ -152,10 +152,12 @@ var errModelOff = errors.New("the model is off for the rest of the run (not judg
 
 // runLoop is the agentic loop: one model turn, its one call through the
 // guards and the tool, the result back to the model, until the model
-// records a verdict, escalates, or a bound ends the loop.
+// records a verdict, escalates, or a bound ends the loop. The turns are in
+// turn.go; the exchange with the model is the conversation's
+// (conversation.go).
 func (s *runState) runLoop(ctx context.Context) {
 	s.loop.ran = true
-	op, sc := s.files.Operator, s.files.Scenario
+	op := s.files.Operator
 	m, err := s.newModel()
 	if err != nil {
 		s.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("set up the model: %v", err))
@@ -165,192 +167,22 @@ func (s *runState) runLoop(ctx context.Context) {
 	s.model = m
 	s.warmModelImages(ctx)
 	s.memory = memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
-	maxIter := op.Runner.MaxIterations
-	if sc.AgenticMaxIterations > 0 {
-		maxIter = sc.AgenticMaxIterations
-	}
-	history := []model.Message{s.firstMessage()}
-	stuck := newStuckDetector()
-
+	conv := newConversation(s.memory, s.firstMessage())
+	maxIter := s.maxIterations()
 	for {
-		if ctx.Err() != nil {
-			s.loop.ended = "the run's time ran out"
-			return
-		}
-		if s.loop.iterations >= maxIter {
-			s.loop.ended = fmt.Sprintf("the loop used its %d model calls without a model verdict", maxIter)
-			s.loop.outcome = OutcomeNoModelVerdict
-			s.concern(s.loop.ended)
-			return
-		}
-		if err := s.r.steer.waitWhilePaused(ctx); err != nil {
-			continue
-		}
-		// The app can end between turns (a dialog closing after the last
-		// action settled): look before spending a model call.
-		if !s.checkAfterStep(ctx) {
-			s.endLoopOnChecks()
-			return
-		}
-		if m.disabled {
-			// The vision judge may have used up the model's failures.
-			s.degrade("the model is off after repeated failures")
-			return
-		}
-		if notes := s.r.steer.takeNotes(); len(notes) > 0 {
-			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
-		}
-		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
-		req.Messages = fitContext(op.Model, req)
-		s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
-		s.loop.iterations++
-		resp, err := s.Turn(ctx, req)
-		if err != nil {
-			if ctx.Err() != nil {
-				continue
-			}
-			if errors.Is(err, model.ErrMalformedResponse) {
-				msg := "the model's reply was not valid: " + err.Error()
-				if s.malformed(msg) {
-					return
-				}
-				history = append(history, model.Message{Role: model.RoleUser, Text: "Your last reply could not be read (" + truncate(err.Error(), 200) + "). Reply with exactly one call to one of: " + strings.Join(s.names, ", ")})
-				continue
-			}
-			if m.disabled {
-				s.degrade("the model is off after repeated failures")
-				return
-			}
-			s.budgets()
-			continue
-		}
-		calls := resp.ToolCalls
-		if len(calls) == 0 {
-			history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text)},
-				model.Message{Role: model.RoleUser, Text: "Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.names, ", ")})
-			if s.malformed("a reply without a tool call") {
-				return
-			}
-			continue
-		}
-		for _, c := range calls {
-			if c.Rescued {
-				s.loop.rescued++
-			}
-		}
-		// Of a turn with many calls only the first few are kept: the
-		// history answers each call it holds, and the rest would only grow
-		// every later request.
-		kept := calls[:min(len(calls), maxCallsRecorded)]
-		history = append(history, model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: s.historyCalls(kept)})
-		if len(calls) > 1 {
-			// A turn with several calls executes none; each kept one gets
-			// an error.
-			msg := fmt.Sprintf("%d calls in one turn; none was executed. Make exactly one tool call per turn.", len(calls))
-			s.recordSeveralCalls(calls, msg)
-			for _, c := range kept {
-				history = append(history, model.Message{Role: model.RoleTool, CallID: c.ID, Text: msg})
-			}
-			if s.malformed("several calls in one turn") {
-				return
-			}
-			continue
-		}
-		c := calls[0]
-		args, perr := parseArgs(c.Arguments)
-		if perr != nil {
-			msg := fmt.Sprintf("the arguments of %s are not a JSON object: %v", c.Name, perr)
-			s.recordUnrun(c, events.StatusMalformed, msg)
-			history = append(history, model.Message{Role: model.RoleTool, CallID: c.ID, Text: msg})
-			if s.malformed(msg) {
-				return
-			}
-			continue
-		}
-		// A call the guard refuses anyway is refused at once: offering it
-		// for approval would ask the operator about a call that cannot run.
-		if s.r.steer.inStepMode() && s.guard(call{Tool: c.Name, Args: args, Source: "model"}).status == "" {
-			s.r.steer.clearDecision()
-			s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: "model"})
-			d, err := s.r.steer.awaitDecision(ctx)
-			if err != nil {
-				continue
-			}
-			if !d.approve {
-				msg := "the operator rejected this call"
-				if d.reason != "" {
-					msg += ": " + d.reason
-				}
-				s.recordUnrun(c, events.StatusRefused, msg)
-				history = append(history, model.Message{Role: model.RoleTool, CallID: c.ID, Text: msg})
-				continue
-			}
-		}
-		before := s.lastSum()
-		res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
-		msg := res.message
-		if change := s.screenChange(c.Name, args, before, res); change != "" {
-			msg += "\n" + change
-		}
-		// Calls the guards stopped did nothing, so they say nothing about
-		// whether the loop is making progress.
-		if res.fail != failMalformed && res.fail != failRefused {
-			if hint, kind := stuck.observe(c.Name, c.Arguments, s.lastSum(), s.isAction(c.Name)); hint != "" {
-				msg += "\n" + hint
-				s.concern("the loop looked stuck: " + kind)
-			}
-		}
-		toolMsg := model.Message{Role: model.RoleTool, CallID: c.ID, Text: s.r.Redact(msg)}
-		if res.frame != nil {
-			if data, err := s.modelPNG(res.frame); err != nil {
-				s.log("encode the screen for the model: %v", err)
-			} else if sum, err := res.frame.Sum(); err != nil {
-				s.log("hash the screen for the model's memory: %v", err)
-			} else {
-				handle := s.memory.AddScreen(sum, "screen "+res.screen)
-				toolMsg.Text += "\nThe screen is " + handle + "."
-				toolMsg.Images = []model.Image{{Handle: handle, PNG: data}}
-			}
-		}
-		history = append(history, toolMsg)
-		// Screens that left the model's context are never sent again, so
-		// the history keeps their handles and not their bytes.
-		s.memory.Forget(history)
-		if res.status == events.StatusOK {
-			s.memory.SetWindows(s.windowTitles())
-			s.tellMemory(ctx)
-			if upd := s.memory.EnvironmentUpdate(); upd != "" {
-				history = append(history, model.Message{Role: model.RoleUser, Text: upd})
-			}
-		}
-		switch res.fail {
-		case failMalformed:
-			if s.malformed(res.message) {
-				return
-			}
-		case failAssertion, failResolution:
-			if s.files.Scenario.Tools[c.Name].Run != "" {
-				s.loop.totalToolErrors++
-			}
-		}
-		s.budgets()
-		if res.endLoop != "" {
-			s.loop.ended = res.endLoop
-			return
-		}
-		if !s.checkAfterStep(ctx) {
-			s.endLoopOnChecks()
-			return
-		}
-		if limit := op.Runner.MaxToolErrors; limit > 0 && s.consecutiveToolErrors >= limit {
-			s.degrade(fmt.Sprintf("%d declared-tool failures in a row (runner.max_tool_errors = %d)", s.consecutiveToolErrors, limit))
-			return
-		}
-		if limit := op.Runner.MaxHoldS; limit > 0 && s.held.Seconds() >= limit {
-			s.degrade(fmt.Sprintf("the waiting tools used the %gs budget (runner.max_hold_s)", limit))
+		if s.loopTurn(ctx, conv, maxIter) {
 			return
 		}
 	}
+}
+
+// maxIterations is the loop's bound on model calls: the scenario's
+// agentic.max_iterations, or the operator's runner.max_iterations.
+func (s *runState) maxIterations() int {
+	if n := s.files.Scenario.AgenticMaxIterations; n > 0 {
+		return n
+	}
+	return s.files.Operator.Runner.MaxIterations
 }
 
 // endLoopOnChecks records why the loop ended when the checks stopped it.
@@ -468,10 +300,7 @@ func (s *runState) recordStep(c model.ToolCall, status, msg string, screen bool)
 // budgets publishes every bound with its use.
 func (s *runState) budgets() {
 	op, sc := s.files.Operator, s.files.Scenario
-	maxIter := op.Runner.MaxIterations
-	if sc.AgenticMaxIterations > 0 {
-		maxIter = sc.AgenticMaxIterations
-	}
+	maxIter := s.maxIterations()
 	total, reserve := s.r.deadlines()
 	b := []events.Budget{
 		{Name: "iterations", Used: float64(s.loop.iterations), Limit: float64(maxIter)},
@@ -635,45 +464,6 @@ func (s *runState) lastSum() [32]byte {
 		s.log("compare the screen with the last one: %v", err)
 	}
 	return sum
-}
-
-// stuckDetector notices a loop that repeats itself: the same call with no
-// screen change, or several actions leaving identical screens.
-type stuckDetector struct {
-	lastCall   string
-	lastScreen [32]byte
-	repeats    int
-	sameScreen int
-}
-
-func newStuckDetector() *stuckDetector { return &stuckDetector{} }
-
-// observe returns a hint for the model when the loop looks stuck, and a
-// stable description of how for the report's concern.
-func (d *stuckDetector) observe(tool, args string, sum [32]byte, action bool) (hint, kind string) {
-	callKey := tool + " " + canonicalJSON(args)
-	sameScreen := sum == d.lastScreen
-	if callKey == d.lastCall && sameScreen {
-		d.repeats++
-	} else {
-		d.repeats = 0
-	}
-	switch {
-	case !sameScreen:
-		d.sameScreen = 0
-	case action:
-		d.sameScreen++
-	}
-	d.lastCall, d.lastScreen = callKey, sum
-	switch {
-	case d.repeats >= 2:
-		return fmt.Sprintf("Note: you made the same call (%s) %d times in a row and the screen did not change. Try something else.", tool, d.repeats+1),
-			"the same call repeated with no change on the screen"
-	case d.sameScreen >= 4:
-		return fmt.Sprintf("Note: your last %d actions left the screen unchanged. Reconsider your approach.", d.sameScreen),
-			"several actions in a row left the screen unchanged"
-	}
-	return "", ""
 }
 
 // isAction reports whether a tool is an action meant to change the screen
