@@ -196,21 +196,7 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
 	case events.KindStepEnded:
-		started, ok := b.started[e.Step]
-		if !ok {
-			started = e.T.Add(-time.Duration(e.DurationMS) * time.Millisecond)
-		}
-		args := e.Args
-		if args == nil {
-			args = map[string]any{}
-		}
-		r.Steps = append(r.Steps, Step{N: e.Step, Tool: e.Tool, Args: args, Source: e.Source, Status: e.Status,
-			Message: e.Message, Screen: e.Screen, Started: started, DurationMS: e.DurationMS})
-		if e.Tool == "record_verdict" && e.Status == events.StatusOK {
-			verdict, _ := e.Args["verdict"].(string)
-			reason, _ := e.Args["reason"].(string)
-			r.ModelVerdict = &ModelVerdict{Verdict: verdict, Reason: reason}
-		}
+		b.stepEnded(e)
 	case events.KindGrounding:
 		if g := e.Grounding; g != nil {
 			r.Grounding = append(r.Grounding, Grounding{Step: g.Step, Attempt: g.Attempt, Description: g.Description,
@@ -222,32 +208,7 @@ func (b *Builder) Event(e events.Event) {
 		r.Concerns = append(r.Concerns, e.Message)
 	case events.KindCheck:
 		if c := e.Check; c != nil {
-			ok := c.OK
-			switch c.Name {
-			case "process_alive":
-				r.Checks.ProcessAlive = &ok
-			case "window_present":
-				r.Checks.WindowPresent = &ok
-			case "expected_exit":
-				r.Checks.ExpectedExit = &ok
-			case "app_responsive":
-				r.Checks.AppResponsive = &ok
-			case "fatal_pattern":
-				if !c.OK {
-					line := c.Evidence
-					r.Checks.FatalPattern = &line
-				}
-			default:
-				if strings.HasPrefix(c.Name, "success.") || strings.HasPrefix(c.Name, "tool_check.") {
-					if r.Checks.Declared == nil {
-						r.Checks.Declared = map[string]bool{}
-					}
-					r.Checks.Declared[c.Name] = ok
-				}
-			}
-			if c.Evidence != "" {
-				r.Checks.Evidence[c.Name] = c.Evidence
-			}
+			r.Checks.fold(*c)
 		}
 	case events.KindQuestion:
 		if e.Question != nil {
@@ -255,11 +216,7 @@ func (b *Builder) Event(e events.Event) {
 		}
 	case events.KindAnswer:
 		if q := e.Question; q != nil {
-			for i := range r.Questions {
-				if r.Questions[i].ID == q.ID {
-					r.Questions[i] = *q
-				}
-			}
+			r.answer(*q)
 		}
 	case events.KindSteer:
 		if e.Steer != nil {
@@ -281,6 +238,65 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindRunEnded:
 		t := e.T
 		r.Timing.Ended = &t
+	}
+}
+
+// stepEnded folds a step's end, and the model's verdict when the step
+// recorded one.
+func (b *Builder) stepEnded(e events.Event) {
+	started, ok := b.started[e.Step]
+	if !ok {
+		started = e.T.Add(-time.Duration(e.DurationMS) * time.Millisecond)
+	}
+	args := e.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	b.r.Steps = append(b.r.Steps, Step{N: e.Step, Tool: e.Tool, Args: args, Source: e.Source, Status: e.Status,
+		Message: e.Message, Screen: e.Screen, Started: started, DurationMS: e.DurationMS})
+	if e.Tool == "record_verdict" && e.Status == events.StatusOK {
+		verdict, _ := e.Args["verdict"].(string)
+		reason, _ := e.Args["reason"].(string)
+		b.r.ModelVerdict = &ModelVerdict{Verdict: verdict, Reason: reason}
+	}
+}
+
+// fold records a check's result, and its evidence when it has one.
+func (cs *Checks) fold(c events.Check) {
+	ok := c.OK
+	switch c.Name {
+	case "process_alive":
+		cs.ProcessAlive = &ok
+	case "window_present":
+		cs.WindowPresent = &ok
+	case "expected_exit":
+		cs.ExpectedExit = &ok
+	case "app_responsive":
+		cs.AppResponsive = &ok
+	case "fatal_pattern":
+		if !c.OK {
+			line := c.Evidence
+			cs.FatalPattern = &line
+		}
+	default:
+		if strings.HasPrefix(c.Name, "success.") || strings.HasPrefix(c.Name, "tool_check.") {
+			if cs.Declared == nil {
+				cs.Declared = map[string]bool{}
+			}
+			cs.Declared[c.Name] = ok
+		}
+	}
+	if c.Evidence != "" {
+		cs.Evidence[c.Name] = c.Evidence
+	}
+}
+
+// answer replaces the question the answer is for with its answered form.
+func (r *Report) answer(q events.Question) {
+	for i := range r.Questions {
+		if r.Questions[i].ID == q.ID {
+			r.Questions[i] = q
+		}
 	}
 }
 
