@@ -50,8 +50,8 @@ func answerRef(questionID string) string { return "answer_" + questionID }
 func (s *runState) keepAnswer(a inbox.Answer) result {
 	ref := answerRef(a.QuestionID)
 	s.answers = append(s.answers, answerValue{ref: ref, value: a.Value(), secret: a.Secret, question: a.QuestionID})
-	if !s.offers.Values {
-		offers := s.offers
+	if !s.book.offers.Values {
+		offers := s.book.offers
 		offers.Values = true
 		s.setTools(offers)
 	}

@@ -34,7 +34,7 @@ func TestBuiltinToolsCoverTheCatalogue(t *testing.T) {
 // as a runtime fault, not as the model's or the app's failure.
 func TestUnimplementedToolIsARuntimeFault(t *testing.T) {
 	t.Parallel()
-	s := &runState{guards: guards{tools: map[string]scenarios.ToolSpec{"levitate": {Name: "levitate"}}}}
+	s := &runState{book: guardBook{tools: map[string]scenarios.ToolSpec{"levitate": {Name: "levitate"}}}}
 	res := s.run(t.Context(), 1, call{Tool: "levitate", Source: "model"})
 	if res.fail != failResolution || res.message != "internal error: no implementation of levitate" {
 		t.Errorf("result = %+v", res)

@@ -48,12 +48,12 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	}
 	if err := s.visionReady(); err != nil {
 		if r, judged := s.checkByOCR(ctx, c, expectation); judged {
-			r.screen, r.frame = rel, s.lastFrame
+			r.screen, r.frame = rel, s.book.lastFrame
 			return r
 		}
 		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
-		r.screen, r.frame = rel, s.lastFrame
+		r.screen, r.frame = rel, s.book.lastFrame
 		return r
 	}
 	asked, on := s.zoomedCheck(img)
@@ -82,7 +82,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	}
 	// The check completes the observation record, so the model sees the
 	// screen it stands for, as after observe_screen.
-	r.screen, r.frame = rel, s.lastFrame
+	r.screen, r.frame = rel, s.book.lastFrame
 	return r
 }
 
@@ -142,11 +142,11 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			return r
 		}
 		var after *image.RGBA
-		if s.lastFrame != nil {
+		if s.book.lastFrame != nil {
 			// A headless page's settled screen is decoded here, the
 			// first time anything needs its pixels.
 			var err error
-			if after, err = s.lastFrame.Image(); err != nil {
+			if after, err = s.book.lastFrame.Image(); err != nil {
 				return s.driverFailure(fmt.Errorf("capture the screen: %w", err))
 			}
 		}

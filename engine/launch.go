@@ -83,12 +83,12 @@ func (r stageReporter) Logf(format string, args ...any) { r.s.log(format, args..
 func (r stageReporter) Offer(o stage.Offer) {
 	s := r.s
 	if o.Controls || o.Tab {
-		offers := s.offers
+		offers := s.book.offers
 		offers.ATSPIControls = offers.ATSPIControls || o.Controls
 		offers.CDPTab = offers.CDPTab || o.Tab
 		s.setTools(offers)
 	}
 	s.publish(events.Event{Message: o.Message, Data: events.ToolList{
-		Tools: s.names, ATSPIControls: o.ControlCount, NoClickElement: o.NoControls, CDPTab: o.Tab,
+		Tools: s.book.names, ATSPIControls: o.ControlCount, NoClickElement: o.NoControls, CDPTab: o.Tab,
 	}})
 }

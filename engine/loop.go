@@ -278,7 +278,7 @@ func (s *runState) recordUnrunStep(c model.ToolCall, status, msg string, screen 
 
 // tallyUnrun counts a model call that was not executed for the verdict.
 func (s *runState) tallyUnrun(c model.ToolCall, status string) {
-	s.tally(call{Tool: c.Name, Source: "model"}, s.tools[c.Name], result{status: status}, false)
+	s.tally(call{Tool: c.Name, Source: "model"}, s.book.tools[c.Name], result{status: status}, false)
 }
 
 // recordStep publishes a step that ran nothing, with the failure screen
@@ -305,8 +305,8 @@ func (s *runState) budgets() {
 	b := []events.Budget{
 		{Name: "iterations", Used: float64(s.loop.iterations), Limit: float64(maxIter)},
 		{Name: "malformed", Used: float64(s.loop.malformed), Limit: float64(op.Runner.MaxRetriesPerStep)},
-		{Name: "tool_errors", Used: float64(s.consecutiveToolErrors), Limit: float64(op.Runner.MaxToolErrors)},
-		{Name: "hold", Used: s.held.Seconds(), Limit: op.Runner.MaxHoldS, Unit: "s"},
+		{Name: "tool_errors", Used: float64(s.book.consecutiveToolErrors), Limit: float64(op.Runner.MaxToolErrors)},
+		{Name: "hold", Used: s.book.held.Seconds(), Limit: op.Runner.MaxHoldS, Unit: "s"},
 		{Name: "deadline", Used: time.Since(s.startedAt).Seconds(), Limit: total.Seconds(), Unit: "s"},
 		{Name: "deadline_reserve", Used: 0, Limit: reserve.Seconds(), Unit: "s"},
 	}
@@ -315,17 +315,28 @@ func (s *runState) budgets() {
 	}
 	for _, name := range sortedKeys(sc.Tools) {
 		if dt := sc.Tools[name]; dt.Budget > 0 {
-			b = append(b, events.Budget{Name: "tool:" + name, Used: float64(s.declaredCalls[name]), Limit: float64(dt.Budget)})
+			b = append(b, events.Budget{Name: "tool:" + name, Used: float64(s.book.declaredCalls[name]), Limit: float64(dt.Budget)})
 		}
 	}
 	s.publish(events.Event{Kind: events.KindBudget, Budgets: b})
 }
 
+// lastSum is the last capture's sum, decoding a headless page's screen
+// if nothing has yet. It is zero when there is no capture, or when the
+// pixels do not decode, which is logged as a failed capture is.
+func (s *runState) lastSum() [32]byte {
+	sum, err := s.book.lastSum()
+	if err != nil {
+		s.log("compare the screen with the last one: %v", err)
+	}
+	return sum
+}
+
 // modelTools is the run's tool list in the model's form.
 func (s *runState) modelTools() []model.Tool {
-	out := make([]model.Tool, 0, len(s.names))
-	for _, name := range s.names {
-		t := s.tools[name]
+	out := make([]model.Tool, 0, len(s.book.names))
+	for _, name := range s.book.names {
+		t := s.book.tools[name]
 		if name == "click_element" {
 			t = s.withControlNames(t)
 		}
@@ -450,27 +461,6 @@ func imageBytes(ms []model.Message) int {
 		}
 	}
 	return n
-}
-
-// lastSum is the last capture's sum, decoding a headless page's screen
-// if nothing has yet. It is zero when there is no capture, or when the
-// pixels do not decode, which is logged as a failed capture is.
-func (s *runState) lastSum() [32]byte {
-	if s.lastFrame == nil {
-		return [32]byte{}
-	}
-	sum, err := s.lastFrame.Sum()
-	if err != nil {
-		s.log("compare the screen with the last one: %v", err)
-	}
-	return sum
-}
-
-// isAction reports whether a tool is an action meant to change the screen
-// (input, a declared command); looking, waiting and reporting are not.
-func (s *runState) isAction(tool string) bool {
-	spec := s.tools[tool]
-	return spec.ChangesScreen && !spec.Holds
 }
 
 func canonicalJSON(raw string) string {

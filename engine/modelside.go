@@ -81,7 +81,7 @@ func (s *runState) tabs(ctx context.Context) []memory.Tab {
 // window (every window's, when none has the focus), bounded, and keeps
 // the names for click_element's enum.
 func (s *runState) focusedControls(ctx context.Context) memory.Controls {
-	if _, offered := s.tools["click_element"]; !offered || s.a11y == nil || !s.a11y.Found {
+	if _, offered := s.book.tools["click_element"]; !offered || s.a11y == nil || !s.a11y.Found {
 		return memory.Controls{}
 	}
 	controls, err := s.accessibleControls(ctx)
@@ -190,7 +190,7 @@ func withEnum(t scenarios.ToolSpec, name string, values []string) scenarios.Tool
 // screen changed: without it an unchanged screen is only a handle sent
 // again, which the model easily takes for progress.
 func (s *runState) screenChange(tool string, args map[string]any, before [32]byte, res result) string {
-	if !s.isAction(tool) || res.status != events.StatusOK || res.screen == "" || before == ([32]byte{}) {
+	if !s.book.isAction(tool) || res.status != events.StatusOK || res.screen == "" || before == ([32]byte{}) {
 		return ""
 	}
 	what := strings.TrimSpace(tool + " " + mainArg(args))

@@ -183,9 +183,9 @@ func (s *runState) serveAgent(ctx context.Context) {
 	feed := s.r.agent
 	defer close(feed.over)
 	s.r.mu.Lock()
-	s.r.agentOffers = s.offers
+	s.r.agentOffers = s.book.offers
 	s.r.mu.Unlock()
-	feed.ready <- ToolList(s.files, s.offers)
+	feed.ready <- ToolList(s.files, s.book.offers)
 	if n := len(s.files.Scenario.Steps); n > 0 {
 		s.log("a session takes its calls from the agent; the scenario's %d steps are not run", n)
 	}

@@ -71,7 +71,9 @@ type runState struct {
 	files *scenarios.Files
 
 	environment
-	guards
+	// book is what a call is checked against and the budgets it spends
+	// (guardbook.go).
+	book guardBook
 	loopState
 	outcome
 }
@@ -119,36 +121,14 @@ type environment struct {
 	fatalLine string
 }
 
-// guards is what a call is checked against before it runs: the tool list
-// and what the model has seen of the screen.
-type guards struct {
-	offers Offers
-	tools  map[string]scenarios.ToolSpec
-	names  []string
-	// observed is set while the model has looked at the screen since it
-	// last changed (observe before acting).
-	observed bool
-	// lastFrame is the last capture, as the report writes it; a headless
-	// page's is decoded only when its pixels are asked for.
-	lastFrame *report.Frame
-}
-
-// loopState is the work's progress and the budgets it spends: steps,
-// declared tools' calls, time held waiting, the loop's counters, the
+// loopState is the work's progress: steps, the loop's counters, the
 // model and its memory of the screens.
 type loopState struct {
-	stepN         int
-	declaredCalls map[string]int
-	held          time.Duration
-	loop          loopStats
-	model         *modelState
-	memory        *memory.Memory
-	startedAt     time.Time
-
-	// consecutiveToolErrors counts declared-tool failures since the last
-	// success: runner.max_tool_errors bounds it, and the tool_errors
-	// budget shows it. The loop's totalToolErrors is the report's count.
-	consecutiveToolErrors int
+	stepN     int
+	loop      loopStats
+	model     *modelState
+	memory    *memory.Memory
+	startedAt time.Time
 }
 
 // outcome is what the verdict is decided from, besides the final checks:
@@ -180,14 +160,15 @@ type loopStats struct {
 
 	// totalToolErrors counts every declared-tool failure of the run, for
 	// the report (loop.tool_errors); the consecutive count that
-	// runner.max_tool_errors bounds is loopState.consecutiveToolErrors.
+	// runner.max_tool_errors bounds is guardBook.consecutiveToolErrors.
 	totalToolErrors int
 }
 
 func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 	return &runState{
 		r: r, bus: bus, rep: rep, files: r.files,
-		loopState: loopState{startedAt: time.Now(), declaredCalls: map[string]int{}},
+		book:      guardBook{declaredCalls: map[string]int{}},
+		loopState: loopState{startedAt: time.Now()},
 	}
 }
 
@@ -233,7 +214,7 @@ func (s *runState) start() {
 		Scenario: sc.Name, File: sc.File, SHA256: sc.SHA256,
 		Mode: mode,
 		Goal: sc.Goal, Plan: plan, DeadlineS: total.Seconds(), ReserveS: reserve.Seconds(),
-		Tools: s.names, Steps: len(sc.Steps),
+		Tools: s.book.names, Steps: len(sc.Steps),
 	}})
 }
 
@@ -242,14 +223,7 @@ func (s *runState) setTools(offers Offers) {
 	if s.r.inbox != nil {
 		offers.Inbox = true
 	}
-	s.offers = offers
-	list := ToolList(s.files, offers)
-	s.tools = make(map[string]scenarios.ToolSpec, len(list))
-	s.names = s.names[:0]
-	for _, t := range list {
-		s.tools[t.Name] = s.withAnswerRefs(t)
-		s.names = append(s.names, t.Name)
-	}
+	s.book.setTools(offers, ToolList(s.files, offers), s.withAnswerRefs)
 }
 
 // execute launches the app and runs the steps or the loop. A panic in
@@ -571,7 +545,7 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	rel := s.saveScreen(frame, sent)
 	s.reportShown(shown, rel)
 	b := frame.Bounds()
-	s.lastFrame = frame
+	s.book.lastFrame = frame
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
 		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
 	}})

@@ -75,7 +75,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 	ran := res.status == ""
 	if ran {
 		res = s.run(ctx, n, c)
-		s.recordObservation(s.tools[c.Tool], res)
+		s.book.recordObservation(s.book.tools[c.Tool], res)
 		if c.Expect != nil && res.status == events.StatusOK {
 			res = s.expect(ctx, c.Expect, res)
 		}
@@ -87,7 +87,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source,
 		Status: res.status, Message: res.message, Screen: res.screen, Point: res.point,
 		DurationMS: time.Since(start).Milliseconds()})
-	s.tally(c, s.tools[c.Tool], res, ran)
+	s.tally(c, s.book.tools[c.Tool], res, ran)
 	return res
 }
 
@@ -95,33 +95,13 @@ func (s *runState) step(ctx context.Context, c call) result {
 // list, arguments that fit its schema, the observation prerequisite for
 // model-chosen input, and the tool's budget. A zero result means go.
 func (s *runState) guard(c call) result {
-	spec, known := s.tools[c.Tool]
-	if !known {
-		return failed(failMalformed, "unknown tool %q%s; the tools available are: %s", c.Tool, s.whyNotOffered(c.Tool), strings.Join(s.names, ", "))
-	}
-	if problems := scenarios.CheckArgs(spec, c.Args); len(problems) > 0 {
-		msgs := make([]string, len(problems))
-		for i, p := range problems {
-			msgs[i] = p.Text
-		}
-		return failed(failMalformed, "%s", strings.Join(msgs, "; "))
-	}
-	if c.Source == "model" && spec.NeedsObservation && !s.observed {
-		return failed(failRefused, "%s refused: the screen changed since the last observation; call observe_screen (or check_expectation) first", c.Tool)
-	}
-	if spec.Declared {
-		dt := s.files.Scenario.Tools[c.Tool]
-		if dt.Budget > 0 && s.declaredCalls[c.Tool] >= dt.Budget {
-			return failed(failResolution, "%s has used its budget of %d calls", c.Tool, dt.Budget)
-		}
-	}
-	return result{}
+	return s.book.check(c, s.files.Scenario.Tools, s.whyNotOffered)
 }
 
 // run executes a guarded call: a declared tool's commands, or the
 // built-in tool's implementation from the table (builtins.go).
 func (s *runState) run(ctx context.Context, n int, c call) result {
-	if s.tools[c.Tool].Declared {
+	if s.book.tools[c.Tool].Declared {
 		return s.declared(ctx, c)
 	}
 	impl, found := builtinTools()[c.Tool]
@@ -254,19 +234,6 @@ func (s *runState) respond(n int, c call) result {
 	return ok("message posted to the operator")
 }
 
-// recordObservation keeps the observation record (docs/architecture.md) from the
-// tool's spec once it has run: a tool that observes completes it when it
-// succeeds; one that can change the screen clears it, whether or not it
-// succeeded, since a failed action may still have changed something.
-func (s *runState) recordObservation(spec scenarios.ToolSpec, res result) {
-	switch {
-	case spec.Observes && res.status == events.StatusOK:
-		s.observed = true
-	case spec.ChangesScreen:
-		s.observed = false
-	}
-}
-
 // driverFailure turns a driver error into a result, noticing when the X
 // server itself is gone.
 func (s *runState) driverFailure(err error) result {
@@ -345,22 +312,7 @@ func (s *runState) clickPoint(ctx context.Context, target string) (events.Point,
 
 // hold runs a waiting tool, counting its time against runner.max_hold_s.
 func (s *runState) hold(ctx context.Context, want time.Duration, fn func(context.Context) result) result {
-	limit := time.Duration(s.files.Operator.Runner.MaxHoldS * float64(time.Second))
-	if limit > 0 {
-		left := limit - s.held
-		if left <= 0 {
-			return failed(failResolution, "the waiting budget (runner.max_hold_s = %gs) is used up", limit.Seconds())
-		}
-		if want > left {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, left)
-			defer cancel()
-		}
-	}
-	start := time.Now()
-	r := fn(ctx)
-	s.held += time.Since(start)
-	return r
+	return s.book.hold(ctx, time.Duration(s.files.Operator.Runner.MaxHoldS*float64(time.Second)), want, fn)
 }
 
 // declared runs a scenario-declared shell tool: the literal commands the
@@ -371,7 +323,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	if err != nil {
 		return failed(failMalformed, "%s: %v", c.Tool, err)
 	}
-	s.declaredCalls[c.Tool]++
+	s.book.declaredCalls[c.Tool]++
 	timeout := time.Duration(dt.Timeout * float64(time.Second))
 	if timeout <= 0 {
 		timeout = scenarios.DefaultToolTimeoutS * time.Second
@@ -407,7 +359,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s was interrupted and killed: %v", c.Tool, context.Cause(ctx))
 		}
 		if err != nil {
-			s.consecutiveToolErrors++
+			s.book.consecutiveToolErrors++
 			return failed(failResolution, "%s: %v", c.Tool, err)
 		}
 		// Redact before cutting, so no half of a secret survives the cut.
@@ -418,13 +370,13 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			fmt.Fprintf(&out, " [stdout cut at %d bytes]", len(res.Stdout))
 		}
 		if res.TimedOut {
-			s.consecutiveToolErrors++
+			s.book.consecutiveToolErrors++
 			return failed(failAssertion, "%s timed out after %s and was killed", c.Tool, timeout)
 		}
 		if why := shellCouldNotRun(res.ExitCode); why != "" {
 			// A command that never ran checked nothing about the
 			// application: the test is wrong, not the app.
-			s.consecutiveToolErrors++
+			s.book.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s could not run its command: %s; check the command in tools.%s and that its program is installed", c.Tool, why, c.Tool)
 			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += " (" + e + ")"
@@ -432,7 +384,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s", msg)
 		}
 		if res.ExitCode != 0 {
-			s.consecutiveToolErrors++
+			s.book.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s %s", c.Tool, res.Status)
 			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += ": " + e
@@ -440,7 +392,7 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failAssertion, "%s", msg)
 		}
 	}
-	s.consecutiveToolErrors = 0
+	s.book.consecutiveToolErrors = 0
 	msg := fmt.Sprintf("%s succeeded", c.Tool)
 	if o := strings.TrimSpace(out.String()); o != "" {
 		msg += ": " + o

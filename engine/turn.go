@@ -75,7 +75,7 @@ func (s *runState) askModel(ctx context.Context, conv *conversation) (resp model
 		if s.malformed(msg) {
 			return resp, false, true
 		}
-		conv.tell("Your last reply could not be read (" + truncate(err.Error(), 200) + "). Reply with exactly one call to one of: " + strings.Join(s.names, ", "))
+		conv.tell("Your last reply could not be read (" + truncate(err.Error(), 200) + "). Reply with exactly one call to one of: " + strings.Join(s.book.names, ", "))
 		return resp, false, false
 	}
 	if m.disabled {
@@ -93,7 +93,7 @@ func (s *runState) answerTurn(ctx context.Context, conv *conversation, resp mode
 	calls := resp.ToolCalls
 	if len(calls) == 0 {
 		conv.add(model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text)})
-		conv.tell("Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.names, ", "))
+		conv.tell("Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.book.names, ", "))
 		return s.malformed("a reply without a tool call")
 	}
 	for _, c := range calls {
@@ -169,7 +169,7 @@ func (s *runState) runModelCall(ctx context.Context, conv *conversation, c model
 	// Calls the guards stopped did nothing, so they say nothing about
 	// whether the loop is making progress.
 	if res.fail != failMalformed && res.fail != failRefused {
-		if hint, kind := conv.stuck.observe(c.Name, c.Arguments, s.lastSum(), s.isAction(c.Name)); hint != "" {
+		if hint, kind := conv.stuck.observe(c.Name, c.Arguments, s.lastSum(), s.book.isAction(c.Name)); hint != "" {
 			msg += "\n" + hint
 			s.concern("the loop looked stuck: " + kind)
 		}
@@ -240,12 +240,8 @@ func (s *runState) afterModelCall(ctx context.Context, c model.ToolCall, res res
 // loop ends.
 func (s *runState) overBudget() bool {
 	runner := s.files.Operator.Runner
-	if limit := runner.MaxToolErrors; limit > 0 && s.consecutiveToolErrors >= limit {
-		s.degrade(fmt.Sprintf("%d declared-tool failures in a row (runner.max_tool_errors = %d)", s.consecutiveToolErrors, limit))
-		return true
-	}
-	if limit := runner.MaxHoldS; limit > 0 && s.held.Seconds() >= limit {
-		s.degrade(fmt.Sprintf("the waiting tools used the %gs budget (runner.max_hold_s)", limit))
+	if why := s.book.overBudget(runner.MaxToolErrors, runner.MaxHoldS); why != "" {
+		s.degrade(why)
 		return true
 	}
 	return false
