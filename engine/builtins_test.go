@@ -39,7 +39,7 @@ func TestUnimplementedToolIsARuntimeFault(t *testing.T) {
 	if res.fail != failResolution || res.message != "internal error: no implementation of levitate" {
 		t.Errorf("result = %+v", res)
 	}
-	if s.end == nil || s.end.outcome != OutcomeRuntimeFault {
-		t.Errorf("end = %+v, want a runtime fault", s.end)
+	if s.outcome.end == nil || s.outcome.end.outcome != OutcomeRuntimeFault {
+		t.Errorf("end = %+v, want a runtime fault", s.outcome.end)
 	}
 }

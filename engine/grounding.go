@@ -63,7 +63,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	case vision.Confirmed:
 		r = ok("true: " + j.Reason + on)
 	case vision.Contradicted:
-		s.checkFalse = true
+		s.outcome.checkFalse = true
 		r = ok("false: " + j.Reason + on)
 		if c.Source == "script" {
 			r = failed(failAssertion, "the expectation %q is false: %s", expectation, j.Reason)

@@ -190,8 +190,8 @@ func (s *runState) endLoopOnChecks() {
 	switch {
 	case s.appFinished:
 		s.loop.ended = "the application exited successfully"
-	case s.end != nil:
-		s.loop.ended = "a deterministic check failed: " + s.end.reason
+	case s.outcome.end != nil:
+		s.loop.ended = "a deterministic check failed: " + s.outcome.end.reason
 	default:
 		s.loop.ended = "the run was stopped"
 	}
@@ -213,7 +213,7 @@ func (s *runState) malformed(what string) bool {
 // degrade ends the loop; the deterministic checks decide the verdict.
 func (s *runState) degrade(why string) {
 	s.loop.ended = "degraded: " + why
-	s.loop.outcome = OutcomeDegraded
+	s.outcome.loopOutcome = OutcomeDegraded
 	s.concern("the loop degraded: " + why)
 }
 

@@ -12,7 +12,7 @@ import (
 // observation: that prerequisite binds model-chosen calls only.
 func (s *runState) runScript(ctx context.Context) {
 	for i, st := range s.files.Scenario.Steps {
-		if ctx.Err() != nil || s.end != nil {
+		if ctx.Err() != nil || s.outcome.end != nil {
 			return
 		}
 		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: "script", Expect: st.Expect})

@@ -187,7 +187,7 @@ func (s *runState) checkByOCR(ctx context.Context, c call, expectation string) (
 	if met {
 		return ok("true: " + reason), true
 	}
-	s.checkFalse = true
+	s.outcome.checkFalse = true
 	if c.Source == "script" {
 		return failed(failAssertion, "the expectation %q is false: %s", expectation, reason), true
 	}

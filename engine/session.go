@@ -215,7 +215,7 @@ func (s *runState) agentStep(ctx context.Context, c agentCall) (CallResult, bool
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
 	res := s.step(callCtx, call{Tool: c.tool, Args: c.args, Source: SourceAgent})
-	ended := res.endLoop != "" || s.end != nil || !s.checkAfterStep(ctx)
+	ended := res.endLoop != "" || s.outcome.end != nil || !s.checkAfterStep(ctx)
 	out := CallResult{
 		Step: s.stepN, Tool: c.tool, Status: res.status, Message: s.r.Redact(res.message),
 		Screen: res.screen, Point: res.point, Ended: ended,

@@ -75,7 +75,10 @@ type runState struct {
 	// (guardbook.go).
 	book guardBook
 	loopState
-	outcome
+	// outcome is what the verdict is decided from, gathered as the run
+	// goes: how it ended, what the model said, the concerns raised and
+	// what became of the calls (verdict.go).
+	outcome verdictFacts
 }
 
 // environment is what the run launched and acts on: the stage's parts,
@@ -116,6 +119,15 @@ type environment struct {
 	// appOut redacts the app's and the browser's output on its way to
 	// app.log as one stream, so a secret split between reads is masked.
 	appOut *redact.Stream
+	// appFinished is set when the app exited with a success exit code: the
+	// run ends normally.
+	appFinished bool
+	// expectedExit is the exit code a step's expect: saw the app end with.
+	expectedExit *int
+	// responsive is the newest app_responsive check (responsive.go), nil
+	// until the application was asked.
+	responsive *events.Check
+
 	// fatalLine is set from the output pump's goroutine.
 	fatalMu   sync.Mutex
 	fatalLine string
@@ -131,31 +143,9 @@ type loopState struct {
 	startedAt time.Time
 }
 
-// outcome is what the verdict is decided from, besides the final checks:
-// how the run ended, what the model said and the concerns raised.
-type outcome struct {
-	// appFinished is set when the app exited with a success exit code: the
-	// run ends normally.
-	appFinished bool
-	// expectedExit is the exit code a step's expect: saw the app end with.
-	expectedExit *int
-	end          *ending
-	escalated    bool
-	checkFalse   bool
-	// responsive is the newest app_responsive check (responsive.go), nil
-	// until the application was asked.
-	responsive   *events.Check
-	modelVerdict string
-	modelReason  string
-	concerns     []string
-	// calls is what became of the model's or the agent's calls.
-	calls callTally
-}
-
 type loopStats struct {
 	iterations, malformed, rescued int
 	ended                          string // why the loop ended, in words
-	outcome                        string // degraded, no-model-verdict, or "" for completed
 	ran                            bool
 
 	// totalToolErrors counts every declared-tool failure of the run, for
@@ -178,23 +168,15 @@ func (s *runState) log(format string, args ...any) {
 	s.publish(events.Event{Kind: events.KindLog, Message: fmt.Sprintf(format, args...)})
 }
 
+// concern raises a concern once, however often it is raised.
 func (s *runState) concern(msg string) {
-	for _, c := range s.concerns {
-		if c == msg {
-			return
-		}
+	if s.outcome.addConcern(msg) {
+		s.publish(events.Event{Kind: events.KindConcern, Message: msg})
 	}
-	s.concerns = append(s.concerns, msg)
-	s.publish(events.Event{Kind: events.KindConcern, Message: msg})
 }
 
-// stop records the first reason the run ends early; later ones are
-// ignored so the first cause is the one reported.
-func (s *runState) stop(verdict, outcome, reason string) {
-	if s.end == nil {
-		s.end = &ending{verdict: verdict, outcome: outcome, reason: reason}
-	}
-}
+// stop records the first reason the run ends early (verdictFacts.stop).
+func (s *runState) stop(verdict, outcome, reason string) { s.outcome.stop(verdict, outcome, reason) }
 
 // start announces the run with everything the files decided.
 func (s *runState) start() {
@@ -564,7 +546,7 @@ func (s *runState) finish(ctx context.Context) Result {
 			checks = append(checks, c)
 		}
 	}
-	checks = append(checks, s.toolChecks()...)
+	checks = append(checks, s.outcome.calls.toolChecks()...)
 	for i := range checks {
 		s.publish(events.Event{Kind: events.KindCheck, Check: &checks[i]})
 	}

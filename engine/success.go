@@ -27,7 +27,7 @@ const successPrefix = "success."
 // that cannot be evaluated as test-error (success-error).
 func (s *runState) judgeSuccess(ctx context.Context) {
 	crit := s.files.Scenario.Success
-	if crit == nil || s.escalated || s.end != nil || ctx.Err() != nil {
+	if crit == nil || s.outcome.escalated || s.outcome.end != nil || ctx.Err() != nil {
 		return
 	}
 	if s.r.agent == nil && !s.loop.ran {
@@ -35,7 +35,7 @@ func (s *runState) judgeSuccess(ctx context.Context) {
 	}
 	// A crash or a lost window since the last call is the app's failure,
 	// named as such, not a success criterion's.
-	if !s.checkAfterStep(ctx) && s.end != nil {
+	if !s.checkAfterStep(ctx) && s.outcome.end != nil {
 		return
 	}
 	for _, p := range s.probes(&crit.Expect) {
@@ -97,7 +97,7 @@ func (s *runState) successTool(ctx context.Context, tool string) result {
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: tool, Args: args, Source: sourceSuccess,
 		Status: res.status, Message: res.message, Screen: res.screen, DurationMS: time.Since(start).Milliseconds()})
 	if ctx.Err() == nil {
-		s.noteDeclared(tool, res)
+		s.outcome.calls.noteDeclared(tool, res, s.files.Scenario.Tools[tool].Check)
 	}
 	return res
 }

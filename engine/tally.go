@@ -52,23 +52,29 @@ func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) 
 	if c.Source != "model" && c.Source != SourceAgent {
 		return
 	}
-	t := &s.calls
+	s.outcome.calls.record(c.Tool, spec, res, ran, s.files.Scenario.Tools[c.Tool].Check)
+}
+
+// record counts a call's end: a call that did not succeed by status, a
+// declared tool's call that ran as its last, an input action by whether
+// it succeeded. check is set when the scenario marks the tool check: true.
+func (t *callTally) record(tool string, spec scenarios.ToolSpec, res result, ran, check bool) {
 	if res.status != events.StatusOK {
 		if t.notDone == nil {
 			t.notDone = map[string][]string{}
 		}
 		// A malformed call's name is whatever the model wrote: kept short.
-		t.notDone[res.status] = append(t.notDone[res.status], truncate(c.Tool, maxTalliedName))
+		t.notDone[res.status] = append(t.notDone[res.status], truncate(tool, maxTalliedName))
 	}
 	if spec.Declared && ran {
-		s.noteDeclared(c.Tool, res)
+		t.noteDeclared(tool, res, check)
 	}
 	if spec.ChangesScreen && !spec.Holds && !spec.Declared {
 		if res.status == events.StatusOK {
 			t.failedInputs, t.failedInput = 0, nil
 		} else {
 			t.failedInputs++
-			t.failedInput = append(t.failedInput, fmt.Sprintf("%s (%s)", truncate(c.Tool, maxTalliedName), res.status))
+			t.failedInput = append(t.failedInput, fmt.Sprintf("%s (%s)", truncate(tool, maxTalliedName), res.status))
 			if len(t.failedInput) > maxListed {
 				t.failedInput = t.failedInput[1:]
 			}
@@ -77,9 +83,9 @@ func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) 
 }
 
 // noteDeclared records a declared tool's call that ran, whoever made it:
-// the success criteria's own run of a tool is its latest call too.
-func (s *runState) noteDeclared(tool string, res result) {
-	t := &s.calls
+// the success criteria's own run of a tool is its latest call too. check
+// is set when the scenario marks the tool check: true.
+func (t *callTally) noteDeclared(tool string, res result, check bool) {
 	if t.lastDeclared == nil {
 		t.lastDeclared = map[string]declaredCall{}
 	}
@@ -89,17 +95,17 @@ func (s *runState) noteDeclared(tool string, res result) {
 	t.lastDeclared[tool] = declaredCall{
 		ok:      res.status == events.StatusOK,
 		failed:  res.fail == failAssertion,
-		check:   s.files.Scenario.Tools[tool].Check,
+		check:   check,
 		message: res.message,
 	}
 }
 
 // toolChecks are the deterministic checks of the declared tools marked
 // check: true whose last call ran: each holds unless that call failed.
-func (s *runState) toolChecks() []events.Check {
+func (t callTally) toolChecks() []events.Check {
 	var out []events.Check
-	for _, name := range s.calls.declaredOrder {
-		last := s.calls.lastDeclared[name]
+	for _, name := range t.declaredOrder {
+		last := t.lastDeclared[name]
 		if !last.check {
 			continue
 		}

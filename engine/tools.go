@@ -208,7 +208,7 @@ func (s *runState) recordVerdict(ctx context.Context, c call) result {
 	}
 	verdict, _ := c.Args["verdict"].(string)
 	reason, _ := c.Args["reason"].(string)
-	s.modelVerdict, s.modelReason = verdict, reason
+	s.outcome.modelVerdict, s.outcome.modelReason = verdict, reason
 	r := ok(fmt.Sprintf("recorded %s; the runtime decides the final verdict from its checks", verdict))
 	r.endLoop = "the model recorded its verdict (" + verdict + ")"
 	return r
@@ -217,8 +217,8 @@ func (s *runState) recordVerdict(ctx context.Context, c call) result {
 // escalate locks the verdict to test-error now, whatever later checks find.
 func (s *runState) escalate(c call) result {
 	reason, _ := c.Args["reason"].(string)
-	s.escalated = true
-	s.end = &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: " + reason}
+	s.outcome.escalated = true
+	s.outcome.end = &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: " + reason}
 	r := ok("escalated; the run ends with test-error")
 	r.endLoop = "the model escalated"
 	return r

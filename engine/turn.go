@@ -34,7 +34,7 @@ func (s *runState) beforeTurn(ctx context.Context, maxIter int) (end, skip bool)
 	}
 	if s.loop.iterations >= maxIter {
 		s.loop.ended = fmt.Sprintf("the loop used its %d model calls without a model verdict", maxIter)
-		s.loop.outcome = OutcomeNoModelVerdict
+		s.outcome.loopOutcome = OutcomeNoModelVerdict
 		s.concern(s.loop.ended)
 		return true, false
 	}

@@ -8,8 +8,9 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
-// verdictFacts is everything the verdict depends on, gathered once the
-// run's work is over.
+// verdictFacts is everything the verdict depends on. The run keeps it as
+// its outcome while it runs (runState.outcome); the final checks and what
+// the run was complete it once the run's work is over (facts).
 type verdictFacts struct {
 	// checks are the final deterministic checks, the declared tools
 	// marked check: true among them.
@@ -35,15 +36,32 @@ type verdictFacts struct {
 	calls callTally
 }
 
+// stop records the first reason the run ends early; later ones are
+// ignored so the first cause is the one reported.
+func (f *verdictFacts) stop(verdict, outcome, reason string) {
+	if f.end == nil {
+		f.end = &ending{verdict: verdict, outcome: outcome, reason: reason}
+	}
+}
+
+// addConcern records a concern, and reports whether it is new.
+func (f *verdictFacts) addConcern(msg string) bool {
+	if slices.Contains(f.concerns, msg) {
+		return false
+	}
+	f.concerns = append(f.concerns, msg)
+	return true
+}
+
 // facts gathers what the verdict depends on from the run.
 func (s *runState) facts(checks []events.Check) verdictFacts {
 	by := "the model"
 	if s.r.agent != nil {
 		by = "the agent"
 	}
-	return verdictFacts{checks: checks, end: s.end, escalated: s.escalated, loopOutcome: s.loop.outcome,
-		modelVerdict: s.modelVerdict, modelReason: s.modelReason, checkFalse: s.checkFalse, concerns: s.concerns,
-		goal: s.loop.ran || s.r.agent != nil, by: by, success: s.files.Scenario.Success != nil, calls: s.calls}
+	f := s.outcome
+	f.checks, f.goal, f.by, f.success = checks, s.loop.ran || s.r.agent != nil, by, s.files.Scenario.Success != nil
+	return f
 }
 
 // nothingVerified is the concern of a goal run that passes with no

@@ -207,7 +207,7 @@ func (s *runState) exitedAsExpected() bool {
 // allows, once the steps or the loop are done.
 func (s *runState) awaitExpectedExit(ctx context.Context) {
 	e := s.expectExit()
-	if e == nil || s.app == nil || s.end != nil {
+	if e == nil || s.app == nil || s.outcome.end != nil {
 		return
 	}
 	within := time.Duration(e.WithinS * float64(time.Second))
@@ -227,7 +227,7 @@ func (s *runState) expectedExitCheck() (events.Check, bool) {
 	e := s.expectExit()
 	// A run that stopped early for another reason never reached the end
 	// the scenario expects, so there is no exit to check.
-	if e == nil || s.app == nil || s.end != nil && s.app.Alive() {
+	if e == nil || s.app == nil || s.outcome.end != nil && s.app.Alive() {
 		return events.Check{}, false
 	}
 	c := events.Check{Name: "expected_exit", OK: s.exitedAsExpected()}
