@@ -166,8 +166,8 @@ func (s *runState) runLoop(ctx context.Context) {
 	}
 	s.model = m
 	s.warmModelImages(ctx)
-	s.memory = memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
-	conv := newConversation(s.memory, s.firstMessage())
+	mem := memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
+	conv := newConversation(mem, s.firstMessage(mem))
 	maxIter := s.maxIterations()
 	for {
 		if s.loopTurn(ctx, conv, maxIter) {
@@ -392,7 +392,7 @@ func (s *runState) goalPrompt() string {
 
 // firstMessage carries the goal, the plan and the scenario's reference
 // images, registered as input_image_N.
-func (s *runState) firstMessage() model.Message {
+func (s *runState) firstMessage(mem *memory.Memory) model.Message {
 	sc := s.files.Scenario
 	msg := model.Message{Role: model.RoleUser, Text: s.goalPrompt()}
 	for _, p := range sc.ReferenceImages {
@@ -401,7 +401,7 @@ func (s *runState) firstMessage() model.Message {
 			s.log("read reference image %s: %v", p, err)
 			continue
 		}
-		handle := s.memory.AddInput(data, "reference image "+filepath.Base(p))
+		handle := mem.AddInput(data, "reference image "+filepath.Base(p))
 		msg.Images = append(msg.Images, model.Image{Handle: handle, PNG: data})
 		msg.Text += fmt.Sprintf("\nReference image %s: %s.", handle, filepath.Base(p))
 	}

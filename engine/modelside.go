@@ -30,10 +30,10 @@ const (
 // tellMemory gives the model's memory what the next Environment Update
 // says besides the images: the values there are to type, the browser's
 // tab and the focused window's named controls.
-func (s *runState) tellMemory(ctx context.Context) {
-	s.memory.SetBindings(s.bindings())
-	s.memory.SetTabs(s.tabs(ctx))
-	s.memory.SetControls(s.focusedControls(ctx))
+func (s *runState) tellMemory(ctx context.Context, mem *memory.Memory) {
+	mem.SetBindings(s.bindings())
+	mem.SetTabs(s.tabs(ctx))
+	mem.SetControls(s.focusedControls(ctx))
 }
 
 // bindings lists the values type_text can type: names and lengths only.

@@ -17,7 +17,6 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
 	"github.com/kasmrt/kasmrt/engine/events"
-	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/redact"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/engine/stage"
@@ -133,13 +132,13 @@ type environment struct {
 	fatalLine string
 }
 
-// loopState is the work's progress: steps, the loop's counters, the
-// model and its memory of the screens.
+// loopState is the work's progress: steps, the loop's counters and the
+// model. The model's memory of the screens is the conversation's
+// (conversation.go).
 type loopState struct {
 	stepN     int
 	loop      loopStats
 	model     *modelState
-	memory    *memory.Memory
 	startedAt time.Time
 }
 

@@ -177,13 +177,21 @@ func (s *runState) runModelCall(ctx context.Context, conv *conversation, c model
 	conv.add(s.toolMessage(c.ID, msg, res, conv))
 	conv.forget()
 	if res.status == events.StatusOK {
-		s.memory.SetWindows(s.windowTitles())
-		s.tellMemory(ctx)
-		if upd := s.memory.EnvironmentUpdate(); upd != "" {
-			conv.tell(upd)
-		}
+		s.updateEnvironment(ctx, conv)
 	}
 	return s.afterModelCall(ctx, c, res)
+}
+
+// updateEnvironment tells the model's memory what surrounds the screen
+// after a call that succeeded (the windows, the values to type, the tab,
+// the named controls), and passes its Environment Update on when there is
+// one to say.
+func (s *runState) updateEnvironment(ctx context.Context, conv *conversation) {
+	conv.memory.SetWindows(s.windowTitles())
+	s.tellMemory(ctx, conv.memory)
+	if upd := conv.memory.EnvironmentUpdate(); upd != "" {
+		conv.tell(upd)
+	}
 }
 
 // toolMessage is a call's answer for the model, redacted, with the screen
