@@ -73,11 +73,19 @@ type runState struct {
 	// book is what a call is checked against and the budgets it spends
 	// (guardbook.go).
 	book guardBook
-	loopState
 	// outcome is what the verdict is decided from, gathered as the run
 	// goes: how it ended, what the model said, the concerns raised and
 	// what became of the calls (verdict.go).
 	outcome verdictFacts
+
+	// stepN numbers the run's steps; startedAt is when the run began, for
+	// the deadline budget.
+	stepN     int
+	startedAt time.Time
+	// loop counts what the agentic loop did, for the report; model is
+	// its model and the model's health (loop.go).
+	loop  loopStats
+	model *modelState
 }
 
 // environment is what the run launched and acts on: the stage's parts,
@@ -132,16 +140,6 @@ type environment struct {
 	fatalLine string
 }
 
-// loopState is the work's progress: steps, the loop's counters and the
-// model. The model's memory of the screens is the conversation's
-// (conversation.go).
-type loopState struct {
-	stepN     int
-	loop      loopStats
-	model     *modelState
-	startedAt time.Time
-}
-
 type loopStats struct {
 	iterations, malformed, rescued int
 	ended                          string // why the loop ended, in words
@@ -157,7 +155,7 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 	return &runState{
 		r: r, bus: bus, rep: rep, files: r.files,
 		book:      guardBook{declaredCalls: map[string]int{}},
-		loopState: loopState{startedAt: time.Now()},
+		startedAt: time.Now(),
 	}
 }
 
