@@ -301,12 +301,13 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 
 // finished reports whether the run in dir is a result resume may keep:
 // its manifest is complete, hashes to the identity it holds, and agrees
-// with report.json on the verdict and the outcome; and the suite's own
-// stopping did not interrupt it. Anything else is run again, so neither a
-// Ctrl-C nor a manifest edited (or torn) apart from its report turns into
-// a result.
+// with report.json on the verdict and the outcome; and neither the
+// suite's own stopping nor the operator's abort ended it. Anything else is
+// run again, so neither a Ctrl-C, an abort from the console nor a manifest
+// edited (or torn) apart from its report turns into a result.
 func finished(dir string, m engine.Manifest) bool {
-	if !m.Complete() || m.Outcome == engine.OutcomeInterrupted || m.IdentitySHA256 != m.Identity.SHA256() {
+	if !m.Complete() || m.Outcome == engine.OutcomeInterrupted || m.Outcome == engine.OutcomeAborted ||
+		m.IdentitySHA256 != m.Identity.SHA256() {
 		return false
 	}
 	rep, err := readReport(dir)
