@@ -31,6 +31,10 @@ type Options struct {
 	// Resume keeps the complete runs of an earlier output whose identity
 	// matches, and re-runs those that did not finish.
 	Resume bool
+	// ResumeIfAny is Resume when Out holds an earlier output and a fresh
+	// start when it is missing or empty: what a retried Kubernetes pod
+	// needs, which cannot know whether its first try wrote anything.
+	ResumeIfAny bool
 	// Strict makes pass-with-concerns exit 4, as run --strict.
 	Strict  bool
 	Version string
@@ -245,6 +249,9 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 		return nil, badInput("no output directory (--out)")
 	}
 	entries, err := os.ReadDir(opts.Out)
+	if opts.ResumeIfAny {
+		opts.Resume = err == nil && len(entries) > 0
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if opts.Resume {
