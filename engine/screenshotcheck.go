@@ -50,6 +50,7 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 			return false, "the window was still changing between two captures", nil
 		}
 		actual = img
+		outcome.Width, outcome.Height = img.Bounds().Dx(), img.Bounds().Dy()
 		if s.r.opts.UpdateBaselines {
 			if err := baseline.Write(file, img); err != nil {
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)

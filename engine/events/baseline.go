@@ -31,6 +31,9 @@ type Baseline struct {
 	Threshold    float64 `json:"threshold"`
 	// SizeDiffers says the window and the baseline have different sizes.
 	SizeDiffers bool `json:"size_differs,omitempty"`
+	// Width and Height are the compared window's.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
 	// Expected, Actual and Diff are the images in the report directory
 	// (relative to it), when the check did not match.
 	Expected string `json:"expected,omitempty"`
