@@ -71,6 +71,11 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 		}
 		masks, err := s.maskAreas(ctx, c)
 		if err != nil {
+			// Without its masks the comparison would count what the
+			// scenario asked to leave out: the check cannot be made.
+			if !errors.Is(err, errCannotCheck) {
+				err = fmt.Errorf("%w: %v", errCannotCheck, err)
+			}
 			return false, "", err
 		}
 		res, err := baseline.Compare(expected, img, baseline.Options{Threshold: threshold, Masks: masks})

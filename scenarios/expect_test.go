@@ -182,7 +182,7 @@ func TestSuccessRejections(t *testing.T) {
 		{"a check expect: takes, wrong", goal + "success:\n  window_title: {equals: a, contains: b}\n",
 			"t.yaml:8:3: success.window_title: success: a window_title check gives exactly one of equals or contains"},
 		{"an unknown key", goal + "success: {title: x}\n",
-			"t.yaml:7:11: success.title: unknown key (known keys: within_s, window_title, screen_text, cdp, controls, click_targets, exit_code, tools)"},
+			"t.yaml:7:11: success.title: unknown key (known keys: within_s, window_title, screen_text, cdp, controls, click_targets, exit_code, screenshot, tools)"},
 		{"check: is true or false", goal + "  flag: {run: shell, command: 'true', check: yes}\n",
 			`t.yaml:7:46: tools.flag.check: want true or false, got "yes"`},
 	}
