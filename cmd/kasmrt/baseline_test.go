@@ -98,6 +98,13 @@ func TestScreenshotBaselines(t *testing.T) {
 	if code != 0 || rep.Baselines[0].Result != events.BaselineMatched {
 		t.Fatalf("the changed label masked: exit %d %s %v %+v\n%s", code, rep.Verdict, rep.Reasons, rep.Baselines, stderr)
 	}
+
+	// A suite approves the baselines of its scenarios the same way.
+	testkit.WriteFile(t, dir, "other.yaml", baselineScenario("Another window", ""))
+	code, _, stderr = kasmrt(t, "suite", filepath.Join(dir, "other.yaml"), "--out", filepath.Join(dir, "suite"), "--headless", "--update-baselines")
+	if code != 0 || !isPNG(t, filepath.Join(dir, "other.baselines", "main.png")) {
+		t.Errorf("suite --update-baselines: exit %d, no other.baselines/main.png\n%s", code, stderr)
+	}
 }
 
 // isPNG reports whether path holds a PNG image with pixels.
