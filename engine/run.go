@@ -65,6 +65,9 @@ type Options struct {
 	// is the real drivers. A suite's worker passes one that keeps its
 	// display between runs.
 	Machine stage.Machine
+	// UpdateBaselines makes every screenshot check write the window as its
+	// baseline (beside the scenario) instead of comparing it.
+	UpdateBaselines bool
 }
 
 // Result is how a run ended.

@@ -58,6 +58,9 @@ func load(scenarioPath, operatorPath string, lookup Lookup, session bool, checks
 	} else {
 		sc, ps = parseScenario(scenarioPath, data, lookup)
 		all = append(all, ps...)
+		if session && sc != nil && sc.Goal == "" {
+			all = append(all, Problem{Pos: sc.KeyPos("steps"), Msg: sessionNeedsGoal})
+		}
 	}
 	if sc != nil && op != nil {
 		for _, p := range crossCheck(sc, op) {
@@ -222,6 +225,8 @@ type validator struct {
 	warnings Problems
 	// substituted is the decoder's record of placeholders, by key path.
 	substituted map[string][]string
+	// baselines are the screenshot checks' baseline names seen so far.
+	baselines map[string]bool
 }
 
 // at returns where key path was written, falling back to its parent's

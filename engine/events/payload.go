@@ -317,6 +317,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[CapacityWait](raw)
 	case KindCapacityAcquired:
 		return decodeAs[CapacityAcquired](raw)
+	case KindBaseline:
+		return decodeAs[Baseline](raw)
 	}
 	return RawData{kind: kind, JSON: append(json.RawMessage(nil), raw...)}, nil
 }

@@ -77,38 +77,23 @@ func (r Report) Redacted(redact func(string) string) Report {
 		}
 		r.Steering = ss
 	}
+	if r.Baselines != nil {
+		bs := make([]Baseline, len(r.Baselines))
+		for i, b := range r.Baselines {
+			b.Name, b.File = redact(b.Name), redact(b.File)
+			b.Expected, b.Actual, b.Diff = redact(b.Expected), redact(b.Actual), redact(b.Diff)
+			bs[i] = b
+		}
+		r.Baselines = bs
+	}
 	if r.Startup != nil {
 		st := *r.Startup
 		st.Match, st.Reason, st.Suggestion = redact(st.Match), redact(st.Reason), redact(st.Suggestion)
 		st.Windows = redactWindows(st.Windows, redact)
 		r.Startup = &st
 	}
-	if r.Hung != nil {
-		h := *r.Hung
-		h.Reason, h.Window = redact(h.Reason), redact(h.Window)
-		h.Windows = redactWindows(h.Windows, redact)
-		if h.Threads != nil {
-			ts := make([]events.ThreadSeen, len(h.Threads))
-			for i, t := range h.Threads {
-				t.Name, t.State, t.WChan = redact(t.Name), redact(t.State), redact(t.WChan)
-				ts[i] = t
-			}
-			h.Threads = ts
-		}
-		r.Hung = &h
-	}
-	if r.Browser != nil {
-		b := *r.Browser
-		if b.Console != nil {
-			cs := make([]ConsoleEntry, len(b.Console))
-			for i, c := range b.Console {
-				c.Level, c.Source, c.Text, c.URL = redact(c.Level), redact(c.Source), redact(c.Text), redact(c.URL)
-				cs[i] = c
-			}
-			b.Console = cs
-		}
-		r.Browser = &b
-	}
+	r.Hung = r.Hung.redacted(redact)
+	r.Browser = r.Browser.redacted(redact)
 	if r.Final != nil {
 		f := *r.Final
 		f.Note = redact(f.Note)
@@ -116,6 +101,44 @@ func (r Report) Redacted(redact func(string) string) Report {
 	}
 	r.Session.Display, r.Session.WindowManager = redact(r.Session.Display), redact(r.Session.WindowManager)
 	return r
+}
+
+// redacted is a copy of the hang's diagnosis with every string the
+// application chose passed through redact; nil stays nil.
+func (h *Hung) redacted(redact func(string) string) *Hung {
+	if h == nil {
+		return nil
+	}
+	out := *h
+	out.Reason, out.Window = redact(out.Reason), redact(out.Window)
+	out.Windows = redactWindows(out.Windows, redact)
+	if out.Threads != nil {
+		ts := make([]events.ThreadSeen, len(out.Threads))
+		for i, t := range out.Threads {
+			t.Name, t.State, t.WChan = redact(t.Name), redact(t.State), redact(t.WChan)
+			ts[i] = t
+		}
+		out.Threads = ts
+	}
+	return &out
+}
+
+// redacted is a copy of the browser's record with every string the page
+// chose passed through redact; nil stays nil.
+func (b *Browser) redacted(redact func(string) string) *Browser {
+	if b == nil {
+		return nil
+	}
+	out := *b
+	if out.Console != nil {
+		cs := make([]ConsoleEntry, len(out.Console))
+		for i, c := range out.Console {
+			c.Level, c.Source, c.Text, c.URL = redact(c.Level), redact(c.Source), redact(c.Text), redact(c.URL)
+			cs[i] = c
+		}
+		out.Console = cs
+	}
+	return &out
 }
 
 // redactWindows passes every string the windows' clients chose through
