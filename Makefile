@@ -86,7 +86,7 @@ fuzz:
 # tests are left out so a mutant costs seconds, not minutes; the drivers'
 # glue and the engine's subpackages are not mutated.
 GREMLINS    ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-RULE_TESTS  := ^(TestRules|TestInboxUpdateEvents|TestAppDir|TestWebhookNotice|TestModelRequestEventSaysWhy|TestFatalEvidence|TestOutputScanner|TestSecretWords|TestMaskTypedChange|TestZoomCrop|TestPairedSeed|TestManifestIncompleteUntilEnded|TestCheckKeyNames|TestNewRefusesUnknownKeyNames|TestIdentity|TestVersionURL|TestWatchAttached|TestTruncateAndTail|TestParseArgs|TestCanonicalJSON|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
+RULE_TESTS  := ^(TestRules|TestGuardBook|TestInboxUpdateEvents|TestAppDir|TestWebhookNotice|TestModelRequestEventSaysWhy|TestFatalEvidence|TestOutputScanner|TestSecretWords|TestMaskTypedChange|TestZoomCrop|TestPairedSeed|TestManifestIncompleteUntilEnded|TestCheckKeyNames|TestNewRefusesUnknownKeyNames|TestIdentity|TestVersionURL|TestWatchAttached|TestTruncateAndTail|TestParseArgs|TestCanonicalJSON|TestDecideVerdict|TestBuiltin|TestUnimplemented|TestLoopTurns|TestLoopModelFailures|TestLoopBudgets|TestLoopCheckExpectation|TestLoopInbox|TestLoopSteering)
 MUTATE_SKIP ?= -E '^(events|model|memory|redact|report|vision|stage)/' -E '^(browser|accessibility|machine|builtins|steer|diagnose|explain)\.go$$'
 MUTATE_OUT  ?= $(REPORTS)/mutate.json
 # A mutant's tests may run this many times the coverage pass's time before
