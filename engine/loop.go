@@ -167,10 +167,9 @@ func (s *runState) runLoop(ctx context.Context) {
 	s.model = m
 	s.warmModelImages(ctx)
 	mem := memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
-	conv := newConversation(mem, s.firstMessage(mem))
-	maxIter := s.maxIterations()
+	l := &goalLoop{run: s, conv: newConversation(mem, s.firstMessage(mem)), maxIter: s.maxIterations()}
 	for {
-		if s.loopTurn(ctx, conv, maxIter) {
+		if l.turn(ctx) {
 			return
 		}
 	}
@@ -186,7 +185,8 @@ func (s *runState) maxIterations() int {
 }
 
 // endLoopOnChecks records why the loop ended when the checks stopped it.
-func (s *runState) endLoopOnChecks() {
+func (l *goalLoop) endLoopOnChecks() {
+	s := l.run
 	switch {
 	case s.appFinished:
 		s.loop.ended = "the application exited successfully"
@@ -199,19 +199,21 @@ func (s *runState) endLoopOnChecks() {
 
 // malformed counts a malformed reply; at the allowance the loop degrades.
 // It reports whether the loop must end.
-func (s *runState) malformed(what string) bool {
+func (l *goalLoop) malformed(what string) bool {
+	s := l.run
 	s.loop.malformed++
 	s.budgets()
 	limit := s.files.Operator.Runner.MaxRetriesPerStep
 	if s.loop.malformed >= limit {
-		s.degrade(fmt.Sprintf("%d malformed replies (runner.max_retries_per_step = %d); the last: %s", s.loop.malformed, limit, what))
+		l.degrade(fmt.Sprintf("%d malformed replies (runner.max_retries_per_step = %d); the last: %s", s.loop.malformed, limit, what))
 		return true
 	}
 	return false
 }
 
 // degrade ends the loop; the deterministic checks decide the verdict.
-func (s *runState) degrade(why string) {
+func (l *goalLoop) degrade(why string) {
+	s := l.run
 	s.loop.ended = "degraded: " + why
 	s.outcome.loopOutcome = OutcomeDegraded
 	s.concern("the loop degraded: " + why)
@@ -234,7 +236,8 @@ const (
 // maxCallsRecorded as steps of their own, the rest as one summary step
 // (tool more_calls) counting them by tool. Only the turn's last step gets
 // a screen.
-func (s *runState) recordSeveralCalls(calls []model.ToolCall, msg string) {
+func (l *goalLoop) recordSeveralCalls(calls []model.ToolCall, msg string) {
+	s := l.run
 	kept, rest := calls[:min(len(calls), maxCallsRecorded)], calls[min(len(calls), maxCallsRecorded):]
 	for i, c := range kept {
 		s.recordUnrunStep(c, events.StatusMalformed, msg, i == len(kept)-1 && len(rest) == 0)

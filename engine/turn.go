@@ -10,30 +10,41 @@ import (
 	"github.com/kasmrt/kasmrt/engine/model"
 )
 
-// loopTurn runs one turn of the loop: the checks before it, the model's
+// goalLoop is a goal run's agentic loop: the conversation with the
+// model, the bound on its model calls, and the run, which steps the calls
+// the model chooses through the guards and the tools (runState.step) and
+// keeps the loop's counters, the checks and the verdict's facts.
+type goalLoop struct {
+	run     *runState
+	conv    *conversation
+	maxIter int
+}
+
+// turn runs one turn of the loop: the checks before it, the model's
 // reply and the one call it may run. It reports whether the loop ends.
-func (s *runState) loopTurn(ctx context.Context, conv *conversation, maxIter int) bool {
-	if end, skip := s.beforeTurn(ctx, maxIter); end || skip {
+func (l *goalLoop) turn(ctx context.Context) bool {
+	if end, skip := l.beforeTurn(ctx); end || skip {
 		return end
 	}
-	conv.takeNotes(s.r.steer.takeNotes())
-	resp, asked, end := s.askModel(ctx, conv)
+	l.conv.takeNotes(l.run.r.steer.takeNotes())
+	resp, asked, end := l.askModel(ctx)
 	if !asked {
 		return end
 	}
-	return s.answerTurn(ctx, conv, resp)
+	return l.answerTurn(ctx, resp)
 }
 
 // beforeTurn decides whether the loop may spend another model call: end
 // is set when the loop ends, skip when the turn starts over (a pause that
 // ended with the work context).
-func (s *runState) beforeTurn(ctx context.Context, maxIter int) (end, skip bool) {
+func (l *goalLoop) beforeTurn(ctx context.Context) (end, skip bool) {
+	s := l.run
 	if ctx.Err() != nil {
 		s.loop.ended = "the run's time ran out"
 		return true, false
 	}
-	if s.loop.iterations >= maxIter {
-		s.loop.ended = fmt.Sprintf("the loop used its %d model calls without a model verdict", maxIter)
+	if s.loop.iterations >= l.maxIter {
+		s.loop.ended = fmt.Sprintf("the loop used its %d model calls without a model verdict", l.maxIter)
 		s.outcome.loopOutcome = OutcomeNoModelVerdict
 		s.concern(s.loop.ended)
 		return true, false
@@ -44,12 +55,12 @@ func (s *runState) beforeTurn(ctx context.Context, maxIter int) (end, skip bool)
 	// The app can end between turns (a dialog closing after the last
 	// action settled): look before spending a model call.
 	if !s.checkAfterStep(ctx) {
-		s.endLoopOnChecks()
+		l.endLoopOnChecks()
 		return true, false
 	}
 	if s.model.disabled {
 		// The vision judge may have used up the model's failures.
-		s.degrade("the model is off after repeated failures")
+		l.degrade("the model is off after repeated failures")
 		return true, false
 	}
 	return false, false
@@ -57,9 +68,10 @@ func (s *runState) beforeTurn(ctx context.Context, maxIter int) (end, skip bool)
 
 // askModel sends the conversation to the model. asked is set when a reply
 // came back; otherwise end says whether the loop ends.
-func (s *runState) askModel(ctx context.Context, conv *conversation) (resp model.Response, asked, end bool) {
+func (l *goalLoop) askModel(ctx context.Context) (resp model.Response, asked, end bool) {
+	s := l.run
 	m := s.model
-	req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(conv.context()), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
+	req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(l.conv.context()), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
 	req.Messages = fitContext(s.files.Operator.Model, req)
 	s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
 	s.loop.iterations++
@@ -72,14 +84,14 @@ func (s *runState) askModel(ctx context.Context, conv *conversation) (resp model
 	}
 	if errors.Is(err, model.ErrMalformedResponse) {
 		msg := "the model's reply was not valid: " + err.Error()
-		if s.malformed(msg) {
+		if l.malformed(msg) {
 			return resp, false, true
 		}
-		conv.tell("Your last reply could not be read (" + truncate(err.Error(), 200) + "). Reply with exactly one call to one of: " + strings.Join(s.book.names, ", "))
+		l.conv.tell("Your last reply could not be read (" + truncate(err.Error(), 200) + "). Reply with exactly one call to one of: " + strings.Join(s.book.names, ", "))
 		return resp, false, false
 	}
 	if m.disabled {
-		s.degrade("the model is off after repeated failures")
+		l.degrade("the model is off after repeated failures")
 		return resp, false, true
 	}
 	s.budgets()
@@ -89,12 +101,13 @@ func (s *runState) askModel(ctx context.Context, conv *conversation) (resp model
 // answerTurn handles the model's reply: a reply without exactly one call
 // with readable arguments runs nothing; the one call is offered for
 // approval in step mode, then run. It reports whether the loop ends.
-func (s *runState) answerTurn(ctx context.Context, conv *conversation, resp model.Response) bool {
+func (l *goalLoop) answerTurn(ctx context.Context, resp model.Response) bool {
+	s := l.run
 	calls := resp.ToolCalls
 	if len(calls) == 0 {
-		conv.add(model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text)})
-		conv.tell("Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.book.names, ", "))
-		return s.malformed("a reply without a tool call")
+		l.conv.add(model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text)})
+		l.conv.tell("Your reply had no tool call. Reply with exactly one call to one of: " + strings.Join(s.book.names, ", "))
+		return l.malformed("a reply without a tool call")
 	}
 	for _, c := range calls {
 		if c.Rescued {
@@ -105,36 +118,37 @@ func (s *runState) answerTurn(ctx context.Context, conv *conversation, resp mode
 	// history answers each call it holds, and the rest would only grow
 	// every later request.
 	kept := calls[:min(len(calls), maxCallsRecorded)]
-	conv.add(model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: s.historyCalls(kept)})
+	l.conv.add(model.Message{Role: model.RoleAssistant, Text: s.historyText(resp.Text), ToolCalls: s.historyCalls(kept)})
 	if len(calls) > 1 {
 		// A turn with several calls executes none; each kept one gets
 		// an error.
 		msg := fmt.Sprintf("%d calls in one turn; none was executed. Make exactly one tool call per turn.", len(calls))
-		s.recordSeveralCalls(calls, msg)
+		l.recordSeveralCalls(calls, msg)
 		for _, c := range kept {
-			conv.answer(c.ID, msg)
+			l.conv.answer(c.ID, msg)
 		}
-		return s.malformed("several calls in one turn")
+		return l.malformed("several calls in one turn")
 	}
 	c := calls[0]
 	args, perr := parseArgs(c.Arguments)
 	if perr != nil {
 		msg := fmt.Sprintf("the arguments of %s are not a JSON object: %v", c.Name, perr)
 		s.recordUnrun(c, events.StatusMalformed, msg)
-		conv.answer(c.ID, msg)
-		return s.malformed(msg)
+		l.conv.answer(c.ID, msg)
+		return l.malformed(msg)
 	}
-	if !s.approved(ctx, conv, c, args) {
+	if !l.approved(ctx, c, args) {
 		return false
 	}
-	return s.runModelCall(ctx, conv, c, args)
+	return l.runModelCall(ctx, c, args)
 }
 
 // approved reports whether the call may run: outside step mode always; in
 // step mode once the operator approves it. A call the guard refuses anyway
 // is not offered: it is refused when it runs, without asking the operator
 // about a call that cannot run. A rejection is the call's answer.
-func (s *runState) approved(ctx context.Context, conv *conversation, c model.ToolCall, args map[string]any) bool {
+func (l *goalLoop) approved(ctx context.Context, c model.ToolCall, args map[string]any) bool {
+	s := l.run
 	if !s.r.steer.inStepMode() || s.guard(call{Tool: c.Name, Args: args, Source: "model"}).status != "" {
 		return true
 	}
@@ -152,14 +166,15 @@ func (s *runState) approved(ctx context.Context, conv *conversation, c model.Too
 		msg += ": " + d.reason
 	}
 	s.recordUnrun(c, events.StatusRefused, msg)
-	conv.answer(c.ID, msg)
+	l.conv.answer(c.ID, msg)
 	return false
 }
 
 // runModelCall runs the model's one call as a step and answers it with
 // what it did, the screen it left and any hint that the loop looks stuck;
 // then it spends the call's budgets. It reports whether the loop ends.
-func (s *runState) runModelCall(ctx context.Context, conv *conversation, c model.ToolCall, args map[string]any) bool {
+func (l *goalLoop) runModelCall(ctx context.Context, c model.ToolCall, args map[string]any) bool {
+	s := l.run
 	before := s.lastSum()
 	res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
 	msg := res.message
@@ -169,34 +184,36 @@ func (s *runState) runModelCall(ctx context.Context, conv *conversation, c model
 	// Calls the guards stopped did nothing, so they say nothing about
 	// whether the loop is making progress.
 	if res.fail != failMalformed && res.fail != failRefused {
-		if hint, kind := conv.stuck.observe(c.Name, c.Arguments, s.lastSum(), s.book.isAction(c.Name)); hint != "" {
+		if hint, kind := l.conv.stuck.observe(c.Name, c.Arguments, s.lastSum(), s.book.isAction(c.Name)); hint != "" {
 			msg += "\n" + hint
 			s.concern("the loop looked stuck: " + kind)
 		}
 	}
-	conv.add(s.toolMessage(c.ID, msg, res, conv))
-	conv.forget()
+	l.conv.add(l.toolMessage(c.ID, msg, res))
+	l.conv.forget()
 	if res.status == events.StatusOK {
-		s.updateEnvironment(ctx, conv)
+		l.updateEnvironment(ctx)
 	}
-	return s.afterModelCall(ctx, c, res)
+	return l.afterModelCall(ctx, c, res)
 }
 
 // updateEnvironment tells the model's memory what surrounds the screen
 // after a call that succeeded (the windows, the values to type, the tab,
 // the named controls), and passes its Environment Update on when there is
 // one to say.
-func (s *runState) updateEnvironment(ctx context.Context, conv *conversation) {
-	conv.memory.SetWindows(s.windowTitles())
-	s.tellMemory(ctx, conv.memory)
-	if upd := conv.memory.EnvironmentUpdate(); upd != "" {
-		conv.tell(upd)
+func (l *goalLoop) updateEnvironment(ctx context.Context) {
+	s := l.run
+	l.conv.memory.SetWindows(s.windowTitles())
+	s.tellMemory(ctx, l.conv.memory)
+	if upd := l.conv.memory.EnvironmentUpdate(); upd != "" {
+		l.conv.tell(upd)
 	}
 }
 
 // toolMessage is a call's answer for the model, redacted, with the screen
 // the call left when it has one, registered in the model's memory.
-func (s *runState) toolMessage(callID, msg string, res result, conv *conversation) model.Message {
+func (l *goalLoop) toolMessage(callID, msg string, res result) model.Message {
+	s := l.run
 	toolMsg := model.Message{Role: model.RoleTool, CallID: callID, Text: s.r.Redact(msg)}
 	if res.frame == nil {
 		return toolMsg
@@ -211,7 +228,7 @@ func (s *runState) toolMessage(callID, msg string, res result, conv *conversatio
 		s.log("hash the screen for the model's memory: %v", err)
 		return toolMsg
 	}
-	handle := conv.memory.AddScreen(sum, "screen "+res.screen)
+	handle := l.conv.memory.AddScreen(sum, "screen "+res.screen)
 	toolMsg.Text += "\nThe screen is " + handle + "."
 	toolMsg.Images = []model.Image{{Handle: handle, PNG: data}}
 	return toolMsg
@@ -220,10 +237,11 @@ func (s *runState) toolMessage(callID, msg string, res result, conv *conversatio
 // afterModelCall counts a call's failure, publishes the budgets and ends
 // the loop when the call, the checks or a budget says so. It reports
 // whether the loop ends.
-func (s *runState) afterModelCall(ctx context.Context, c model.ToolCall, res result) bool {
+func (l *goalLoop) afterModelCall(ctx context.Context, c model.ToolCall, res result) bool {
+	s := l.run
 	switch res.fail {
 	case failMalformed:
-		if s.malformed(res.message) {
+		if l.malformed(res.message) {
 			return true
 		}
 	case failAssertion, failResolution:
@@ -237,19 +255,20 @@ func (s *runState) afterModelCall(ctx context.Context, c model.ToolCall, res res
 		return true
 	}
 	if !s.checkAfterStep(ctx) {
-		s.endLoopOnChecks()
+		l.endLoopOnChecks()
 		return true
 	}
-	return s.overBudget()
+	return l.overBudget()
 }
 
 // overBudget degrades the loop when the declared tools failed too often
 // in a row or the waiting tools used their time. It reports whether the
 // loop ends.
-func (s *runState) overBudget() bool {
+func (l *goalLoop) overBudget() bool {
+	s := l.run
 	runner := s.files.Operator.Runner
 	if why := s.book.overBudget(runner.MaxToolErrors, runner.MaxHoldS); why != "" {
-		s.degrade(why)
+		l.degrade(why)
 		return true
 	}
 	return false
