@@ -934,6 +934,10 @@ func (m *Model) screenTitle() string {
 		return prefix + "screen"
 	}
 	t := fmt.Sprintf("%sscreen %04d", prefix, screenNumber(screen))
+	if !strings.HasPrefix(screen, "screens/") {
+		// A screenshot check's diff or window, named by its file.
+		t = prefix + sanitize.Line(screen)
+	}
 	crop, view := m.screenCrop(m.screenPane(), screen, point)
 	t += " · " + m.screen.describe(view, crop, point)
 	if point != nil {
