@@ -62,9 +62,12 @@ func TestRulesAnswerTypedByRef(t *testing.T) {
 		masked    bool // the answer shows nowhere in the report
 		resultHas string
 	}{
-		"unmarked": {shown: true, resultHas: "the operator answered: " + code},
-		"private":  {mark: inbox.Mark{Private: true}, resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
-		"secret":   {mark: inbox.Mark{Secret: true}, masked: true, resultHas: "a secret of 16 characters"},
+		// An answer is never shown to the model unless the operator
+		// marks it shareable.
+		"unmarked":  {resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
+		"private":   {mark: inbox.MarkPrivate, resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
+		"shareable": {mark: inbox.MarkShareable, shown: true, resultHas: "the operator answered: " + code},
+		"secret":    {mark: inbox.MarkSecret, masked: true, resultHas: "a secret of 16 characters"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
