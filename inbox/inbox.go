@@ -125,15 +125,16 @@ func (m Mark) Next() Mark {
 	return marks[(i+1)%len(marks)]
 }
 
-// Meaning says in a few words what the mark lets the model learn.
+// Meaning says in a few words what the mark lets the model learn, short
+// enough for the console's input row.
 func (m Mark) Meaning() string {
 	switch m.Effective() {
 	case MarkShareable:
-		return "the model reads it"
+		return "model can read it"
 	case MarkSecret:
-		return "masked everywhere; the model only types it"
+		return "masked; model can type it"
 	}
-	return "the model only types it, never reads it"
+	return "model can type it, not read it"
 }
 
 // UnmarshalText accepts the marks' names, and the empty string as private;

@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
@@ -109,16 +110,19 @@ type Model struct {
 	stepMode      bool
 	seenQuestions map[string]bool
 
-	answer  textarea.Model
-	prompt  promptKind
-	input   textinput.Model
-	help    help.Model
-	keys    liveKeys
-	inKeys  inboxKeys
-	rpKeys  replayKeys
-	prKeys  promptKeys
-	scKeys  screenKeys
-	quitted bool
+	answer textarea.Model
+	// answerMark is the mark of the answer being typed: private until the
+	// operator cycles it, and private again for the next answer.
+	answerMark inbox.Mark
+	prompt     promptKind
+	input      textinput.Model
+	help       help.Model
+	keys       liveKeys
+	inKeys     inboxKeys
+	rpKeys     replayKeys
+	prKeys     promptKeys
+	scKeys     screenKeys
+	quitted    bool
 
 	// Graphics.
 	mode         graphics.Mode
@@ -184,6 +188,7 @@ func newModel(opts Options) *Model {
 	m.answer.Prompt = "> "
 	m.answer.KeyMap.InsertNewline.SetKeys("ctrl+j", "alt+enter")
 	m.answer.SetHeight(2)
+	m.answerMark = inbox.MarkPrivate
 	m.input.Prompt = ""
 	m.mode = opts.Graphics
 	if m.mode != graphics.Auto {
@@ -577,10 +582,17 @@ func (m *Model) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.status = "this console cannot answer"
 			return nil
 		}
+		mark := m.answerMark.Effective()
 		m.answer.Reset()
-		m.status = "answering " + q.ID + "…"
+		m.answerMark = inbox.MarkPrivate
+		what := fmt.Sprintf("%s answer to %s", mark, q.ID)
+		m.status = "sending the " + what + "…"
 		id := q.ID
-		return func() tea.Msg { return controlMsg{what: "answer to " + id, err: c.Answer(id, text)} }
+		return func() tea.Msg { return controlMsg{what: what, err: c.AnswerMarked(id, text, mark)} }
+	case key.Matches(msg, m.inKeys.Mark):
+		m.answerMark = m.answerMark.Next()
+		m.status = fmt.Sprintf("the answer is %s: %s", m.answerMark, m.answerMark.Meaning())
+		return nil
 	case key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c":
 		return m.quit()
 	}
@@ -999,7 +1011,11 @@ func (m *Model) inboxBody(w, h int) string {
 	m.answer.SetWidth(w)
 	view, back := inboxWindow(m.styles, m.st, w, h-3, m.inboxBack)
 	m.inboxBack = back
-	return view + "\n" + strings.Repeat("─", w) + "\n" + m.answer.View()
+	input := m.answer.View()
+	if m.answerMark == inbox.MarkSecret {
+		input = maskedInput(m.styles, m.answer.Prompt, m.answer.Value(), w, m.answer.Height(), m.answer.Focused())
+	}
+	return view + "\n" + markLine(m.styles, m.answerMark, w) + "\n" + input
 }
 
 func (m *Model) statusLine() string {
