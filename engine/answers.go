@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -24,6 +25,13 @@ func (a *answerSecrets) addSecret(v string) {
 	defer a.mu.Unlock()
 	a.values = append(a.values, v)
 	a.r.Store(redact.New(a.values...))
+}
+
+// all returns the secret answers so far.
+func (a *answerSecrets) all() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.values)
 }
 
 func (a *answerSecrets) redact(s string) string {
@@ -57,6 +65,12 @@ func (s *runState) keepAnswer(a inbox.Answer) result {
 		offers := s.offers
 		offers.Values = true
 		s.setTools(offers)
+	}
+	if mark == inbox.MarkSecret && s.appOut != nil {
+		// The application's output is redacted as it is written, by a
+		// redactor made when it started; from now on it masks the secret
+		// answers too, before type_text can make an application echo one.
+		s.appOut.Use(s.r.redact.With(s.r.answers.all()...))
 	}
 	n := utf8.RuneCountInString(a.Value())
 	switch mark {
