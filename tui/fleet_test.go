@@ -324,13 +324,13 @@ func TestFleetAnswerMarked(t *testing.T) {
 	ft.wait(t, "private: model can type it, not read it")
 	ft.keys(markKey, markKey)
 	ft.wait(t, "secret: masked; model can type it")
-	ft.Type("4721")
+	ft.Type("ZqXw")
 	ft.wait(t, "> ••••")
-	if v := ft.f.LastView(); strings.Contains(v, "4721") {
+	if v := ft.f.LastView(); strings.Contains(v, "ZqXw") {
 		t.Fatalf("the secret answer is on the screen:\n%s", v)
 	}
 	ft.keys("enter")
-	ft.src.waitCalls(t, `answer alpha.yaml#0 q1 "4721" secret`)
+	ft.src.waitCalls(t, `answer alpha.yaml#0 q1 "ZqXw" secret`)
 	ft.wait(t, "private: model can type it")
 }
 

@@ -134,13 +134,13 @@ func TestLiveAnswerMarks(t *testing.T) {
 	waitView(t, tm.m, "The code?")
 	press(tm, markKey, markKey)
 	waitView(t, tm.m, "secret: masked; model can type it")
-	tm.Type("4721")
+	tm.Type("ZqXw")
 	waitView(t, tm.m, "> ••••")
-	if v := tm.m.LastView(); strings.Contains(v, "4721") {
+	if v := tm.m.LastView(); strings.Contains(v, "ZqXw") {
 		t.Fatalf("the secret answer is on the screen:\n%s", v)
 	}
 	press(tm, "enter")
-	fc.waitCalls(t, `answer q1 "the one by the door" shareable`, `answer q2 "4721" secret`)
+	fc.waitCalls(t, `answer q1 "the one by the door" shareable`, `answer q2 "ZqXw" secret`)
 	waitView(t, tm.m, "private: model can type it")
 	press(tm, "esc", "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(consoleWait))
