@@ -357,8 +357,11 @@ func (f *fakeMachine) TypeText(_ context.Context, s string) error {
 	if err := f.record("type " + s); err != nil {
 		return err
 	}
-	if w := f.theApp().out; f.echo && w != nil {
-		_, _ = io.WriteString(w, s)
+	if !f.echo {
+		return nil
+	}
+	if app := f.theApp(); app != nil && app.out != nil {
+		_, _ = io.WriteString(app.out, s)
 	}
 	return nil
 }
