@@ -343,7 +343,8 @@ func (r *Runner) publish(e events.Event) {
 	}
 }
 
-// Answer answers an ask_human question (the console's inbox pane).
+// Answer answers an ask_human question without a mark, so privately: the
+// model can type the answer by its ref but is not shown it.
 func (r *Runner) Answer(id, text string) error {
 	if r.inbox == nil {
 		return errors.New("this run has no inbox")
