@@ -76,7 +76,7 @@ type Fleet struct {
 	focus         fleetFocus
 	filter        textinput.Model
 	answer        textinput.Model
-	answerMark    inbox.Mark // the answer's being typed, as in the run's inbox
+	answerMark    inbox.Mark // the answer's, as in the run's inbox
 	sortBy        fleetColumn
 	sortDesc      bool
 	inboxSel      int

@@ -110,19 +110,20 @@ type Model struct {
 	stepMode      bool
 	seenQuestions map[string]bool
 
-	answer textarea.Model
 	// answerMark is the mark of the answer being typed: private until the
 	// operator cycles it, and private again for the next answer.
 	answerMark inbox.Mark
-	prompt     promptKind
-	input      textinput.Model
-	help       help.Model
-	keys       liveKeys
-	inKeys     inboxKeys
-	rpKeys     replayKeys
-	prKeys     promptKeys
-	scKeys     screenKeys
-	quitted    bool
+
+	answer  textarea.Model
+	prompt  promptKind
+	input   textinput.Model
+	help    help.Model
+	keys    liveKeys
+	inKeys  inboxKeys
+	rpKeys  replayKeys
+	prKeys  promptKeys
+	scKeys  screenKeys
+	quitted bool
 
 	// Graphics.
 	mode         graphics.Mode
