@@ -299,4 +299,3 @@ func addBool(m *yaml.Node, k string, b *bool) {
 		m.Content = append(m.Content, scalar(k), boolNode(*b))
 	}
 }
-
