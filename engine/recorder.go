@@ -38,9 +38,11 @@ type Seen struct {
 	More     int
 	// Pointer is where the last input went, when known.
 	Pointer *events.Point
-	// NearText is the line OCR reads nearest the pointer (or the first
-	// line of the window when the pointer is not known).
+	// NearText is the line OCR reads nearest the pointer ("" when the
+	// pointer is not known), and Lines every line it reads in the window,
+	// in reading order (at most maxSeenLines).
 	NearText string
+	Lines    []string
 	// Elements are the page elements the cdp_targets name, as the page
 	// shows them now.
 	Elements []SeenElement
@@ -77,8 +79,22 @@ type SeenElement struct {
 // targets, page targets, values to type by ref, windows, declared tools and
 // pages.
 type Vocabulary struct {
-	ClickTargets, CDPTargets, Refs, Windows, Declared, CDPURLs []string
+	ClickTargets, CDPTargets, Refs, Windows, CDPURLs []string
+	// Declared are the declared tools' calls: each tool with every
+	// combination of its parameters' values (at most maxDeclaredCalls a
+	// tool).
+	Declared []DeclaredCall
 }
+
+// DeclaredCall is one call of a declared tool.
+type DeclaredCall struct {
+	Tool string
+	Args map[string]any
+}
+
+// maxDeclaredCalls bounds the combinations of one declared tool's values
+// a recording offers.
+const maxDeclaredCalls = 24
 
 // Definition is a name the operator gives during a recording: a window
 // for switch_window or a click target, added to the run's scenario so the
@@ -209,7 +225,7 @@ func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 		}
 	}
 	s.lookControls(ctx, &seen)
-	seen.NearText = s.textNear(ctx, at)
+	seen.NearText, seen.Lines = s.readLines(ctx, at)
 	s.lookElements(ctx, &seen)
 	return seen
 }
@@ -240,26 +256,34 @@ func (s *runState) lookControls(ctx context.Context, seen *Seen) {
 	}
 }
 
-// textNear reads the window by OCR and returns the line nearest at (the
-// first line read when at is unknown or outside the window).
-func (s *runState) textNear(ctx context.Context, at *events.Point) string {
+// maxSeenLines bounds the lines of text a look keeps.
+const maxSeenLines = 60
+
+// readLines reads the window by OCR and returns the line nearest at ("" when
+// at is nil) and every line read.
+func (s *runState) readLines(ctx context.Context, at *events.Point) (string, []string) {
 	img, err := s.windowImage(ctx)
 	if err != nil {
 		s.log("read the window for the recorder: %v", err)
-		return ""
+		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 	defer cancel()
 	words, err := s.textReader().ReadText(ctx, img)
 	if err != nil {
 		s.log("read the window's text for the recorder: %v", err)
-		return ""
+		return "", nil
 	}
-	var p *image.Point
-	if at != nil {
-		p = &image.Point{X: at.X, Y: at.Y}
+	var lines []string
+	for _, l := range strings.Split(ocr.Text(words), "\n") {
+		if l = normalizeSpace(l); l != "" && len(lines) < maxSeenLines {
+			lines = append(lines, s.r.Redact(l))
+		}
 	}
-	return s.r.Redact(NearestLine(words, p))
+	if at == nil {
+		return "", lines
+	}
+	return s.r.Redact(NearestLine(words, &image.Point{X: at.X, Y: at.Y})), lines
 }
 
 // NearestLine returns the words of the OCR line nearest p, joined by
@@ -340,11 +364,45 @@ func (s *runState) vocabulary() Vocabulary {
 		CDPTargets:   sortedKeys(sc.CDPTargets),
 		Refs:         sortedKeys(sc.Provides),
 		Windows:      sortedKeys(sc.Windows),
-		Declared:     sortedKeys(sc.Tools),
 		CDPURLs:      sortedKeys(sc.CDPURLs),
+	}
+	for _, name := range sortedKeys(sc.Tools) {
+		combos := []map[string]any{{}}
+		t := sc.Tools[name]
+		for _, p := range t.ParamNames() {
+			var next []map[string]any
+			for _, c := range combos {
+				for _, val := range sortedKeys(t.Parameters[p].Values) {
+					if len(next) < maxDeclaredCalls {
+						n := maps.Clone(c)
+						n[p] = val
+						next = append(next, n)
+					}
+				}
+			}
+			combos = next
+		}
+		for _, c := range combos {
+			v.Declared = append(v.Declared, DeclaredCall{Tool: name, Args: c})
+		}
 	}
 	for _, a := range s.answers {
 		v.Refs = append(v.Refs, a.ref)
 	}
 	return v
+}
+
+// LoadRecording reads and validates a scenario to record against as Load
+// does, except that it needs neither a goal nor steps
+// (scenarios.LoadRecording): its app, browser, values, targets and tools
+// are what the recording offers.
+func LoadRecording(scenarioPath, operatorPath string, lookup scenarios.Lookup) (*scenarios.Files, error) {
+	files, err := scenarios.LoadRecording(scenarioPath, operatorPath, lookup, checkKeyNames)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(files); err != nil {
+		return nil, err
+	}
+	return files, nil
 }

@@ -30,6 +30,7 @@ func LoadRecording(scenarioPath, operatorPath string, lookup Lookup, checks ...C
 	}
 	sc := files.Scenario
 	sc.Goal, sc.Plan, sc.Success, sc.Steps, sc.ReferenceImages, sc.AgenticMaxIterations = "", nil, nil, nil, nil, 0
+	sc.Recording = true
 	return files, nil
 }
 
