@@ -35,24 +35,23 @@ type proposal struct {
 // pointer. Nothing that shows a secret (a masked text) is proposed: the
 // check would quote it.
 func proposeChecks(before, after engine.Seen) []proposal {
-	var changed, holds []proposal
-	add := func(isChange bool, p proposal) {
-		if isChange {
-			changed = append(changed, p)
-		} else {
-			holds = append(holds, p)
-		}
-	}
+	// Buckets in the order they are offered: what the step changed
+	// first, the controls that came and went (a menu's items) bounded so
+	// they do not push the rest out, then what merely holds.
+	var changed, appeared, gone, holds []proposal
 	if t := after.Title; usable(t) {
 		title := t
-		verb := "is"
 		if t != before.Title {
-			verb = "became"
+			changed = append(changed, proposal{
+				label: fmt.Sprintf("the window title became %q", title),
+				add:   func(e *scenarios.Expect) { e.WindowTitle = &scenarios.TitleCheck{Equals: title} },
+			})
+		} else {
+			holds = append(holds, proposal{
+				label: fmt.Sprintf("the window title is %q", title),
+				add:   func(e *scenarios.Expect) { e.WindowTitle = &scenarios.TitleCheck{Equals: title} },
+			})
 		}
-		add(t != before.Title, proposal{
-			label: fmt.Sprintf("the window title %s %q", verb, title),
-			add:   func(e *scenarios.Expect) { e.WindowTitle = &scenarios.TitleCheck{Equals: title} },
-		})
 	}
 	was := map[string]engine.SeenControl{}
 	for _, c := range before.Controls {
@@ -67,16 +66,16 @@ func proposeChecks(before, after engine.Seen) []proposal {
 		b, existed := was[c.Name]
 		switch {
 		case !existed && len(before.Controls) > 0:
-			add(true, controlProposal(c, fmt.Sprintf("the %s %q appeared", roleOr(c.Role), c.Name), true, nil))
+			appeared = append(appeared, controlProposal(c, fmt.Sprintf("the %s %q appeared", roleOr(c.Role), c.Name), nil))
 		case existed && c.Stated && b.Stated && (b.Checked != c.Checked || b.Enabled != c.Enabled || b.Focused != c.Focused):
-			add(true, controlProposal(c, "", true, &b))
+			changed = append(changed, controlProposal(c, "", &b))
 		}
 	}
 	for _, c := range before.Controls {
 		if !now[c.Name] && usable(c.Name) && len(after.Controls) > 0 {
 			name := c.Name
 			f := false
-			add(true, proposal{
+			gone = append(gone, proposal{
 				label: fmt.Sprintf("the %s %q is gone", roleOr(c.Role), name),
 				add:   func(e *scenarios.Expect) { setControl(e, name, scenarios.ControlCheck{Present: &f}) },
 			})
@@ -92,8 +91,7 @@ func proposeChecks(before, after engine.Seen) []proposal {
 		}
 		text := quotable(el.Text)
 		target := el.Target
-		b := wasEl[el.Target]
-		add(!b.Found || b.Text != el.Text, proposal{
+		p := proposal{
 			label: fmt.Sprintf("the page's %s reads %q", target, text),
 			add: func(e *scenarios.Expect) {
 				if e.CDP == nil {
@@ -101,20 +99,32 @@ func proposeChecks(before, after engine.Seen) []proposal {
 				}
 				e.CDP[target] = scenarios.ElementCheck{TextContains: text}
 			},
-		})
+		}
+		if b := wasEl[el.Target]; !b.Found || b.Text != el.Text {
+			changed = append(changed, p)
+		} else {
+			holds = append(holds, p)
+		}
 	}
 	if t, where := readText(before, after); t != "" {
-		add(t != quotable(before.NearText), proposal{
-			label: fmt.Sprintf("the screen shows %q (OCR %s)", t, where),
+		changed = append(changed, proposal{
+			label: fmt.Sprintf("the screen shows %q (OCR, %s)", t, where),
 			add:   func(e *scenarios.Expect) { e.ScreenText = &scenarios.ScreenTextCheck{Contains: t} },
 		})
 	}
-	out := append(changed, holds...)
+	out := changed
+	out = append(out, appeared[:min(len(appeared), maxComeAndGone)]...)
+	out = append(out, gone[:min(len(gone), maxComeAndGone)]...)
+	out = append(out, holds...)
 	if len(out) > maxProposals {
 		out = out[:maxProposals]
 	}
 	return out
 }
+
+// maxComeAndGone bounds the controls proposed as appeared, and as gone:
+// a menu that opens brings dozens, and one or two of them show it opened.
+const maxComeAndGone = 3
 
 // readText picks the text a screen_text check quotes: the line read
 // nearest the pointer, or, where the pointer is not known (a key, typed
@@ -148,9 +158,9 @@ func worthQuoting(t string) bool {
 	})
 }
 
-// controlProposal checks a control's present state; with was, only the
-// states that changed from it.
-func controlProposal(c engine.SeenControl, label string, present bool, was *engine.SeenControl) proposal {
+// controlProposal checks that a control is present (and checked, when it
+// is); with was, only the states that changed from it.
+func controlProposal(c engine.SeenControl, label string, was *engine.SeenControl) proposal {
 	var check scenarios.ControlCheck
 	var words []string
 	set := func(now bool, before *bool, word string, field **bool) {
@@ -169,7 +179,7 @@ func controlProposal(c engine.SeenControl, label string, present bool, was *engi
 		set(c.Checked, &was.Checked, "checked", &check.Checked)
 		set(c.Enabled, &was.Enabled, "enabled", &check.Enabled)
 		set(c.Focused, &was.Focused, "focused", &check.Focused)
-	} else if present {
+	} else {
 		p := true
 		check.Present = &p
 		if c.Stated && c.Checked {
@@ -208,7 +218,9 @@ var spaces = regexp.MustCompile(`\s+`)
 // quotable shortens a text a check will quote to whole words within
 // maxQuoted runes, as the check compares it (white space collapsed).
 func quotable(s string) string {
-	s = strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+	// A text cursor is read as a bar at the end of a line, or not, as it
+	// blinks.
+	s = strings.TrimSpace(strings.Trim(strings.TrimSpace(spaces.ReplaceAllString(s, " ")), "|"))
 	r := []rune(s)
 	if len(r) <= maxQuoted {
 		return s
