@@ -52,7 +52,8 @@ func TestRecordRefusesBadInput(t *testing.T) {
 // Xvfb through the console in a real terminal: a value typed by ref with
 // the title change it made accepted as its check, a menu opened through
 // its named control with an item's appearance as the check, a key chord
-// that closes it. The written scenario loads, keeps the secret-free ref,
+// that closes it, then a window and a click target named on the spot (by
+// class and title, by accessible name) and used. The written scenario loads, keeps the secret-free ref,
 // and its headless replay passes (exit 0).
 func TestRecordInTmux(t *testing.T) {
 	t.Parallel()
@@ -93,10 +94,37 @@ provides:
 	term.Keys("Enter")
 	term.Screen("step 3 recorded")
 
+	// A window and a click target named on the spot: the input offers
+	// the name the recorder proposes, enter takes it.
+	term.Type("name window")
+	term.Keys("Enter")
+	term.Screen("untitled_1_mousepad")
+	term.Keys("Enter")
+	term.Screen("checks for switch_window")
+	term.Keys("Enter")
+	term.Screen("step 4 recorded")
+
+	term.Type(`name click target "edit"`)
+	term.Keys("Enter")
+	term.Screen("name it (")
+	term.Keys("Enter")
+	accept(t, term, `the menu item "Paste" appeared`)
+	term.Keys("Enter")
+	term.Screen("step 5 recorded")
+
+	term.Type("press_key")
+	term.Keys("Enter")
+	term.Screen("type the chord")
+	term.Type("Escape")
+	term.Keys("Enter")
+	term.Screen("checks for press_key")
+	term.Keys("Enter")
+	term.Screen("step 6 recorded")
+
 	term.Type("finish")
 	term.Keys("Enter")
 	screen := term.Screen("EXIT=")
-	wantIn(t, "the terminal", screen, []string{"wrote " + out + ": 3 step(s)", "replay passed: pass", "EXIT=0"})
+	wantIn(t, "the terminal", screen, []string{"wrote " + out + ": 6 step(s)", "replay passed: pass", "EXIT=0"})
 
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -107,10 +135,10 @@ provides:
 		t.Fatalf("the recorded scenario does not load: %v\n%s", err, data)
 	}
 	steps := files.Scenario.Steps
-	if len(steps) != 3 {
-		t.Fatalf("%d steps recorded, want 3:\n%s", len(steps), data)
+	if len(steps) != 6 {
+		t.Fatalf("%d steps recorded, want 6:\n%s", len(steps), data)
 	}
-	for i, want := range []string{"type_text", "click_element", "press_key"} {
+	for i, want := range []string{"type_text", "click_element", "press_key", "switch_window", "click", "press_key"} {
 		if steps[i].Tool != want {
 			t.Errorf("step %d is %s, want %s", i+1, steps[i].Tool, want)
 		}
@@ -123,6 +151,15 @@ provides:
 	}
 	if steps[0].Args["ref"] != "line" || strings.Contains(string(data), "Typed while recording") && !strings.Contains(string(data), "line: Typed while recording") {
 		t.Errorf("step 1 types by ref only:\n%s", data)
+	}
+	if w := files.Scenario.Windows["untitled_1_mousepad"]; w.Class != "Mousepad" || w.Title != "*Untitled 1 - Mousepad" {
+		t.Errorf("the window named on the spot: %+v\n%s", w, data)
+	}
+	if ct := files.Scenario.ClickTargets["edit"]; ct.Name != "Edit" || ct.X != 0 || ct.Y != 0 {
+		t.Errorf("the click target named on the spot: %+v\n%s", ct, data)
+	}
+	if steps[3].Args["name"] != "untitled_1_mousepad" || steps[4].Args["target"] != "edit" {
+		t.Errorf("steps 4 and 5 do not use the names: %v %v", steps[3].Args, steps[4].Args)
 	}
 	wantIn(t, "the recorded scenario", string(data), []string{"# step 2", `# it said: clicked the menu "Edit"`})
 }
