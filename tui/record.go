@@ -105,6 +105,7 @@ type RecordModel struct {
 // events. opts are the live console's.
 func NewRecord(opts Options, sess RecordSession) (*RecordModel, func(events.Event)) {
 	console, sink := NewLive(opts)
+	console.helpLine = console.styles.Muted.Render("recording: the panel below takes the keys · ctrl+c abandons the recording")
 	ctx, cancel := context.WithCancel(context.Background())
 	filter := textinput.New()
 	filter.Prompt = "› "

@@ -21,6 +21,9 @@ import (
 	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
 
+// recordDeadlineS is the least time a recording session is given.
+const recordDeadlineS = 3600
+
 type recordFlags struct {
 	operator     string
 	out          string
@@ -109,6 +112,9 @@ func recordScenario(cmd *cobra.Command, path string, f recordFlags) error {
 		return &exitError{code: exitBadInput}
 	}
 	printWarnings(errOut(cmd), files)
+	// A person demonstrates at a person's pace: the recording session
+	// gets an hour unless the operator file allows more.
+	files.Operator.DeadlineS = max(files.Operator.DeadlineS, recordDeadlineS)
 	source, err := os.ReadFile(path)
 	if err != nil {
 		return refuse(cmd, fmt.Errorf("read %s: %w", path, unwrapPath(err)))

@@ -178,3 +178,37 @@ func accept(t *testing.T, term *testkit.Terminal, label string) {
 	}
 	t.Fatalf("no proposal %q to accept:\n%s", label, screen)
 }
+
+// TestRecordPageInTmux records against a headless Chromium page: a
+// cdp_click whose effect on another element is proposed as its check,
+// accepted, and held on the headless replay.
+func TestRecordPageInTmux(t *testing.T) {
+	t.Parallel()
+	need(t, "tmux", "chromium")
+	dir := t.TempDir()
+	page := testkit.WriteFile(t, dir, "page.html", `<!doctype html><title>Page</title><h1 id=status>Waiting</h1>`+
+		`<button id=go onclick="document.getElementById('status').textContent='Done, thanks'">Go</button>`)
+	src := testkit.WriteFile(t, dir, "src.yaml", "name: page recorded\nbrowser:\n  start_url: file://"+page+
+		"\n  headless: true\ncdp_targets:\n  button: \"#go\"\n  status: \"#status\"\n")
+	out := filepath.Join(dir, "new.yaml")
+	term := testkit.StartTerminal(t, "record-page", 160, 48, "DISPLAY=", "sh", "-c",
+		`"$0" record "$1" --out "$2" --graphics none --report "$3" --replay-report "$4"; echo "EXIT=$?"; sleep 3600`,
+		kasmrtBinary(t), src, out, filepath.Join(dir, "rec"), filepath.Join(dir, "replay"))
+	term.Screen("cdp_click button")
+	term.Type("cdp_click button")
+	term.Keys("Enter")
+	accept(t, term, `the page's status reads "Done, thanks"`)
+	term.Keys("Enter")
+	term.Screen("step 1 recorded")
+	term.Type("finish")
+	term.Keys("Enter")
+	wantIn(t, "the terminal", term.Screen("EXIT="), []string{"replay passed: pass", "EXIT=0"})
+	files, err := scenarios.Load(out, "", nil)
+	if err != nil {
+		t.Fatalf("the recorded scenario does not load: %v", err)
+	}
+	st := files.Scenario.Steps
+	if len(st) != 1 || st[0].Tool != "cdp_click" || st[0].Expect == nil || st[0].Expect.CDP["status"].TextContains != "Done, thanks" {
+		t.Errorf("recorded steps: %+v", st)
+	}
+}
