@@ -119,6 +119,9 @@ func recordScenario(cmd *cobra.Command, path string, f recordFlags) error {
 	if err != nil {
 		return refuse(cmd, fmt.Errorf("read %s: %w", path, unwrapPath(err)))
 	}
+	if !isTerminal(cmd.OutOrStdout()) {
+		return refuse(cmd, errors.New("record needs a terminal: the console is where the steps are picked"))
+	}
 	dir, err := recordReportDir(f.reportDir, files.Scenario.Name+"-record", path, f.operator)
 	if err != nil {
 		return refuse(cmd, err)

@@ -12,8 +12,9 @@ import (
 )
 
 // TestRecordRefusesBadInput refuses, before anything launches, a scenario
-// with a problem (its file, line and key named), a missing --out and an
-// --out that exists without --overwrite: exit 3, no report written.
+// with a problem (its file, line and key named), a missing --out, an
+// --out that exists without --overwrite, and a stdout that is not a
+// terminal: exit 3, no report written.
 func TestRecordRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := testkit.WriteFile(t, dir, "bad.yaml", "name: bad\napp:\n  command: [xterm]\n  startup_timeout_s: soon\n")
@@ -28,6 +29,7 @@ func TestRecordRefusesBadInput(t *testing.T) {
 		{"a bad scenario", []string{bad, "--out", filepath.Join(dir, "new.yaml")}, []string{"bad.yaml:4", "app.startup_timeout_s"}},
 		{"no --out", []string{good}, []string{"--out"}},
 		{"--out exists", []string{good, "--out", taken}, []string{"taken.yaml exists", "--overwrite", "nothing was launched"}},
+		{"no terminal", []string{good, "--out", filepath.Join(dir, "new.yaml")}, []string{"record needs a terminal", "nothing was launched"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,7 +183,8 @@ func accept(t *testing.T, term *testkit.Terminal, label string) {
 
 // TestRecordPageInTmux records against a headless Chromium page: a
 // cdp_click whose effect on another element is proposed as its check,
-// accepted, and held on the headless replay.
+// accepted, and held on the headless replay; --overwrite replaces an
+// earlier recording.
 func TestRecordPageInTmux(t *testing.T) {
 	t.Parallel()
 	need(t, "tmux", "chromium")
@@ -190,9 +193,10 @@ func TestRecordPageInTmux(t *testing.T) {
 		`<button id=go onclick="document.getElementById('status').textContent='Done, thanks'">Go</button>`)
 	src := testkit.WriteFile(t, dir, "src.yaml", "name: page recorded\nbrowser:\n  start_url: file://"+page+
 		"\n  headless: true\ncdp_targets:\n  button: \"#go\"\n  status: \"#status\"\n")
-	out := filepath.Join(dir, "new.yaml")
+	// An earlier recording is there: --overwrite replaces it.
+	out := testkit.WriteFile(t, dir, "new.yaml", "an earlier recording\n")
 	term := testkit.StartTerminal(t, "record-page", 160, 48, "DISPLAY=", "sh", "-c",
-		`"$0" record "$1" --out "$2" --graphics none --report "$3" --replay-report "$4"; echo "EXIT=$?"; sleep 3600`,
+		`"$0" record "$1" --out "$2" --overwrite --graphics none --report "$3" --replay-report "$4"; echo "EXIT=$?"; sleep 3600`,
 		kasmrtBinary(t), src, out, filepath.Join(dir, "rec"), filepath.Join(dir, "replay"))
 	term.Screen("cdp_click button")
 	term.Type("cdp_click button")
