@@ -123,9 +123,6 @@ func NewRecord(opts Options, sess RecordSession) (*RecordModel, func(events.Even
 // Result is what the recording made; read it once the program has ended.
 func (m *RecordModel) Result() Recorded { return m.out }
 
-// LastView is the newest rendered screen without styles (tests).
-func (m *RecordModel) LastView() string { return m.console.LastView() }
-
 type lookMsg struct {
 	seen engine.Seen
 	err  error
@@ -208,7 +205,7 @@ func (m *RecordModel) toConsole(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *RecordModel) quit(finished bool) tea.Cmd {
 	m.out.Finished = finished
 	m.cancel()
-	return tea.Sequence(m.console.quit())
+	return m.console.quit()
 }
 
 func (m *RecordModel) key(msg tea.KeyPressMsg) tea.Cmd {
