@@ -366,6 +366,7 @@ func (m *RecordModel) looked(msg lookMsg) tea.Cmd {
 		m.proposals = proposeChecks(m.before, msg.seen)
 		m.accepted = map[int]bool{}
 		m.stage = stagePropose
+		m.status = fmt.Sprintf("%s ran; %d check(s) proposed", m.step.Tool, len(m.proposals))
 		if len(m.proposals) == 0 {
 			return m.keep()
 		}
