@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -12,14 +13,21 @@ import (
 
 // TestRulesRecordSession: a recording's steps run as a script's (source
 // script, through the guards), a failed one leaves the session open, a
-// look reads the startup window's title and the run's vocabulary, and a
+// look reads the startup window's title and the run's vocabulary (each
+// declared tool with every combination of its values), and a
 // window named on the spot is one switch_window can use at once.
 func TestRulesRecordSession(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	path, _ := writeRunFiles(t, dir, rulesApp, "")
+	path, _ := writeRunFiles(t, dir, rulesApp+`tools:
+  greet:
+    run: shell
+    parameters:
+      who: {values: {ada: "true", bob: "true"}}
+      how: {values: {loud: "true"}}
+`, "")
 	files, err := LoadRecording(path, "", lookupIn(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +42,13 @@ func TestRulesRecordSession(t *testing.T) {
 	}
 	if seen.Title != "Fake Window" || !slices.Contains(seen.Tools, "type_text") || !slices.Equal(seen.Vocabulary.Refs, []string{"greeting", "quit"}) {
 		t.Errorf("look: title %q, tools %v, refs %v", seen.Title, seen.Tools, seen.Vocabulary.Refs)
+	}
+	wantDeclared := []DeclaredCall{
+		{Tool: "greet", Args: map[string]any{"how": "loud", "who": "ada"}},
+		{Tool: "greet", Args: map[string]any{"how": "loud", "who": "bob"}},
+	}
+	if !reflect.DeepEqual(seen.Vocabulary.Declared, wantDeclared) {
+		t.Errorf("declared calls %+v, want every combination of the values: %+v", seen.Vocabulary.Declared, wantDeclared)
 	}
 	typed, err := s.Record(ctx, "type_text", map[string]any{"ref": "greeting"})
 	if err != nil || typed.Status != events.StatusOK || typed.Ended {
