@@ -80,6 +80,9 @@ type SeenElement struct {
 // pages.
 type Vocabulary struct {
 	ClickTargets, CDPTargets, Refs, Windows, CDPURLs []string
+	// WaitConditions and CDPWaits are what wait_while and cdp_wait wait
+	// for.
+	WaitConditions, CDPWaits []string
 	// Declared are the declared tools' calls: each tool with every
 	// combination of its parameters' values (at most maxDeclaredCalls a
 	// tool).
@@ -365,6 +368,9 @@ func (s *runState) vocabulary() Vocabulary {
 		Refs:         sortedKeys(sc.Provides),
 		Windows:      sortedKeys(sc.Windows),
 		CDPURLs:      sortedKeys(sc.CDPURLs),
+
+		WaitConditions: sortedKeys(sc.WaitConditions),
+		CDPWaits:       sortedKeys(sc.CDPWaits),
 	}
 	for _, name := range sortedKeys(sc.Tools) {
 		combos := []map[string]any{{}}

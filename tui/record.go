@@ -530,6 +530,12 @@ func buildChoices(seen engine.Seen, rec Recorded) []choice {
 	for _, w := range voc.Windows {
 		add("switch_window", map[string]any{"name": w}, "switch_window "+w)
 	}
+	for _, w := range voc.WaitConditions {
+		add("wait_while", map[string]any{"condition": w}, "wait_while "+w)
+	}
+	for _, w := range voc.CDPWaits {
+		add("cdp_wait", map[string]any{"name": w}, "cdp_wait "+w)
+	}
 	for _, d := range voc.Declared {
 		label := d.Tool
 		for _, k := range slices.Sorted(maps.Keys(d.Args)) {
