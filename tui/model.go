@@ -147,6 +147,10 @@ type Model struct {
 	layoutIn  layoutInput
 	layoutSet bool
 
+	// helpLine, when set, replaces the help bar: the recording console
+	// (record.go) takes the keys itself.
+	helpLine string
+
 	// lastView is the newest rendered screen, readable from other
 	// goroutines (tests and benchmarks wait on it).
 	lastView atomic.Pointer[string]
@@ -1044,6 +1048,9 @@ func (m *Model) statusLine() string {
 }
 
 func (m *Model) helpBar() string {
+	if m.helpLine != "" {
+		return m.helpLine
+	}
 	m.help.SetWidth(m.width)
 	var keys help.KeyMap = m.rpKeys
 	switch {
