@@ -117,6 +117,10 @@ type Point struct {
 type End struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
+	// Window and Screen are what the verdict was recorded on, as a
+	// Step's: a replay ends the loop only while they still fit.
+	Window string `json:"window,omitempty"`
+	Screen string `json:"screen,omitempty"`
 }
 
 // Dir is the cache folder beside a scenario file: NAME.kasmrt-cache for

@@ -48,6 +48,17 @@ type Report struct {
 	Hung *Hung `json:"hung,omitempty"`
 	// Browser is set when the page's console said anything.
 	Browser *Browser `json:"browser,omitempty"`
+	// Cache is the action cache's account of a goal run that used it:
+	// hits, misses, the step where the model took over, the model calls
+	// saved, and whether the run's trajectory was stored.
+	Cache *Cache `json:"cache,omitempty"`
+}
+
+// Cache is the last cache event's account.
+type Cache struct {
+	events.CacheReport
+	// Account says it in words.
+	Account string `json:"account"`
 }
 
 // ScenarioInfo identifies the scenario that ran.
@@ -270,6 +281,9 @@ func (b *Builder) Event(e events.Event) {
 		for k, v := range e.Usage {
 			r.Usage.Total[k] += v
 		}
+	case events.KindCache:
+		d, _ := e.Data.(events.CacheReport)
+		r.Cache = &Cache{CacheReport: d, Account: e.Message}
 	case events.KindLoopEnded:
 		d, _ := e.Data.(events.LoopEnded)
 		r.Loop = Loop{Ended: e.Message, Iterations: d.Iterations, Malformed: d.Malformed, ToolErrors: d.ToolErrors, Rescued: d.Rescued}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/report"
+)
+
+// signupTurns are the gallery's browser sign-up model turns
+// (browser-signup.model.jsonl), scripted for the model test server so the
+// tests can count what the model is asked.
+var signupTurns = []struct{ name, args string }{
+	{"observe_screen", `{}`},
+	{"cdp_fill", `{"target":"name_field","ref":"name"}`},
+	{"cdp_fill", `{"target":"email_field","ref":"email"}`},
+	{"cdp_click", `{"target":"weekly"}`},
+	{"observe_screen", `{}`},
+	{"cdp_click", `{"target":"sign_up"}`},
+	{"cdp_wait", `{"name":"thanks_page"}`},
+	{"cdp_query", `{"target":"thanks"}`},
+	{"cdp_query", `{"target":"detail"}`},
+	{"record_verdict", `{"verdict":"goal-met","reason":"The thank-you page greets Ada Lovelace and says it will write to ada@example.org weekly."}`},
+}
+
+// signupModel is a model test server that answers the sign-up's turns
+// from the from'th on, each after delay (a model's time to answer).
+func signupModel(t testing.TB, from int, delay time.Duration) *modeltest.Server {
+	var script []modeltest.Exchange
+	for _, turn := range signupTurns[from:] {
+		ex := modeltest.Call(turn.name, turn.args)
+		if delay > 0 {
+			ex = modeltest.Delay(delay, ex)
+		}
+		script = append(script, ex)
+	}
+	return modeltest.New(t, script...)
+}
+
+// signupSite serves the gallery's sign-up site; once renamed is set, the
+// form's submit button reads "Subscribe" instead of "Sign up" (a renamed
+// label, the deliberate UI change).
+type signupSite struct {
+	srv     *httptest.Server
+	renamed atomic.Bool
+}
+
+func newSignupSite(t testing.TB) *signupSite {
+	s := &signupSite{}
+	files := http.FileServer(http.Dir(filepath.Join(galleryDir, "site")))
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/signup.html" || !s.renamed.Load() {
+			files.ServeHTTP(w, r)
+			return
+		}
+		page, err := os.ReadFile(filepath.Join(galleryDir, "site", "signup.html"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(strings.Replace(string(page), ">Sign up</button>", ">Subscribe</button>", 1)))
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// signupScenario copies the gallery's sign-up scenario into a folder of
+// its own, so its action cache (beside it) is the test's.
+func signupScenario(t testing.TB) string {
+	data, err := os.ReadFile(filepath.Join(galleryDir, "browser-signup.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "browser-signup.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runSignup runs the sign-up scenario with kasmrt bin and the cache mode
+// against srv, and returns its report, its output and how long it took.
+func runSignup(tb testing.TB, bin, scenario string, site *signupSite, srv *modeltest.Server, mode string) (report.Report, string, time.Duration) {
+	tb.Helper()
+	out := filepath.Join(tb.TempDir(), "report")
+	cmd := exec.Command(bin, "run", scenario, "-o", filepath.Join(galleryDir, "operator-gallery.yaml"),
+		"--cache", mode, "--headless", "--display", "-", "--report", out)
+	cmd.Env = append(os.Environ(), "KASM_RUNTIME_VISION_ENDPOINT="+srv.URL(), "DBUS_SESSION_BUS_ADDRESS=", "SIGNUP_URL="+site.srv.URL+"/signup.html")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	raw, rerr := os.ReadFile(filepath.Join(out, "report.json"))
+	var rep report.Report
+	if rerr == nil {
+		rerr = json.Unmarshal(raw, &rep)
+	}
+	if err != nil || rerr != nil || rep.Verdict != "pass" {
+		tb.Fatalf("kasmrt run: %v; report: %v; verdict %s (%s)\nreport: %s\nstdout:\n%s\nstderr:\n%s", err, rerr, rep.Verdict, rep.Outcome, raw, stdout.String(), stderr.String())
+	}
+	return rep, stdout.String(), took
+}
+
+// TestActionCacheReplaysGallerySignup: the gallery's browser sign-up,
+// run once with the model, stores its trajectory beside the scenario; the
+// second run replays it without a single model request and passes on the
+// runtime's success criteria; after the submit button is renamed, the
+// replay falls back to the model at the click on it and the run passes.
+func TestActionCacheReplaysGallerySignup(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "dbus-daemon", "chromium")
+	site := newSignupSite(t)
+	scenario := signupScenario(t)
+
+	first := signupModel(t, 0, 0)
+	rep, _, _ := runSignup(t, kasmrtBinary(t), scenario, site, first, "read-write")
+	if n := len(first.Requests()); n != len(signupTurns) {
+		t.Errorf("the first run made %d model requests, want %d", n, len(signupTurns))
+	}
+	if c := rep.Cache; c == nil || !c.Stored || c.Hits != 0 || c.Misses != 1 {
+		t.Fatalf("the first run's cache account: %+v, want a miss and the trajectory stored", rep.Cache)
+	}
+	stored, err := os.ReadFile(filepath.Join(filepath.Dir(scenario), "browser-signup.kasmrt-cache", mustCacheFile(t, scenario)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"Ada Lovelace", "ada@example.org"} {
+		// The reason the model gave names the provided values, which are
+		// not secrets; the provided values themselves are refs.
+		if strings.Contains(string(stored), `"`+secret+`"`) {
+			t.Errorf("the cache holds the value %q:\n%s", secret, stored)
+		}
+	}
+
+	warm := signupModel(t, len(signupTurns), 0)
+	rep, stdout, _ := runSignup(t, kasmrtBinary(t), scenario, site, warm, "read-write")
+	if n := len(warm.Requests()); n != 0 {
+		t.Errorf("the warm run made %d model requests, want 0", n)
+	}
+	want := len(signupTurns) - 1 // every call but record_verdict
+	if c := rep.Cache; c == nil || c.Hits != want || c.Misses != 0 || c.FellBackAt != 0 || c.Saved != len(signupTurns) || c.Stored {
+		t.Errorf("the warm run's cache account: %+v, want %d hits, %d calls saved, nothing stored", rep.Cache, want, len(signupTurns))
+	}
+	if !rep.Checks.Declared["success.cdp.thanks"] || !rep.Checks.Declared["success.cdp.detail"] {
+		t.Errorf("the success criteria did not run and hold on the replay: %v", rep.Checks.Declared)
+	}
+	for _, s := range rep.Steps {
+		if s.Tool == "record_verdict" {
+			t.Errorf("the replay ran record_verdict: %+v", s)
+		}
+	}
+	wantIn(t, "the warm run's output", stdout, []string{"action cache (read-write): 9 of 9 cached calls replayed, 10 model calls saved"})
+
+	// The renamed button: the replay fits until the click on it (step 6),
+	// and the model answers from there.
+	site.renamed.Store(true)
+	changed := signupModel(t, 5, 0)
+	rep, stdout, _ = runSignup(t, kasmrtBinary(t), scenario, site, changed, "read-write")
+	if n := len(changed.Requests()); n != len(signupTurns)-5 || changed.Exhausted() != 0 {
+		t.Errorf("after the change the model was asked %d times (%d past its script), want %d", n, changed.Exhausted(), len(signupTurns)-5)
+	}
+	if c := rep.Cache; c == nil || c.FellBackAt != 6 || c.Hits != 5 || c.Misses != 1 || !c.Stored {
+		t.Errorf("after the change the cache account is %+v, want a fall back at step 6 after 5 hits, and the new trajectory stored", rep.Cache)
+	}
+	wantIn(t, "the changed run's output", stdout, []string{"fell back to the model at step 6", `the cdp target sign_up reads "Subscribe", the cache's read "Sign up"`})
+	if reqs := changed.Requests(); len(reqs) > 0 && !strings.Contains(reqs[0].Text(), "replayed from a cached run") {
+		t.Errorf("the model's first request after the fall back does not say what happened:\n%s", reqs[0].Text())
+	}
+}
+
+// mustCacheFile is the name of the one trajectory file in the scenario's
+// cache folder.
+func mustCacheFile(t testing.TB, scenario string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(filepath.Dir(scenario), "browser-signup.kasmrt-cache", "*.json"))
+	if err != nil || len(names) != 1 {
+		t.Fatalf("the cache folder holds %v (%v), want one trajectory", names, err)
+	}
+	return filepath.Base(names[0])
+}
+
+// BenchmarkActionCacheSignup times the gallery's browser sign-up twice per
+// iteration: the first run with an empty action cache (the model plans
+// every call) and the second with the cache warm (it replays them, and
+// the model is not asked). The model test server answers each turn after
+// a delay, a model's time to answer: 0 (instant, the runtime's own cost)
+// and 2 s. KASM_BENCH_KASMRT names another binary to time.
+func BenchmarkActionCacheSignup(b *testing.B) {
+	need(b, "Xvfb", "dbus-daemon", "chromium")
+	bin := measuredBinary(b)
+	for _, delay := range []time.Duration{0, 2 * time.Second} {
+		b.Run(fmt.Sprintf("model-%s", delay), func(b *testing.B) {
+			site := newSignupSite(b)
+			var cold, warm time.Duration
+			for b.Loop() {
+				scenario := signupScenario(b)
+				_, _, took := runSignup(b, bin, scenario, site, signupModel(b, 0, delay), "read-write")
+				cold += took
+				srv := signupModel(b, len(signupTurns), delay)
+				_, _, took = runSignup(b, bin, scenario, site, srv, "read-write")
+				warm += took
+				if n := len(srv.Requests()); n != 0 {
+					b.Fatalf("the warm run made %d model requests", n)
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(cold.Seconds()/n, "s/cold-run")
+			b.ReportMetric(warm.Seconds()/n, "s/warm-run")
+			b.ReportMetric(cold.Seconds()/warm.Seconds(), "x-faster")
+		})
+	}
+}
