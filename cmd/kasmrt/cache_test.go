@@ -222,3 +222,33 @@ func BenchmarkActionCacheSignup(b *testing.B) {
 		})
 	}
 }
+
+// TestCacheModeRefused: an unknown cache mode, on the command line or in
+// the operator file, is bad input: exit 3, the key (and the file's line)
+// named, nothing launched.
+func TestCacheModeRefused(t *testing.T) {
+	t.Parallel()
+	path, dir := runScenarioFile(t, "name: refused\napp: {command: [sh, -c, 'touch $DIR/launched']}\nsteps: [{observe_screen: {}}]\n")
+	op := filepath.Join(dir, "op.yaml")
+	if err := os.WriteFile(op, []byte("runner: {max_iterations: 5}\ncache: sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		errs string
+	}{
+		{"run --cache", []string{"run", path, "--cache", "always", "--headless", "--report", filepath.Join(dir, "r1")}, `--cache: want read-write, read-only, off, got "always"`},
+		{"suite --cache", []string{"suite", path, "--cache", "always", "--headless", "--out", filepath.Join(dir, "r2")}, `--cache: want read-write, read-only, off, got "always"`},
+		{"operator cache:", []string{"run", path, "-o", op, "--headless", "--report", filepath.Join(dir, "r3")}, `op.yaml:2:1: cache: want read-write, read-only or off, got "sometimes"`},
+	}
+	for _, tt := range tests {
+		code, out, errs := kasmrt(t, tt.args...)
+		if code != 3 || !strings.Contains(errs, tt.errs) {
+			t.Errorf("%s: exit %d, want 3 and %q\nstdout:\n%s\nstderr:\n%s", tt.name, code, tt.errs, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "launched")); err == nil {
+		t.Error("a refused run launched its app")
+	}
+}
