@@ -36,6 +36,9 @@ type actionCache struct {
 	fellBackAt int
 	// note is told the model with its first request after falling back.
 	note string
+	// replayed is the cached call being replayed now, nil when the model
+	// chose the call.
+	replayed *cache.Step
 
 	// steps are this run's calls with what each was made on, crops their
 	// grounded clicks' crops by file name, end the model's verdict.
@@ -126,6 +129,8 @@ func (s *runState) plan(ctx context.Context, history []model.Message) (model.Res
 		s.actionCache = s.openCache()
 	}
 	ac := s.actionCache
+	// A replayed call the operator rejected never reached cacheCall.
+	ac.replayed = nil
 	if ac.replaying {
 		resp, err, ok := s.replay(ctx)
 		if ok {
@@ -192,6 +197,7 @@ func (s *runState) replay(ctx context.Context) (model.Response, error, bool) {
 	ac.next++
 	ac.hits++
 	ac.pending = now
+	ac.replayed = &st
 	return model.Response{
 		Text:      fmt.Sprintf("Replayed from the action cache (call %d of %d).", ac.next, len(ac.stored.Steps)),
 		ToolCalls: []model.ToolCall{{ID: fmt.Sprintf("cache_%d", ac.next), Name: st.Tool, Arguments: string(raw)}},
@@ -311,7 +317,16 @@ func orNone(s string) string {
 // a call to replay.
 func (s *runState) cacheCall(tool string, args map[string]any, res result) {
 	ac := s.actionCache
-	if ac == nil || !ac.mode.Writes() || ac.pending == nil {
+	if ac == nil || ac.mode == cache.Off {
+		return
+	}
+	if st := ac.replayed; st != nil {
+		ac.replayed = nil
+		if st.Status != "" && res.status != st.Status {
+			s.fallBack(ac, fmt.Sprintf("the replayed call %s ended %s, the cached one %s", tool, res.status, st.Status))
+		}
+	}
+	if !ac.mode.Writes() || ac.pending == nil {
 		return
 	}
 	p := ac.pending
@@ -332,7 +347,7 @@ func (s *runState) cacheCall(tool string, args map[string]any, res result) {
 		return
 	}
 	st := p.step
-	st.Tool, st.Args = tool, args
+	st.Tool, st.Args, st.Status = tool, args, res.status
 	if tool == "click_grounded" && res.point != nil {
 		st.Point = &cache.Point{X: res.point.X, Y: res.point.Y}
 		// The crop is of the screen the call was chosen on, and is left

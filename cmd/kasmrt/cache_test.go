@@ -17,10 +17,13 @@ import (
 	"github.com/kasmrt/kasmrt/engine/report"
 )
 
+// turn is one scripted model turn: a tool call.
+type turn struct{ name, args string }
+
 // signupTurns are the gallery's browser sign-up model turns
 // (browser-signup.model.jsonl), scripted for the model test server so the
 // tests can count what the model is asked.
-var signupTurns = []struct{ name, args string }{
+var signupTurns = []turn{
 	{"observe_screen", `{}`},
 	{"cdp_fill", `{"target":"name_field","ref":"name"}`},
 	{"cdp_fill", `{"target":"email_field","ref":"email"}`},
@@ -33,11 +36,37 @@ var signupTurns = []struct{ name, args string }{
 	{"record_verdict", `{"verdict":"goal-met","reason":"The thank-you page greets Ada Lovelace and says it will write to ada@example.org weekly."}`},
 }
 
+// calculatorTurns are the gallery's GTK 4 calculator turns
+// (gtk4-calculator.model.jsonl).
+var calculatorTurns = []turn{
+	{"observe_screen", `{}`},
+	{"click_element", `{"name":"1"}`},
+	{"observe_screen", `{}`},
+	{"click_element", `{"name":"2"}`},
+	{"click_element", `{"name":"×"}`},
+	{"click_element", `{"name":"3"}`},
+	{"click_element", `{"name":"4"}`},
+	{"observe_screen", `{}`},
+	{"click_element", `{"name":"="}`},
+	{"observe_screen", `{}`},
+	{"wait", `{"seconds":3}`},
+	{"observe_screen", `{}`},
+	{"press_key", `{"key":"ctrl+c"}`},
+	{"result_is", `{"value":"408"}`},
+	{"record_verdict", `{"verdict":"goal-met","reason":"The calculator shows 12×34 = 408 and result_is confirmed the copied result is 408."}`},
+}
+
 // signupModel is a model test server that answers the sign-up's turns
 // from the from'th on, each after delay (a model's time to answer).
 func signupModel(t testing.TB, from int, delay time.Duration) *modeltest.Server {
+	return scriptedModel(t, signupTurns[from:], delay)
+}
+
+// scriptedModel is a model test server that answers turns, each after
+// delay.
+func scriptedModel(t testing.TB, turns []turn, delay time.Duration) *modeltest.Server {
 	var script []modeltest.Exchange
-	for _, turn := range signupTurns[from:] {
+	for _, turn := range turns {
 		ex := modeltest.Call(turn.name, turn.args)
 		if delay > 0 {
 			ex = modeltest.Delay(delay, ex)
@@ -77,12 +106,15 @@ func newSignupSite(t testing.TB) *signupSite {
 
 // signupScenario copies the gallery's sign-up scenario into a folder of
 // its own, so its action cache (beside it) is the test's.
-func signupScenario(t testing.TB) string {
-	data, err := os.ReadFile(filepath.Join(galleryDir, "browser-signup.yaml"))
+func signupScenario(t testing.TB) string { return galleryScenario(t, "browser-signup.yaml") }
+
+// galleryScenario copies a gallery scenario into a folder of its own.
+func galleryScenario(t testing.TB, name string) string {
+	data, err := os.ReadFile(filepath.Join(galleryDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "browser-signup.yaml")
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +125,18 @@ func signupScenario(t testing.TB) string {
 // against srv, and returns its report, its output and how long it took.
 func runSignup(tb testing.TB, bin, scenario string, site *signupSite, srv *modeltest.Server, mode string) (report.Report, string, time.Duration) {
 	tb.Helper()
+	return runGallery(tb, bin, scenario, srv, mode, "SIGNUP_URL="+site.srv.URL+"/signup.html")
+}
+
+// runGallery runs a gallery scenario with kasmrt bin, the gallery's
+// operator file and the cache mode against srv, with env added; the run
+// must pass.
+func runGallery(tb testing.TB, bin, scenario string, srv *modeltest.Server, mode string, env ...string) (report.Report, string, time.Duration) {
+	tb.Helper()
 	out := filepath.Join(tb.TempDir(), "report")
 	cmd := exec.Command(bin, "run", scenario, "-o", filepath.Join(galleryDir, "operator-gallery.yaml"),
 		"--cache", mode, "--headless", "--display", "-", "--report", out)
-	cmd.Env = append(os.Environ(), "KASM_RUNTIME_VISION_ENDPOINT="+srv.URL(), "DBUS_SESSION_BUS_ADDRESS=", "SIGNUP_URL="+site.srv.URL+"/signup.html")
+	cmd.Env = append(append(os.Environ(), "KASM_RUNTIME_VISION_ENDPOINT="+srv.URL(), "DBUS_SESSION_BUS_ADDRESS=", "KASM_DEMO_DIR="+tb.TempDir()), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -177,6 +217,32 @@ func TestActionCacheReplaysGallerySignup(t *testing.T) {
 	wantIn(t, "the changed run's output", stdout, []string{"fell back to the model at step 6", `the cdp target sign_up reads "Subscribe", the cache's read "Sign up"`})
 	if reqs := changed.Requests(); len(reqs) > 0 && !strings.Contains(reqs[0].Text(), "replayed from a cached run") {
 		t.Errorf("the model's first request after the fall back does not say what happened:\n%s", reqs[0].Text())
+	}
+}
+
+// TestActionCacheReplaysGalleryCalculator: the gallery's GTK 4
+// calculator, a desktop app driven by click_element, replays from a warm
+// cache without a model request, each named button checked present
+// before its click.
+func TestActionCacheReplaysGalleryCalculator(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "dbus-daemon", "gnome-calculator", "xclip")
+	scenario := galleryScenario(t, "gtk4-calculator.yaml")
+	first := scriptedModel(t, calculatorTurns, 0)
+	if rep, _, _ := runGallery(t, kasmrtBinary(t), scenario, first, "read-write"); rep.Cache == nil || !rep.Cache.Stored {
+		t.Fatalf("the first run's cache account: %+v, want the trajectory stored", rep.Cache)
+	}
+	warm := scriptedModel(t, nil, 0)
+	rep, _, _ := runGallery(t, kasmrtBinary(t), scenario, warm, "read-only")
+	if n := len(warm.Requests()); n != 0 {
+		t.Errorf("the warm run made %d model requests, want 0", n)
+	}
+	want := len(calculatorTurns) - 1
+	if c := rep.Cache; c == nil || c.Hits != want || c.FellBackAt != 0 || c.Saved != len(calculatorTurns) {
+		t.Errorf("the warm run's cache account: %+v, want %d hits and %d calls saved", rep.Cache, want, len(calculatorTurns))
+	}
+	if !rep.Checks.Declared["success.tools.clipboard_holds_408"] {
+		t.Errorf("the success criteria did not hold on the replay: %v", rep.Checks.Declared)
 	}
 }
 

@@ -73,6 +73,9 @@ type Trajectory struct {
 type Step struct {
 	Tool string         `json:"tool"`
 	Args map[string]any `json:"args"`
+	// Status is how the call ended (events' step statuses): a replayed
+	// call that ends otherwise no longer does what it did.
+	Status string `json:"status"`
 	// Window is the focused window (title and class) when the call was
 	// chosen, "" when there was none.
 	Window string `json:"window,omitempty"`
