@@ -374,7 +374,7 @@ func (s *runState) closeCache(verdict string) {
 	if ac.stored != nil {
 		cached = len(ac.stored.Steps)
 	}
-	msg := fmt.Sprintf("%d of %d cached calls replayed, %d model calls saved", ac.hits, cached, ac.saved())
+	msg := fmt.Sprintf("%d hits, %d misses (of %d cached calls), %d model calls saved", ac.hits, ac.misses, cached, ac.saved())
 	if ac.fellBackAt > 0 {
 		msg += fmt.Sprintf("; fell back to the model at step %d", ac.fellBackAt)
 	}

@@ -201,7 +201,7 @@ func TestActionCacheReplaysGallerySignup(t *testing.T) {
 			t.Errorf("the replay ran record_verdict: %+v", s)
 		}
 	}
-	wantIn(t, "the warm run's output", stdout, []string{"action cache (read-write): 9 of 9 cached calls replayed, 10 model calls saved"})
+	wantIn(t, "the warm run's output", stdout, []string{"action cache (read-write): 9 hits, 0 misses (of 9 cached calls), 10 model calls saved"})
 
 	// The renamed button: the replay fits until the click on it (step 6),
 	// and the model answers from there.

@@ -17,7 +17,10 @@ const hashSide = 16
 
 // MaxDistance is how many of the hash's 256 bits may differ for a screen
 // to still fit a cached step: about 6%, above what a caret, a focus ring
-// or a cursor changes and below what a moved or added control does.
+// or a cursor changes and below what a dialog or another screen does. A
+// small control moved or renamed changes a few bits only: the hash is the
+// coarse check, and the control, page element and crop checks the fine
+// ones.
 const MaxDistance = 16
 
 // Hash is the screen's perceptual difference hash (dHash) in hex: the
