@@ -352,3 +352,79 @@ func TestCacheModeRefused(t *testing.T) {
 		t.Error("a refused run launched its app")
 	}
 }
+
+// relabelScenario is a zenity entry whose OK button reads what the file
+// $LABEL_FILE holds: the scenario stays the same (and so does its cache
+// key) while the application's label changes.
+const relabelScenario = `name: cache relabelled button
+app:
+  command: [sh, -c, 'exec zenity --entry --title=Groceries "--text=What should we buy?" "--ok-label=$(cat "$LABEL_FILE")" > "$HOME/bought.txt"']
+  env:
+    GSETTINGS_BACKEND: memory
+  window:
+    title: Groceries
+  success_exit_codes: [0]
+goal: Type the provided shopping item into the dialog's entry, then confirm it with the dialog's confirming button.
+agentic_max_iterations: 12
+provides:
+  item: oat milk
+success:
+  exit_code: 0
+  tools: [bought]
+tools:
+  bought:
+    description: Check that the dialog was confirmed with the item in its entry.
+    run: shell
+    command: '[ "$(cat "$HOME/bought.txt")" = "oat milk" ]'
+`
+
+// TestActionCacheFallsBackAtARenamedControl: on a desktop dialog whose
+// confirming button is renamed between runs, the warm cache replays the
+// calls before the click, falls back to the model at the click on the
+// button (click_element's control is not there), and the run passes with
+// the model's one call.
+func TestActionCacheFallsBackAtARenamedControl(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "zenity", "dbus-daemon")
+	dir := t.TempDir()
+	scenario, label := filepath.Join(dir, "relabel.yaml"), filepath.Join(dir, "label")
+	if err := os.WriteFile(scenario, []byte(relabelScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, srv *modeltest.Server) (report.Report, string) {
+		t.Helper()
+		if err := os.WriteFile(label, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "report")
+		env := []string{"KASM_RUNTIME_VISION_ENDPOINT=" + srv.URL(), "DBUS_SESSION_BUS_ADDRESS=", "LABEL_FILE=" + label}
+		code, stdout, stderr := kasmrtProcess(t, env, "run", scenario, "-o", "../../scenarios/examples/operator-goal.yaml",
+			"--cache", "read-write", "--headless", "--display", "-", "--report", out)
+		rep, _ := readReport(t, out)
+		if code != 0 || rep.Verdict != "pass" {
+			t.Fatalf("exit %d, verdict %s (%s)\nstdout:\n%s\nstderr:\n%s", code, rep.Verdict, rep.Outcome, stdout, stderr)
+		}
+		return rep, stdout
+	}
+	first := modeltest.New(t,
+		modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("type_text", `{"ref": "item"}`),
+		modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("click_element", `{"name": "Order"}`))
+	if rep, _ := run("Order", first); rep.Cache == nil || !rep.Cache.Stored {
+		t.Fatalf("the first run's cache account: %+v", rep.Cache)
+	}
+	warm := modeltest.New(t)
+	if rep, _ := run("Order", warm); len(warm.Requests()) != 0 || rep.Cache == nil || rep.Cache.Hits != 4 || rep.Cache.FellBackAt != 0 {
+		t.Errorf("the warm run: %d model requests, cache %+v; want none and 4 hits", len(warm.Requests()), rep.Cache)
+	}
+	changed := modeltest.New(t, modeltest.Call("click_element", `{"name": "Buy it"}`))
+	rep, stdout := run("Buy it", changed)
+	if c := rep.Cache; c == nil || c.FellBackAt != 4 || c.Hits != 3 || !c.Stored {
+		t.Errorf("after the rename the cache account is %+v, want a fall back at step 4 after 3 hits", rep.Cache)
+	}
+	if len(changed.Requests()) != 1 {
+		t.Errorf("after the rename the model was asked %d times, want 1", len(changed.Requests()))
+	}
+	wantIn(t, "the renamed run's output", stdout, []string{`fell back to the model at step 4 after 3 replayed calls: the cached call click_element no longer fits:`, `"Order" is not there`})
+}
