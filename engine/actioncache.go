@@ -132,7 +132,7 @@ func (s *runState) plan(ctx context.Context, history []model.Message) (model.Res
 	// A replayed call the operator rejected never reached cacheCall.
 	ac.replayed = nil
 	if ac.replaying {
-		resp, err, ok := s.replay(ctx)
+		resp, ok, err := s.replay(ctx)
 		if ok {
 			return resp, err
 		}
@@ -161,38 +161,38 @@ func (s *runState) plan(ctx context.Context, history []model.Message) (model.Res
 // fits it (ok), or ends the loop where the cached run's verdict did
 // (errReplayEnded). When nothing fits it falls back to the model: ok is
 // false and the model plans from here on.
-func (s *runState) replay(ctx context.Context) (model.Response, error, bool) {
+func (s *runState) replay(ctx context.Context) (model.Response, bool, error) {
 	ac := s.actionCache
 	if ac.next == len(ac.stored.Steps) {
 		end := ac.stored.End
 		if end == nil {
 			s.fallBack(ac, "the cached calls are done and the loop goes on")
-			return model.Response{}, nil, false
+			return model.Response{}, false, nil
 		}
 		now := s.madeOn(ctx, "record_verdict", nil)
 		if why := fits(cache.Step{Window: end.Window, Screen: end.Screen}, now, ac.dir); why != "" {
 			s.fallBack(ac, "before the cached verdict, "+why)
-			return model.Response{}, nil, false
+			return model.Response{}, false, nil
 		}
 		ac.endSaved, ac.replaying = true, false
 		s.modelVerdict, s.modelReason = end.Verdict, end.Reason
 		s.loop.ended = fmt.Sprintf("the action cache's trajectory ended where the model recorded its verdict (%s)", end.Verdict)
-		return model.Response{}, errReplayEnded, true
+		return model.Response{}, true, errReplayEnded
 	}
 	st := ac.stored.Steps[ac.next]
 	if _, listed := s.tools[st.Tool]; !listed {
 		s.fallBack(ac, fmt.Sprintf("the cached call %s is not on this run's tool list", st.Tool))
-		return model.Response{}, nil, false
+		return model.Response{}, false, nil
 	}
 	now := s.madeOn(ctx, st.Tool, st.Args)
 	if why := fits(st, now, ac.dir); why != "" {
 		s.fallBack(ac, fmt.Sprintf("the cached call %s no longer fits: %s", st.Tool, why))
-		return model.Response{}, nil, false
+		return model.Response{}, false, nil
 	}
 	raw, err := json.Marshal(st.Args)
 	if err != nil {
 		s.fallBack(ac, fmt.Sprintf("the cached call %s cannot be encoded: %v", st.Tool, err))
-		return model.Response{}, nil, false
+		return model.Response{}, false, nil
 	}
 	ac.next++
 	ac.hits++
@@ -201,7 +201,7 @@ func (s *runState) replay(ctx context.Context) (model.Response, error, bool) {
 	return model.Response{
 		Text:      fmt.Sprintf("Replayed from the action cache (call %d of %d).", ac.next, len(ac.stored.Steps)),
 		ToolCalls: []model.ToolCall{{ID: fmt.Sprintf("cache_%d", ac.next), Name: st.Tool, Arguments: string(raw)}},
-	}, nil, true
+	}, true, nil
 }
 
 // fallBack hands planning to the model from the next step on.
