@@ -319,6 +319,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[CacheReport](raw)
 	case KindCapacityAcquired:
 		return decodeAs[CapacityAcquired](raw)
+	case KindBaseline:
+		return decodeAs[Baseline](raw)
 	}
 	return RawData{kind: kind, JSON: append(json.RawMessage(nil), raw...)}, nil
 }

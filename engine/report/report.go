@@ -48,10 +48,19 @@ type Report struct {
 	Hung *Hung `json:"hung,omitempty"`
 	// Browser is set when the page's console said anything.
 	Browser *Browser `json:"browser,omitempty"`
+	// Baselines are the screenshot checks' comparisons, in order.
+	Baselines []Baseline `json:"baselines,omitempty"`
 	// Cache is the action cache's account of a goal run that used it:
 	// hits, misses, the step where the model took over, the model calls
 	// saved, and whether the run's trajectory was stored.
 	Cache *Cache `json:"cache,omitempty"`
+}
+
+// Baseline is one screenshot check's comparison with its baseline: the
+// event's payload and the step that held the check.
+type Baseline struct {
+	Step int `json:"step"`
+	events.Baseline
 }
 
 // Cache is the last cache event's account.
@@ -204,6 +213,9 @@ func (b *Builder) Event(e events.Event) {
 		r.Hung = hungFrom(e)
 	case events.KindConsole, events.KindConsoleSummary:
 		r.Browser = consoleInto(r.Browser, e)
+	case events.KindBaseline:
+		d, _ := e.Data.(events.Baseline)
+		r.Baselines = append(r.Baselines, Baseline{Step: e.Step, Baseline: d})
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
 	case events.KindStepEnded:
