@@ -144,3 +144,57 @@ func TestRulesCacheKeepsSecretsOut(t *testing.T) {
 		return nil
 	})
 }
+
+// TestRulesCacheGroundedCrop: a grounded click is stored with its point
+// and the crop around it, and the warm run replays it after finding the
+// crop near the point (the click itself still locates and is judged); a
+// run where a secret went into the application stores no crop.
+func TestRulesCacheGroundedCrop(t *testing.T) {
+	t.Parallel()
+	grounded := mt.Call("click_grounded", `{"description": "the terminal window", "expect": "the terminal has focus"}`)
+	judge := mt.Text("```json\n{\"met\": true, \"reason\": \"judged\"}\n```")
+	op := strings.Replace(cacheOperator, "model:\n", "model:\n  profile: qwen3-vl-8b-instruct\n", 1)
+	tests := []struct {
+		name   string
+		before []mt.Exchange
+		crop   bool
+	}{
+		{"no secret", nil, true},
+		{"a secret typed first", []mt.Exchange{mt.Call("type_text", `{"ref": "password"}`), loopObserve}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var folder string
+			script := append(append([]mt.Exchange{loopObserve}, tt.before...), grounded, mt.Func(loopLocateCentre(t, true)), judge, loopGoalMet)
+			first := loopRun(t, loopCase{scenario: cacheScenario, operator: op, env: cacheEnv, machine: &fakeMachine{}, script: script,
+				before: func(run *Runner) { folder = cacheFolder(run) }})
+			if first.rep.Verdict != loopUnverified || !cacheReport(t, first).Stored {
+				t.Fatalf("first run %s, cache %+v", first.rep.Verdict, cacheReport(t, first))
+			}
+			names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
+			raw, err := os.ReadFile(names[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tr cache.Trajectory
+			if err := json.Unmarshal(raw, &tr); err != nil {
+				t.Fatal(err)
+			}
+			st := tr.Steps[len(tr.Steps)-1]
+			crops, _ := filepath.Glob(filepath.Join(folder, "*.png"))
+			if st.Tool != "click_grounded" || st.Point == nil || (st.Crop != "") != tt.crop || len(crops) != len(st.Crop)/max(len(st.Crop), 1) {
+				t.Fatalf("stored grounded click %+v, crops %v; want a crop: %v", st, crops, tt.crop)
+			}
+			if !tt.crop {
+				return
+			}
+			warm := loopRun(t, loopCase{scenario: cacheScenario, operator: op, env: cacheEnv, machine: &fakeMachine{},
+				script: []mt.Exchange{mt.Func(loopLocateCentre(t, true)), judge},
+				before: func(run *Runner) { copyCache(t, folder, run) }})
+			if c := cacheReport(t, warm); c.Hits != 2 || c.FellBackAt != 0 || len(warm.reqs) != 2 {
+				t.Errorf("warm run: cache %+v, %d model requests; want both calls replayed and only the click's locate and judge asked", c, len(warm.reqs))
+			}
+		})
+	}
+}
