@@ -54,6 +54,9 @@ type actionCache struct {
 type pendingCall struct {
 	step cache.Step
 	img  image.Image
+	// at is where a replayed grounded click's cached place is now, once
+	// its crop was found.
+	at *image.Point
 }
 
 // errReplayEnded ends the loop: the replay reached the end of the cached
@@ -293,13 +296,14 @@ func fits(cached cache.Step, now *pendingCall, dir string) string {
 		if now.img == nil {
 			return "there is no screen to find the grounded click's place on"
 		}
-		found, err := cache.FindCrop(now.img, crop, image.Pt(cached.Point.X, cached.Point.Y), replayDistance)
+		at, found, err := cache.FindCrop(now.img, crop, image.Pt(cached.Point.X, cached.Point.Y), replayDistance)
 		if err != nil {
 			return err.Error()
 		}
 		if !found {
 			return fmt.Sprintf("the place the grounded click hit is not within %d pixels of %d,%d", replayDistance, cached.Point.X, cached.Point.Y)
 		}
+		now.at = &at
 	}
 	return ""
 }
@@ -309,6 +313,19 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// cachedPlace is where a replayed grounded click clicks instead of asking
+// the model to locate its target: the cached point, moved as far as its
+// crop did. It is given once per replayed call; the click is still judged.
+func (s *runState) cachedPlace() (image.Point, bool) {
+	ac := s.actionCache
+	if ac == nil || ac.replayed == nil || ac.replayed.Tool != "click_grounded" || ac.pending == nil || ac.pending.at == nil {
+		return image.Point{}, false
+	}
+	at := *ac.pending.at
+	ac.pending.at = nil
+	return at, true
 }
 
 // cacheCall records a call that ran, with what it was made on, for the

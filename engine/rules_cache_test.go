@@ -147,8 +147,9 @@ func TestRulesCacheKeepsSecretsOut(t *testing.T) {
 
 // TestRulesCacheGroundedCrop: a grounded click is stored with its point
 // and the crop around it, and the warm run replays it after finding the
-// crop near the point (the click itself still locates and is judged); a
-// run where a secret went into the application stores no crop.
+// crop near the point, clicking there without asking the model to locate
+// it (the click is still judged); a run where a secret went into the
+// application stores no crop.
 func TestRulesCacheGroundedCrop(t *testing.T) {
 	t.Parallel()
 	grounded := mt.Call("click_grounded", `{"description": "the terminal window", "expect": "the terminal has focus"}`)
@@ -190,10 +191,13 @@ func TestRulesCacheGroundedCrop(t *testing.T) {
 				return
 			}
 			warm := loopRun(t, loopCase{scenario: cacheScenario, operator: op, env: cacheEnv, machine: &fakeMachine{},
-				script: []mt.Exchange{mt.Func(loopLocateCentre(t, true)), judge},
+				script: []mt.Exchange{judge},
 				before: func(run *Runner) { copyCache(t, folder, run) }})
-			if c := cacheReport(t, warm); c.Hits != 2 || c.FellBackAt != 0 || len(warm.reqs) != 2 {
-				t.Errorf("warm run: cache %+v, %d model requests; want both calls replayed and only the click's locate and judge asked", c, len(warm.reqs))
+			if c := cacheReport(t, warm); c.Hits != 2 || c.FellBackAt != 0 || len(warm.reqs) != 1 {
+				t.Errorf("warm run: cache %+v, %d model requests; want both calls replayed and only the click's judge asked", c, len(warm.reqs))
+			}
+			if g := warm.rep.Grounding; len(g) != 1 || g[0].Outcome != events.GroundingConfirmed || *g[0].Point != *first.rep.Grounding[0].Point {
+				t.Errorf("warm run's grounding %+v, want a confirmed click where the first run's was (%+v)", g, first.rep.Grounding)
 			}
 		})
 	}

@@ -47,11 +47,22 @@ func screen(boxes ...image.Rectangle) *image.RGBA {
 			for x := b.Min.X; x < b.Max.X; x++ {
 				// A pattern inside each box, so a crop is found by what
 				// is in it and not only by its edges.
-				img.Set(x, y, color.RGBA{uint8((x - b.Min.X) * 7), uint8((y - b.Min.Y) * 5), 40, 0xff})
+				v := noise(x-b.Min.X, y-b.Min.Y)
+				img.Set(x, y, color.RGBA{v, v / 2, 40, 0xff})
 			}
 		}
 	}
 	return img
+}
+
+// noise is a grey level that looks random from pixel to pixel, so a crop
+// matches only where it was taken.
+func noise(x, y int) uint8 {
+	h := uint32(x)*2654435761 ^ uint32(y)*2246822519
+	h ^= h >> 13
+	h *= 3266489917
+	h ^= h >> 16
+	return uint8(h)
 }
 
 // TestHashDistance: the same screen, one with a caret-sized change, and
@@ -101,15 +112,16 @@ func TestFindCrop(t *testing.T) {
 		name string
 		img  image.Image
 		want bool
+		at   image.Point
 	}{
-		{"where it was", screen(button), true},
-		{"ten pixels off", screen(button.Add(image.Pt(10, -6))), true},
-		{"gone", screen(), false},
-		{"far away", screen(button.Add(image.Pt(200, 0))), false},
+		{"where it was", screen(button), true, p},
+		{"ten pixels off", screen(button.Add(image.Pt(10, -6))), true, p.Add(image.Pt(10, -6))},
+		{"gone", screen(), false, image.Point{}},
+		{"far away", screen(button.Add(image.Pt(200, 0))), false, image.Point{}},
 	} {
-		got, err := FindCrop(tt.img, crop, p, 24)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: FindCrop = %v, %v; want %v", tt.name, got, err, tt.want)
+		at, got, err := FindCrop(tt.img, crop, p, 24)
+		if err != nil || got != tt.want || at != tt.at {
+			t.Errorf("%s: FindCrop = %v, %v, %v; want %v at %v", tt.name, at, got, err, tt.want, tt.at)
 		}
 	}
 }

@@ -120,11 +120,12 @@ func Crop(img image.Image, p image.Point) ([]byte, error) {
 const cropTolerance = 6
 
 // FindCrop reports whether the crop (a PNG from Crop made around p) is
-// on img within radius pixels of where it was taken.
-func FindCrop(img image.Image, cropPNG []byte, p image.Point, radius int) (bool, error) {
+// on img within radius pixels of where it was taken, and where p is now:
+// p moved as far as the crop did.
+func FindCrop(img image.Image, cropPNG []byte, p image.Point, radius int) (image.Point, bool, error) {
 	crop, err := png.Decode(bytes.NewReader(cropPNG))
 	if err != nil {
-		return false, fmt.Errorf("decode the crop: %w", err)
+		return image.Point{}, false, fmt.Errorf("decode the crop: %w", err)
 	}
 	cb := crop.Bounds()
 	// Where Crop put the crop's top left corner, before clipping.
@@ -136,18 +137,32 @@ func FindCrop(img image.Image, cropPNG []byte, p image.Point, radius int) (bool,
 		origin.Y = img.Bounds().Min.Y
 	}
 	limit := float64(cropTolerance * 3 * cb.Dx() * cb.Dy())
-	for dy := -radius; dy <= radius; dy++ {
-		for dx := -radius; dx <= radius; dx++ {
-			at := origin.Add(image.Pt(dx, dy))
-			if !image.Rect(at.X, at.Y, at.X+cb.Dx(), at.Y+cb.Dy()).In(img.Bounds()) {
-				continue
-			}
-			if differs(img, crop, at, limit) <= limit {
-				return true, nil
+	// The nearest match wins: rings of growing distance from where the
+	// crop was taken, so an unmoved control is found at once.
+	for r := 0; r <= radius; r++ {
+		for dy := -r; dy <= r; dy++ {
+			for dx := -r; dx <= r; dx++ {
+				if max(abs(dx), abs(dy)) != r {
+					continue
+				}
+				at := origin.Add(image.Pt(dx, dy))
+				if !image.Rect(at.X, at.Y, at.X+cb.Dx(), at.Y+cb.Dy()).In(img.Bounds()) {
+					continue
+				}
+				if differs(img, crop, at, limit) <= limit {
+					return p.Add(image.Pt(dx, dy)), true, nil
+				}
 			}
 		}
 	}
-	return false, nil
+	return image.Point{}, false, nil
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // differs sums the channel differences between crop and img at at,
