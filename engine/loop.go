@@ -200,11 +200,10 @@ func (s *runState) runLoop(ctx context.Context) {
 		if notes := s.r.steer.takeNotes(); len(notes) > 0 {
 			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
 		}
-		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
-		req.Messages = fitContext(op.Model, req)
-		s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
-		s.loop.iterations++
-		resp, err := s.Turn(ctx, req)
+		resp, err := s.plan(ctx, history)
+		if errors.Is(err, errReplayEnded) {
+			return
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				continue
@@ -288,6 +287,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		}
 		before := s.lastSum()
 		res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
+		s.cacheCall(c.Name, args, res)
 		msg := res.message
 		if change := s.screenChange(c.Name, args, before, res); change != "" {
 			msg += "\n" + change
