@@ -101,30 +101,11 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 	clicks := 0
 	for {
 		// Locate, bounded by runner.grounding_attempts per call.
-		var pt image.Point
-		var where located
-		var before *image.RGBA
-		var beforeRel string
-		found := false
-		for !found && attempt < attempts {
-			attempt++
-			// Locating encodes what it sends the model itself, so this
-			// capture's PNG is the report's alone.
-			rel, img, err := s.capture(ctx, false, false)
-			if err != nil {
-				return s.driverFailure(err)
-			}
-			l, err := s.locate(ctx, n, attempt, img, rel, description, expect)
-			if err != nil {
-				reason := err.Error()
-				s.grounding(n, attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "", located{})
-				if errors.Is(err, vision.ErrNotFound) || ctx.Err() != nil {
-					break
-				}
-				continue
-			}
-			pt, where, before, beforeRel, found = l.point, l, img, rel, true
+		t, found, fault := s.locateTarget(ctx, n, &attempt, attempts, description, expect)
+		if fault != nil {
+			return *fault
 		}
+		pt, where, before, beforeRel := t.pt, t.where, t.before, t.beforeRel
 		if !found {
 			return failed(failResolution, "could not locate %q on the screen after %d attempts", description, attempt)
 		}
@@ -181,6 +162,47 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			return r
 		}
 	}
+}
+
+// groundedTarget is where a grounded click goes: the point, how it was
+// located, and the capture it was located on.
+type groundedTarget struct {
+	pt        image.Point
+	where     located
+	before    *image.RGBA
+	beforeRel string
+}
+
+// locateTarget locates description on fresh captures while *attempt is
+// below attempts, counting each in *attempt. found is false when nothing
+// was found; fault is the result when a capture failed.
+func (s *runState) locateTarget(ctx context.Context, n int, attempt *int, attempts int, description, expect string) (t groundedTarget, found bool, fault *result) {
+	for *attempt < attempts {
+		*attempt++
+		// Locating encodes what it sends the model itself, so this
+		// capture's PNG is the report's alone.
+		rel, img, err := s.capture(ctx, false, false)
+		if err != nil {
+			r := s.driverFailure(err)
+			return groundedTarget{}, false, &r
+		}
+		if at, cached := s.cachedPlace(); cached {
+			// A replayed call clicks where the cached run's did, its
+			// crop found there (actioncache.go).
+			return groundedTarget{pt: at, where: located{point: at}, before: img, beforeRel: rel}, true, nil
+		}
+		l, err := s.locate(ctx, n, *attempt, img, rel, description, expect)
+		if err != nil {
+			reason := err.Error()
+			s.grounding(n, *attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "", located{})
+			if errors.Is(err, vision.ErrNotFound) || ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		return groundedTarget{pt: l.point, where: l, before: img, beforeRel: rel}, true, nil
+	}
+	return groundedTarget{}, false, nil
 }
 
 func (s *runState) grounding(step, attempt int, description, expect string, p *events.Point, outcome, reason, before, after string, where located) {

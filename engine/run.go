@@ -61,6 +61,9 @@ type Options struct {
 	// (services.<group>.max_concurrent) and are shared by every run of a
 	// suite; nil gives the run gates of its own from the operator file.
 	Gates *capacity.Gates
+	// Cache overrides the operator file's cache: (read-write, read-only,
+	// off) for a goal run; "" keeps the file's.
+	Cache string
 	// Machine is where the run's session, app and browser come from; nil
 	// is the real drivers. A suite's worker passes one that keeps its
 	// display between runs.

@@ -86,6 +86,9 @@ type runState struct {
 	// its model and the model's health (loop.go).
 	loop  loopStats
 	model *modelState
+	// actionCache is the goal loop's use of the action cache
+	// (actioncache.go), set as the loop plans its first call.
+	actionCache *actionCache
 }
 
 // environment is what the run launched and acts on: the stage's parts,
@@ -557,6 +560,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	for _, c := range raised {
 		s.concern(c)
 	}
+	s.closeCache(v.Verdict)
 	s.finalCapture(ctx, v.Outcome)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.shutdown()

@@ -66,16 +66,16 @@ func (l *goalLoop) beforeTurn(ctx context.Context) (end, skip bool) {
 	return false, false
 }
 
-// askModel sends the conversation to the model. asked is set when a reply
-// came back; otherwise end says whether the loop ends.
+// askModel asks the planner (the action cache, else the model) for the
+// next turn from the conversation. asked is set when a reply came back;
+// otherwise end says whether the loop ends.
 func (l *goalLoop) askModel(ctx context.Context) (resp model.Response, asked, end bool) {
 	s := l.run
 	m := s.model
-	req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(l.conv.context()), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
-	req.Messages = fitContext(s.files.Operator.Model, req)
-	s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
-	s.loop.iterations++
-	resp, err := s.Turn(ctx, req)
+	resp, err := s.plan(ctx, l.conv.context())
+	if errors.Is(err, errReplayEnded) {
+		return resp, false, true
+	}
 	if err == nil {
 		return resp, true, false
 	}
@@ -177,6 +177,7 @@ func (l *goalLoop) runModelCall(ctx context.Context, c model.ToolCall, args map[
 	s := l.run
 	before := s.lastSum()
 	res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
+	s.cacheCall(c.Name, args, res)
 	msg := res.message
 	if change := s.screenChange(c.Name, args, before, res); change != "" {
 		msg += "\n" + change

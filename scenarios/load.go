@@ -648,6 +648,9 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 	if !oneOf(fmt.Sprint(s.Depth), "0", "16", "24") {
 		v.failAt("session.depth", "want 16 or 24, got %d", s.Depth)
 	}
+	if !oneOf(o.Cache, "", "read-write", "read-only", "off") {
+		v.failAt("cache", "want read-write, read-only or off, got %q", o.Cache)
+	}
 	if !oneOf(o.Memory.EmitPolicy, "", "always", "on_change") {
 		v.failAt("memory.emit_policy", "want always or on_change, got %q", o.Memory.EmitPolicy)
 	}

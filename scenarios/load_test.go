@@ -197,6 +197,8 @@ func TestRejections(t *testing.T) {
 			[]string{"reference_images[0]: cannot read"}},
 		{"reference image in a script", "name: x\n" + app + "steps: [observe_screen: {}]\nreference_images: [a.png]\n", "", nil,
 			[]string{"reference_images[0]: reference images are shown to the model"}},
+		{"unknown cache mode", "name: x\n" + app + "steps: [observe_screen: {}]\n", "runner: {max_iterations: 5}\ncache: sometimes\n", nil,
+			[]string{`op.yaml:2:1: cache: want read-write, read-only or off, got "sometimes"`}},
 		{"unknown window manager", "name: x\n" + app + "steps: [observe_screen: {}]\n", "session: {window_manager: twm}\n", nil,
 			[]string{`op.yaml:1:11: session.window_manager: want openbox or none, got "twm"`}},
 		{"home without isolation", "name: x\n" + app + "steps: [observe_screen: {}]\n", "session: {isolate: false, home: h}\n", nil,

@@ -41,6 +41,10 @@ type Operator struct {
 	// Services bounds the requests to each capacity group at once, across
 	// every run in the process (docs/language.md, "services").
 	Services map[string]ServiceConfig `yaml:"services"`
+	// Cache is how goal runs use the action cache beside the scenario:
+	// read-write, read-only or off (the default; docs/language.md,
+	// "cache").
+	Cache string `yaml:"cache"`
 
 	// File is where the operator file was loaded from ("" for defaults).
 	File string `yaml:"-"`

@@ -183,6 +183,9 @@ func rowText(r Row) (text, status string) {
 		}
 		return "  app exited: " + e.Message, ""
 	case RowLoop:
+		if e.Kind == events.KindCache {
+			return "  " + e.Message, ""
+		}
 		return "  loop ended: " + e.Message, ""
 	}
 	return string(e.Kind), ""

@@ -225,6 +225,8 @@ func transcriptLine(e events.Event) string {
 		return formatSteer(e.Steer)
 	case events.KindLoopEnded:
 		return "loop ended: " + e.Message
+	case events.KindCache:
+		return e.Message
 	case events.KindVerdict:
 		if e.Verdict == nil {
 			return "verdict"

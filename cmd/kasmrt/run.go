@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/cache"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/scenarios"
@@ -41,6 +42,8 @@ type runFlags struct {
 	// reapOrphans is set when kasmrt runs as its own process (not in
 	// tests that call run in-process alongside other runs).
 	reapOrphans bool
+	// cache is --cache: the action cache's mode for this run.
+	cache string
 }
 
 func newRunCommand() *cobra.Command {
@@ -82,6 +85,7 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file; a write failure stops the recording (a concern), never the run")
 	fl.StringVar(&f.replayModel, "replay-model", "", "serve the model's turns from a recorded file instead of an endpoint")
 	fl.StringVar(&f.listen, "listen", "", "serve this run's HTTP API (events, screens, questions, steering) at this address, for kasmrt attach")
+	fl.StringVar(&f.cache, "cache", "", "the action cache beside the scenario (NAME.kasmrt-cache/): read-write, read-only or off (default: the operator file's cache:, else off)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding --listen's bearer token (default: $"+envToken+")")
 	return cmd
 }
@@ -96,6 +100,9 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	if f.recordModel != "" && f.replayModel != "" {
 		return badInput(errors.New("--record-model and --replay-model cannot be combined"))
+	}
+	if _, err := cache.ParseMode(f.cache); err != nil {
+		return badInput(fmt.Errorf("--cache: %w", err))
 	}
 	if f.display != "" && f.display != "-" {
 		if err := scenarios.CheckDisplay(f.display); err != nil {
@@ -154,7 +161,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	// directory behind either. (A directory with a report in it is not
 	// empty, and stays.)
 	defer dir.discard()
-	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version, UpdateBaselines: f.updateBaselines}
+	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version, UpdateBaselines: f.updateBaselines, Cache: f.cache}
 	pub, err := bindPublication(cmd.Context(), f, files, dir.path)
 	if err != nil {
 		return refuse(cmd, err)

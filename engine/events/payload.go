@@ -315,6 +315,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[ConsoleSummary](raw)
 	case KindCapacityWait:
 		return decodeAs[CapacityWait](raw)
+	case KindCache:
+		return decodeAs[CacheReport](raw)
 	case KindCapacityAcquired:
 		return decodeAs[CapacityAcquired](raw)
 	case KindBaseline:

@@ -36,6 +36,7 @@ func payloadSamples() []Payload {
 		ConsoleSummary{Total: 300, Recorded: 200, Counts: map[string]int{"log": 299, "exception": 1}},
 		CapacityWait{Group: "model", Limit: 1, For: "model"},
 		CapacityAcquired{Group: "model", Limit: 1, For: "model", WaitedMS: 1200},
+		CacheReport{Mode: "read-write", Cached: 10, Hits: 5, Misses: 1, FellBackAt: 6, Saved: 5, Stored: true, Final: true},
 	}
 }
 

@@ -94,6 +94,13 @@ func (r Report) Redacted(redact func(string) string) Report {
 	}
 	r.Hung = r.Hung.redacted(redact)
 	r.Browser = r.Browser.redacted(redact)
+	if r.Cache != nil {
+		// The mode is the runtime's word; the account names windows,
+		// controls and page texts.
+		c := *r.Cache
+		c.Account = redact(c.Account)
+		r.Cache = &c
+	}
 	if r.Final != nil {
 		f := *r.Final
 		f.Note = redact(f.Note)

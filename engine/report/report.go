@@ -50,6 +50,10 @@ type Report struct {
 	Browser *Browser `json:"browser,omitempty"`
 	// Baselines are the screenshot checks' comparisons, in order.
 	Baselines []Baseline `json:"baselines,omitempty"`
+	// Cache is the action cache's account of a goal run that used it:
+	// hits, misses, the step where the model took over, the model calls
+	// saved, and whether the run's trajectory was stored.
+	Cache *Cache `json:"cache,omitempty"`
 }
 
 // Baseline is one screenshot check's comparison with its baseline: the
@@ -57,6 +61,13 @@ type Report struct {
 type Baseline struct {
 	Step int `json:"step"`
 	events.Baseline
+}
+
+// Cache is the last cache event's account.
+type Cache struct {
+	events.CacheReport
+	// Account says it in words.
+	Account string `json:"account"`
 }
 
 // ScenarioInfo identifies the scenario that ran.
@@ -239,6 +250,9 @@ func (b *Builder) Event(e events.Event) {
 		for k, v := range e.Usage {
 			r.Usage.Total[k] += v
 		}
+	case events.KindCache:
+		d, _ := e.Data.(events.CacheReport)
+		r.Cache = &Cache{CacheReport: d, Account: e.Message}
 	case events.KindLoopEnded:
 		d, _ := e.Data.(events.LoopEnded)
 		r.Loop = Loop{Ended: e.Message, Iterations: d.Iterations, Malformed: d.Malformed, ToolErrors: d.ToolErrors, Rescued: d.Rescued}

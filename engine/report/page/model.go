@@ -551,6 +551,10 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 			row.Text = "model reply: " + e.Message
 		case events.KindLoopEnded:
 			row.Text = "loop ended: " + e.Message
+		case events.KindCache:
+			// The account names the mode, the hits and misses, where the
+			// model took over and the model calls saved.
+			row.Text = e.Message
 		default:
 			row.Text = string(e.Kind)
 			if e.Message != "" {
