@@ -317,6 +317,10 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[CapacityWait](raw)
 	case KindCapacityAcquired:
 		return decodeAs[CapacityAcquired](raw)
+	case KindTakeoverStarted:
+		return decodeAs[TakeoverStarted](raw)
+	case KindTakeoverEnded:
+		return decodeAs[TakeoverEnded](raw)
 	}
 	return RawData{kind: kind, JSON: append(json.RawMessage(nil), raw...)}, nil
 }
