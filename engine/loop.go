@@ -186,6 +186,11 @@ func (s *runState) runLoop(ctx context.Context) {
 		if err := s.r.steer.waitWhilePaused(ctx); err != nil {
 			continue
 		}
+		if upd := s.takeoverPoint(ctx); upd != "" {
+			// Back to the top: a pause the operator set still holds.
+			history = append(history, model.Message{Role: model.RoleUser, Text: upd})
+			continue
+		}
 		// The app can end between turns (a dialog closing after the last
 		// action settled): look before spending a model call.
 		if !s.checkAfterStep(ctx) {
