@@ -4,6 +4,7 @@ import (
 	"crypto/des"
 	"crypto/rand"
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -72,4 +73,10 @@ func Response(password string, challenge []byte) []byte {
 		p = p[:MaxPasswordLen]
 	}
 	return encrypt(p, challenge)
+}
+
+// PasswordBits is how much guessing a one-time password withstands: its
+// characters, each drawn from passwordAlphabet.
+func PasswordBits() float64 {
+	return MaxPasswordLen * math.Log2(float64(len(passwordAlphabet)))
 }
