@@ -43,7 +43,7 @@ func apiRoutes() []route {
 			route{wr.method, "/v1/sessions/{id}" + wr.suffix, forSession(wr.handler)},
 			route{wr.method, "/v1/runs/{id}" + wr.suffix, forRun(wr.handler)})
 	}
-	return routes
+	return append(routes, takeoverRoutes()...)
 }
 
 type api struct{ m *Manager }
