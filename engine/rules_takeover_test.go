@@ -126,6 +126,14 @@ func TestRulesTakeover(t *testing.T) {
 	}{
 		{"handed back", events.TakeoverHandedBack, func(r *Runner, _ *fakeVNC, m *fakeMachine) {
 			_ = m.record("type by hand") // what the operator did: the screen changed
+			// The password shows where the run looks: the app prints it,
+			// and the focused window's title, which the model is told of,
+			// names it. Both are redacted.
+			a, _ := r.TakenOver()
+			m.say("the operator typed " + a.Password)
+			m.mu.Lock()
+			m.title = "signed in as " + a.Password
+			m.mu.Unlock()
 			if err := r.HandBack(); err != nil {
 				panic(err)
 			}
@@ -173,7 +181,11 @@ func TestRulesTakeover(t *testing.T) {
 				t.Fatal("no model turn")
 			}
 			first := string(r.reqs[0].Raw)
-			for _, want := range []string{"The operator took over the desktop", "the screen changed in", "Observe the screen"} {
+			wants := []string{"The operator took over the desktop", "the screen changed in", "Observe the screen"}
+			if c.ended == events.TakeoverHandedBack {
+				wants = append(wants, "the focus moved from")
+			}
+			for _, want := range wants {
 				if !strings.Contains(first, want) {
 					t.Errorf("the first request does not say %q:\n%s", want, first)
 				}
@@ -234,4 +246,47 @@ func TestRulesTakeoverDeadline(t *testing.T) {
 		loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 0, 0)
 		loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""}, loopStep{"observe_screen", "ok", ""})
 	})
+}
+
+// TestRulesTakeoverWhilePaused takes over a loop the operator paused: the
+// takeover begins at once, and after the hand-back the loop stays paused
+// until the operator resumes it.
+func TestRulesTakeoverWhilePaused(t *testing.T) {
+	t.Parallel()
+	got := make(chan takeoverReply, 1)
+	fake := &fakeVNC{}
+	r := loopRun(t, loopCase{
+		machine: &fakeMachine{},
+		env:     map[string]string{"KASM_RUNTIME_DEADLINE_S": "30"},
+		script:  []mt.Exchange{loopObserve, loopGoalMet},
+		before: func(r *Runner) {
+			if err := r.Steer(events.Steer{Action: events.SteerPause}); err != nil {
+				t.Fatal(err)
+			}
+			takeoverBefore(fake, false, got)(r)
+		},
+		sink: func(r *Runner, e events.Event) {
+			switch e.Kind {
+			case events.KindTakeoverStarted:
+				go func() { _ = r.HandBack() }()
+			case events.KindTakeoverEnded:
+				go func() { _ = r.Steer(events.Steer{Action: events.SteerResume}) }()
+			}
+		},
+	})
+	if rep := <-got; rep.err != nil {
+		t.Fatalf("TakeOver: %v", rep.err)
+	}
+	var order []string
+	for _, e := range r.events {
+		switch {
+		case e.Kind == events.KindTakeoverStarted, e.Kind == events.KindTakeoverEnded, e.Kind == events.KindModelRequest:
+			order = append(order, string(e.Kind))
+		case e.Kind == events.KindSteer && e.Steer.Action == events.SteerResume:
+			order = append(order, "resume")
+		}
+	}
+	if len(order) < 4 || strings.Join(order[:4], " ") != "takeover.started takeover.ended resume model.request" {
+		t.Errorf("events in the order %q, want the takeover, the resume, then the model's turn", order)
+	}
 }
