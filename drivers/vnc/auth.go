@@ -19,14 +19,22 @@ const passwordAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456
 // NewPassword returns a random password of MaxPasswordLen characters for
 // one takeover.
 func NewPassword() (string, error) {
-	b := make([]byte, MaxPasswordLen)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("draw a VNC password: %w", err)
+	// Bytes past the last whole multiple of the alphabet's size are drawn
+	// again, so every character is equally likely.
+	limit := 256 - 256%len(passwordAlphabet)
+	out := make([]byte, 0, MaxPasswordLen)
+	buf := make([]byte, 2*MaxPasswordLen)
+	for len(out) < MaxPasswordLen {
+		if _, err := rand.Read(buf); err != nil {
+			return "", fmt.Errorf("draw a VNC password: %w", err)
+		}
+		for _, b := range buf {
+			if int(b) < limit && len(out) < MaxPasswordLen {
+				out = append(out, passwordAlphabet[int(b)%len(passwordAlphabet)])
+			}
+		}
 	}
-	for i := range b {
-		b[i] = passwordAlphabet[int(b[i])%len(passwordAlphabet)]
-	}
-	return string(b), nil
+	return string(out), nil
 }
 
 // fileKey is the fixed key every VNC implementation obfuscates a stored

@@ -61,7 +61,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if !Loopback(host) {
 		return nil, fmt.Errorf("the VNC address %s is not a loopback address", o.Addr)
 	}
-	if host == "localhost" || host == "" {
+	if host == "localhost" {
 		host = "127.0.0.1"
 	}
 	if port == "0" || port == "" {
