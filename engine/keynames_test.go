@@ -69,3 +69,29 @@ func TestNewRefusesUnknownKeyNames(t *testing.T) {
 		t.Errorf("a refused run left a report directory (%v)", err)
 	}
 }
+
+// TestLoadSessionReportsEveryProblem: a session's scenario (loaded as
+// `kasmrt serve` and `kasmrt mcp` load it) with no goal, an unknown key
+// and a key no keyboard has is refused with all three, so an author fixes
+// them in one pass rather than one per try.
+func TestLoadSessionReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := "name: k\napp: {command: [xterm]}\ncolour: red\nsteps:\n  - observe_screen: {}\n  - press_key: ctrl+nosuchkey\n"
+	path, _ := writeRunFiles(t, dir, src, "")
+	_, err := LoadSession(path, "", lookupIn(nil))
+	ps, ok := scenarios.AsProblems(err)
+	if !ok {
+		t.Fatalf("LoadSession = %v, want problems", err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{"colour: unknown key", "needs a goal", `unknown key "nosuchkey"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("problems:\n%s\nwant one saying %q", all, want)
+		}
+	}
+}

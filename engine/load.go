@@ -17,3 +17,16 @@ func Load(scenarioPath, operatorPath string, lookup scenarios.Lookup) (*scenario
 	}
 	return files, nil
 }
+
+// LoadSession is Load for a session, whose goal an outside agent pursues
+// (scenarios.LoadSession): the same checks, reported together.
+func LoadSession(scenarioPath, operatorPath string, lookup scenarios.Lookup) (*scenarios.Files, error) {
+	files, err := scenarios.LoadSession(scenarioPath, operatorPath, lookup, checkKeyNames)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(files); err != nil {
+		return nil, err
+	}
+	return files, nil
+}

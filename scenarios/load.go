@@ -58,6 +58,9 @@ func load(scenarioPath, operatorPath string, lookup Lookup, session bool, checks
 	} else {
 		sc, ps = parseScenario(scenarioPath, data, lookup)
 		all = append(all, ps...)
+		if session && sc != nil && sc.Goal == "" {
+			all = append(all, Problem{Pos: sc.KeyPos("steps"), Msg: sessionNeedsGoal})
+		}
 	}
 	if sc != nil && op != nil {
 		for _, p := range crossCheck(sc, op) {

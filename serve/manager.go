@@ -176,10 +176,7 @@ func (m *Manager) Open(name string) (string, *engine.Session, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	files, err := scenarios.LoadSession(path, m.opts.Operator, m.opts.Lookup)
-	if err == nil {
-		err = engine.Check(files)
-	}
+	files, err := engine.LoadSession(path, m.opts.Operator, m.opts.Lookup)
 	if err == nil {
 		err = m.gates.BoundEach(files.Operator.ServiceLimits())
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	// Resume keeps the complete runs of an earlier output whose identity
 	// matches, and re-runs those that did not finish.
 	Resume bool
+	// ResumeIfAny is Resume when Out holds an earlier output and a fresh
+	// start when it is missing or empty: what a retried Kubernetes pod
+	// needs, which cannot know whether its first try wrote anything.
+	ResumeIfAny bool
 	// Strict makes pass-with-concerns exit 4, as run --strict.
 	Strict  bool
 	Version string
@@ -245,6 +249,9 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 		return nil, badInput("no output directory (--out)")
 	}
 	entries, err := os.ReadDir(opts.Out)
+	if opts.ResumeIfAny {
+		opts.Resume = err == nil && len(entries) > 0
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if opts.Resume {
@@ -301,12 +308,13 @@ func prepareOut(plan *Plan, opts Options) (map[string]RunResult, error) {
 
 // finished reports whether the run in dir is a result resume may keep:
 // its manifest is complete, hashes to the identity it holds, and agrees
-// with report.json on the verdict and the outcome; and the suite's own
-// stopping did not interrupt it. Anything else is run again, so neither a
-// Ctrl-C nor a manifest edited (or torn) apart from its report turns into
-// a result.
+// with report.json on the verdict and the outcome; and neither the
+// suite's own stopping nor the operator's abort ended it. Anything else is
+// run again, so neither a Ctrl-C, an abort from the console nor a manifest
+// edited (or torn) apart from its report turns into a result.
 func finished(dir string, m engine.Manifest) bool {
-	if !m.Complete() || m.Outcome == engine.OutcomeInterrupted || m.IdentitySHA256 != m.Identity.SHA256() {
+	if !m.Complete() || m.Outcome == engine.OutcomeInterrupted || m.Outcome == engine.OutcomeAborted ||
+		m.IdentitySHA256 != m.Identity.SHA256() {
 		return false
 	}
 	rep, err := readReport(dir)

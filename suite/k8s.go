@@ -154,8 +154,10 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 	for _, a := range o.SuiteArgs {
 		args = append(args, escapeK8sArg(a))
 	}
+	// A retried pod finds what its first try wrote: it continues the
+	// shard (--resume-if-any) rather than refusing a non-empty --out.
 	args = append(args, "--shard", fmt.Sprintf("%s/%d", ShardFromJob, o.Shards),
-		"--out", ReportsMount+"/"+name+"/shard-$("+EnvJobIndex+")", "--headless")
+		"--out", ReportsMount+"/"+name+"/shard-$("+EnvJobIndex+")", "--resume-if-any", "--headless")
 	nonRoot, noEscalation := true, false
 	uid := int64(10001)
 	container := corev1.Container{
@@ -189,15 +191,19 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			Completions:             &completions,
 			Parallelism:             &parallelism,
 			BackoffLimitPerIndex:    &retries,
+			// The first matching rule decides, so the disruption rule comes
+			// first: an evicted pod's suite ends on SIGTERM with exit 2,
+			// which the verdict rule would otherwise take as the index's
+			// result.
 			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
-				{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-					ContainerName: &container.Name, Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: jobFailJobCodes}},
-				{Action: batchv1.PodFailurePolicyActionFailIndex, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-					ContainerName: &container.Name, Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: jobVerdictCodes}},
 				// An eviction, a preemption or a node drain is not the
 				// suite's doing: try the shard again without counting it.
 				{Action: batchv1.PodFailurePolicyActionIgnore, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{
 					{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
+				{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: &container.Name, Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: jobFailJobCodes}},
+				{Action: batchv1.PodFailurePolicyActionFailIndex, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: &container.Name, Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: jobVerdictCodes}},
 			}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/name": "kasmrt", "kasmrt.dev/suite": name}},

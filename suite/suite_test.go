@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine"
@@ -498,4 +499,56 @@ func sameRuns(a, b *Summary) bool {
 		return out
 	}
 	return slices.Equal(key(a), key(b))
+}
+
+// An operator who aborts a run from the console ends it as a test error,
+// but that is no result of the app under test: --resume runs it again, as
+// it does an interrupted one, rather than keeping the abort as the run's
+// answer.
+func TestSuiteResumeRunsAnAbortedRunAgain(t *testing.T) {
+	t.Parallel()
+	suiteNeed(t)
+	dir := t.TempDir()
+	testkit.WriteFile(t, dir, "gated.yaml", gatedScenario(dir))
+	testkit.WriteFile(t, dir, "operator.yaml", suiteOperator)
+	build := func() *Plan {
+		plan, err := Build(Input{Args: []string{filepath.Join(dir, "gated.yaml")}, Operator: filepath.Join(dir, "operator.yaml"), Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	out := filepath.Join(dir, "out")
+	var (
+		mu     sync.Mutex
+		runner *engine.Runner
+	)
+	// The operator aborts the run once its application is launched (it
+	// waits for go, so the run cannot finish first).
+	sum, err := Execute(context.Background(), build(), Options{Out: out, Workers: 1, Version: "test",
+		OnRunner: func(_ Planned, r *engine.Runner) { mu.Lock(); runner = r; mu.Unlock() },
+		RunSinks: func(Planned) []func(events.Event) {
+			return []func(events.Event){func(e events.Event) {
+				if _, ok := e.Data.(events.AppLaunched); ok {
+					mu.Lock()
+					r := runner
+					mu.Unlock()
+					go r.Steer(events.Steer{Action: events.SteerAbort})
+				}
+			}}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := sum.Runs[0]; r.Verdict != "test-error" || r.Outcome != engine.OutcomeAborted {
+		t.Fatalf("the aborted run: %s/%s, want test-error/%s", r.Verdict, r.Outcome, engine.OutcomeAborted)
+	}
+	testkit.WriteFile(t, dir, "go", "")
+	sum, err = Execute(context.Background(), build(), Options{Out: out, Resume: true, Workers: 1, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := sum.Runs[0]; r.Resumed || r.Verdict != "pass" {
+		t.Errorf("after resume: %s resumed=%v %v: the operator's abort was kept as the run's result", r.Verdict, r.Resumed, r.Reasons)
+	}
 }

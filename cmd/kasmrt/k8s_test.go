@@ -75,31 +75,41 @@ func TestEmitK8sJob(t *testing.T) {
 	if c.EnvFrom[0].SecretRef.Name != "kasmrt-model" || c.Env[0].Name != suite.EnvJobIndex || !slices.Contains(c.Args, "job/3") {
 		t.Errorf("container = %+v", c)
 	}
-	action := func(code int32) batchv1.PodFailurePolicyAction {
+	// Kubernetes applies the first rule that matches a failed pod, so the
+	// order matters: an evicted pod's suite ends on SIGTERM with exit 2,
+	// which must not fail its index.
+	action := func(code int32, disrupted bool) batchv1.PodFailurePolicyAction {
 		for _, r := range s.PodFailurePolicy.Rules {
 			if r.OnExitCodes != nil && slices.Contains(r.OnExitCodes.Values, code) {
 				return r.Action
 			}
+			for _, p := range r.OnPodConditions {
+				if disrupted && p.Type == corev1.DisruptionTarget && p.Status == corev1.ConditionTrue {
+					return r.Action
+				}
+			}
 		}
 		return batchv1.PodFailurePolicyActionCount
 	}
-	for code, want := range map[int32]batchv1.PodFailurePolicyAction{
-		3: batchv1.PodFailurePolicyActionFailJob, 1: batchv1.PodFailurePolicyActionFailIndex,
-		2: batchv1.PodFailurePolicyActionFailIndex, 4: batchv1.PodFailurePolicyActionFailIndex,
-		137: batchv1.PodFailurePolicyActionCount,
+	for _, c := range []struct {
+		code      int32
+		disrupted bool
+		want      batchv1.PodFailurePolicyAction
+	}{
+		{3, false, batchv1.PodFailurePolicyActionFailJob},
+		{1, false, batchv1.PodFailurePolicyActionFailIndex},
+		{2, false, batchv1.PodFailurePolicyActionFailIndex},
+		{4, false, batchv1.PodFailurePolicyActionFailIndex},
+		{137, false, batchv1.PodFailurePolicyActionCount},
+		{2, true, batchv1.PodFailurePolicyActionIgnore},
+		{137, true, batchv1.PodFailurePolicyActionIgnore},
 	} {
-		if got := action(code); got != want {
-			t.Errorf("exit %d: %s, want %s", code, got, want)
+		if got := action(c.code, c.disrupted); got != c.want {
+			t.Errorf("exit %d (evicted %v): %s, want %s", c.code, c.disrupted, got, c.want)
 		}
 	}
-	disrupted := false
-	for _, r := range s.PodFailurePolicy.Rules {
-		for _, p := range r.OnPodConditions {
-			disrupted = disrupted || (p.Type == corev1.DisruptionTarget && r.Action == batchv1.PodFailurePolicyActionIgnore)
-		}
-	}
-	if !disrupted {
-		t.Error("an evicted pod is not retried without counting")
+	if !slices.Contains(c.Args, "--resume-if-any") {
+		t.Errorf("args %q: a retried index would find its output non-empty and be refused", c.Args)
 	}
 	if code, _, stderr := kasmrt(t, "suite", filepath.Join(dir, "suite.yaml"), "--emit", "k8s"); code != exitBadInput || !strings.Contains(stderr, "--image") {
 		t.Errorf("--emit k8s without --image: exit %d %s", code, stderr)
@@ -194,8 +204,9 @@ func TestEmitK8sSimulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	type indexRun struct {
-		cmd *exec.Cmd
-		out strings.Builder
+		cmd  *exec.Cmd
+		args []string
+		out  strings.Builder
 	}
 	var indexes []*indexRun
 	volume := filepath.Join(dir, "volume")
@@ -216,7 +227,7 @@ func TestEmitK8sSimulated(t *testing.T) {
 			}
 			args = append(args, a)
 		}
-		ix := &indexRun{cmd: exec.Command(bin, args...)}
+		ix := &indexRun{cmd: exec.Command(bin, args...), args: args}
 		ix.cmd.Dir = dir // the image's working directory holds the same files
 		ix.cmd.Env = append(os.Environ(), suite.EnvJobIndex+"="+env[suite.EnvJobIndex])
 		ix.cmd.Stdout, ix.cmd.Stderr = &ix.out, &ix.out
@@ -238,6 +249,15 @@ func TestEmitK8sSimulated(t *testing.T) {
 	_ = whole.Wait()
 	if len(shardOuts) != 2 {
 		t.Fatalf("shard outputs %v", shardOuts)
+	}
+	// A retried pod (its node drained, say) runs the same command on the
+	// output its first try left: it continues the shard instead of
+	// refusing the non-empty directory, which would fail the whole Job.
+	retry := exec.Command(bin, indexes[0].args...)
+	retry.Dir = dir
+	retry.Env = append(os.Environ(), suite.EnvJobIndex+"=0")
+	if out, _ := retry.CombinedOutput(); retry.ProcessState.ExitCode() != 0 && retry.ProcessState.ExitCode() != 1 {
+		t.Fatalf("a retried index: exit %d\n%s", retry.ProcessState.ExitCode(), out)
 	}
 	merged := filepath.Join(dir, "merged")
 	if out, err := exec.Command(bin, append([]string{"merge", "--out", merged}, shardOuts...)...).CombinedOutput(); err != nil && !strings.Contains(string(out), "3 runs") {

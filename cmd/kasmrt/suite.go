@@ -29,6 +29,7 @@ type suiteFlags struct {
 	filter   string
 	out      string
 	resume   bool
+	resumeIf bool
 	junit    string
 	headless bool
 	json     bool
@@ -102,6 +103,7 @@ skipped), and --resume runs them again.`,
 	fl.StringVar(&f.filter, "filter", "", "comma-separated globs over scenario names, file names and tags; !glob excludes")
 	fl.StringVar(&f.out, "out", "", "output directory, new or empty (default: a fresh reports/suite-<time>)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the suite in --out: keep complete runs of the same identity, re-run the rest")
+	fl.BoolVar(&f.resumeIf, "resume-if-any", false, "--resume when --out holds an earlier output, else start it (for retried Kubernetes pods)")
 	fl.StringVar(&f.junit, "junit", "", "also write the JUnit XML here (it is always in --out as junit.xml)")
 	fl.BoolVar(&f.fresh, "fresh-displays", false, "start a new Xvfb for every run instead of keeping each worker's between its runs (reset in between)")
 	fl.BoolVar(&f.tui, "tui", false, "show the suite console (default when stdout is a terminal)")
@@ -131,6 +133,9 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 	}
 	if f.resume && f.out == "" {
 		return refuse(cmd, errors.New("--resume needs the --out directory of the suite to continue"))
+	}
+	if f.resumeIf && f.out == "" {
+		return refuse(cmd, errors.New("--resume-if-any needs the --out directory of the suite to continue"))
 	}
 	if f.junit != "" {
 		if err := refuseBlockingOutput("--junit", f.junit); err != nil {
@@ -190,7 +195,7 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		}
 		printRunLine(w, done, total, r)
 	}
-	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, Strict: f.strict, Version: version, OnEnd: onEnd,
+	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, ResumeIfAny: f.resumeIf, Strict: f.strict, Version: version, OnEnd: onEnd,
 		FreshDisplays: f.fresh}
 	var sum *suite.Summary
 	console := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
