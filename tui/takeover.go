@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -99,4 +101,29 @@ func (m *Model) takeoverLine() (string, bool) {
 	st := m.styles
 	return st.Question.Render("desktop taken over: "+sanitize.Line(a.URL)+"  password "+sanitize.Line(a.Password)) +
 		st.Muted.Render(" — T hands it back"), true
+}
+
+// formatTakeover is a takeover event's timeline row.
+func formatTakeover(e events.Event) string {
+	if d, ok := e.Data.(events.TakeoverStarted); ok {
+		return fmt.Sprintf("takeover by the %s: VNC at %s", d.By, d.Addr)
+	}
+	d, _ := e.Data.(events.TakeoverEnded)
+	var changed []string
+	if n := len(d.WindowsOpened); n > 0 {
+		changed = append(changed, fmt.Sprintf("%d window(s) opened", n))
+	}
+	if n := len(d.WindowsClosed); n > 0 {
+		changed = append(changed, fmt.Sprintf("%d closed", n))
+	}
+	if d.FocusBefore != d.FocusAfter {
+		changed = append(changed, "focus moved")
+	}
+	if d.ScreenChanged {
+		changed = append(changed, "screen changed")
+	}
+	if len(changed) == 0 {
+		changed = []string{"nothing changed"}
+	}
+	return fmt.Sprintf("handed back (%s) after %gs: %s", d.Ended, d.DurationS, strings.Join(changed, ", "))
 }

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,10 +44,12 @@ func TestLiveTakeover(t *testing.T) {
 	press(tm, "T")
 	fc.waitCalls(t, "take over")
 	waitView(t, m, "desktop taken over: vnc://127.0.0.1:5901  password Pw3xK9mQ")
+	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindTakeoverStarted, Data: events.TakeoverStarted{Addr: "127.0.0.1:5901", By: "console"}})
+	waitView(t, m, "takeover by the console: VNC at 127.0.0.1:5901")
 	press(tm, "T")
 	fc.waitCalls(t, "take over", "hand back")
-	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindTakeoverEnded, Data: events.TakeoverEnded{Ended: events.TakeoverHandedBack}})
-	waitView(t, m, "desktop handed back")
+	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindTakeoverEnded, Data: events.TakeoverEnded{Ended: events.TakeoverHandedBack, DurationS: 12, ScreenChanged: true}})
+	waitView(t, m, "handed back (handed-back) after 12s: screen changed")
 }
 
 // TestLiveTakeoverOff: a run without --takeover has no takeover to offer.
@@ -55,4 +59,20 @@ func TestLiveTakeoverOff(t *testing.T) {
 	press(tm, "T")
 	waitView(t, tm.m, "this console cannot take the desktop over")
 	fc.waitCalls(t)
+}
+
+// TestPrinterTakeover: run --headless prints a line for each end of a
+// takeover, saying what changed and never a password (it has none).
+func TestPrinterTakeover(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	p := NewPrinter(&out)
+	p.Event(events.Event{Kind: events.KindTakeoverStarted, Data: events.TakeoverStarted{Addr: "127.0.0.1:5901", By: "api"}})
+	p.Event(events.Event{Kind: events.KindTakeoverEnded, Data: events.TakeoverEnded{Ended: events.TakeoverClientLeft, DurationS: 3,
+		WindowsOpened: []string{"Sign in"}, ScreenChanged: true}})
+	for _, want := range []string{"takeover by the api: VNC at 127.0.0.1:5901", "handed back (client-left) after 3s: 1 window(s) opened, screen changed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the printer says %q, want %q", out.String(), want)
+		}
+	}
 }
