@@ -1,10 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kasmrt/kasmrt/drivers/vnc/vnctest"
+	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
 // TestRunTakeoverRefusals: a takeover address other machines reach, one
@@ -48,4 +56,99 @@ func TestTakeoverAddrIsLoopbackByDefault(t *testing.T) {
 			t.Errorf("takeoverAddr(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+}
+
+// TestRunTakeoverOverTheAPI takes a real run over through run --listen's
+// API: the operator pauses it, takes the desktop (the API answers the VNC
+// address and the one-time password), types a line into the xterm under
+// test with a VNC client and closes it, resumes, and the model's next
+// turn is told of the takeover. The password is in no report file.
+func TestRunTakeoverOverTheAPI(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm", "x11vnc")
+	out := filepath.Join(t.TempDir(), "typed")
+	scenario := `name: takeover over the api
+goal: Say whether the operator typed a line.
+app:
+  command: [xterm, -class, KasmTakeover, -geometry, 60x10+20+20, -e, sh, -c, 'IFS= read -r l; printf %s "$l" > ` + out + `; exec sleep 3600']
+  window: {class: KasmTakeover}
+  startup_timeout_s: 10
+`
+	model := modeltest.New(t, modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the operator typed"}`))
+	addr, exit, report := startListening(t, scenario,
+		[]string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken}, "--takeover", "127.0.0.1:0")
+	root := "http://" + addr
+	var runs struct{ Runs []struct{ Run string } }
+	if code, body := apiGet(t, root, "/v1/runs"); code != http.StatusOK || json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 1 {
+		t.Fatalf("GET /v1/runs: %d %s", code, body)
+	}
+	run := "/v1/runs/" + runs.Runs[0].Run
+	// Paused before its first turn, the loop is taken over at once.
+	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"pause"}`); code != http.StatusAccepted {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	code, body := apiPost(t, root, listenToken, run+"/takeover", `{}`)
+	var acc struct{ Addr, URL, Password string }
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &acc) != nil || acc.Password == "" {
+		t.Fatalf("takeover: %d %s", code, body)
+	}
+	c, err := vnctest.Dial(acc.Addr, acc.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Type("by hand"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Key(vnctest.KeyReturn); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(testkit.ScreenWait); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(out); err == nil && string(b) == "by hand" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the app never received the line typed over VNC")
+		}
+	}
+	c.Close() // hands the desktop back
+	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"resume"}`); code != http.StatusAccepted {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	if code := <-exit; code != 0 {
+		t.Errorf("exit %d, want 0 (pass with the takeover's concern)", code)
+	}
+	reqs := model.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Raw), "The operator took over the desktop") {
+		t.Errorf("the model's first turn was not told of the takeover")
+	}
+	evs, err := os.ReadFile(filepath.Join(report, "events.jsonl"))
+	if err != nil || !strings.Contains(string(evs), `"kind":"takeover.ended"`) || !strings.Contains(string(evs), `"ended":"client-left"`) {
+		t.Errorf("events.jsonl has no takeover.ended for the client's leaving (%v)", err)
+	}
+	_ = filepath.Walk(report, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), acc.Password) {
+				t.Errorf("the VNC password is in %s", path)
+			}
+		}
+		return nil
+	})
+}
+
+// apiGet gets path from the API at root with listenToken.
+func apiGet(t *testing.T, root, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, root+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+listenToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
