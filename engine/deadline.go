@@ -22,6 +22,8 @@ type pausableDeadline struct {
 	deadline time.Time
 	timer    *time.Timer
 	pausedAt time.Time // zero unless paused
+	// paused is the time spent paused before pausedAt.
+	paused time.Duration
 }
 
 func withPausableDeadline(parent context.Context, d time.Duration) (*pausableDeadline, context.CancelFunc) {
@@ -64,6 +66,7 @@ func (c *pausableDeadline) resume() {
 		return
 	}
 	c.deadline = c.deadline.Add(time.Since(c.pausedAt))
+	c.paused += time.Since(c.pausedAt)
 	c.pausedAt = time.Time{}
 	c.timer.Reset(time.Until(c.deadline))
 }
@@ -99,4 +102,25 @@ func (r *Runner) workContext(ctx context.Context) (context.Context, context.Canc
 		return c, cancel
 	}
 	return context.WithTimeout(ctx, total-reserve)
+}
+
+// pausedFor is how long the clock has been paused in all.
+func (c *pausableDeadline) pausedFor() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.paused
+	if !c.pausedAt.IsZero() {
+		d += time.Since(c.pausedAt)
+	}
+	return d
+}
+
+// deadlineUsed is how much of the deadline the run has used: the time
+// since it started, less what a takeover paused.
+func (s *runState) deadlineUsed() time.Duration {
+	used := time.Since(s.startedAt)
+	if s.r.clock != nil {
+		used -= s.r.clock.pausedFor()
+	}
+	return used
 }

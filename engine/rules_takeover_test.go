@@ -246,6 +246,38 @@ func TestRulesTakeoverDeadline(t *testing.T) {
 		loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 0, 0)
 		loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""}, loopStep{"observe_screen", "ok", ""})
 	})
+	t.Run("paused, in a goal run", func(t *testing.T) {
+		t.Parallel()
+		got := make(chan takeoverReply, 1)
+		r := loopRun(t, loopCase{env: env, machine: &fakeMachine{}, script: []mt.Exchange{loopObserve, loopGoalMet},
+			before: takeoverBefore(&fakeVNC{}, true, got),
+			sink: func(r *Runner, e events.Event) {
+				if e.Kind == events.KindTakeoverStarted {
+					go func() {
+						time.Sleep(1500 * time.Millisecond)
+						_ = r.HandBack()
+					}()
+				}
+			}})
+		<-got
+		loopWant(t, r, loopUnverified, OutcomeCompleted, 2, 0)
+		// The deadline's gauge counts only the time its clock ran.
+		seen := 0
+		for _, e := range eventsOf(r.events, events.KindBudget) {
+			for _, b := range e.Budgets {
+				if b.Name != "deadline" {
+					continue
+				}
+				seen++
+				if b.Used >= b.Limit {
+					t.Errorf("the deadline budget shows %gs of %gs used: the takeover's pause is counted", b.Used, b.Limit)
+				}
+			}
+		}
+		if seen == 0 {
+			t.Error("no deadline budget")
+		}
+	})
 }
 
 // TestRulesTakeoverWhilePaused takes over a loop the operator paused: the
