@@ -77,7 +77,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	out := &tail{ready: ready}
 	argv := []string{"x11vnc", "-display", o.Display, "-rfbport", port, "-listen", host,
 		"-rfbauth", auth, "-once", "-norc", "-nolookup", "-noxdamage", "-nossl", "-nocmds", "-noremote",
-		"-noipv6", "-xkb"}
+		"-noipv6", "-xkb",
+		// No clipboard either way: the display's selections may hold
+		// what the run typed, and nothing the viewer pastes is recorded.
+		"-nosel"}
 	if strings.Contains(host, ":") {
 		// An IPv6 loopback needs x11vnc's IPv6 listener.
 		argv = slicesWithout(argv, "-noipv6")
