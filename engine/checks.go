@@ -39,6 +39,8 @@ type probe struct {
 	what   string // what is expected, e.g. `window title contains "Saved"`
 	within time.Duration
 	try    func(ctx context.Context) (holds bool, seen string, err error)
+	// done, when set, is told how the check ended, once.
+	done func(held bool)
 }
 
 // expect runs the checks a step carries, after its tool succeeded. The
@@ -85,10 +87,13 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 // check held. A try that starts before the bound runs to its end (each
 // bounds its own calls), so a slow answer near the bound is still an
 // answer, not a timeout.
-func (s *runState) await(ctx context.Context, p probe) (string, int, error) {
+func (s *runState) await(ctx context.Context, p probe) (seen string, tries int, err error) {
+	if p.done != nil {
+		defer func() { p.done(err == nil) }()
+	}
 	deadline := time.Now().Add(p.within)
-	seen := "nothing was seen"
-	for tries := 1; ; tries++ {
+	seen = "nothing was seen"
+	for tries = 1; ; tries++ {
 		holds, now, err := p.try(ctx)
 		if now != "" {
 			seen = now
@@ -140,6 +145,9 @@ func (s *runState) probes(e *scenarios.Expect) []probe {
 	for _, name := range sortedKeys(e.ClickTargets) {
 		c := e.ClickTargets[name]
 		out = append(out, named("click_targets."+name, s.pointProbe(name, c, within(c.Within))))
+	}
+	if c := e.Screenshot; c != nil {
+		out = append(out, named("screenshot", s.screenshotProbe(c, within(c.Within))))
 	}
 	if e.ExitCode != nil {
 		out = append(out, named("exit_code", s.exitProbe(*e.ExitCode, within(0))))

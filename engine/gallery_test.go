@@ -47,6 +47,17 @@ func TestGalleryExamples(t *testing.T) {
 			},
 		},
 		{
+			// A visual baseline, compared once the dialog holds still,
+			// with its button and icon masked.
+			example: "zenity-baseline.yaml",
+			bins:    []string{"zenity", "dbus-daemon"},
+			after: func(t *testing.T, _ string, tools []events.Event) {
+				if len(tools) == 0 || !strings.Contains(tools[0].Message, "OK") {
+					t.Errorf("tools events %+v: want zenity's OK button, which the check masks", tools)
+				}
+			},
+		},
+		{
 			example: "athena-xedit.yaml",
 			bins:    []string{"xedit"},
 			after: func(t *testing.T, demoDir string, _ []events.Event) {
@@ -85,7 +96,14 @@ func TestGalleryExamples(t *testing.T) {
 					tools = append(tools, e)
 				}
 			}
-			c.after(t, demoDir, tools)
+			for _, b := range rep.Baselines {
+				if b.Result != events.BaselineMatched {
+					t.Errorf("screenshot %s: %s (%d of %d pixels differ)", b.Name, b.Result, b.DiffPixels, b.Pixels)
+				}
+			}
+			if c.after != nil {
+				c.after(t, demoDir, tools)
+			}
 		})
 	}
 }

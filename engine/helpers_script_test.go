@@ -42,6 +42,8 @@ type scriptRunSpec struct {
 	// --report gives it (it may be relative); else "report" in the
 	// scenario's directory.
 	reportDir string
+	// updateBaselines runs with --update-baselines.
+	updateBaselines bool
 }
 
 // scriptRunInfo is what a Sink learns while the run goes on.
@@ -100,7 +102,7 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 		}
 	}
 	runner, err := New(files, Options{ReportDir: out.info.reportDir, Display: "-", Sinks: []func(events.Event){sink},
-		Getenv: func(name string) string { return spec.env[name] }})
+		Getenv: func(name string) string { return spec.env[name] }, UpdateBaselines: spec.updateBaselines})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

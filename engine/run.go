@@ -71,6 +71,9 @@ type Options struct {
 	// while the operator has the desktop (engine/takeover.go).
 	Takeover               string
 	TakeoverPausesDeadline bool
+	// UpdateBaselines makes every screenshot check write the window as its
+	// baseline (beside the scenario) instead of comparing it.
+	UpdateBaselines bool
 }
 
 // Result is how a run ended.

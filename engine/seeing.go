@@ -71,15 +71,25 @@ func (s *runState) readText(ctx context.Context, region *scenarios.Region) ([]oc
 // textTarget finds where a text target is read: the one place, or the
 // place nearest to its near target.
 func (s *runState) textTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
-	words, area, err := s.readText(ctx, t.Within)
+	box, err := s.textTargetBox(ctx, t)
 	if err != nil {
 		return events.Point{}, err
+	}
+	c := vision.Centre(box)
+	return events.Point{X: c.X, Y: c.Y}, nil
+}
+
+// textTargetBox is where on the screen a text target's words are read.
+func (s *runState) textTargetBox(ctx context.Context, t scenarios.ClickTarget) (image.Rectangle, error) {
+	words, area, err := s.readText(ctx, t.Within)
+	if err != nil {
+		return image.Rectangle{}, err
 	}
 	matches := ocr.Find(words, t.Text)
 	if t.Near != "" && len(matches) > 1 {
 		anchor, err := s.clickPoint(ctx, t.Near)
 		if err != nil {
-			return events.Point{}, fmt.Errorf("the target it is near, %s: %w", t.Near, err)
+			return image.Rectangle{}, fmt.Errorf("the target it is near, %s: %w", t.Near, err)
 		}
 		best := matches[0]
 		for _, m := range matches[1:] {
@@ -90,10 +100,9 @@ func (s *runState) textTarget(ctx context.Context, t scenarios.ClickTarget) (eve
 		matches = []ocr.Match{best}
 	}
 	if len(matches) != 1 {
-		return events.Point{}, vision.TextNotOne(t.Text, matches, words, area)
+		return image.Rectangle{}, vision.TextNotOne(t.Text, matches, words, area)
 	}
-	c := vision.Centre(matches[0].Box)
-	return events.Point{X: c.X, Y: c.Y}, nil
+	return matches[0].Box, nil
 }
 
 func distance2(p image.Point, q events.Point) int {
@@ -104,18 +113,29 @@ func distance2(p image.Point, q events.Point) int {
 // nameTarget finds the control a name target names, narrowed by role
 // ("button" matches "push button"), and returns its centre.
 func (s *runState) nameTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
+	ctl, err := s.nameTargetControl(ctx, t)
+	if err != nil {
+		return events.Point{}, err
+	}
+	c := ctl.Centre()
+	return events.Point{X: c.X, Y: c.Y}, nil
+}
+
+// nameTargetControl finds the control a name target names, with a place
+// on the screen.
+func (s *runState) nameTargetControl(ctx context.Context, t scenarios.ClickTarget) (atspi.Control, error) {
 	if s.a11y == nil || !s.a11y.Found {
 		why := "the application's accessible controls are not known"
 		if s.a11y != nil && s.a11y.Missing != "" {
 			why += ": " + s.a11y.Missing
 		}
-		return events.Point{}, errors.New(why)
+		return atspi.Control{}, errors.New(why)
 	}
 	findCtx, cancel := context.WithTimeout(ctx, findBound)
 	defer cancel()
 	controls, err := s.a11y.App.Controls(findCtx)
 	if err != nil {
-		return events.Point{}, fmt.Errorf("list the application's controls: %w", err)
+		return atspi.Control{}, fmt.Errorf("list the application's controls: %w", err)
 	}
 	if t.Role != "" {
 		var kept []atspi.Control
@@ -129,15 +149,14 @@ func (s *runState) nameTarget(ctx context.Context, t scenarios.ClickTarget) (eve
 	ctl, err := atspi.FindControl(controls, t.Name)
 	if err != nil {
 		if t.Role != "" {
-			return events.Point{}, fmt.Errorf("among controls of role %q: %w", t.Role, err)
+			return atspi.Control{}, fmt.Errorf("among controls of role %q: %w", t.Role, err)
 		}
-		return events.Point{}, err
+		return atspi.Control{}, err
 	}
 	if ctl.Extents.Empty() {
-		return events.Point{}, fmt.Errorf("the control %q reports no place on the screen", ctl.Name)
+		return atspi.Control{}, fmt.Errorf("the control %q reports no place on the screen", ctl.Name)
 	}
-	c := ctl.Centre()
-	return events.Point{X: c.X, Y: c.Y}, nil
+	return ctl, nil
 }
 
 func roleMatches(role, want string) bool {

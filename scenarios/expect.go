@@ -3,6 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -38,6 +40,8 @@ type Expect struct {
 	ClickTargets map[string]PointCheck `yaml:"click_targets"`
 	// ExitCode says the application must have exited with this code.
 	ExitCode *int `yaml:"exit_code"`
+	// Screenshot compares the window with an approved image.
+	Screenshot *ScreenshotCheck `yaml:"screenshot"`
 }
 
 // Success is what a goal run must have achieved, checked by the runtime
@@ -67,7 +71,7 @@ func (v *validator) success(s *Scenario) {
 		v.failAt("success", "success: states what a goal run must have achieved; a scripted scenario checks with expect: on its steps")
 	}
 	if c.empty() {
-		v.failAt("success", "success checks nothing; give window_title, screen_text, cdp, controls, click_targets, exit_code or tools")
+		v.failAt("success", "success checks nothing; give window_title, screen_text, cdp, controls, click_targets, exit_code, screenshot or tools")
 	}
 	v.checks("success", "success", &c.Expect, s)
 	seen := map[string]bool{}
@@ -155,6 +159,53 @@ func (e *Expect) WithinS(own float64) float64 {
 	return DefaultExpectWithinS
 }
 
+// ScreenshotCheck compares the application window (the page, when the
+// page is the screen) with an approved image of it, a baseline stored
+// beside the scenario (BaselineDir). The window is compared once two
+// captures in a row are identical, pixel by pixel with a perceptual
+// distance that tolerates anti-aliasing; masked areas are left out.
+type ScreenshotCheck struct {
+	Pos Pos `yaml:"-"`
+	// Name names the baseline: NAME.baselines/<name>.png.
+	Name string `yaml:"name"`
+	// MaxDiffRatio is the share of pixels that may differ (0 to 1).
+	MaxDiffRatio float64 `yaml:"max_diff_ratio"`
+	// Threshold is how far two pixels' colours may be apart and still
+	// count as the same, from 0 (exact) to 1; DefaultScreenshotThreshold
+	// when unset.
+	Threshold *float64 `yaml:"threshold"`
+	// Mask names click targets (found by name or text) and cdp targets
+	// whose areas are left out of the comparison.
+	Mask []string `yaml:"mask"`
+	// MaskRegions are areas of the window left out, in window pixels.
+	MaskRegions []Region `yaml:"mask_regions"`
+	Within      float64  `yaml:"within_s"`
+}
+
+// DefaultScreenshotThreshold is a screenshot check's colour threshold
+// when it sets none: the value pixelmatch, and Playwright after it, use.
+const DefaultScreenshotThreshold = 0.1
+
+// ThresholdOrDefault is the check's colour threshold.
+func (c *ScreenshotCheck) ThresholdOrDefault() float64 {
+	if c.Threshold == nil {
+		return DefaultScreenshotThreshold
+	}
+	return *c.Threshold
+}
+
+// BaselineDir is where the scenario at path keeps its screenshot
+// baselines: beside it, in NAME.baselines, NAME being the file's name
+// without its extension.
+func BaselineDir(path string) string {
+	base := filepath.Base(path)
+	return filepath.Join(filepath.Dir(path), strings.TrimSuffix(base, filepath.Ext(base))+".baselines")
+}
+
+// baselineNameRE is what a baseline's name may be: a file name on every
+// system, without a path.
+var baselineNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
 // NeedsAccessibility reports whether a check reads accessible controls.
 func (e *Expect) NeedsAccessibility() bool {
 	return e != nil && (len(e.Controls) > 0 || len(e.ClickTargets) > 0)
@@ -162,7 +213,7 @@ func (e *Expect) NeedsAccessibility() bool {
 
 // empty reports whether the expectation checks nothing.
 func (e *Expect) empty() bool {
-	return e.WindowTitle == nil && e.ScreenText == nil && len(e.CDP) == 0 && len(e.Controls) == 0 && len(e.ClickTargets) == 0 && e.ExitCode == nil
+	return e.WindowTitle == nil && e.ScreenText == nil && len(e.CDP) == 0 && len(e.Controls) == 0 && len(e.ClickTargets) == 0 && e.ExitCode == nil && e.Screenshot == nil
 }
 
 // expect validates the checks of step i against the rest of the scenario.
@@ -173,7 +224,7 @@ func (v *validator) expect(i int, st *Step, s *Scenario) {
 	}
 	path := index("steps", i) + ".expect"
 	if e.empty() {
-		v.failAt(path, "step %d: expect checks nothing; give window_title, screen_text, cdp, controls, click_targets or exit_code", i+1)
+		v.failAt(path, "step %d: expect checks nothing; give window_title, screen_text, cdp, controls, click_targets, exit_code or screenshot", i+1)
 	}
 	v.checks(path, fmt.Sprintf("step %d", i+1), e, s)
 }
@@ -243,12 +294,54 @@ func (v *validator) checks(path, who string, e *Expect, s *Scenario) {
 		}
 		within(p, c.Within)
 	}
+	if c := e.Screenshot; c != nil {
+		v.screenshot(path+".screenshot", who, c, s)
+		within(path+".screenshot", c.Within)
+	}
 	if e.ExitCode != nil {
 		if *e.ExitCode < 0 || *e.ExitCode > 255 {
 			v.failAt(path+".exit_code", "%s: an exit code is between 0 and 255, got %d", who, *e.ExitCode)
 		}
 		if s.App == nil {
 			v.failAt(path+".exit_code", "%s: exit_code checks the app's exit, so it needs an app: section", who)
+		}
+	}
+}
+
+// screenshot validates a screenshot check at path.
+func (v *validator) screenshot(path, who string, c *ScreenshotCheck, s *Scenario) {
+	if !baselineNameRE.MatchString(c.Name) {
+		v.failAt(path+".name", "%s: a screenshot check needs name:, the baseline's file name without .png (letters, digits, '.', '_', '-'), got %q", who, c.Name)
+	} else if v.baselines[c.Name] {
+		v.failAt(path+".name", "%s: the baseline %q is compared by another check too; give each screenshot check its own name", who, c.Name)
+	}
+	if v.baselines == nil {
+		v.baselines = map[string]bool{}
+	}
+	v.baselines[c.Name] = true
+	if c.MaxDiffRatio < 0 || c.MaxDiffRatio > 1 {
+		v.failAt(path+".max_diff_ratio", "%s: max_diff_ratio is the share of pixels that may differ, between 0 and 1, got %g", who, c.MaxDiffRatio)
+	}
+	if t := c.Threshold; t != nil && (*t < 0 || *t > 1) {
+		v.failAt(path+".threshold", "%s: threshold is a colour distance between 0 (exact) and 1, got %g", who, *t)
+	}
+	for i, name := range c.Mask {
+		p := index(path+".mask", i)
+		if _, ok := s.CDPTargets[name]; ok {
+			continue
+		}
+		t, ok := s.ClickTargets[name]
+		switch {
+		case !ok:
+			v.failAt(p, "%s: %q is neither a click_targets nor a cdp_targets name (click targets: %s; cdp targets: %s)", who, name,
+				namesOrNone(sortedKeys(s.ClickTargets)), namesOrNone(sortedKeys(s.CDPTargets)))
+		case t.Kind() == "point":
+			v.failAt(p, "%s: the click target %s is a point, which has no area to mask; give the area in mask_regions", who, name)
+		}
+	}
+	for i, r := range c.MaskRegions {
+		if r.Width <= 0 || r.Height <= 0 || r.X < 0 || r.Y < 0 {
+			v.failAt(index(path+".mask_regions", i), "%s: a mask region is x, y, width and height in window pixels, with width and height above 0, got %+v", who, r)
 		}
 	}
 }

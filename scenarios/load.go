@@ -225,6 +225,8 @@ type validator struct {
 	warnings Problems
 	// substituted is the decoder's record of placeholders, by key path.
 	substituted map[string][]string
+	// baselines are the screenshot checks' baseline names seen so far.
+	baselines map[string]bool
 }
 
 // at returns where key path was written, falling back to its parent's

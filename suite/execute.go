@@ -36,8 +36,11 @@ type Options struct {
 	// needs, which cannot know whether its first try wrote anything.
 	ResumeIfAny bool
 	// Strict makes pass-with-concerns exit 4, as run --strict.
-	Strict  bool
-	Version string
+	Strict bool
+	// UpdateBaselines makes every run write its screenshot checks'
+	// baselines instead of comparing them.
+	UpdateBaselines bool
+	Version         string
 	// ModelTransport, when set, carries every run's model requests.
 	ModelTransport http.RoundTripper
 	// OnStart and OnEnd see each run begin and end (the --headless lines);
@@ -336,7 +339,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 		res.Verdict, res.Error = "test-error", err.Error()
 		return res
 	}
-	eo := engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport,
+	eo := engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport, UpdateBaselines: opts.UpdateBaselines,
 		Gates: gates, Interactive: opts.Interactive, Machine: machine}
 	if opts.RunSinks != nil {
 		eo.Sinks = opts.RunSinks(p)

@@ -94,6 +94,9 @@ func rowDetail(st themes.Styles, s *State, r Row, w int) detailDoc {
 		screensLines(lw, g.Before, g.After)
 		return detailDoc{title: fmt.Sprintf("grounding · step %d", g.Step), lines: lw.lines}
 	}
+	if d, ok := e.Data.(events.Baseline); ok {
+		return baselineDetail(lw, s, e, d)
+	}
 	text, _ := rowText(r)
 	lw.heading(string(e.Kind) + at(s, e.T))
 	lw.text(strings.TrimSpace(text))
@@ -154,10 +157,47 @@ func stepDetail(lw *lineWriter, s *State, r Row) detailDoc {
 			lw.text(line)
 		}
 	}
+	var shots []string
+	for _, br := range s.Rows {
+		if d, ok := br.Event.Data.(events.Baseline); ok && br.Event.Step == e.Step {
+			shots = append(shots, d.Name+" "+d.Result)
+		}
+	}
+	if len(shots) > 0 {
+		lw.heading("screenshot checks")
+		lw.text(strings.Join(shots, ", "))
+		lw.muted("  their rows below show each diff")
+	}
 	if t, ok := s.TurnOf(e.Step); ok {
 		lw.muted(fmt.Sprintf("called by model turn %d · w shows why", s.Turns[t].Request.Iteration))
 	}
 	return detailDoc{title: fmt.Sprintf("step %d", e.Step), lines: lw.lines}
+}
+
+// baselineDetail describes a screenshot check: what it compared, how much
+// differed, and the images kept. The screen pane shows the diff.
+func baselineDetail(lw *lineWriter, s *State, e events.Event, d events.Baseline) detailDoc {
+	lw.heading(fmt.Sprintf("screenshot %s · step %d%s", sanitize.Line(d.Name), e.Step, at(s, e.T)))
+	status := themes.StatusError
+	if d.Result == events.BaselineMatched || d.Result == events.BaselineWritten {
+		status = themes.StatusOK
+	}
+	lw.styled(lw.st.Status(status).Render(d.Result))
+	lw.text(e.Message)
+	lw.heading("baseline")
+	lw.text(d.File)
+	var kept []string
+	for _, f := range []struct{ what, path string }{{"baseline", d.Expected}, {"window", d.Actual}, {"diff", d.Diff}} {
+		if f.path != "" {
+			kept = append(kept, f.what+" "+f.path)
+		}
+	}
+	if len(kept) > 0 {
+		lw.heading("kept in the report")
+		lw.text(strings.Join(kept, "\n"))
+		lw.muted("  the screen pane shows the " + map[bool]string{true: "diff: red differs, yellow anti-aliasing, magenta masked", false: "window"}[d.Diff != ""])
+	}
+	return detailDoc{title: "screenshot " + sanitize.Line(d.Name), lines: lw.lines}
 }
 
 func screensLines(lw *lineWriter, before, after string) {

@@ -154,6 +154,9 @@ func rowText(r Row) (text, status string) {
 	case RowModel:
 		return fmt.Sprintf("  ! %s: %s", e.Kind, e.Message), ""
 	case RowCheck:
+		if d, ok := e.Data.(events.Baseline); ok {
+			return fmt.Sprintf("  ✓ screenshot %s %s: %s", d.Name, d.Result, e.Message), ""
+		}
 		c := e.Check
 		res := "ok"
 		if !c.OK {

@@ -326,6 +326,15 @@ func (s *State) apply(index int, e events.Event) {
 		s.Budgets = e.Budgets
 	case events.KindConcern:
 		s.Concerns = append(s.Concerns, e.Message)
+	case events.KindBaseline:
+		// A screenshot check's row shows its diff (or, with no baseline,
+		// the window kept for approval) when it is selected.
+		d, _ := e.Data.(events.Baseline)
+		screen := d.Diff
+		if screen == "" {
+			screen = d.Actual
+		}
+		s.Rows = append(s.Rows, Row{Kind: RowCheck, Index: index, Event: e, Screen: screen})
 	case events.KindCheck:
 		if e.Check != nil {
 			s.Checks = append(s.Checks, *e.Check)

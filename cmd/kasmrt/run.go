@@ -40,6 +40,8 @@ type runFlags struct {
 	// takeoverPausesDeadline stops the deadline while it lasts.
 	takeover               string
 	takeoverPausesDeadline bool
+	// updateBaselines writes screenshot checks' baselines.
+	updateBaselines bool
 	// reapOrphans is set when kasmrt runs as its own process (not in
 	// tests that call run in-process alongside other runs).
 	reapOrphans bool
@@ -77,6 +79,7 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line (implies --headless)")
 	fl.BoolVar(&f.overwrite, "overwrite", false, "replace the earlier report in an existing --report directory that kasmrt wrote (its manifest and only its files), instead of refusing it")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
+	fl.BoolVar(&f.updateBaselines, "update-baselines", false, "write the window of every screenshot check as its baseline (beside the scenario) instead of comparing it")
 	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
 	fl.StringVar(&f.theme, "theme", "", "console theme: auto (the default: light or dark as the terminal's background is), dark, light, high-contrast or a theme file")
@@ -166,7 +169,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	// directory behind either. (A directory with a report in it is not
 	// empty, and stays.)
 	defer dir.discard()
-	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version,
+	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version, UpdateBaselines: f.updateBaselines,
 		Takeover: f.takeover, TakeoverPausesDeadline: f.takeoverPausesDeadline}
 	pub, err := bindPublication(cmd.Context(), f, files, dir.path)
 	if err != nil {

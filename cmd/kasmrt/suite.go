@@ -30,14 +30,16 @@ type suiteFlags struct {
 	out      string
 	resume   bool
 	resumeIf bool
-	junit    string
-	headless bool
-	json     bool
-	strict   bool
-	tui      bool
-	graphics string
-	theme    string
-	fresh    bool
+	// updateBaselines writes screenshot checks' baselines.
+	updateBaselines bool
+	junit           string
+	headless        bool
+	json            bool
+	strict          bool
+	tui             bool
+	graphics        string
+	theme           string
+	fresh           bool
 	// --emit k8s and the Job's settings.
 	emit        string
 	image       string
@@ -112,6 +114,7 @@ skipped), and --resume runs them again.`,
 	fl.StringVar(&f.theme, "theme", "", "console theme: auto (the default: light or dark as the terminal's background is), dark, light, high-contrast or a theme file")
 	fl.BoolVar(&f.json, "json", false, "print every finished run and the summary as JSON lines")
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the worst verdict is pass-with-concerns")
+	fl.BoolVar(&f.updateBaselines, "update-baselines", false, "write the window of every screenshot check as its baseline (beside its scenario) instead of comparing it")
 	fl.StringVar(&f.emit, "emit", "", `print a deployment of the suite instead of running it: "k8s" (a Kubernetes Indexed Job, one index per shard)`)
 	fl.StringVar(&f.image, "image", "", "with --emit k8s: the container image (built with the Dockerfile)")
 	fl.IntVar(&f.shards, "shards", 2, "with --emit k8s: the number of shards, one pod each")
@@ -195,7 +198,7 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		}
 		printRunLine(w, done, total, r)
 	}
-	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, ResumeIfAny: f.resumeIf, Strict: f.strict, Version: version, OnEnd: onEnd,
+	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, ResumeIfAny: f.resumeIf, Strict: f.strict, UpdateBaselines: f.updateBaselines, Version: version, OnEnd: onEnd,
 		FreshDisplays: f.fresh}
 	var sum *suite.Summary
 	console := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))

@@ -321,6 +321,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[TakeoverStarted](raw)
 	case KindTakeoverEnded:
 		return decodeAs[TakeoverEnded](raw)
+	case KindBaseline:
+		return decodeAs[Baseline](raw)
 	}
 	return RawData{kind: kind, JSON: append(json.RawMessage(nil), raw...)}, nil
 }

@@ -77,6 +77,15 @@ func (r Report) Redacted(redact func(string) string) Report {
 		}
 		r.Steering = ss
 	}
+	if r.Baselines != nil {
+		bs := make([]Baseline, len(r.Baselines))
+		for i, b := range r.Baselines {
+			b.Name, b.File = redact(b.Name), redact(b.File)
+			b.Expected, b.Actual, b.Diff = redact(b.Expected), redact(b.Actual), redact(b.Diff)
+			bs[i] = b
+		}
+		r.Baselines = bs
+	}
 	if r.Startup != nil {
 		st := *r.Startup
 		st.Match, st.Reason, st.Suggestion = redact(st.Match), redact(st.Reason), redact(st.Suggestion)

@@ -24,7 +24,7 @@ func TestRedactedCoversEveryString(t *testing.T) {
 	const marker = "PLANTED"
 	structural := []string{
 		"Schema", "Scenario.SHA256", "Mode", "Verdict", "Outcome",
-		"Steps[].Source", "Steps[].Status", "Steps[].Screen", "Startup.Screen", "Hung.Screen",
+		"Steps[].Source", "Steps[].Status", "Steps[].Screen", "Startup.Screen", "Hung.Screen", "Baselines[].Baseline.Result",
 		"Grounding[].Outcome", "Questions[].ID", "Steering[].Action",
 		"Budgets[].Name", "Budgets[].Unit", "Final.Screen", "Final.Ending",
 	}

@@ -48,6 +48,15 @@ type Report struct {
 	Hung *Hung `json:"hung,omitempty"`
 	// Browser is set when the page's console said anything.
 	Browser *Browser `json:"browser,omitempty"`
+	// Baselines are the screenshot checks' comparisons, in order.
+	Baselines []Baseline `json:"baselines,omitempty"`
+}
+
+// Baseline is one screenshot check's comparison with its baseline: the
+// event's payload and the step that held the check.
+type Baseline struct {
+	Step int `json:"step"`
+	events.Baseline
 }
 
 // ScenarioInfo identifies the scenario that ran.
@@ -193,6 +202,9 @@ func (b *Builder) Event(e events.Event) {
 		r.Hung = hungFrom(e)
 	case events.KindConsole, events.KindConsoleSummary:
 		r.Browser = consoleInto(r.Browser, e)
+	case events.KindBaseline:
+		d, _ := e.Data.(events.Baseline)
+		r.Baselines = append(r.Baselines, Baseline{Step: e.Step, Baseline: d})
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
 	case events.KindStepEnded:

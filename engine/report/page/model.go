@@ -46,6 +46,7 @@ type view struct {
 	Final      *finalView
 	Startup    *startupView
 	Hung       *hungView
+	Baselines  []baselineView
 	Console    *consoleView
 	Started    string
 	Duration   string
@@ -136,6 +137,50 @@ type startupView struct {
 	Reason, Match, Suggestion string
 	Windows                   []windowView
 	Screen                    *shot
+}
+
+// baselineView is one screenshot check's comparison; ID is its anchor
+// (#baseline-NAME). Expected, Actual and Diff are set when the window did
+// not match.
+type baselineView struct {
+	ID, Name, Result, Summary string
+	Step                      int
+	Failed                    bool
+	Expected, Actual, Diff    *shot
+}
+
+// baselineImage is the only form of screenshot-check image the page links
+// to: a file the run wrote in its baselines directory.
+var baselineImage = regexp.MustCompile(`^baselines/[A-Za-z0-9][A-Za-z0-9._-]*\.(expected|actual|diff)\.png$`)
+
+// baselines builds the screenshot checks' views.
+func (b *builder) baselines(bs []report.Baseline) []baselineView {
+	var out []baselineView
+	for _, c := range bs {
+		img := func(path string) *shot {
+			if !baselineImage.MatchString(path) {
+				return nil
+			}
+			return &shot{Src: path, W: c.Width, H: c.Height}
+		}
+		summary := fmt.Sprintf("%d of %d pixels differ (%.2f%%; at most %.2f%% allowed, colour threshold %g)",
+			c.DiffPixels, c.Pixels, c.DiffRatio*100, c.MaxDiffRatio*100, c.Threshold)
+		switch c.Result {
+		case events.BaselineMissing:
+			summary = "no baseline yet: approve the window below with --update-baselines"
+		case events.BaselineWritten:
+			summary = "written as the baseline (--update-baselines)"
+		case events.BaselineUnsteady:
+			summary = "the window never held still for two captures in a row"
+		}
+		if c.SizeDiffers {
+			summary = "the window and the baseline have different sizes"
+		}
+		out = append(out, baselineView{ID: anchorID("baseline", c.Name), Name: b.clean(c.Name), Result: b.clean(c.Result),
+			Summary: b.clean(summary), Step: c.Step, Failed: c.Result != events.BaselineMatched && c.Result != events.BaselineWritten,
+			Expected: img(c.Expected), Actual: img(c.Actual), Diff: img(c.Diff)})
+	}
+	return out
 }
 
 // hungView is what the display and the app's threads showed when the app
@@ -343,6 +388,7 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 		}
 		v.Hung = hv
 	}
+	v.Baselines = b.baselines(rep.Baselines)
 	if br := rep.Browser; br != nil {
 		cv := &consoleView{Summary: fmt.Sprintf("%d messages, %d recorded", br.Total, br.Recorded)}
 		for _, c := range br.Console {

@@ -198,3 +198,37 @@ func TestDamagedStream(t *testing.T) {
 		t.Errorf("the page of a torn stream does not say so")
 	}
 }
+
+// TestBaselineSection: a screenshot check that did not match shows the
+// baseline, the window and the diff, with a slider between the first two
+// and a deep link; an image path the run could not have written is never
+// linked.
+func TestBaselineSection(t *testing.T) {
+	t.Parallel()
+	evs := append(fixtureEvents(),
+		events.Event{Kind: events.KindBaseline, Step: 2, Data: events.Baseline{Name: "main", Result: events.BaselineDiffers,
+			DiffPixels: 145, Pixels: 36000, DiffRatio: 145.0 / 36000, Threshold: 0.1, Width: 300, Height: 120,
+			Expected: "baselines/main.expected.png", Actual: "baselines/main.actual.png", Diff: "baselines/main.diff.png"}},
+		events.Event{Kind: events.KindBaseline, Step: 3, Data: events.Baseline{Name: "other", Result: events.BaselineDiffers,
+			Expected: "../../etc/passwd", Actual: "baselines/x.actual.png?", Diff: "https://example.invalid/d.png"}})
+	dir := writeFixture(t, evs, "")
+	if err := Write(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{`id="baseline-main"`, `145 of 36000 pixels differ (0.40%`, `<img src="baselines/main.expected.png" alt="baseline" width="300" height="120">`,
+		`<img class="over" src="baselines/main.actual.png"`, `src="baselines/main.diff.png"`, `type="range"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"etc/passwd", "x.actual.png?", "example.invalid"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page links %q", bad)
+		}
+	}
+}

@@ -71,6 +71,17 @@
     return true;
   }
 
+  // A screenshot check's slider shows the window over its baseline up to
+  // the slider's place, so a person finds the change by sliding.
+  Array.prototype.slice.call(document.querySelectorAll(".compare")).forEach(function (c) {
+    var over = c.querySelector("img.over");
+    var range = c.querySelector("input");
+    function clip() { over.style.clipPath = "inset(0 0 0 " + range.value + "%)"; }
+    range.addEventListener("input", clip);
+    clip();
+    c.hidden = false;
+  });
+
   items.forEach(function (li, i) {
     li.addEventListener("click", function (e) {
       // The link's own navigation would scroll to the step: the list

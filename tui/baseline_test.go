@@ -1,0 +1,54 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/themes"
+)
+
+// A screenshot check that did not match has a timeline row whose
+// selection shows the diff in the screen pane, a detail saying what
+// differed and where the images are, and a line in its step's detail.
+func TestScreenshotCheckRow(t *testing.T) {
+	t.Parallel()
+	s := NewState()
+	for i, e := range []events.Event{
+		{Kind: events.KindStepStarted, Step: 1, Tool: "expect", Source: "script"},
+		{Kind: events.KindBaseline, Step: 1, Message: "screenshot main: differs, 145 of 36000 pixels differ (0.40%)",
+			Data: events.Baseline{Name: "main", Result: events.BaselineDiffers, File: "/s/greeting.baselines/main.png",
+				Expected: "baselines/main.expected.png", Actual: "baselines/main.actual.png", Diff: "baselines/main.diff.png"}},
+		{Kind: events.KindStepEnded, Step: 1, Tool: "expect", Source: "script", Status: events.StatusError, Message: "expected the window matches the baseline main"},
+	} {
+		s.Apply(i, e)
+	}
+	var row *Row
+	for i := range s.Rows {
+		if _, ok := s.Rows[i].Event.Data.(events.Baseline); ok {
+			row = &s.Rows[i]
+		}
+	}
+	if row == nil {
+		t.Fatalf("no row for the screenshot check: %+v", s.Rows)
+	}
+	if row.Screen != "baselines/main.diff.png" {
+		t.Errorf("the row shows %q, want the diff", row.Screen)
+	}
+	if text, _ := rowText(*row); !strings.Contains(text, "screenshot main differs") {
+		t.Errorf("row text %q", text)
+	}
+	st := themes.NoColorStyles()
+	detail := ansi.Strip(strings.Join(rowDetail(st, s, *row, 80).lines, "\n"))
+	for _, want := range []string{"screenshot main · step 1", "145 of 36000 pixels differ", "/s/greeting.baselines/main.png", "diff baselines/main.diff.png", "window baselines/main.actual.png"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the check's detail lacks %q:\n%s", want, detail)
+		}
+	}
+	step := ansi.Strip(strings.Join(rowDetail(st, s, s.Rows[0], 80).lines, "\n"))
+	if !strings.Contains(step, "screenshot checks") || !strings.Contains(step, "main differs") {
+		t.Errorf("the step's detail does not name its screenshot check:\n%s", step)
+	}
+}
