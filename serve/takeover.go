@@ -55,8 +55,15 @@ func (a *api) takeOver(w http.ResponseWriter, r *http.Request, t Watched) {
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	default:
-		writeJSON(w, http.StatusOK, acc)
+		writeJSON(w, http.StatusOK, takeoverAnswer{TakeoverAccess: acc, View: a.views.mint(r.PathValue("id"), acc)})
 	}
+}
+
+// takeoverAnswer is the takeover's access, with the path of its browser
+// view when noVNC is installed.
+type takeoverAnswer struct {
+	engine.TakeoverAccess
+	View string `json:"view,omitempty"`
 }
 
 // handBack ends the takeover; the run looks at what changed and resumes.
@@ -77,8 +84,8 @@ var takeoverOperations = map[string]operation{
 	"POST /v1/runs/{id}/takeover": {id: "takeOverRun",
 		summary: "Take the run's desktop over (kasmrt run --takeover): the run pauses at its next turn and a VNC server serves its display on a loopback address. The answer comes once the server listens, and carries its one-time password; a takeover in progress is answered with its own.",
 		responses: map[string]any{
-			"200": jsonResp("where to connect a VNC viewer, and the one-time password", obj(map[string]any{
-				"addr": strSchema, "url": strSchema, "password": strSchema}, "addr", "url", "password")),
+			"200": jsonResp("where to connect a VNC viewer, and the one-time password; view is the path of the takeover in a browser (noVNC), valid while it lasts, when noVNC is installed", obj(map[string]any{
+				"addr": strSchema, "url": strSchema, "password": strSchema, "view": strSchema}, "addr", "url", "password")),
 			"400": errResp("a body that is not an empty JSON object"),
 			"404": errResp("no run with this id"),
 			"409": errResp("the run was not started with --takeover, or it is over"),

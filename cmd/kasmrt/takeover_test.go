@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,9 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
+	kcdp "github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/vnc/vnctest"
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
 	"github.com/kasmrt/kasmrt/internal/testkit"
+	"github.com/kasmrt/kasmrt/serve"
 )
 
 // TestRunTakeoverRefusals: a takeover address other machines reach, one
@@ -151,4 +156,80 @@ func apiGet(t *testing.T, root, path string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestRunTakeoverInTheBrowser takes a real run over in a browser: the
+// takeover's answer names its noVNC view, which headless Chromium opens
+// with no token; keys typed on the page reach the xterm under test, and
+// closing the browser hands the desktop back.
+func TestRunTakeoverInTheBrowser(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm", "x11vnc")
+	if _, err := os.Stat(kcdp.DefaultExecPath); err != nil {
+		t.Skipf("Debian chromium is not installed at %s: %v", kcdp.DefaultExecPath, err)
+	}
+	if _, err := os.Stat(filepath.Join(serve.NoVNCDir, "core", "rfb.js")); err != nil {
+		t.Skip("noVNC is not installed (bash scripts/setup.sh)")
+	}
+	out := filepath.Join(t.TempDir(), "typed")
+	scenario := `name: takeover in the browser
+goal: Say whether the operator typed a line.
+app:
+  command: [xterm, -class, KasmTakeover, -geometry, 60x10+20+20, -e, sh, -c, 'IFS= read -r l; printf %s "$l" > ` + out + `; exec sleep 3600']
+  window: {class: KasmTakeover}
+  startup_timeout_s: 10
+`
+	model := modeltest.New(t, modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the operator typed"}`))
+	addr, exit, report := startListening(t, scenario,
+		[]string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken}, "--takeover", "127.0.0.1:0")
+	root := "http://" + addr
+	var runs struct{ Runs []struct{ Run string } }
+	if code, body := apiGet(t, root, "/v1/runs"); code != http.StatusOK || json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 1 {
+		t.Fatalf("GET /v1/runs: %d %s", code, body)
+	}
+	run := "/v1/runs/" + runs.Runs[0].Run
+	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"pause"}`); code != http.StatusAccepted {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	code, body := apiPost(t, root, listenToken, run+"/takeover", `{}`)
+	var acc struct{ Password, View string }
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &acc) != nil || acc.View == "" {
+		t.Fatalf("takeover: %d %s", code, body)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(kcdp.DefaultExecPath), chromedp.NoSandbox, chromedp.Headless,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1024, 768))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTimeout()
+	if err := chromedp.Do(ctx, chromedp.Navigate(root+acc.View),
+		chromedp.WaitReady(chromedp.CSS(`body[data-state="connected"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("canvas").focus()`),
+		chromedp.KeyEvent("in a browser\r")); err != nil {
+		t.Fatalf("the browser view: %v", err)
+	}
+	for deadline := time.Now().Add(testkit.ScreenWait); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(out); err == nil && string(b) == "in a browser" {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(out)
+			t.Fatalf("the app received %q, not the line typed in the browser", b)
+		}
+	}
+	cancelCtx() // closing the browser closes the viewer: the desktop is handed back
+	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"resume"}`); code != http.StatusAccepted {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	if code := <-exit; code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	evs, err := os.ReadFile(filepath.Join(report, "events.jsonl"))
+	if err != nil || !strings.Contains(string(evs), `"ended":"client-left"`) {
+		t.Errorf("events.jsonl has no takeover.ended for the viewer's leaving (%v)", err)
+	}
 }
