@@ -24,7 +24,7 @@ func TestTakeOverDesktop(t *testing.T) {
 			}
 			calls = append(calls, route)
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"addr":"127.0.0.1:5901","url":"vnc://127.0.0.1:5901","password":"Pw3xK9mQ","handed_back":true}`))
+			_, _ = w.Write([]byte(`{"addr":"127.0.0.1:5901","url":"vnc://127.0.0.1:5901","password":"Pw3xK9mQ","view":"/takeover-view/abc/","handed_back":true}`))
 		})
 	}
 	srv := httptest.NewServer(mux)
@@ -34,7 +34,7 @@ func TestTakeOverDesktop(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := c.TakeOverDesktop(t.Context())
-	if err != nil || a.Password != "Pw3xK9mQ" || a.URL != "vnc://127.0.0.1:5901" {
+	if err != nil || a.Password != "Pw3xK9mQ" || a.URL != srv.URL+"/takeover-view/abc/" {
 		t.Fatalf("TakeOverDesktop = %+v, %v", a, err)
 	}
 	if err := c.HandBackDesktop(); err != nil {
