@@ -30,6 +30,9 @@ func takeoverAddr(addr string) (string, error) {
 		host = "127.0.0.1"
 	}
 	addr = net.JoinHostPort(host, port)
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil && ip.IsLoopback() {
+		return "", fmt.Errorf("--takeover %s: the VNC server listens on IPv4 only; use 127.0.0.1", addr)
+	}
 	if !httpguard.Loopback(addr) {
 		return "", fmt.Errorf("--takeover %s is not a loopback address: VNC authentication carries at most %d password characters (about %.0f bits), short of the %d bits an address other machines reach needs; keep the VNC server on loopback and reach it through an SSH tunnel (ssh -L)",
 			addr, vnc.MaxPasswordLen, vnc.PasswordBits(), httpguard.MinTokenBits)

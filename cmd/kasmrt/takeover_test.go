@@ -39,6 +39,7 @@ func TestRunTakeoverRefusals(t *testing.T) {
 		{"another machine's address", []string{"--takeover", "192.0.2.7:0"}, "short of the 128 bits an address other machines reach needs"},
 		{"no port", []string{"--takeover", "127.0.0.1"}, `--takeover "127.0.0.1": want host:port`},
 		{"a port out of range", []string{"--takeover", "127.0.0.1:70000"}, "the port must be a number from 0 to 65535"},
+		{"IPv6 loopback", []string{"--takeover", "[::1]:5900"}, "the VNC server listens on IPv4 only; use 127.0.0.1"},
 		{"pausing the deadline without a takeover", []string{"--takeover-pauses-deadline"}, "--takeover-pauses-deadline needs --takeover"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,7 +57,7 @@ func TestRunTakeoverRefusals(t *testing.T) {
 
 func TestTakeoverAddrIsLoopbackByDefault(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{":5900": "127.0.0.1:5900", "localhost:0": "localhost:0", "[::1]:5901": "[::1]:5901"} {
+	for in, want := range map[string]string{":5900": "127.0.0.1:5900", "localhost:0": "localhost:0", "127.0.0.2:5901": "127.0.0.2:5901"} {
 		if got, err := takeoverAddr(in); err != nil || got != want {
 			t.Errorf("takeoverAddr(%q) = %q, %v; want %q", in, got, err, want)
 		}

@@ -61,6 +61,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if !Loopback(host) {
 		return nil, fmt.Errorf("the VNC address %s is not a loopback address", o.Addr)
 	}
+	if strings.Contains(host, ":") {
+		return nil, fmt.Errorf("the VNC address %s is IPv6: use 127.0.0.1", o.Addr)
+	}
 	if host == "localhost" {
 		host = "127.0.0.1"
 	}
@@ -76,15 +79,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	ready := make(chan string, 1)
 	out := &tail{ready: ready}
 	argv := []string{"x11vnc", "-display", o.Display, "-rfbport", port, "-listen", host,
+		// LibVNCServer opens an IPv6 listener of its own on every
+		// interface (port 5900) unless told not to; -noipv6 does not.
+		"-rfbportv6", "-1",
 		"-rfbauth", auth, "-once", "-norc", "-nolookup", "-noxdamage", "-nossl", "-nocmds", "-noremote",
 		"-noipv6", "-xkb",
 		// No clipboard either way: the display's selections may hold
 		// what the run typed, and nothing the viewer pastes is recorded.
 		"-nosel"}
-	if strings.Contains(host, ":") {
-		// An IPv6 loopback needs x11vnc's IPv6 listener.
-		argv = slicesWithout(argv, "-noipv6")
-	}
 	p, err := proc.Start(ctx, proc.Spec{Argv: argv, EnvOnly: true,
 		Env: proc.HelperEnv(append([]string{"HOME=" + o.Dir}, o.Env...)...), Dir: o.Dir, Output: out})
 	if err != nil {
@@ -102,6 +104,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("start x11vnc: %w", ctx.Err())
 	}
 }
+
+// PID is the server's process id.
+func (s *Server) PID() int { return s.p.PID() }
 
 // Addr is the host:port the server listens on.
 func (s *Server) Addr() string { return s.addr }
@@ -135,16 +140,6 @@ func freePort(host string) (string, error) {
 	}
 	defer ln.Close()
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
-}
-
-func slicesWithout(ss []string, drop string) []string {
-	out := ss[:0:0]
-	for _, s := range ss {
-		if s != drop {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // tail watches x11vnc's output for the line that says it listens

@@ -2,6 +2,7 @@ package vnc_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -51,6 +52,12 @@ func TestServerTakesOnlyItsPassword(t *testing.T) {
 	if !strings.HasPrefix(srv.Addr(), "127.0.0.1:") {
 		t.Errorf("the server listens on %s", srv.Addr())
 	}
+	// Nothing else: no IPv6 listener on every interface, no web port.
+	for _, l := range listening(t, srv.PID()) {
+		if l != "0100007F" {
+			t.Errorf("x11vnc also listens on %s (hex, from /proc/net)", l)
+		}
+	}
 	if _, err := vnctest.Dial(srv.Addr(), "wrong-pw"); !vnctest.IsAuthError(err) {
 		t.Fatalf("a wrong password: %v, want refused", err)
 	}
@@ -63,4 +70,40 @@ func TestServerTakesOnlyItsPassword(t *testing.T) {
 	}
 	c.Close()
 	<-srv.Done()
+}
+
+// listening returns the local addresses, as /proc/net/tcp and tcp6 write
+// them in hex, of the TCP sockets pid listens on.
+func listening(t *testing.T, pid int) []string {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if inode, ok := strings.CutPrefix(l, "socket:["); err == nil && ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	var out []string
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			const listen = "0A"
+			if len(f) > 9 && f[3] == listen && inodes[f[9]] {
+				addr, _, _ := strings.Cut(f[1], ":")
+				out = append(out, addr)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("x11vnc listens on nothing /proc/net shows")
+	}
+	return out
 }
