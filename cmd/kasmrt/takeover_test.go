@@ -64,6 +64,97 @@ func TestTakeoverAddrIsLoopbackByDefault(t *testing.T) {
 	}
 }
 
+// takenOver is a real run, started with --listen and --takeover, whose
+// desktop the test has taken over through the API.
+type takenOver struct {
+	root, run string
+	// typed is the file the xterm under test writes the line it reads to.
+	typed  string
+	model  *modeltest.Server
+	exit   <-chan int
+	report string
+	// access is the takeover API's answer.
+	access struct{ Addr, URL, Password, View string }
+}
+
+// takeOverRun starts a goal run around an xterm whose shell reads a line
+// and writes it to a file, pauses it before its first turn over the API
+// and takes its desktop over, which a paused loop grants at once.
+func takeOverRun(t *testing.T) *takenOver {
+	t.Helper()
+	need(t, "Xvfb", "xterm", "x11vnc")
+	r := &takenOver{typed: filepath.Join(t.TempDir(), "typed")}
+	scenario := `name: takeover
+goal: Say whether the operator typed a line.
+app:
+  command: [xterm, -class, KasmTakeover, -geometry, 60x10+20+20, -e, sh, -c, 'IFS= read -r l; printf %s "$l" > ` + r.typed + `; exec sleep 3600']
+  window: {class: KasmTakeover}
+  startup_timeout_s: 10
+`
+	r.model = modeltest.New(t, modeltest.Call("observe_screen", `{}`),
+		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the operator typed"}`))
+	var addr string
+	addr, r.exit, r.report = startListening(t, scenario,
+		[]string{"KASM_RUNTIME_VISION_ENDPOINT=" + r.model.URL(), envToken + "=" + listenToken}, "--takeover", "127.0.0.1:0")
+	r.root = "http://" + addr
+	var runs struct{ Runs []struct{ Run string } }
+	if code, body := apiGet(t, r.root, "/v1/runs"); code != http.StatusOK || json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 1 {
+		t.Fatalf("GET /v1/runs: %d %s", code, body)
+	}
+	r.run = "/v1/runs/" + runs.Runs[0].Run
+	if code, body := apiPost(t, r.root, listenToken, r.run+"/steer", `{"action":"pause"}`); code != http.StatusAccepted {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	code, body := apiPost(t, r.root, listenToken, r.run+"/takeover", `{}`)
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &r.access) != nil || r.access.Password == "" {
+		t.Fatalf("takeover: %d %s", code, body)
+	}
+	return r
+}
+
+// awaitTyped waits until the app has written the line want.
+func (r *takenOver) awaitTyped(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(testkit.ScreenWait); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(r.typed)
+		if err == nil && string(b) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the app received %q, not the line the operator typed", b)
+		}
+	}
+}
+
+// resume lets the run go on once the desktop is back, and checks that it
+// ended passing, that the model's first turn heard of the takeover and
+// that the viewer's leaving handed it back.
+func (r *takenOver) resume(t *testing.T) {
+	t.Helper()
+	if code, body := apiPost(t, r.root, listenToken, r.run+"/steer", `{"action":"resume"}`); code != http.StatusAccepted {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	if code := <-r.exit; code != 0 {
+		t.Errorf("exit %d, want 0 (pass with the takeover's concern)", code)
+	}
+	reqs := r.model.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Raw), "The operator took over the desktop") {
+		t.Errorf("the model's first turn was not told of the takeover")
+	}
+	evs, err := os.ReadFile(filepath.Join(r.report, "events.jsonl"))
+	if err != nil || !strings.Contains(string(evs), `"kind":"takeover.ended"`) || !strings.Contains(string(evs), `"ended":"client-left"`) {
+		t.Errorf("events.jsonl has no takeover.ended for the viewer's leaving (%v)", err)
+	}
+	_ = filepath.Walk(r.report, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), r.access.Password) {
+				t.Errorf("the VNC password is in %s", path)
+			}
+		}
+		return nil
+	})
+}
+
 // TestRunTakeoverOverTheAPI takes a real run over through run --listen's
 // API: the operator pauses it, takes the desktop (the API answers the VNC
 // address and the one-time password), types a line into the xterm under
@@ -71,35 +162,8 @@ func TestTakeoverAddrIsLoopbackByDefault(t *testing.T) {
 // turn is told of the takeover. The password is in no report file.
 func TestRunTakeoverOverTheAPI(t *testing.T) {
 	t.Parallel()
-	need(t, "Xvfb", "xterm", "x11vnc")
-	out := filepath.Join(t.TempDir(), "typed")
-	scenario := `name: takeover over the api
-goal: Say whether the operator typed a line.
-app:
-  command: [xterm, -class, KasmTakeover, -geometry, 60x10+20+20, -e, sh, -c, 'IFS= read -r l; printf %s "$l" > ` + out + `; exec sleep 3600']
-  window: {class: KasmTakeover}
-  startup_timeout_s: 10
-`
-	model := modeltest.New(t, modeltest.Call("observe_screen", `{}`),
-		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the operator typed"}`))
-	addr, exit, report := startListening(t, scenario,
-		[]string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken}, "--takeover", "127.0.0.1:0")
-	root := "http://" + addr
-	var runs struct{ Runs []struct{ Run string } }
-	if code, body := apiGet(t, root, "/v1/runs"); code != http.StatusOK || json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 1 {
-		t.Fatalf("GET /v1/runs: %d %s", code, body)
-	}
-	run := "/v1/runs/" + runs.Runs[0].Run
-	// Paused before its first turn, the loop is taken over at once.
-	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"pause"}`); code != http.StatusAccepted {
-		t.Fatalf("pause: %d %s", code, body)
-	}
-	code, body := apiPost(t, root, listenToken, run+"/takeover", `{}`)
-	var acc struct{ Addr, URL, Password string }
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &acc) != nil || acc.Password == "" {
-		t.Fatalf("takeover: %d %s", code, body)
-	}
-	c, err := vnctest.Dial(acc.Addr, acc.Password)
+	r := takeOverRun(t)
+	c, err := vnctest.Dial(r.access.Addr, r.access.Password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,37 +173,44 @@ app:
 	if err := c.Key(vnctest.KeyReturn); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(testkit.ScreenWait); ; time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(out); err == nil && string(b) == "by hand" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the app never received the line typed over VNC")
-		}
-	}
+	r.awaitTyped(t, "by hand")
 	c.Close() // hands the desktop back
-	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"resume"}`); code != http.StatusAccepted {
-		t.Fatalf("resume: %d %s", code, body)
+	r.resume(t)
+}
+
+// TestRunTakeoverInTheBrowser takes a real run over in a browser: the
+// takeover's answer names its noVNC view, which headless Chromium opens
+// with no token; keys typed on the page reach the xterm under test, and
+// closing the browser hands the desktop back.
+func TestRunTakeoverInTheBrowser(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(kcdp.DefaultExecPath); err != nil {
+		t.Skipf("Debian chromium is not installed at %s: %v", kcdp.DefaultExecPath, err)
 	}
-	if code := <-exit; code != 0 {
-		t.Errorf("exit %d, want 0 (pass with the takeover's concern)", code)
+	if _, err := os.Stat(filepath.Join(serve.NoVNCDir, "core", "rfb.js")); err != nil {
+		t.Skip("noVNC is not installed (bash scripts/setup.sh)")
 	}
-	reqs := model.Requests()
-	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Raw), "The operator took over the desktop") {
-		t.Errorf("the model's first turn was not told of the takeover")
+	r := takeOverRun(t)
+	if r.access.View == "" {
+		t.Fatal("the takeover's answer names no browser view")
 	}
-	evs, err := os.ReadFile(filepath.Join(report, "events.jsonl"))
-	if err != nil || !strings.Contains(string(evs), `"kind":"takeover.ended"`) || !strings.Contains(string(evs), `"ended":"client-left"`) {
-		t.Errorf("events.jsonl has no takeover.ended for the client's leaving (%v)", err)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(kcdp.DefaultExecPath), chromedp.NoSandbox, chromedp.Headless,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1024, 768))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTimeout()
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.root+r.access.View),
+		chromedp.WaitReady(chromedp.CSS(`body[data-state="connected"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("canvas").focus()`),
+		chromedp.KeyEvent("in a browser\r")); err != nil {
+		t.Fatalf("the browser view: %v", err)
 	}
-	_ = filepath.Walk(report, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			if b, _ := os.ReadFile(path); strings.Contains(string(b), acc.Password) {
-				t.Errorf("the VNC password is in %s", path)
-			}
-		}
-		return nil
-	})
+	r.awaitTyped(t, "in a browser")
+	cancelCtx() // closing the browser closes the viewer: the desktop is handed back
+	r.resume(t)
 }
 
 // apiGet gets path from the API at root with listenToken.
@@ -157,80 +228,4 @@ func apiGet(t *testing.T, root, path string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// TestRunTakeoverInTheBrowser takes a real run over in a browser: the
-// takeover's answer names its noVNC view, which headless Chromium opens
-// with no token; keys typed on the page reach the xterm under test, and
-// closing the browser hands the desktop back.
-func TestRunTakeoverInTheBrowser(t *testing.T) {
-	t.Parallel()
-	need(t, "Xvfb", "xterm", "x11vnc")
-	if _, err := os.Stat(kcdp.DefaultExecPath); err != nil {
-		t.Skipf("Debian chromium is not installed at %s: %v", kcdp.DefaultExecPath, err)
-	}
-	if _, err := os.Stat(filepath.Join(serve.NoVNCDir, "core", "rfb.js")); err != nil {
-		t.Skip("noVNC is not installed (bash scripts/setup.sh)")
-	}
-	out := filepath.Join(t.TempDir(), "typed")
-	scenario := `name: takeover in the browser
-goal: Say whether the operator typed a line.
-app:
-  command: [xterm, -class, KasmTakeover, -geometry, 60x10+20+20, -e, sh, -c, 'IFS= read -r l; printf %s "$l" > ` + out + `; exec sleep 3600']
-  window: {class: KasmTakeover}
-  startup_timeout_s: 10
-`
-	model := modeltest.New(t, modeltest.Call("observe_screen", `{}`),
-		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the operator typed"}`))
-	addr, exit, report := startListening(t, scenario,
-		[]string{"KASM_RUNTIME_VISION_ENDPOINT=" + model.URL(), envToken + "=" + listenToken}, "--takeover", "127.0.0.1:0")
-	root := "http://" + addr
-	var runs struct{ Runs []struct{ Run string } }
-	if code, body := apiGet(t, root, "/v1/runs"); code != http.StatusOK || json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 1 {
-		t.Fatalf("GET /v1/runs: %d %s", code, body)
-	}
-	run := "/v1/runs/" + runs.Runs[0].Run
-	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"pause"}`); code != http.StatusAccepted {
-		t.Fatalf("pause: %d %s", code, body)
-	}
-	code, body := apiPost(t, root, listenToken, run+"/takeover", `{}`)
-	var acc struct{ Password, View string }
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &acc) != nil || acc.View == "" {
-		t.Fatalf("takeover: %d %s", code, body)
-	}
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(kcdp.DefaultExecPath), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1024, 768))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelTimeout()
-	if err := chromedp.Do(ctx, chromedp.Navigate(root+acc.View),
-		chromedp.WaitReady(chromedp.CSS(`body[data-state="connected"]`)),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector("canvas").focus()`),
-		chromedp.KeyEvent("in a browser\r")); err != nil {
-		t.Fatalf("the browser view: %v", err)
-	}
-	for deadline := time.Now().Add(testkit.ScreenWait); ; time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(out); err == nil && string(b) == "in a browser" {
-			break
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(out)
-			t.Fatalf("the app received %q, not the line typed in the browser", b)
-		}
-	}
-	cancelCtx() // closing the browser closes the viewer: the desktop is handed back
-	if code, body := apiPost(t, root, listenToken, run+"/steer", `{"action":"resume"}`); code != http.StatusAccepted {
-		t.Fatalf("resume: %d %s", code, body)
-	}
-	if code := <-exit; code != 0 {
-		t.Errorf("exit %d, want 0", code)
-	}
-	evs, err := os.ReadFile(filepath.Join(report, "events.jsonl"))
-	if err != nil || !strings.Contains(string(evs), `"ended":"client-left"`) {
-		t.Errorf("events.jsonl has no takeover.ended for the viewer's leaving (%v)", err)
-	}
 }
