@@ -321,7 +321,7 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 	start := time.Now()
 	a := TakeoverAccess{Addr: srv.Addr(), URL: "vnc://" + srv.Addr(), Password: password}
 	s.publish(events.Event{Screen: before.rel,
-		Message: fmt.Sprintf("the operator (%s) took over the desktop: VNC at %s; the loop is paused until they hand it back", by, a.Addr),
+		Message: fmt.Sprintf("the operator (%s) took over the desktop: VNC at %s; the run waits until they hand it back", by, a.Addr),
 		Data:    events.TakeoverStarted{Addr: a.Addr, By: by, PausesDeadline: d.pausesDeadline}})
 	d.began(a)
 

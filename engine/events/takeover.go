@@ -28,10 +28,9 @@ type TakeoverStarted struct {
 
 // Ways a takeover ends, as TakeoverEnded.Ended names them.
 const (
-	TakeoverHandedBack   = "handed-back"   // T again, or POST …/handback
-	TakeoverClientLeft   = "client-left"   // the VNC client disconnected
-	TakeoverServerFailed = "server-failed" // x11vnc ended on its own
-	TakeoverRunEnded     = "run-ended"     // the deadline, an abort or Ctrl-C
+	TakeoverHandedBack = "handed-back" // T again, or POST …/handback
+	TakeoverClientLeft = "client-left" // the VNC server ended: its client disconnected
+	TakeoverRunEnded   = "run-ended"   // the deadline, an abort or Ctrl-C
 )
 
 // TakeoverEnded is takeover.ended's payload: how long the operator had the
