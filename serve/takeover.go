@@ -13,6 +13,8 @@ import (
 type takeoverable interface {
 	TakeOver(ctx context.Context, by string) (engine.TakeoverAccess, error)
 	HandBack() error
+	// TakenOver is the takeover in progress, if any.
+	TakenOver() (engine.TakeoverAccess, bool)
 }
 
 // takeoverRoutes are the takeover's routes; only a run has them.

@@ -26,6 +26,10 @@ func (r *takeoverRun) TakeOver(context.Context, string) (engine.TakeoverAccess, 
 	return engine.TakeoverAccess{Addr: "127.0.0.1:5901", URL: "vnc://127.0.0.1:5901", Password: "Pw3xK9mQ"}, nil
 }
 
+func (r *takeoverRun) TakenOver() (engine.TakeoverAccess, bool) {
+	return engine.TakeoverAccess{Password: "Pw3xK9mQ"}, r.taken
+}
+
 func (r *takeoverRun) HandBack() error {
 	if !r.taken {
 		return engine.ErrNotTakenOver

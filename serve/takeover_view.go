@@ -74,9 +74,7 @@ func (v *views) lookup(m *Manager, ticket string) (engine.TakeoverAccess, bool) 
 		return engine.TakeoverAccess{}, false
 	}
 	if p, err := m.run(t.run); err == nil {
-		if to, ok := p.run.(interface {
-			TakenOver() (engine.TakeoverAccess, bool)
-		}); ok {
+		if to, ok := p.run.(takeoverable); ok {
 			if a, on := to.TakenOver(); on && a.Password == t.password {
 				return a, true
 			}
