@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -26,6 +27,13 @@ func (a *answerSecrets) addSecret(v string) {
 	a.r.Store(redact.New(a.values...))
 }
 
+// all returns the secret answers so far.
+func (a *answerSecrets) all() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.values)
+}
+
 func (a *answerSecrets) redact(s string) string {
 	if r := a.r.Load(); r != nil {
 		return r.String(s)
@@ -46,23 +54,32 @@ func answerRef(questionID string) string { return "answer_" + questionID }
 
 // keepAnswer makes an answer a value type_text can type, offering
 // type_text if the run had nothing to type before, and says so to the
-// model: the answer itself unless the operator marked it private or secret.
+// model: the answer itself only when the operator marked it shareable.
+// Whatever path the answer came by (console, attach, HTTP, a bridge, a
+// suite's console), one without a mark is private.
 func (s *runState) keepAnswer(a inbox.Answer) result {
 	ref := answerRef(a.QuestionID)
-	s.answers = append(s.answers, answerValue{ref: ref, value: a.Value(), secret: a.Secret, question: a.QuestionID})
+	mark := a.Mark.Effective()
+	s.answers = append(s.answers, answerValue{ref: ref, value: a.Value(), secret: mark == inbox.MarkSecret, question: a.QuestionID})
 	if !s.offers.Values {
 		offers := s.offers
 		offers.Values = true
 		s.setTools(offers)
 	}
-	n := utf8.RuneCountInString(a.Value())
-	switch {
-	case a.Secret:
-		return ok(fmt.Sprintf("the operator answered with a secret of %d characters, which is not shown to you; type it with type_text, ref %q", n, ref))
-	case a.Private:
-		return ok(fmt.Sprintf("the operator answered (%d characters); the answer is not shown to you; type it with type_text, ref %q", n, ref))
+	if mark == inbox.MarkSecret && s.appOut != nil {
+		// The application's output is redacted as it is written, by a
+		// redactor made when it started; from now on it masks the secret
+		// answers too, before type_text can make an application echo one.
+		s.appOut.Use(s.r.redact.With(s.r.answers.all()...))
 	}
-	return ok(fmt.Sprintf("the operator answered: %s\n(type_text can type this answer with ref %q)", a.Text, ref))
+	n := utf8.RuneCountInString(a.Value())
+	switch mark {
+	case inbox.MarkShareable:
+		return ok(fmt.Sprintf("the operator answered: %s\n(type_text can type this answer with ref %q)", a.Text, ref))
+	case inbox.MarkSecret:
+		return ok(fmt.Sprintf("the operator answered with a secret of %d characters, which is not shown to you; type it with type_text, ref %q", n, ref))
+	}
+	return ok(fmt.Sprintf("the operator answered (%d characters); the answer is not shown to you; type it with type_text, ref %q", n, ref))
 }
 
 // value finds what type_text types for ref: a value the scenario

@@ -51,6 +51,9 @@ type fakeMachine struct {
 	frames []*image.RGBA
 	// still keeps the screen unchanged by input (a stuck application).
 	still bool
+	// echo makes the application write what is typed to its output, as a
+	// program echoing its input into its log would.
+	echo bool
 	// unsettled is how many settle waits report a screen still changing.
 	unsettled int
 	// title is the window's title; noWindow means it never appears.
@@ -350,7 +353,18 @@ func (f *fakeMachine) PressKey(_ context.Context, chord string) error {
 	return f.record("key " + chord)
 }
 
-func (f *fakeMachine) TypeText(_ context.Context, s string) error { return f.record("type " + s) }
+func (f *fakeMachine) TypeText(_ context.Context, s string) error {
+	if err := f.record("type " + s); err != nil {
+		return err
+	}
+	if !f.echo {
+		return nil
+	}
+	if app := f.theApp(); app != nil && app.out != nil {
+		_, _ = io.WriteString(app.out, s)
+	}
+	return nil
+}
 
 // MovePointer records a move apart from the inputs: it changes nothing
 // on the double's screen.

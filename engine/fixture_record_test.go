@@ -7,6 +7,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/inbox"
 )
 
 // recordedRunDir is where the console's and the transcript's tests read
@@ -67,7 +68,8 @@ func TestRecordConsoleFixture(t *testing.T) {
 				if err := run.Steer(events.Steer{Action: events.SteerPause}); err != nil {
 					t.Errorf("pause: %v", err)
 				}
-				if err := run.Answer(id, "the provided one"); err != nil {
+				// Which greeting is a choice the model must read.
+				if err := run.AnswerMarked(id, "the provided one", inbox.MarkShareable); err != nil {
 					t.Errorf("answer: %v", err)
 				}
 			}()

@@ -764,11 +764,11 @@ func TestLoopInbox(t *testing.T) {
 				}
 			}})
 		loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
-		// An answer the operator did not mark private reaches the model as
-		// text to read and as a value to type by ref.
-		loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", `the operator answered: the provided one`},
+		// An answer the operator did not mark shareable reaches the model
+		// as a value to type by ref, not as text to read.
+		loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
 			loopStep{"respond", "ok", "message posted to the operator"}, loopStep{"record_verdict", "ok", ""})
-		if got := loopLastText(r.reqs[1]); !strings.Contains(got, "the provided one") || !strings.Contains(got, "answer_q1") {
+		if got := loopLastText(r.reqs[1]); strings.Contains(got, "the provided one") || !strings.Contains(got, "answer_q1") {
 			t.Errorf("the model was told:\n%s", got)
 		}
 		if names := r.reqs[0].ToolNames(); !slices.Contains(names, "ask_human") || !slices.Contains(names, "respond") {

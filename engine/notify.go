@@ -23,8 +23,9 @@ type QuestionNotice struct {
 	Scenario string         `json:"scenario"`
 	Report   string         `json:"report"`
 	Question inbox.Question `json:"question"`
-	// AnswerURL is where to POST {"answer": "..."} with the bearer token,
-	// when the run's API is served (run --listen, inbox.listen).
+	// AnswerURL is where to POST {"answer": "...", "mark": "..."} with the
+	// bearer token, when the run's API is served (run --listen,
+	// inbox.listen); without a mark the answer is private.
 	AnswerURL string `json:"answer_url,omitempty"`
 }
 

@@ -68,7 +68,7 @@ func TestWebhookNotice(t *testing.T) {
 			// Which greeting to type is a choice the model must read, so the
 			// answer is shareable.
 			go func() {
-				_ = run.Inbox().AnswerMarked(n.Question.ID, "the provided one", "webhook", inbox.Mark{})
+				_ = run.Inbox().AnswerMarked(n.Question.ID, "the provided one", "webhook", inbox.MarkShareable)
 			}()
 		}))
 		defer hook.Close()

@@ -62,13 +62,17 @@ func TestRulesAnswerTypedByRef(t *testing.T) {
 		masked    bool // the answer shows nowhere in the report
 		resultHas string
 	}{
-		"unmarked": {shown: true, resultHas: "the operator answered: " + code},
-		"private":  {mark: inbox.Mark{Private: true}, resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
-		"secret":   {mark: inbox.Mark{Secret: true}, masked: true, resultHas: "a secret of 16 characters"},
+		// An answer is never shown to the model unless the operator
+		// marks it shareable.
+		"unmarked":  {resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
+		"private":   {mark: inbox.MarkPrivate, resultHas: `the operator answered (16 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
+		"shareable": {mark: inbox.MarkShareable, shown: true, resultHas: "the operator answered: " + code},
+		"secret":    {mark: inbox.MarkSecret, masked: true, resultHas: "a secret of 16 characters"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f := &fakeMachine{}
+			// The application echoes what is typed into its log.
+			f := &fakeMachine{echo: true}
 			r := loopRun(t, loopCase{machine: f, scenario: loopNoValues, operator: inboxOperator("10"), script: script,
 				sink: func(run *Runner, e events.Event) {
 					if e.Kind == events.KindQuestion {
@@ -115,7 +119,52 @@ func TestRulesAnswerTypedByRef(t *testing.T) {
 			if leaked := strings.Contains(string(raw)+string(rep), code); leaked == c.masked {
 				t.Errorf("the answer in events.jsonl or the report: %v, want %v", leaked, !c.masked)
 			}
+			// The secret is typed a few characters at a time, and echoed as
+			// typed: no piece of it may reach the log either.
+			appLog, _ := os.ReadFile(filepath.Join(r.dir, "app.log"))
+			if leaked := strings.Contains(string(appLog), code[len(code)-6:]); leaked == c.masked {
+				t.Errorf("the answer in app.log: %v, want %v: %q", leaked, !c.masked, appLog)
+			}
 		})
+	}
+}
+
+// TestRulesSecretAnswerMaskedInAppLog types a long answer marked secret
+// into an application that echoes its input into its log, a few
+// characters at a time: app.log, redacted as it is written by a redactor
+// made when the application started, holds no piece of it.
+func TestRulesSecretAnswerMaskedInAppLog(t *testing.T) {
+	t.Parallel()
+	const pass = "4721-open-sesame-and-then-the-rest-of-a-long-passphrase"
+	f := &fakeMachine{echo: true}
+	r := loopRun(t, loopCase{machine: f, scenario: loopNoValues, operator: inboxOperator("10"),
+		script: []mt.Exchange{
+			mt.Call("ask_human", `{"question": "What is the passphrase?"}`),
+			mt.Call("observe_screen", `{}`),
+			mt.Call("type_text", `{"ref": "answer_q1"}`),
+			loopGoalMet,
+		},
+		sink: func(run *Runner, e events.Event) {
+			if e.Kind == events.KindQuestion {
+				go func() {
+					if err := run.AnswerMarked(e.Question.ID, pass, inbox.MarkSecret); err != nil {
+						t.Errorf("answer: %v", err)
+					}
+				}()
+			}
+		}})
+	loopWant(t, r, loopUnverified, OutcomeCompleted, 4, 0)
+	appLog, err := os.ReadFile(filepath.Join(r.dir, "app.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, piece := range []string{"sesame", "long-passphrase", "rest-of"} {
+		if strings.Contains(string(appLog), piece) {
+			t.Errorf("app.log holds %q of the secret answer: %q", piece, appLog)
+		}
+	}
+	if !strings.Contains(string(appLog), "[REDACTED]") {
+		t.Errorf("app.log %q, want the echoed answer masked", appLog)
 	}
 }
 

@@ -360,7 +360,8 @@ func (r *Runner) publish(e events.Event) {
 	}
 }
 
-// Answer answers an ask_human question (the console's inbox pane).
+// Answer answers an ask_human question without a mark, so privately: the
+// model can type the answer by its ref but is not shown it.
 func (r *Runner) Answer(id, text string) error {
 	if r.inbox == nil {
 		return errors.New("this run has no inbox")
@@ -368,8 +369,9 @@ func (r *Runner) Answer(id, text string) error {
 	return r.inbox.Answer(id, text, "console")
 }
 
-// AnswerMarked answers an ask_human question with the operator's marks:
-// private keeps the answer from the model (it can still type it by ref),
+// AnswerMarked answers an ask_human question with the operator's mark:
+// shareable lets the model read the answer, private (the default, and
+// Answer's) keeps it from the model, which can still type it by ref, and
 // secret masks it like any secret of the run.
 func (r *Runner) AnswerMarked(id, text string, m inbox.Mark) error {
 	if r.inbox == nil {

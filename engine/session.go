@@ -47,15 +47,21 @@ type agentFeed struct {
 	ready chan []scenarios.ToolSpec // the tool list, once launched
 	calls chan agentCall
 	close chan agentClose
+	// looks and defines serve a recording (recorder.go).
+	looks   chan agentLook
+	defines chan agentDefine
 	// over is closed when the run stops serving calls.
 	over chan struct{}
 }
 
 type agentCall struct {
-	ctx   context.Context
-	tool  string
-	args  map[string]any
-	reply chan CallResult
+	ctx  context.Context
+	tool string
+	args map[string]any
+	// source is the step's source: SourceAgent, or SourceRecord for a
+	// step an operator demonstrates.
+	source string
+	reply  chan CallResult
 }
 
 type agentClose struct {
@@ -85,10 +91,12 @@ type CallResult struct {
 // its report; the error names the verdict and the report directory.
 func (r *Runner) Open(ctx context.Context) (*Session, error) {
 	feed := &agentFeed{
-		ready: make(chan []scenarios.ToolSpec, 1),
-		calls: make(chan agentCall),
-		close: make(chan agentClose, 1),
-		over:  make(chan struct{}),
+		ready:   make(chan []scenarios.ToolSpec, 1),
+		calls:   make(chan agentCall),
+		close:   make(chan agentClose, 1),
+		looks:   make(chan agentLook),
+		defines: make(chan agentDefine),
+		over:    make(chan struct{}),
 	}
 	r.agent = feed
 	if err := r.Listen(); err != nil {
@@ -202,6 +210,10 @@ func (s *runState) serveAgent(ctx context.Context) {
 			if ended {
 				return
 			}
+		case l := <-feed.looks:
+			l.reply <- s.look(ctx, l.ctx, l.at)
+		case d := <-feed.defines:
+			d.reply <- s.define(d.def)
 		}
 	}
 }
@@ -214,7 +226,11 @@ func (s *runState) agentStep(ctx context.Context, c agentCall) (CallResult, bool
 	// A client that gives up mid-call stops the call, not the session.
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
-	res := s.step(callCtx, call{Tool: c.tool, Args: c.args, Source: SourceAgent})
+	source := c.source
+	if source == "" {
+		source = SourceAgent
+	}
+	res := s.step(callCtx, call{Tool: c.tool, Args: c.args, Source: source})
 	ended := res.endLoop != "" || s.end != nil || !s.checkAfterStep(ctx)
 	out := CallResult{
 		Step: s.stepN, Tool: c.tool, Status: res.status, Message: s.r.Redact(res.message),

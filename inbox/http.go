@@ -33,7 +33,8 @@ const (
 //
 //	GET  /questions              {"questions": [Question...]} still pending
 //	GET  /history                {"entries": [Entry...]} in order
-//	POST /questions/{id}/answer  body {"answer": "...", "by": "...", "private": false, "secret": false} → Answer
+//	POST /questions/{id}/answer  body {"answer": "...", "by": "...", "mark": "private"} → Answer;
+//	                             mark is private (the default), shareable or secret
 //	GET  /events                 Server-Sent Events: one "pending" snapshot
 //	                             {"seq", "questions"}, then one event per
 //	                             Update, named by its kind, with id = seq
@@ -87,7 +88,7 @@ func (in *Inbox) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Answer string `json:"answer"`
 		By     string `json:"by"`
-		Mark
+		Mark   Mark   `json:"mark"`
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	dec.DisallowUnknownFields()
@@ -100,7 +101,7 @@ func (in *Inbox) serveAnswer(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", maxBodyBytes))
 			return
 		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf(`want {"answer": "...", "by": "..."}: %v`, err))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`want {"answer": "...", "by": "...", "mark": "private|shareable|secret"}: %v`, err))
 		return
 	}
 	if body.By == "" {
@@ -112,7 +113,7 @@ func (in *Inbox) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, ErrAlreadyAnswered), errors.Is(err, ErrExpired):
 		writeError(w, http.StatusConflict, err.Error())
-	case errors.Is(err, ErrEmptyText):
+	case errors.Is(err, ErrEmptyText), errors.Is(err, ErrUnknownMark):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -439,19 +439,26 @@ func TestHandlerRefusesOtherSites(t *testing.T) {
 	}
 }
 
-// TestHandlerAnswerMarks checks the operator's marks over HTTP: a
-// private answer says so, and a secret one is handed to OnSecret, kept
-// out of the stored text and the history, and still typed as given.
+// TestHandlerAnswerMarks checks the operator's marks over HTTP: an
+// unmarked answer is private, the answer says its mark, a secret one is
+// handed to OnSecret, kept out of the stored text and the history, and
+// still typed as given, and a mark that is none of the three is refused.
 func TestHandlerAnswerMarks(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct {
-		body    string
-		private bool
-		secret  bool
+		body   string
+		status int
+		mark   inbox.Mark
 	}{
-		"unmarked": {body: `{"answer": "pin 4721"}`},
-		"private":  {body: `{"answer": "pin 4721", "private": true}`, private: true},
-		"secret":   {body: `{"answer": "pin 4721", "secret": true}`, private: true, secret: true},
+		"unmarked":  {body: `{"answer": "pin 4721"}`, mark: inbox.MarkPrivate},
+		"empty":     {body: `{"answer": "pin 4721", "mark": ""}`, mark: inbox.MarkPrivate},
+		"private":   {body: `{"answer": "pin 4721", "mark": "private"}`, mark: inbox.MarkPrivate},
+		"shareable": {body: `{"answer": "pin 4721", "mark": "shareable"}`, mark: inbox.MarkShareable},
+		"secret":    {body: `{"answer": "pin 4721", "mark": "secret"}`, mark: inbox.MarkSecret},
+		"unknown":   {body: `{"answer": "pin 4721", "mark": "public"}`, status: http.StatusBadRequest},
+		// The boolean marks of an earlier version are unknown fields, not
+		// silently private answers the sender thought were marked.
+		"old boolean": {body: `{"answer": "pin 4721", "secret": true}`, status: http.StatusBadRequest},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -462,25 +469,39 @@ func TestHandlerAnswerMarks(t *testing.T) {
 			answers := make(chan inbox.Answer, 1)
 			go func() {
 				a, err := in.Ask(t.Context(), "The code?")
-				if err != nil {
+				if err != nil && c.status == 0 {
 					t.Errorf("ask: %v", err)
 				}
 				answers <- a
 			}()
 			id := <-ids
 			resp, body := request(t, t.Context(), "POST", srv.URL+"/questions/"+id+"/answer", "Bearer "+token, c.body)
+			if c.status != 0 {
+				if resp.StatusCode != c.status || !strings.Contains(string(body), "mark") && !strings.Contains(string(body), "secret") {
+					t.Errorf("POST answer: %d %s, want %d naming the field", resp.StatusCode, body, c.status)
+				}
+				if p := in.Pending(); len(p) != 1 {
+					t.Errorf("pending %v after a refused answer, want the question still waiting", p)
+				}
+				return
+			}
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("POST answer: %d %s", resp.StatusCode, body)
 			}
+			var got struct{ Mark string }
+			if err := json.Unmarshal(body, &got); err != nil || got.Mark != string(c.mark) {
+				t.Errorf("response %s, want mark %q", body, c.mark)
+			}
 			a := <-answers
-			if a.Value() != "pin 4721" || a.Private != c.private || a.Secret != c.secret {
-				t.Errorf("answer %+v value %q; want private %v secret %v", a, a.Value(), c.private, c.secret)
+			if a.Value() != "pin 4721" || a.Mark != c.mark {
+				t.Errorf("answer %+v value %q; want mark %q", a, a.Value(), c.mark)
 			}
+			secret := c.mark == inbox.MarkSecret
 			_, hist := request(t, t.Context(), "GET", srv.URL+"/history", "Bearer "+token, "")
-			if leaked := strings.Contains(string(body)+string(hist)+a.Text, "4721"); leaked == c.secret {
-				t.Errorf("the answer shown: %v, want %v: %s %s", leaked, !c.secret, body, hist)
+			if leaked := strings.Contains(string(body)+string(hist)+a.Text, "4721"); leaked == secret {
+				t.Errorf("the answer shown: %v, want %v: %s %s", leaked, !secret, body, hist)
 			}
-			if c.secret != (len(told) == 1) {
+			if secret != (len(told) == 1) {
 				t.Errorf("OnSecret got %q", told)
 			}
 		})

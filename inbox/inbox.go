@@ -25,6 +25,8 @@ var (
 	ErrExpired = errors.New("question expired unanswered")
 	// ErrEmptyText means a question or an answer was blank.
 	ErrEmptyText = errors.New("empty text")
+	// ErrUnknownMark means an answer's mark is none of Marks.
+	ErrUnknownMark = errors.New("unknown mark")
 )
 
 // UnansweredError is what Ask returns when its context ends first. It
@@ -67,9 +69,9 @@ type Answer struct {
 	Text       string    `json:"text"`
 	By         string    `json:"by,omitempty"` // who answered: "console", "http", a bridge's name
 	At         time.Time `json:"at"`
-	// Private and Secret are the operator's marks (see Mark).
-	Private bool `json:"private,omitempty"`
-	Secret  bool `json:"secret,omitempty"`
+	// Mark is the operator's mark, never empty: an answer given without
+	// one is private.
+	Mark Mark `json:"mark"`
 	// value is what the operator typed, for the run to type by ref; Text
 	// is what may be shown, which for a secret answer says only its length.
 	// A func, so that printing an Answer (%+v) never shows it.
@@ -85,14 +87,73 @@ func (a Answer) Value() string {
 	return a.value()
 }
 
-// Mark is how the operator marks an answer. The model reads an unmarked
-// answer and can type it by ref. Private keeps it from the model, which
-// learns only that an answer came and its length and can still type it by
-// ref (a code it needs to enter but not to know). Secret masks it like any
-// secret of the run: it is never stored, shown or sent, only typed.
-type Mark struct {
-	Private bool `json:"private,omitempty"`
-	Secret  bool `json:"secret,omitempty"`
+// Mark is how the operator marks an answer: what the model may learn of
+// it. Whatever the mark, the model can type the answer by its ref.
+type Mark string
+
+// The marks. The zero Mark is MarkPrivate: an answer is never shown to the
+// model unless the operator says so.
+const (
+	// MarkPrivate keeps the answer from the model, which learns only that
+	// an answer came, its length and its ref (a code it must enter but
+	// need not know). The console and the API still show it.
+	MarkPrivate Mark = "private"
+	// MarkShareable lets the model read the answer ("which of these
+	// options?").
+	MarkShareable Mark = "shareable"
+	// MarkSecret masks the answer like any secret of the run: it is never
+	// stored, shown or sent, only typed.
+	MarkSecret Mark = "secret"
+)
+
+// Marks returns every mark, the default first, in the order the console
+// cycles through them.
+func Marks() []Mark { return []Mark{MarkPrivate, MarkShareable, MarkSecret} }
+
+// Effective is m, or MarkPrivate when m is empty.
+func (m Mark) Effective() Mark {
+	if m == "" {
+		return MarkPrivate
+	}
+	return m
+}
+
+// Next is the mark after m in Marks, wrapping around.
+func (m Mark) Next() Mark {
+	marks := Marks()
+	i := slices.Index(marks, m.Effective())
+	return marks[(i+1)%len(marks)]
+}
+
+// Meaning says in a few words what the mark lets the model learn, short
+// enough for the console's input row.
+func (m Mark) Meaning() string {
+	switch m.Effective() {
+	case MarkShareable:
+		return "model can read it"
+	case MarkSecret:
+		return "masked; model can type it"
+	}
+	return "model can type it, not read it"
+}
+
+// UnmarshalText accepts the marks' names, and the empty string as private;
+// anything else is an error naming the marks.
+func (m *Mark) UnmarshalText(b []byte) error {
+	v := Mark(b)
+	if v != "" && !slices.Contains(Marks(), v) {
+		return fmt.Errorf("%w %q: want one of %s", ErrUnknownMark, b, markNames())
+	}
+	*m = v.Effective()
+	return nil
+}
+
+func markNames() string {
+	names := make([]string, 0, 3)
+	for _, m := range Marks() {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ")
 }
 
 // Entry is one thing that happened in the inbox. Seq numbers entries from 1
@@ -231,15 +292,16 @@ func (in *Inbox) Ask(ctx context.Context, text string) (Answer, error) {
 	return Answer{}, &UnansweredError{QuestionID: q.ID, Reason: reason, err: errs}
 }
 
-// Answer answers the pending question id with text, recording who answered.
-// It fails with ErrUnknownQuestion, ErrAlreadyAnswered, ErrExpired or
-// ErrEmptyText.
+// Answer answers the pending question id with text, recording who answered,
+// unmarked: the answer is private, kept from the model. It fails with
+// ErrUnknownQuestion, ErrAlreadyAnswered, ErrExpired or ErrEmptyText.
 func (in *Inbox) Answer(id, text, by string) error {
-	_, err := in.answer(id, text, by, Mark{})
+	_, err := in.answer(id, text, by, MarkPrivate)
 	return err
 }
 
-// AnswerMarked answers like Answer, with the operator's marks.
+// AnswerMarked answers like Answer, with the operator's mark (Answer's
+// is private).
 func (in *Inbox) AnswerMarked(id, text, by string, m Mark) error {
 	_, err := in.answer(id, text, by, m)
 	return err
@@ -262,17 +324,21 @@ func (in *Inbox) answer(id, text, by string, m Mark) (Answer, error) {
 		in.mu.Unlock()
 		return Answer{}, fmt.Errorf("answer %s: %w", id, ErrExpired)
 	}
+	m = m.Effective()
+	if !slices.Contains(Marks(), m) {
+		in.mu.Unlock()
+		return Answer{}, fmt.Errorf("answer %s: %w %q: want one of %s", id, ErrUnknownMark, in.redact(string(m)), markNames())
+	}
 	q.state = KindAnswered
 	shown := in.redact(text)
-	if m.Secret {
-		m.Private = true
+	if m == MarkSecret {
 		if in.onSecret != nil {
 			in.onSecret(text)
 		}
 		shown = fmt.Sprintf("(a secret answer of %d characters)", utf8.RuneCountInString(text))
 	}
 	q.answer = Answer{QuestionID: id, Text: shown, By: in.redact(by), At: time.Now(),
-		Private: m.Private, Secret: m.Secret, value: func() string { return text }}
+		Mark: m, value: func() string { return text }}
 	close(q.done)
 	in.appendLocked(Entry{Kind: KindAnswered, QuestionID: id, Text: q.answer.Text, By: q.answer.By, At: q.answer.At}, &q.Question)
 	a := q.answer

@@ -333,3 +333,68 @@ func BenchmarkAskAnswer(b *testing.B) {
 		}
 	}
 }
+
+// TestAnswerMarks checks that an answer is private unless the operator
+// marks it otherwise, whichever way it is given, and that a mark the inbox
+// does not know is refused with the question still waiting.
+func TestAnswerMarks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		answer func(in *inbox.Inbox, id string) error
+		want   inbox.Mark
+		err    error
+	}{
+		{"Answer", func(in *inbox.Inbox, id string) error { return in.Answer(id, "4721", "console") }, inbox.MarkPrivate, nil},
+		{"no mark", func(in *inbox.Inbox, id string) error { return in.AnswerMarked(id, "4721", "console", "") }, inbox.MarkPrivate, nil},
+		{"shareable", func(in *inbox.Inbox, id string) error {
+			return in.AnswerMarked(id, "4721", "console", inbox.MarkShareable)
+		}, inbox.MarkShareable, nil},
+		{"secret", func(in *inbox.Inbox, id string) error {
+			return in.AnswerMarked(id, "4721", "console", inbox.MarkSecret)
+		}, inbox.MarkSecret, nil},
+		{"unknown", func(in *inbox.Inbox, id string) error { return in.AnswerMarked(id, "4721", "console", "public") }, "", inbox.ErrUnknownMark},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := inbox.New(inbox.Options{})
+			ids := askedIDs(t, in)
+			answers := make(chan inbox.Answer, 1)
+			go func() {
+				a, _ := in.Ask(t.Context(), "The code?")
+				answers <- a
+			}()
+			id := <-ids
+			err := tt.answer(in, id)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("answer: %v, want %v", err, tt.err)
+			}
+			if tt.err != nil {
+				if p := in.Pending(); len(p) != 1 {
+					t.Errorf("pending %v after a refused answer, want the question waiting", p)
+				}
+				return
+			}
+			if a := <-answers; a.Mark != tt.want || a.Value() != "4721" {
+				t.Errorf("answer %+v (value %q), want mark %q", a, a.Value(), tt.want)
+			}
+		})
+	}
+}
+
+// TestMarkNext checks the order the console cycles the marks in: from the
+// default, private, to shareable, secret and back.
+func TestMarkNext(t *testing.T) {
+	t.Parallel()
+	var got []inbox.Mark
+	m := inbox.Mark("")
+	for range 4 {
+		m = m.Next()
+		got = append(got, m)
+	}
+	want := []inbox.Mark{inbox.MarkShareable, inbox.MarkSecret, inbox.MarkPrivate, inbox.MarkShareable}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Next from the zero mark: %v, want %v", got, want)
+	}
+}

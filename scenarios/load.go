@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -28,7 +29,7 @@ type Files struct {
 // process environment). Every problem found is returned together, as
 // Problems.
 func Load(scenarioPath, operatorPath string, lookup Lookup) (*Files, error) {
-	return load(scenarioPath, operatorPath, lookup, false)
+	return load(scenarioPath, operatorPath, lookup, loadRun)
 }
 
 // A Check validates a decoded scenario in a way the loader cannot on its
@@ -42,10 +43,22 @@ type Check func(*Scenario) Problems
 // The checks run when both files could be decoded: a scenario without its
 // operator file has steps whose arguments are not settled yet.
 func LoadChecked(scenarioPath, operatorPath string, lookup Lookup, checks ...Check) (*Files, error) {
-	return load(scenarioPath, operatorPath, lookup, false, checks...)
+	return load(scenarioPath, operatorPath, lookup, loadRun, checks...)
 }
 
-func load(scenarioPath, operatorPath string, lookup Lookup, session bool, checks ...Check) (*Files, error) {
+// loadMode is what a scenario is loaded for: a run, a session (whose goal
+// an outside agent pursues) or a recording (whose steps an operator
+// demonstrates; record.go).
+type loadMode int
+
+const (
+	loadRun loadMode = iota
+	loadSession
+	loadRecording
+)
+
+func load(scenarioPath, operatorPath string, lookup Lookup, mode loadMode, checks ...Check) (*Files, error) {
+	session := mode == loadSession
 	if lookup == nil {
 		lookup = osLookup
 	}
@@ -73,6 +86,9 @@ func load(scenarioPath, operatorPath string, lookup Lookup, session bool, checks
 		// The checks see the steps as the cross-check left them, with
 		// each scalar argument under its name.
 		all = append(all, runChecks(sc, all, checks)...)
+	}
+	if mode == loadRecording {
+		all = slices.DeleteFunc(all, recordingTolerates)
 	}
 	if len(all) > 0 {
 		all.Sort()
@@ -295,7 +311,7 @@ func (v *validator) scenario(s *Scenario, lookup Lookup) {
 	case s.Goal != "" && len(s.Steps) > 0:
 		v.failAt("steps", "a scenario has either a goal or steps, not both")
 	case s.Goal == "" && len(s.Steps) == 0:
-		v.failAt("goal", "a scenario needs a goal (for the model) or steps (scripted)")
+		v.failAt("goal", "%s", needsGoalOrSteps)
 	}
 	if len(s.Steps) > MaxSteps {
 		v.failAt("steps", "%d steps; a scripted scenario may have at most %d", len(s.Steps), MaxSteps)

@@ -49,6 +49,11 @@ type Scenario struct {
 	// CDPURLs names the pages cdp_navigate may open.
 	CDPURLs map[string]string `yaml:"cdp_urls"`
 
+	// Recording is set on a scenario loaded for `kasmrt record`
+	// (LoadRecording): its steps come from an operator, who may use any
+	// tool the app allows.
+	Recording bool `yaml:"-"`
+
 	// File is the path the scenario was loaded from and SHA256 the hex
 	// digest of its bytes, for the report.
 	File   string `yaml:"-"`

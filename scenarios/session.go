@@ -13,5 +13,5 @@ const sessionNeedsGoal = "a session's scenario needs a goal, what the agent is a
 // (what the agent is asked to do); steps are for `kasmrt run`. A missing
 // goal is reported with every other problem, not instead of them.
 func LoadSession(scenarioPath, operatorPath string, lookup Lookup, checks ...Check) (*Files, error) {
-	return load(scenarioPath, operatorPath, lookup, true, checks...)
+	return load(scenarioPath, operatorPath, lookup, loadSession, checks...)
 }

@@ -299,36 +299,45 @@ func TestHTTPAPIAnswersASessionsQuestion(t *testing.T) {
 	t.Cleanup(func() { m.CloseAll(context.Background()) })
 	opened := openSession(t, srv, "xterm.yaml")
 	s := "/v1/sessions/" + opened.Session
-	asked := make(chan CallResponse, 1)
-	go func() {
-		_, body := apiDo(t, srv, "POST", s+"/calls", `{"tool":"ask_human","args":{"question":"Which colour?"}}`, nil)
-		var cr CallResponse
-		_ = json.Unmarshal(body, &cr)
-		asked <- cr
-	}()
-	var pending struct{ Questions []struct{ ID, Text string } }
-	for deadline := time.Now().Add(20 * time.Second); len(pending.Questions) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the question never became pending")
+	// The agent is the model here: an answer reaches it only when the
+	// operator marks it shareable; an unmarked one it can only type by ref.
+	for _, c := range []struct {
+		id, mark, told string
+	}{
+		{"q1", "", `the operator answered (4 characters); the answer is not shown to you; type it with type_text, ref "answer_q1"`},
+		{"q2", `,"mark":"shareable"`, "the operator answered: blue"},
+	} {
+		asked := make(chan CallResponse, 1)
+		go func() {
+			_, body := apiDo(t, srv, "POST", s+"/calls", `{"tool":"ask_human","args":{"question":"Which colour?"}}`, nil)
+			var cr CallResponse
+			_ = json.Unmarshal(body, &cr)
+			asked <- cr
+		}()
+		var pending struct{ Questions []struct{ ID, Text string } }
+		for deadline := time.Now().Add(20 * time.Second); len(pending.Questions) == 0; {
+			if time.Now().After(deadline) {
+				t.Fatal("the question never became pending")
+			}
+			time.Sleep(50 * time.Millisecond)
+			_, body := apiDo(t, srv, "GET", s+"/questions", "", nil)
+			_ = json.Unmarshal(body, &pending)
 		}
-		time.Sleep(50 * time.Millisecond)
-		_, body := apiDo(t, srv, "GET", s+"/questions", "", nil)
-		_ = json.Unmarshal(body, &pending)
-	}
-	if q := pending.Questions[0]; q.ID != "q1" || q.Text != "Which colour?" {
-		t.Errorf("pending %+v", pending)
-	}
-	if resp, body := apiDo(t, srv, "POST", s+"/questions/q9/answer", `{"answer":"blue"}`, nil); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("an unknown question: %d %s", resp.StatusCode, body)
-	}
-	if resp, body := apiDo(t, srv, "POST", s+"/questions/q1/answer", `{"answer":"blue","by":"ops"}`, nil); resp.StatusCode != http.StatusOK {
-		t.Fatalf("answer: %d %s", resp.StatusCode, body)
-	}
-	if resp, _ := apiDo(t, srv, "POST", s+"/questions/q1/answer", `{"answer":"red"}`, nil); resp.StatusCode != http.StatusConflict {
-		t.Errorf("a second answer: %d, want 409", resp.StatusCode)
-	}
-	if cr := <-asked; cr.Status != events.StatusOK || !strings.Contains(cr.Message, "the operator answered: blue") {
-		t.Errorf("the agent's ask_human: %+v", cr)
+		if q := pending.Questions[0]; q.ID != c.id || q.Text != "Which colour?" {
+			t.Errorf("pending %+v", pending)
+		}
+		if resp, body := apiDo(t, srv, "POST", s+"/questions/q9/answer", `{"answer":"blue"}`, nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("an unknown question: %d %s", resp.StatusCode, body)
+		}
+		if resp, body := apiDo(t, srv, "POST", s+"/questions/"+c.id+"/answer", `{"answer":"blue","by":"ops"`+c.mark+`}`, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("answer: %d %s", resp.StatusCode, body)
+		}
+		if resp, _ := apiDo(t, srv, "POST", s+"/questions/"+c.id+"/answer", `{"answer":"red"}`, nil); resp.StatusCode != http.StatusConflict {
+			t.Errorf("a second answer: %d, want 409", resp.StatusCode)
+		}
+		if cr := <-asked; cr.Status != events.StatusOK || !strings.Contains(cr.Message, c.told) {
+			t.Errorf("the agent's ask_human: %+v, want %q", cr, c.told)
+		}
 	}
 	_, body := apiDo(t, srv, "GET", s+"/history", "", nil)
 	if !strings.Contains(string(body), `"by":"ops"`) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 )
 
 // operation documents one route of the API.
@@ -87,6 +88,14 @@ var sessionOperations = map[string]operation{
 		}},
 }
 
+// markSchema is the operator's mark on an answer (inbox.Mark).
+var markSchema = map[string]any{"type": "string", "enum": inbox.Marks(), "default": inbox.MarkPrivate,
+	"description": "What the model may learn of the answer; it can type the answer by ref answer_<question id> whatever the mark. " +
+		"private (the default): the model is told only that an answer came, its length and its ref. " +
+		"shareable: the model reads the answer. " +
+		"secret: like private, and the answer is redacted like any secret of the run from then on: " +
+		"in events, the report, the console, logs and every model request; the inbox keeps only its length."}
+
 var (
 	runInfo = obj(map[string]any{"run": strSchema, "name": strSchema, "scenario": strSchema, "goal": strSchema,
 		"report": strSchema, "started": map[string]any{"type": "string", "format": "date-time"}},
@@ -94,8 +103,9 @@ var (
 	question = obj(map[string]any{"id": strSchema, "text": strSchema, "asked": map[string]any{"type": "string", "format": "date-time"}},
 		"id", "text", "asked")
 	answer = obj(map[string]any{"question_id": strSchema, "text": strSchema, "by": strSchema,
-		"at": map[string]any{"type": "string", "format": "date-time"}}, "question_id", "text", "at")
-	entry = obj(map[string]any{"seq": map[string]any{"type": "integer"}, "kind": map[string]any{"type": "string",
+		"at": map[string]any{"type": "string", "format": "date-time"}, "mark": markSchema}, "question_id", "text", "at", "mark")
+	answerIn = obj(map[string]any{"answer": strSchema, "by": strSchema, "mark": markSchema}, "answer")
+	entry    = obj(map[string]any{"seq": map[string]any{"type": "integer"}, "kind": map[string]any{"type": "string",
 		"enum": []string{"asked", "answered", "posted", "unanswered"}}, "question_id": strSchema, "text": strSchema,
 		"by": strSchema, "at": map[string]any{"type": "string", "format": "date-time"}}, "seq", "kind", "text", "at")
 	eventStream = map[string]any{"description": "an event stream",
@@ -154,11 +164,11 @@ func watchedOperations(kind string) map[string]operation {
 		"GET " + base + "/history": {id: "get" + One + "History", summary: "Every question, answer, expiry and posted message so far.",
 			responses: map[string]any{"200": jsonResp("the inbox's history",
 				obj(map[string]any{"entries": map[string]any{"type": "array", "items": entry}}, "entries")), "404": noInbox}},
-		"POST " + base + "/questions/{qid}/answer": {id: "answer" + One + "Question", summary: "Answer a pending question; the first answer wins.",
-			body: obj(map[string]any{"answer": strSchema, "by": strSchema}, "answer"),
+		"POST " + base + "/questions/{qid}/answer": {id: "answer" + One + "Question", summary: "Answer a pending question; the first answer wins. The model reads the answer only when it is marked shareable.",
+			body: answerIn,
 			responses: map[string]any{
 				"200": jsonResp("the answer, as recorded", answer),
-				"400": errResp("a bad body or a blank answer"),
+				"400": errResp("a bad body, a blank answer or an unknown mark"),
 				"404": errResp("no such " + one + ", inbox or question"),
 				"409": errResp("the question is answered already, or expired"),
 				"413": errResp("a body over 64 KiB"),

@@ -37,7 +37,15 @@ func TestScreenshotCheckRow(t *testing.T) {
 	if row.Screen != "baselines/main.diff.png" {
 		t.Errorf("the row shows %q, want the diff", row.Screen)
 	}
-	if text, _ := rowText(*row); !strings.Contains(text, "screenshot main differs") {
+	// The step's failure capture had not come yet: the screen pane
+	// follows the run onto the diff.
+	s2 := NewState()
+	s2.Apply(0, events.Event{Kind: events.KindScreen, Screen: "screens/0001.png"})
+	s2.Apply(1, events.Event{Kind: events.KindBaseline, Step: 1, Data: events.Baseline{Name: "main", Result: events.BaselineDiffers, Diff: "baselines/main.diff.png"}})
+	if s2.Screen != "baselines/main.diff.png" {
+		t.Errorf("after a differing check the screen pane shows %q, want the diff", s2.Screen)
+	}
+	if text, _ := rowText(*row); !strings.Contains(text, "screenshot main: differs, 145 of 36000 pixels differ") {
 		t.Errorf("row text %q", text)
 	}
 	st := themes.NoColorStyles()

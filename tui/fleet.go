@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
@@ -75,6 +76,7 @@ type Fleet struct {
 	focus         fleetFocus
 	filter        textinput.Model
 	answer        textinput.Model
+	answerMark    inbox.Mark // the answer's, as in the run's inbox
 	sortBy        fleetColumn
 	sortDesc      bool
 	inboxSel      int
@@ -147,6 +149,7 @@ func NewFleet(ctx context.Context, opts FleetOptions) *Fleet {
 	f.filter.Placeholder = "scenario, state or verdict"
 	f.answer.Prompt = "> "
 	f.answer.Placeholder = "type an answer; enter sends"
+	f.setAnswerMark(inbox.MarkPrivate)
 	return f
 }
 
@@ -644,15 +647,32 @@ func (f *Fleet) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		q := qs[f.inboxSel]
+		mark := f.answerMark.Effective()
 		f.answer.Reset()
-		what := fmt.Sprintf("answer to %s of %s", q.q.ID, q.run.label())
-		f.status = what + "…"
+		f.setAnswerMark(inbox.MarkPrivate)
+		what := fmt.Sprintf("%s answer to %s of %s", mark, q.q.ID, q.run.label())
+		f.status = "sending the " + what + "…"
 		src, id, qid := f.opts.Source, q.run.id, q.q.ID
-		return func() tea.Msg { return fleetControlMsg{what: what, err: src.Answer(id, qid, text)} }
+		return func() tea.Msg { return fleetControlMsg{what: what, err: src.AnswerMarked(id, qid, text, mark)} }
+	case markKey:
+		f.setAnswerMark(f.answerMark.Next())
+		f.status = fmt.Sprintf("the answer is %s: %s", f.answerMark, f.answerMark.Meaning())
+		return nil
 	}
 	var cmd tea.Cmd
 	f.answer, cmd = f.answer.Update(msg)
 	return cmd
+}
+
+// setAnswerMark marks the answer being typed; a secret one is drawn
+// masked.
+func (f *Fleet) setAnswerMark(m inbox.Mark) {
+	f.answerMark = m.Effective()
+	f.answer.EchoMode = textinput.EchoNormal
+	if f.answerMark == inbox.MarkSecret {
+		f.answer.EchoMode = textinput.EchoPassword
+		f.answer.EchoCharacter = []rune(maskRune)[0]
+	}
 }
 
 // idle reports whether the console is at rest: no prompt, help, detail

@@ -5,8 +5,9 @@ import "charm.land/bubbles/v2/key"
 // fleetKeys are the fleet console's bindings. The table's own movement
 // keys (↑/↓, j/k, pgup/pgdn, g/G) are the table component's.
 type fleetKeys struct {
-	Up, Watch, Back, Filter, Sort, Reverse      key.Binding
-	Inbox, Select, Send, Leave, Quit, Interrupt key.Binding
+	Up, Watch, Back, Filter, Sort, Reverse key.Binding
+	Inbox, Select, Send, Mark, Leave, Quit key.Binding
+	Interrupt                              key.Binding
 	// focus picks which bindings the help bar shows.
 	focus fleetFocus
 }
@@ -25,6 +26,7 @@ func newFleetKeys() fleetKeys {
 		Inbox:     b([]string{"i", "tab"}, "i/tab", "inbox"),
 		Select:    b([]string{"up", "down"}, "↑/↓", "pick question"),
 		Send:      b([]string{"enter"}, "enter", "send answer"),
+		Mark:      newInboxKeys().Mark,
 		Leave:     b([]string{"esc", "tab"}, "esc", "leave inbox"),
 		Quit:      b([]string{"q"}, "q", "quit"),
 		Interrupt: b([]string{"ctrl+c"}, "ctrl+c", "stop the suite"),
@@ -40,7 +42,7 @@ func (k fleetKeys) forFocus(f fleetFocus) fleetKeys {
 func (k fleetKeys) ShortHelp() []key.Binding {
 	switch k.focus {
 	case fleetInbox:
-		return []key.Binding{k.Select, k.Send, k.Leave, k.Interrupt}
+		return []key.Binding{k.Select, k.Send, k.Mark, k.Leave, k.Interrupt}
 	case fleetFilter:
 		return []key.Binding{
 			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 )
 
 // RunState is where a run of a fleet is in its life, as the table shows it.
@@ -58,8 +59,9 @@ type FleetSource interface {
 	// the source has nothing more to send. The console calls it once, from
 	// a goroutine of its own.
 	Watch(ctx context.Context, sink FleetSink) error
-	// Answer answers the pending question with id questionID of a run.
-	Answer(runID, questionID, text string) error
+	// AnswerMarked answers the pending question with id questionID of a
+	// run, with the operator's mark, as Controls.AnswerMarked does.
+	AnswerMarked(runID, questionID, text string, mark inbox.Mark) error
 	// Steer performs an operator action on a run, as Controls.Steer does.
 	Steer(runID string, s events.Steer) error
 }
@@ -71,8 +73,8 @@ type runControls struct {
 	id  string
 }
 
-func (c runControls) Answer(questionID, text string) error {
-	return c.src.Answer(c.id, questionID, text)
+func (c runControls) AnswerMarked(questionID, text string, mark inbox.Mark) error {
+	return c.src.AnswerMarked(c.id, questionID, text, mark)
 }
 
 func (c runControls) Steer(s events.Steer) error { return c.src.Steer(c.id, s) }

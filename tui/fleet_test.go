@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
@@ -35,8 +36,8 @@ func (s *fakeFleet) Watch(ctx context.Context, sink FleetSink) error {
 	return nil
 }
 
-func (s *fakeFleet) Answer(runID, questionID, text string) error {
-	s.record("answer %s %s %q", runID, questionID, text)
+func (s *fakeFleet) AnswerMarked(runID, questionID, text string, mark inbox.Mark) error {
+	s.record("answer %s %s %q %s", runID, questionID, text, mark)
 	return nil
 }
 
@@ -153,6 +154,8 @@ func keyPress(k string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "tab":
 		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case markKey:
+		return tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
 	}
 	r := []rune(k)[0]
 	return tea.KeyPressMsg{Code: r, Text: k}
@@ -296,7 +299,7 @@ func TestFleetAnswerSecondRun(t *testing.T) {
 	ft.wait(t, "▸ beta #0: Question from beta?")
 	ft.Type("the blue one")
 	ft.keys("enter")
-	ft.src.waitCalls(t, `answer beta.yaml#0 q2 "the blue one"`)
+	ft.src.waitCalls(t, `answer beta.yaml#0 q2 "the blue one" private`)
 	ft.sink.Event("beta.yaml#0", events.Event{Seq: 4, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q2", Answer: "the blue one", By: "operator"}})
 	ft.wait(t, "inbox · 1 waiting")
 	ft.waitGone(t, "Question from beta?")
@@ -304,10 +307,31 @@ func TestFleetAnswerSecondRun(t *testing.T) {
 	// The last answer gives the keys back to the table.
 	ft.Type("green")
 	ft.keys("enter")
-	ft.src.waitCalls(t, `answer beta.yaml#0 q2 "the blue one"`, `answer alpha.yaml#0 q1 "green"`)
+	ft.src.waitCalls(t, `answer beta.yaml#0 q2 "the blue one" private`, `answer alpha.yaml#0 q1 "green" private`)
 	ft.sink.Event("alpha.yaml#0", events.Event{Seq: 4, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q1", Answer: "green", By: "operator"}})
 	ft.wait(t, "no question is waiting")
 	ft.wait(t, "enter watch run")
+}
+
+// The fleet's inbox marks answers as the run's does: private unless the
+// operator cycles the mark, said above the input row, a secret drawn
+// masked, and the next answer private again.
+func TestFleetAnswerMarked(t *testing.T) {
+	t.Parallel()
+	ft := newFleetTest(t)
+	ft.wait(t, "inbox · 2 waiting")
+	ft.keys("i")
+	ft.wait(t, "private: model can type it, not read it")
+	ft.keys(markKey, markKey)
+	ft.wait(t, "secret: masked; model can type it")
+	ft.Type("ZqXw")
+	ft.wait(t, "> ••••")
+	if v := ft.f.LastView(); strings.Contains(v, "ZqXw") {
+		t.Fatalf("the secret answer is on the screen:\n%s", v)
+	}
+	ft.keys("enter")
+	ft.src.waitCalls(t, `answer alpha.yaml#0 q1 "ZqXw" secret`)
+	ft.wait(t, "private: model can type it")
 }
 
 // Quitting while runs go on asks first; n keeps the console.

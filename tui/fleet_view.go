@@ -409,7 +409,8 @@ func (f *Fleet) inboxBody(w, h int) string {
 	sel := min(f.inboxSel, len(qs)-1)
 	listH := h
 	if f.focus == fleetInbox {
-		listH = max(1, h-1)
+		// The answer's row and the mark's rule above it.
+		listH = max(1, h-2)
 	}
 	start := max(0, min(sel-listH+1, len(qs)-listH))
 	var lines []string
@@ -424,7 +425,7 @@ func (f *Fleet) inboxBody(w, h int) string {
 	}
 	if f.focus == fleetInbox {
 		f.answer.SetWidth(max(1, w-3))
-		lines = append(lines, f.answer.View())
+		lines = append(lines, markLine(st, f.answerMark, w), f.answer.View())
 	}
 	return strings.Join(lines, "\n")
 }

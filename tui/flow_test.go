@@ -12,14 +12,15 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
 // fakeControls records what the console asked of the run.
 type fakeControls struct{ callLog }
 
-func (f *fakeControls) Answer(id, text string) error {
-	f.record("answer %s %q", id, text)
+func (f *fakeControls) AnswerMarked(id, text string, mark inbox.Mark) error {
+	f.record("answer %s %q %s", id, text, mark)
 	return nil
 }
 
@@ -82,6 +83,8 @@ func press(tm sender, keys ...string) {
 			tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
 		case "tab":
 			tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+		case markKey:
+			tm.Send(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
 		default:
 			tm.Type(k)
 		}
@@ -98,7 +101,7 @@ func TestLiveAnswerQuestion(t *testing.T) {
 	press(tm, "i")
 	tm.Type("the one by the door")
 	press(tm, "enter")
-	fc.waitCalls(t, `answer q7 "the one by the door"`)
+	fc.waitCalls(t, `answer q7 "the one by the door" private`)
 	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q7", Answer: "the one by the door", By: "operator"}})
 	waitView(t, tm.m, "by operator: the one by the door")
 	press(tm, "esc", "q")
@@ -106,6 +109,41 @@ func TestLiveAnswerQuestion(t *testing.T) {
 	if n := len(fm.State().Pending()); n != 0 {
 		t.Fatalf("%d questions still pending after the answer", n)
 	}
+}
+
+// TestLiveAnswerMarks marks answers in the inbox: an answer is private
+// unless the operator cycles its mark, the input row says the mark and
+// what it means, an answer marked secret is drawn masked and never on the
+// screen, and each answer starts private again.
+func TestLiveAnswerMarks(t *testing.T) {
+	t.Parallel()
+	tm, sink, fc := newLiveTest(t)
+	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "Which printer?"}})
+	waitView(t, tm.m, "1 question(s) waiting")
+	press(tm, "i")
+	waitView(t, tm.m, "private: model can type it, not read it")
+	press(tm, markKey)
+	waitView(t, tm.m, "shareable: model can read it")
+	tm.Type("the one by the door")
+	press(tm, "enter")
+	fc.waitCalls(t, `answer q1 "the one by the door" shareable`)
+	waitView(t, tm.m, "private: model can type it")
+
+	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q1", Answer: "the one by the door", By: "console"}})
+	sink(events.Event{Seq: 4, T: time.Now(), Kind: events.KindQuestion, Question: &events.Question{ID: "q2", Text: "The code?"}})
+	waitView(t, tm.m, "The code?")
+	press(tm, markKey, markKey)
+	waitView(t, tm.m, "secret: masked; model can type it")
+	tm.Type("ZqXw")
+	waitView(t, tm.m, "> ••••")
+	if v := tm.m.LastView(); strings.Contains(v, "ZqXw") {
+		t.Fatalf("the secret answer is on the screen:\n%s", v)
+	}
+	press(tm, "enter")
+	fc.waitCalls(t, `answer q1 "the one by the door" shareable`, `answer q2 "ZqXw" secret`)
+	waitView(t, tm.m, "private: model can type it")
+	press(tm, "esc", "q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(consoleWait))
 }
 
 func TestLivePauseResume(t *testing.T) {

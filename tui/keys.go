@@ -81,18 +81,23 @@ func mouseHelp() []key.Binding {
 
 // inboxKeys apply while the inbox's text area has focus.
 type inboxKeys struct {
-	Send, Newline, Leave key.Binding
+	Send, Newline, Mark, Leave key.Binding
 }
 
 func newInboxKeys() inboxKeys {
 	return inboxKeys{
 		Send:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send answer")),
 		Newline: key.NewBinding(key.WithKeys("ctrl+j", "alt+enter"), key.WithHelp("ctrl+j", "new line")),
-		Leave:   key.NewBinding(key.WithKeys("esc", "tab"), key.WithHelp("esc/tab", "leave inbox")),
+		// An answer is private unless marked otherwise: the model can
+		// type it by ref but never reads it.
+		Mark:  key.NewBinding(key.WithKeys(markKey), key.WithHelp(markKey, "mark private/shareable/secret")),
+		Leave: key.NewBinding(key.WithKeys("esc", "tab"), key.WithHelp("esc/tab", "leave inbox")),
 	}
 }
 
-func (k inboxKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Send, k.Newline, k.Leave} }
+func (k inboxKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Send, k.Newline, k.Mark, k.Leave}
+}
 func (k inboxKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // replayKeys are the replay's bindings.

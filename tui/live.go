@@ -6,13 +6,16 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 )
 
 // Controls is how the console acts on a live run. The engine implements
 // it; each call may block briefly, so the console makes it from a tea.Cmd.
 type Controls interface {
-	// Answer answers the pending ask_human question with id questionID.
-	Answer(questionID, text string) error
+	// AnswerMarked answers the pending ask_human question with id
+	// questionID, with the operator's mark: the model reads only a
+	// shareable answer, and a secret one is redacted like any secret.
+	AnswerMarked(questionID, text string, mark inbox.Mark) error
 	// Steer performs an operator action: pause, resume, step (Value
 	// "on"/"off"), approve, reject (with Reason), abort or note (Value).
 	Steer(s events.Steer) error

@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
@@ -111,6 +112,10 @@ type Model struct {
 	// desk is the operator's takeover of the desktop (takeover.go).
 	desk takeoverView
 
+	// answerMark is the mark of the answer being typed: private until the
+	// operator cycles it, and private again for the next answer.
+	answerMark inbox.Mark
+
 	answer  textarea.Model
 	prompt  promptKind
 	input   textinput.Model
@@ -143,6 +148,10 @@ type Model struct {
 	lay       consoleLayout
 	layoutIn  layoutInput
 	layoutSet bool
+
+	// helpLine, when set, replaces the help bar: the recording console
+	// (record.go) takes the keys itself.
+	helpLine string
 
 	// lastView is the newest rendered screen, readable from other
 	// goroutines (tests and benchmarks wait on it).
@@ -186,6 +195,7 @@ func newModel(opts Options) *Model {
 	m.answer.Prompt = "> "
 	m.answer.KeyMap.InsertNewline.SetKeys("ctrl+j", "alt+enter")
 	m.answer.SetHeight(2)
+	m.answerMark = inbox.MarkPrivate
 	m.input.Prompt = ""
 	m.mode = opts.Graphics
 	if m.mode != graphics.Auto {
@@ -585,10 +595,17 @@ func (m *Model) inboxKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.status = "this console cannot answer"
 			return nil
 		}
+		mark := m.answerMark.Effective()
 		m.answer.Reset()
-		m.status = "answering " + q.ID + "…"
+		m.answerMark = inbox.MarkPrivate
+		what := fmt.Sprintf("%s answer to %s", mark, q.ID)
+		m.status = "sending the " + what + "…"
 		id := q.ID
-		return func() tea.Msg { return controlMsg{what: "answer to " + id, err: c.Answer(id, text)} }
+		return func() tea.Msg { return controlMsg{what: what, err: c.AnswerMarked(id, text, mark)} }
+	case key.Matches(msg, m.inKeys.Mark):
+		m.answerMark = m.answerMark.Next()
+		m.status = fmt.Sprintf("the answer is %s: %s", m.answerMark, m.answerMark.Meaning())
+		return nil
 	case key.Matches(msg, m.keys.Quit) && msg.String() == "ctrl+c":
 		return m.quit()
 	}
@@ -942,6 +959,10 @@ func (m *Model) screenTitle() string {
 		return prefix + "screen"
 	}
 	t := fmt.Sprintf("%sscreen %04d", prefix, screenNumber(screen))
+	if !strings.HasPrefix(screen, "screens/") {
+		// A screenshot check's diff or window, named by its file.
+		t = prefix + sanitize.Line(screen)
+	}
 	crop, view := m.screenCrop(m.screenPane(), screen, point)
 	t += " · " + m.screen.describe(view, crop, point)
 	if point != nil {
@@ -1003,7 +1024,11 @@ func (m *Model) inboxBody(w, h int) string {
 	m.answer.SetWidth(w)
 	view, back := inboxWindow(m.styles, m.st, w, h-3, m.inboxBack)
 	m.inboxBack = back
-	return view + "\n" + strings.Repeat("─", w) + "\n" + m.answer.View()
+	input := m.answer.View()
+	if m.answerMark == inbox.MarkSecret {
+		input = maskedInput(m.styles, m.answer.Prompt, m.answer.Value(), w, m.answer.Height(), m.answer.Focused())
+	}
+	return view + "\n" + markLine(m.styles, m.answerMark, w) + "\n" + input
 }
 
 func (m *Model) statusLine() string {
@@ -1034,6 +1059,9 @@ func (m *Model) statusLine() string {
 }
 
 func (m *Model) helpBar() string {
+	if m.helpLine != "" {
+		return m.helpLine
+	}
 	m.help.SetWidth(m.width)
 	var keys help.KeyMap = m.rpKeys
 	switch {

@@ -335,6 +335,12 @@ func (s *State) apply(index int, e events.Event) {
 			screen = d.Actual
 		}
 		s.Rows = append(s.Rows, Row{Kind: RowCheck, Index: index, Event: e, Screen: screen})
+		// A window that differs shows its diff until the next capture, so
+		// following a run (or replaying it) shows what changed.
+		if d.Diff != "" {
+			s.setScreen(d.Diff)
+			s.Point, s.Box = nil, nil
+		}
 	case events.KindCheck:
 		if e.Check != nil {
 			s.Checks = append(s.Checks, *e.Check)

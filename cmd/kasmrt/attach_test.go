@@ -34,8 +34,13 @@ func TestAttachInTmux(t *testing.T) {
 		console.Screen("1 observe_screen")
 		console.Screen("q1 (waiting)")
 	}
+	// Which greeting is a choice the model must read: the operator marks
+	// the answer shareable before sending it.
 	one.Keys("i")
 	one.Screen("send answer")
+	one.Screen("private: model can type it, not read it")
+	one.Keys("C-s")
+	one.Screen("shareable: model can read it")
 	one.Type("the friendly one")
 	one.Keys("Enter")
 	two.Screen("q1 by attach: the friendly one")
@@ -59,6 +64,13 @@ func TestAttachInTmux(t *testing.T) {
 	rep, _ := readReport(t, report)
 	if rep.Verdict != "test-error" || rep.Outcome != "aborted" || len(rep.Questions) != 1 || rep.Questions[0].Answer != "the friendly one" {
 		t.Errorf("report: verdict %s (%s), questions %+v", rep.Verdict, rep.Outcome, rep.Questions)
+	}
+	told := false
+	for _, r := range model.Requests() {
+		told = told || strings.Contains(r.Text(), "the operator answered: the friendly one")
+	}
+	if !told {
+		t.Error("the shareable answer never reached the model")
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/tui/remote"
 )
@@ -212,7 +213,9 @@ func TestRunListenServesEventsAnswersAndSteering(t *testing.T) {
 	isQuestion := func(e events.Event) bool { return e.Kind == events.KindQuestion }
 	q := direct.await(t, "question", isQuestion)
 	dropped.await(t, "question", isQuestion)
-	if err := direct.c.Answer(q.Question.ID, "the friendly one"); err != nil {
+	// Which greeting to type is a choice the model must read: the
+	// operator marks the answer shareable.
+	if err := direct.c.AnswerMarked(q.Question.ID, "the friendly one", inbox.MarkShareable); err != nil {
 		t.Fatalf("answer: %v", err)
 	}
 	isAnswer := func(e events.Event) bool {
@@ -222,7 +225,7 @@ func TestRunListenServesEventsAnswersAndSteering(t *testing.T) {
 	if a.Question.By != "attach" {
 		t.Errorf("answered by %q, want attach", a.Question.By)
 	}
-	if err := dropped.c.Answer(q.Question.ID, "too late"); err == nil || !strings.Contains(err.Error(), "409") {
+	if err := dropped.c.AnswerMarked(q.Question.ID, "too late", ""); err == nil || !strings.Contains(err.Error(), "409") {
 		t.Errorf("a second answer: %v, want a 409 conflict", err)
 	}
 	dropped.await(t, "wait step after the answer", func(e events.Event) bool { return e.Kind == events.KindStepEnded && e.Tool == "wait" })

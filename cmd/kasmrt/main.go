@@ -131,6 +131,7 @@ alone never makes kasmrt drive the desktop it was started from.`,
 		newMCPCommand(),
 		newServeCommand(),
 		newAttachCommand(),
+		newRecordCommand(),
 	)
 	return root
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/suite"
 	"github.com/kasmrt/kasmrt/tui"
 )
@@ -81,12 +82,12 @@ func (s *suiteSource) runner(id string) (*engine.Runner, error) {
 	return r, nil
 }
 
-func (s *suiteSource) Answer(runID, questionID, text string) error {
+func (s *suiteSource) AnswerMarked(runID, questionID, text string, mark inbox.Mark) error {
 	r, err := s.runner(runID)
 	if err != nil {
 		return err
 	}
-	return r.Answer(questionID, text)
+	return r.AnswerMarked(questionID, text, mark)
 }
 
 func (s *suiteSource) Steer(runID string, st events.Steer) error {

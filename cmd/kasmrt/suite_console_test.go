@@ -68,9 +68,13 @@ func TestSuiteConsoleInTmux(t *testing.T) {
 	term.Screen("kasmrt · alpha")
 	term.Keys("Escape")
 	term.Screen("runs · 2 of 2")
-	// Answer beta's question from the one inbox.
+	// Answer beta's question from the one inbox, marked shareable: the
+	// model must read which colour.
 	term.Keys("i")
 	term.Screen("▸ beta #0: Which colour for beta?")
+	term.Screen("private: model can type it, not read it")
+	term.Keys("C-s")
+	term.Screen("shareable: model can read it")
 	term.Type("blue")
 	term.Keys("Enter")
 	term.Screen("2 ended")

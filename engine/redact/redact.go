@@ -30,6 +30,9 @@ type Redactor struct {
 	public []int
 	heads  []string
 	headOf [][]int
+	// secrets and wholes are what the redactor was made for, so that With
+	// can make one that masks more.
+	secrets, wholes []string
 }
 
 // MinFragment is the length, in characters other than white space, from
@@ -98,7 +101,7 @@ func NewWith(secrets, wholes []string) *Redactor {
 		addAll(s, false)
 	}
 	if len(forms) == 0 {
-		return &Redactor{}
+		return &Redactor{secrets: secrets, wholes: wholes}
 	}
 	// The mask itself maps to itself, so redacting twice (the bus, then
 	// the report writer) changes nothing even when a secret is a piece of
@@ -110,7 +113,18 @@ func NewWith(secrets, wholes []string) *Redactor {
 	// secret that contains another is masked whole, in one pass.
 	slices.SortStableFunc(forms, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	heads, headOf := indexHeads(prefixed)
-	return &Redactor{forms: forms, prefixed: prefixed, public: public, heads: heads, headOf: headOf}
+	return &Redactor{forms: forms, prefixed: prefixed, public: public, heads: heads, headOf: headOf,
+		secrets: secrets, wholes: wholes}
+}
+
+// With returns a redactor that masks what r masks and the secrets given,
+// as New masks them: for values learned during a run (an answer the
+// operator marked secret). r is unchanged; a nil r masks only the secrets.
+func (r *Redactor) With(secrets ...string) *Redactor {
+	if r == nil {
+		return New(secrets...)
+	}
+	return NewWith(append(slices.Clone(r.secrets), secrets...), r.wholes)
 }
 
 // prefixEncodings are the forms a secret is matched in by its prefixes

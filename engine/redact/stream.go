@@ -28,7 +28,23 @@ type Stream struct {
 // Stream returns a writer that redacts what is written to it and passes it
 // on to dst. Writes to dst happen only from Write and Close.
 func (r *Redactor) Stream(dst io.Writer) *Stream {
-	s := &Stream{red: r, dst: dst, newlineSafe: true}
+	s := &Stream{dst: dst}
+	s.use(r)
+	return s
+}
+
+// Use redacts what is written from now on, and what earlier writes held
+// back, with r: a redactor that masks more than the stream's did (see
+// Redactor.With), for a secret learned while the stream is open. Bytes
+// already passed on are not taken back.
+func (s *Stream) Use(r *Redactor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.use(r)
+}
+
+func (s *Stream) use(r *Redactor) {
+	s.red, s.keep, s.newlineSafe = r, 0, true
 	if r != nil {
 		for _, f := range r.forms {
 			s.keep = max(s.keep, len(f)-1)
@@ -37,7 +53,6 @@ func (r *Redactor) Stream(dst io.Writer) *Stream {
 			}
 		}
 	}
-	return s
 }
 
 // Write redacts p together with what earlier writes held back. It reports
@@ -48,7 +63,7 @@ func (s *Stream) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
-	if s.keep == 0 {
+	if s.keep == 0 && len(s.pending) == 0 {
 		// Every form is one byte long: no match can span two writes.
 		return s.emit(s.red.Bytes(p), len(p))
 	}

@@ -117,3 +117,38 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamUseMasksASecretLearnedMidStream: a secret learned while the
+// stream is open (an answer marked secret) is masked in everything written
+// after, a piece of it held back before included, at every split, and the
+// stream's first secrets stay masked.
+func TestStreamUseMasksASecretLearnedMidStream(t *testing.T) {
+	t.Parallel()
+	const later = "4721-open-sesame"
+	red := New("hunter2-Secret!")
+	before := "login hunter2-Secret! ok\nthe code: 4721-"
+	after := "open-sesame typed\necho 4721-open-sesame and hunter2-Secret!\n"
+	want := red.With(later).String(before + after)
+	if strings.Contains(want, later) || strings.Contains(want, "hunter2") {
+		t.Fatalf("With does not mask both: %q", want)
+	}
+	for cut := 0; cut <= len(after); cut++ {
+		var b bytes.Buffer
+		s := red.Stream(&b)
+		if _, err := s.Write([]byte(before)); err != nil {
+			t.Fatal(err)
+		}
+		s.Use(red.With(later))
+		for _, p := range []string{after[:cut], after[cut:]} {
+			if _, err := s.Write([]byte(p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); strings.Contains(got, "open-sesame") || strings.Contains(got, "hunter2") {
+			t.Fatalf("split at %d: %q", cut, got)
+		}
+	}
+}

@@ -48,15 +48,15 @@ var appAccessibilityEnv = []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "ACCESS
 
 // accessibilityOff says why the run does not look for named controls, or
 // "" when it does: the operator allows it, and click_element could be
-// used (a goal run, a script with a click_element step, or a secret bound
-// to accessibles). relevant is false when click_element could not be used
+// used (a goal run, a recording, a script with a click_element step, or a
+// secret bound to accessibles). relevant is false when click_element could not be used
 // anyway, so the reason is not worth telling.
 func (st *Stage) accessibilityOff() (reason string, relevant bool) {
 	op, sc := st.cfg.Files.Operator, st.cfg.Files.Scenario
 	if sc.App == nil {
 		return "the browser is reached over the DevTools Protocol (the cdp_* tools)", false
 	}
-	relevant = sc.Goal != "" || sc.BindsAccessibles() || sc.NamesControls() || sc.TypesSecrets() ||
+	relevant = sc.Goal != "" || sc.Recording || sc.BindsAccessibles() || sc.NamesControls() || sc.TypesSecrets() ||
 		slices.ContainsFunc(sc.Steps, func(st scenarios.Step) bool {
 			return st.Tool == "click_element" || st.Expect.NeedsAccessibility()
 		})

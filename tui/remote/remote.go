@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 )
 
 // Run is one run as the server lists it (GET /v1/runs).
@@ -235,9 +236,15 @@ func (c *Client) post(u string, body any) error {
 	return nil
 }
 
-// Answer answers a pending question; the console calls it (tui.Controls).
-func (c *Client) Answer(questionID, text string) error {
-	err := c.post(c.base+"/questions/"+url.PathEscape(questionID)+"/answer", map[string]string{"answer": text, "by": "attach"})
+// AnswerMarked answers a pending question with the operator's mark; the
+// console calls it (tui.Controls). An empty mark is sent as none, which
+// the run takes as private.
+func (c *Client) AnswerMarked(questionID, text string, mark inbox.Mark) error {
+	body := map[string]string{"answer": text, "by": "attach"}
+	if mark != "" {
+		body["mark"] = string(mark)
+	}
+	err := c.post(c.base+"/questions/"+url.PathEscape(questionID)+"/answer", body)
 	if err != nil {
 		return fmt.Errorf("answer %s: %w", questionID, err)
 	}

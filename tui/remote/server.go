@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/tui"
 )
 
@@ -162,13 +163,14 @@ func (s *Server) client(runID string) (*Client, error) {
 	return c, nil
 }
 
-// Answer answers a question of one run or session.
-func (s *Server) Answer(runID, questionID, text string) error {
+// AnswerMarked answers a question of one run or session with the
+// operator's mark.
+func (s *Server) AnswerMarked(runID, questionID, text string, mark inbox.Mark) error {
 	c, err := s.client(runID)
 	if err != nil {
 		return err
 	}
-	return c.Answer(questionID, text)
+	return c.AnswerMarked(questionID, text, mark)
 }
 
 // Steer steers one run or session.

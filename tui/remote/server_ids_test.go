@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/tui"
 )
 
@@ -94,7 +95,7 @@ func TestServerTellsARunFromASessionOfTheSameID(t *testing.T) {
 	if !slices.Equal(runMessages, []string{"from /v1/runs/7"}) || !slices.Equal(sessionMessages, []string{"from /v1/sessions/7"}) {
 		t.Errorf("the run got %q and the session %q, want each its own stream's event", runMessages, sessionMessages)
 	}
-	if err := s.Answer(sessionID, "q1", "yes"); err != nil {
+	if err := s.AnswerMarked(sessionID, "q1", "yes", inbox.MarkShareable); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Steer(runID, events.Steer{Action: "pause"}); err != nil {

@@ -1,0 +1,68 @@
+package tui
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/scenarios"
+)
+
+// TestRecorderChoices offers the calls of the tools the run has, with the
+// names they take — the named controls first, as the Environment Update
+// lists them — then names to give on the spot (a window by class and
+// title, a control by accessible name, the words under the pointer), and
+// finishing last; a tool the run does not offer is left out.
+func TestRecorderChoices(t *testing.T) {
+	seen := engine.Seen{
+		Tools: []string{"click_element", "click", "type_text", "press_key", "switch_window", "wait_while", "greet", "observe_screen"},
+		Vocabulary: engine.Vocabulary{
+			ClickTargets: []string{"ok"}, Refs: []string{"line"}, Windows: []string{"main"},
+			WaitConditions: []string{"settling"}, CDPTargets: []string{"submit"},
+			Declared: []engine.DeclaredCall{{Tool: "greet", Args: map[string]any{"who": "ada"}}},
+		},
+		Controls: []engine.SeenControl{{Name: "Save As…", Role: "push button"}},
+		Windows:  []engine.SeenWindow{{Class: "Mousepad", Title: "Save As", Focused: true}},
+		Pointer:  &events.Point{X: 3, Y: 4},
+		NearText: "Cancel",
+	}
+	rec := Recorded{Windows: map[string]scenarios.WindowMatch{}, ClickTargets: map[string]scenarios.ClickTarget{}}
+	got := buildChoices(seen, rec)
+	var labels []string
+	for _, c := range got {
+		labels = append(labels, c.label)
+	}
+	want := []string{
+		`click_element "Save As…" (push button)`,
+		"click ok",
+		"type_text line",
+		"press_key … (type a chord)",
+		"switch_window main",
+		"wait_while settling",
+		"greet who=ada (declared tool)",
+		"observe_screen",
+		`name window "Save As" {class: Mousepad, title: Save As} and switch to it`,
+		`name click target "Save As…" by its accessible name and click it`,
+		`name click target "Cancel" by the text read there and click it`,
+		"finish: write the scenario and replay it",
+	}
+	if !reflect.DeepEqual(labels, want) {
+		t.Fatalf("choices:\n got %q\nwant %q", labels, want)
+	}
+	if d := got[8].def; d.Window != "save_as" || d.WindowMatch != (scenarios.WindowMatch{Class: "Mousepad", Title: "Save As"}) {
+		t.Errorf("window named on the spot: %+v", d)
+	}
+	if d := got[9].def; d.Target != "save_as" || d.ClickTarget.Name != "Save As…" || d.ClickTarget.Role != "push button" {
+		t.Errorf("control named on the spot: %+v", d)
+	}
+	// A name taken by the scenario or earlier in the recording is not
+	// proposed again.
+	rec.ClickTargets["save_as"] = scenarios.ClickTarget{Name: "Other"}
+	if d := buildChoices(seen, rec)[9].def; d.Target != "save_as_2" {
+		t.Errorf("a taken name was proposed again: %+v", d)
+	}
+	if d := got[10].def; d.Target != "cancel" || d.ClickTarget.Text != "Cancel" || d.ClickTarget.X != 0 {
+		t.Errorf("text named on the spot: %+v", d)
+	}
+}
