@@ -125,5 +125,10 @@ func formatTakeover(e events.Event) string {
 	if len(changed) == 0 {
 		changed = []string{"nothing changed"}
 	}
-	return fmt.Sprintf("handed back (%s) after %gs: %s", d.Ended, d.DurationS, strings.Join(changed, ", "))
+	how := map[string]string{events.TakeoverClientLeft: "handed back (the viewer left)",
+		events.TakeoverRunEnded: "takeover ended with the run"}[d.Ended]
+	if how == "" {
+		how = "handed back"
+	}
+	return fmt.Sprintf("%s after %gs: %s", how, d.DurationS, strings.Join(changed, ", "))
 }

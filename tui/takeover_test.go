@@ -49,7 +49,7 @@ func TestLiveTakeover(t *testing.T) {
 	press(tm, "T")
 	fc.waitCalls(t, "take over", "hand back")
 	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindTakeoverEnded, Data: events.TakeoverEnded{Ended: events.TakeoverHandedBack, DurationS: 12, ScreenChanged: true}})
-	waitView(t, m, "handed back (handed-back) after 12s: screen changed")
+	waitView(t, m, "handed back after 12s: screen changed")
 }
 
 // TestLiveTakeoverOff: a run without --takeover has no takeover to offer.
@@ -70,7 +70,7 @@ func TestPrinterTakeover(t *testing.T) {
 	p.Event(events.Event{Kind: events.KindTakeoverStarted, Data: events.TakeoverStarted{Addr: "127.0.0.1:5901", By: "api"}})
 	p.Event(events.Event{Kind: events.KindTakeoverEnded, Data: events.TakeoverEnded{Ended: events.TakeoverClientLeft, DurationS: 3,
 		WindowsOpened: []string{"Sign in"}, ScreenChanged: true}})
-	for _, want := range []string{"takeover by the api: VNC at 127.0.0.1:5901", "handed back (client-left) after 3s: 1 window(s) opened, screen changed"} {
+	for _, want := range []string{"takeover by the api: VNC at 127.0.0.1:5901", "handed back (the viewer left) after 3s: 1 window(s) opened, screen changed"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the printer says %q, want %q", out.String(), want)
 		}
