@@ -12,10 +12,13 @@ import (
 // observation: that prerequisite binds model-chosen calls only.
 func (s *runState) runScript(ctx context.Context) {
 	for i, st := range s.files.Scenario.Steps {
+		if ctx.Err() != nil || s.end != nil {
+			return
+		}
 		// An operator who took the desktop over may have changed
 		// anything: the checks look again before the next step.
 		took := s.takeoverPoint(ctx) != ""
-		if ctx.Err() != nil || s.end != nil || (took && !s.checkAfterStep(ctx)) {
+		if ctx.Err() != nil || (took && !s.checkAfterStep(ctx)) {
 			return
 		}
 		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: "script", Expect: st.Expect})
