@@ -186,6 +186,11 @@ func (s *runState) runLoop(ctx context.Context) {
 		if err := s.r.steer.waitWhilePaused(ctx); err != nil {
 			continue
 		}
+		if upd := s.takeoverPoint(ctx); upd != "" {
+			// Back to the top: a pause the operator set still holds.
+			history = append(history, model.Message{Role: model.RoleUser, Text: upd})
+			continue
+		}
 		// The app can end between turns (a dialog closing after the last
 		// action settled): look before spending a model call.
 		if !s.checkAfterStep(ctx) {
@@ -478,7 +483,7 @@ func (s *runState) budgets() {
 		{Name: "malformed", Used: float64(s.loop.malformed), Limit: float64(op.Runner.MaxRetriesPerStep)},
 		{Name: "tool_errors", Used: float64(s.consecutiveToolErrors), Limit: float64(op.Runner.MaxToolErrors)},
 		{Name: "hold", Used: s.held.Seconds(), Limit: op.Runner.MaxHoldS, Unit: "s"},
-		{Name: "deadline", Used: time.Since(s.startedAt).Seconds(), Limit: total.Seconds(), Unit: "s"},
+		{Name: "deadline", Used: s.deadlineUsed().Seconds(), Limit: total.Seconds(), Unit: "s"},
 		{Name: "deadline_reserve", Used: 0, Limit: reserve.Seconds(), Unit: "s"},
 	}
 	if s.model != nil {

@@ -37,6 +37,10 @@ type runFlags struct {
 	replayModel string
 	listen      string
 	tokenFile   string
+	// takeover is the VNC address of an operator's takeover;
+	// takeoverPausesDeadline stops the deadline while it lasts.
+	takeover               string
+	takeoverPausesDeadline bool
 	// updateBaselines writes screenshot checks' baselines.
 	updateBaselines bool
 	// reapOrphans is set when kasmrt runs as its own process (not in
@@ -87,6 +91,8 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.StringVar(&f.listen, "listen", "", "serve this run's HTTP API (events, screens, questions, steering) at this address, for kasmrt attach")
 	fl.StringVar(&f.cache, "cache", "", "the action cache beside the scenario (NAME.kasmrt-cache/): read-write, read-only or off (default: the operator file's cache:, else off)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding --listen's bearer token (default: $"+envToken+")")
+	fl.StringVar(&f.takeover, "takeover", "", "let the operator take the desktop over (T in the console, POST /v1/runs/{id}/takeover) through a VNC server on this loopback address, e.g. 127.0.0.1:5900 (port 0: any free port)")
+	fl.BoolVar(&f.takeoverPausesDeadline, "takeover-pauses-deadline", false, "stop the run's deadline while the operator has the desktop (default: it keeps counting)")
 	return cmd
 }
 
@@ -108,6 +114,15 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		if err := scenarios.CheckDisplay(f.display); err != nil {
 			return refuse(cmd, fmt.Errorf("--display: %w", err))
 		}
+	}
+	if f.takeover != "" {
+		addr, err := takeoverAddr(f.takeover)
+		if err != nil {
+			return refuse(cmd, err)
+		}
+		f.takeover = addr
+	} else if f.takeoverPausesDeadline {
+		return refuse(cmd, fmt.Errorf("--takeover-pauses-deadline needs --takeover"))
 	}
 	if f.replayModel != "" {
 		if err := requireRegularFile("--replay-model", f.replayModel); err != nil {
@@ -161,7 +176,8 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	// directory behind either. (A directory with a report in it is not
 	// empty, and stays.)
 	defer dir.discard()
-	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version, UpdateBaselines: f.updateBaselines, Cache: f.cache}
+	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version, UpdateBaselines: f.updateBaselines, Cache: f.cache,
+		Takeover: f.takeover, TakeoverPausesDeadline: f.takeoverPausesDeadline}
 	pub, err := bindPublication(cmd.Context(), f, files, dir.path)
 	if err != nil {
 		return refuse(cmd, err)
