@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -267,15 +269,28 @@ func (c *Conn) Windows() ([]desktop.Window, error) {
 	return out, nil
 }
 
-// window is a view in the desktop contract's terms: its app_id stands in
-// for both halves of WM_CLASS.
+// window is a view in the desktop contract's terms. Its class is its
+// app_id ("org.gnome.Calculator"), and its instance the program's name
+// ("gnome-calculator"), which is what a toolkit puts in the instance half
+// of WM_CLASS on X11: a scenario's app.window.class written for one
+// desktop then finds the window on the other.
 func (n node) window() desktop.Window {
-	w := desktop.Window{ID: n.ID, PID: n.PID, Instance: n.AppID, Class: n.AppID, Title: n.Name,
+	w := desktop.Window{ID: n.ID, PID: n.PID, Instance: programName(n.PID), Class: n.AppID, Title: n.Name,
 		X: n.Rect.X, Y: n.Rect.Y, Width: n.Rect.Width, Height: n.Rect.Height, Viewable: n.Visible}
 	if n.WindowProperties != nil {
 		w.Instance, w.Class = n.WindowProperties.Instance, n.WindowProperties.Class
 	}
 	return w
+}
+
+// programName is the base name of the process's argv[0], or "".
+func programName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	argv0, _, _ := strings.Cut(string(b), "\x00")
+	return filepath.Base(argv0)
 }
 
 // Window is the window with that id now.

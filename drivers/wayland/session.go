@@ -227,6 +227,24 @@ func (s *Session) ClientUnset() []string {
 	return []string{"DISPLAY", "WAYLAND_SOCKET", "SWAYSOCK", "I3SOCK", "XAUTHORITY"}
 }
 
+// AccessibleExtentsInWindow is true: a Wayland client is never told where
+// its windows are, so the extents it reports over AT-SPI are relative to
+// its window, and the runtime places them.
+func (s *Session) AccessibleExtentsInWindow() bool { return true }
+
+// Missing says what this session lacks that the X11 session offers, in
+// words the run's log shows when it starts.
+func (s *Session) Missing() []string { return Missing() }
+
+// Missing says what a Wayland session lacks that the X11 session offers,
+// for the run's log and for validate.
+func Missing() []string {
+	return []string{
+		"hang detection (the app_responsive check): sway offers no way for another client to ping an application (xdg_wm_base.ping is the compositor's own), so a hung application is not told from a slow one",
+		"popup windows: a Wayland application's menus and tooltips are its own surfaces, not windows, so the window list holds its toplevel windows only",
+	}
+}
+
 // Close stops sway and removes the session's directories. It is safe to
 // call more than once.
 func (s *Session) Close() error {
