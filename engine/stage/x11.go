@@ -10,9 +10,9 @@ import (
 )
 
 // This file is the stage's X11 adapter: the one place outside the driver
-// that names drivers/x11 (TestOnlyTheStageAdapterImportsX11). Everything
-// else sees the desktop through the stage's interfaces and the desktop
-// contract's types, so a second desktop is a second adapter.
+// that names drivers/x11 (TestOnlyTheStageAdaptersImportTheirDrivers).
+// Everything else sees the desktop through the stage's interfaces and the
+// desktop contract's types; wayland.go is the second desktop's adapter.
 
 // startX11 starts (or borrows) an X session.
 func startX11(ctx context.Context, opts desktop.SessionOptions) (Session, error) {
