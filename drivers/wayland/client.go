@@ -215,13 +215,16 @@ const (
 // damage, the compositor answers only once something was drawn since the
 // frame was asked for, which is how settling sees drawing without
 // comparing captures.
-func (c *client) capture(ctx context.Context, withDamage bool) (*image.RGBA, error) {
+// It returns the parts of the screen the compositor reports drawn since
+// the previous copy with damage (all of it for the client's first).
+func (c *client) capture(ctx context.Context, withDamage bool) (*image.RGBA, []image.Rectangle, error) {
 	c.captureMu.Lock()
 	defer c.captureMu.Unlock()
 	type layout struct{ format, width, height, stride uint32 }
 	bufferCh := make(chan layout, 1)
 	result := make(chan error, 1)
 	var yInvert bool
+	var damage []image.Rectangle
 	frame := c.w.newID(func(op uint16, a *args) {
 		switch op {
 		case 0: // buffer
@@ -236,6 +239,9 @@ func (c *client) capture(ctx context.Context, withDamage bool) (*image.RGBA, err
 			result <- nil
 		case 3: // failed
 			result <- fmt.Errorf("the compositor could not copy the screen")
+		case 4: // damage, before ready
+			x, y, w, h := int(a.uint()), int(a.uint()), int(a.uint()), int(a.uint())
+			damage = append(damage, image.Rect(x, y, x+w, y+h))
 		}
 	})
 	defer func() {
@@ -243,20 +249,20 @@ func (c *client) capture(ctx context.Context, withDamage bool) (*image.RGBA, err
 		c.w.forget(frame)
 	}()
 	if err := c.w.send(c.screencopy, 0, new(msg).uint(frame).int(0).uint(c.output)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var l layout
 	select {
 	case l = <-bufferCh:
 	case <-c.w.done:
-		return nil, c.w.closed()
+		return nil, nil, c.w.closed()
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	switch l.format {
 	case formatARGB8888, formatXRGB8888, formatABGR8888, formatXBGR8888:
 	default:
-		return nil, fmt.Errorf("the compositor offers the screen in shm format %#x, which the driver does not read", l.format)
+		return nil, nil, fmt.Errorf("the compositor offers the screen in shm format %#x, which the driver does not read", l.format)
 	}
 	if !c.buf.fits(l.format, l.width, l.height, l.stride) {
 		if c.buf != nil {
@@ -265,7 +271,7 @@ func (c *client) capture(ctx context.Context, withDamage bool) (*image.RGBA, err
 		}
 		b, err := c.newBuffer(l.format, l.width, l.height, l.stride)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		c.buf = b
 	}
@@ -274,19 +280,19 @@ func (c *client) capture(ctx context.Context, withDamage bool) (*image.RGBA, err
 		op = 2 // copy_with_damage
 	}
 	if err := c.w.send(frame, op, new(msg).uint(c.buf.buffer)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	select {
 	case err := <-result:
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	case <-c.w.done:
-		return nil, c.w.closed()
+		return nil, nil, c.w.closed()
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
-	return toRGBA(c.buf, yInvert), nil
+	return toRGBA(c.buf, yInvert), damage, nil
 }
 
 // toRGBA converts the buffer's pixels (32-bit little-endian words) to an

@@ -67,24 +67,126 @@ func (c *Conn) ScreenSize() (w, h int) { return c.width, c.height }
 
 // Capture copies the screen.
 func (c *Conn) Capture(ctx context.Context) (*image.RGBA, error) {
-	img, err := c.c.capture(ctx, false)
+	img, _, err := c.c.capture(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("capture the screen: %w", err)
 	}
 	return img, nil
 }
 
-// WaitSettled captures the screen opts.Interval apart until two captures
-// are identical or opts.Cap has passed, and returns the last capture and
-// whether the screen settled. A cancelled ctx is an error.
+func settleDefaults(o desktop.SettleOptions) desktop.SettleOptions {
+	if o.Interval <= 0 {
+		o.Interval = 100 * time.Millisecond
+	}
+	if o.Cap <= 0 {
+		o.Cap = 2 * time.Second
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = 30 * time.Millisecond
+	}
+	return o
+}
+
+// WaitSettled waits until the screen is still or opts.Cap has passed, and
+// returns a capture taken then and whether the screen settled. The
+// compositor reports drawing (screencopy's copy with damage answers once
+// something was drawn), so the screen is still once nothing has been drawn
+// outside opts.Ignore for opts.Quiet, after the first drawing when
+// opts.Response asks to wait for one, as with X11's DAMAGE. With
+// opts.Compare, captures are taken opts.Interval apart until two are
+// identical. A cancelled ctx is an error.
 func (c *Conn) WaitSettled(ctx context.Context, opts desktop.SettleOptions) (*image.RGBA, bool, error) {
+	opts = settleDefaults(opts)
+	if opts.Compare {
+		return c.settleByComparing(ctx, opts)
+	}
+	return c.settleByDamage(ctx, opts)
+}
+
+// settleByDamage waits for the compositor to draw nothing outside
+// opts.Ignore for opts.Quiet (or, until the first drawing, for what is
+// left of opts.Response since the action began). A copy with damage
+// answers once something was drawn since this client's previous one, so
+// drawing between the action and the wait counts as its response, and an
+// unchanging screen leaves the copy unanswered until the wait ends.
+func (c *Conn) settleByDamage(ctx context.Context, opts desktop.SettleOptions) (*image.RGBA, bool, error) {
+	start := time.Now()
+	deadline := start.Add(opts.Cap)
+	since := start
+	if !opts.Since.IsZero() && opts.Since.Before(start) {
+		since = opts.Since
+	}
+	ready := start.Add(opts.Quiet)
+	if opts.Response > 0 {
+		ready = maxTime(ready, since.Add(opts.Response))
+	}
+	// img is the screen as the last copy left it, nil until one answered.
+	var img *image.RGBA
+	settled := false
+	for {
+		now := time.Now()
+		if !now.Before(ready) {
+			settled = true
+			break
+		}
+		if !now.Before(deadline) {
+			break
+		}
+		wctx, cancel := context.WithDeadline(ctx, minTime(ready, deadline))
+		next, damage, err := c.c.capture(wctx, true)
+		cancel()
+		switch {
+		case err == nil:
+			img = next
+			if drawnOutside(damage, opts.Ignore) {
+				ready = time.Now().Add(opts.Quiet)
+			}
+		case ctx.Err() != nil:
+			return img, false, fmt.Errorf("wait for screen to settle: %w", ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded):
+			// Nothing drawn until ready (or the cap): the loop decides.
+		default:
+			return nil, false, fmt.Errorf("wait for screen to settle: %w", err)
+		}
+	}
+	if img == nil {
+		var err error
+		if img, err = c.Capture(ctx); err != nil {
+			return nil, false, fmt.Errorf("wait for screen to settle: %w", err)
+		}
+	}
+	return img, settled, nil
+}
+
+// drawnOutside reports whether any of the drawn rectangles reaches outside
+// ignore (an empty ignore: whether anything was drawn).
+func drawnOutside(damage []image.Rectangle, ignore image.Rectangle) bool {
+	for _, r := range damage {
+		if !r.Empty() && (ignore.Empty() || !r.In(ignore)) {
+			return true
+		}
+	}
+	return false
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// settleByComparing captures the screen until two consecutive captures
+// are identical or opts.Cap has passed.
+func (c *Conn) settleByComparing(ctx context.Context, opts desktop.SettleOptions) (*image.RGBA, bool, error) {
 	interval, limit := opts.Interval, opts.Cap
-	if interval <= 0 {
-		interval = 100 * time.Millisecond
-	}
-	if limit <= 0 {
-		limit = 2 * time.Second
-	}
 	deadline := time.Now().Add(limit)
 	prev, err := c.Capture(ctx)
 	if err != nil {

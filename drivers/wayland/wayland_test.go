@@ -235,3 +235,39 @@ func TestFocusAndWindows(t *testing.T) {
 		t.Errorf("WindowAt(first's centre) = %q %v %v, want the focused first window", hit.Title, ok, err)
 	}
 }
+
+// TestWaitSettledWaitsForTheResponse types into zenity's entry and waits
+// for the screen to settle with a response window: the capture returned
+// shows the typed text drawn (it differs from the one before typing), and
+// an unchanging screen settles without any drawing, however often asked.
+func TestWaitSettledWaitsForTheResponse(t *testing.T) {
+	s, c := newSession(t)
+	launch(t, s, "zenity", "--entry", "--title", "kasmrt-settle")
+	w := findWindow(t, c, desktop.WindowMatch{Title: "kasmrt-settle"})
+	ctx := context.Background()
+	if ok, err := c.WaitPainted(ctx, w, desktop.SettleOptions{Cap: 10 * time.Second}); !ok || err != nil {
+		t.Fatalf("WaitPainted: %v %v", ok, err)
+	}
+	before, settled, err := c.WaitSettled(ctx, desktop.SettleOptions{Cap: 30 * time.Second, Quiet: 200 * time.Millisecond})
+	if err != nil || !settled {
+		t.Fatalf("the idle screen did not settle: %v %v", settled, err)
+	}
+	since := time.Now()
+	if err := c.TypeText(ctx, "W"); err != nil {
+		t.Fatal(err)
+	}
+	after, settled, err := c.WaitSettled(ctx, desktop.SettleOptions{Cap: 30 * time.Second, Response: 20 * time.Second, Since: since})
+	if err != nil || !settled {
+		t.Fatalf("the screen did not settle after typing: %v %v", settled, err)
+	}
+	if bytes.Equal(before.Pix, after.Pix) {
+		t.Error("the settled capture after typing is the one before: the response was not waited for")
+	}
+	// Nothing is drawn now: a wait must end with the quiet, not wait for
+	// drawing that never comes.
+	idle, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, settled, err := c.WaitSettled(idle, desktop.SettleOptions{Cap: 20 * time.Second, Quiet: 200 * time.Millisecond}); err != nil || !settled {
+		t.Errorf("an unchanging screen did not settle: %v %v", settled, err)
+	}
+}
