@@ -14,8 +14,8 @@ import (
 
 // driverImporters are, for each desktop driver, the only non-test files
 // outside it allowed to import it: the stage's adapter for that desktop,
-// and for X11 the benchmark that measures an X11 step against another
-// tool on a display of its own.
+// and the benchmark that measures a step of that desktop against another
+// tool on a session of its own.
 var driverImporters = []struct {
 	driver, adapter string
 	allowed         map[string]bool
@@ -25,8 +25,8 @@ var driverImporters = []struct {
 		"scripts/benchcompare/main.go": true,
 	}},
 	{"drivers/wayland", "engine/stage/wayland.go", map[string]bool{
-		"engine/stage/wayland.go":      true,
-		"scripts/benchcompare/main.go": true,
+		"engine/stage/wayland.go":         true,
+		"scripts/benchcompare/wayland.go": true,
 	}},
 }
 
