@@ -39,6 +39,9 @@ func TestExamplesOnBothDesktops(t *testing.T) {
 		// X11 too, so there click_element falls back to the action; on
 		// Wayland the stage places them.
 		{"gtk4-calculator-read.yaml", []string{"gnome-calculator", "tesseract", "dbus-daemon"}, map[string]bool{scenarios.DesktopWayland: true}},
+		// A Qt 5 application (its Wayland platform plugin, qtwayland5, on
+		// Wayland): keys, a dialog switched to, a file saved.
+		{"qt-featherpad-save-as.yaml", []string{"featherpad"}, nil},
 	}
 	for _, c := range cases {
 		for _, desk := range []string{scenarios.DesktopX11, scenarios.DesktopWayland} {
@@ -152,7 +155,14 @@ steps:
 // desktopRun runs an example of scenarios/examples/ on the desktop.
 func desktopRun(t *testing.T, example, desk string) (*scenarios.Files, Result, string) {
 	t.Helper()
-	files, err := scenarios.Load(filepath.Join("../scenarios/examples", example), "", func(string) (string, bool) { return "", false })
+	demo := t.TempDir()
+	lookup := func(name string) (string, bool) {
+		if name == "KASM_DEMO_DIR" {
+			return demo, true
+		}
+		return "", false
+	}
+	files, err := scenarios.Load(filepath.Join("../scenarios/examples", example), "", lookup)
 	if err != nil {
 		t.Fatalf("load the example: %v", err)
 	}
