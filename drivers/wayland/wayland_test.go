@@ -271,3 +271,22 @@ func TestWaitSettledWaitsForTheResponse(t *testing.T) {
 		t.Errorf("an unchanging screen did not settle: %v %v", settled, err)
 	}
 }
+
+// TestShiftedChordReachesGTKAccelerators presses ctrl+shift+s in Mousepad
+// (GTK 3), whose Save As is on that accelerator: a toolkit matches Shift
+// with a letter only when the keyboard has the letter's capital on the
+// same key, as a person's has.
+func TestShiftedChordReachesGTKAccelerators(t *testing.T) {
+	s, c := newSession(t)
+	dir := t.TempDir()
+	launch(t, s, "mousepad", "--disable-server", filepath.Join(dir, "note.txt"))
+	w := findWindow(t, c, desktop.WindowMatch{Class: "mousepad"})
+	ctx := context.Background()
+	if ok, err := c.WaitPainted(ctx, w, desktop.SettleOptions{Cap: 10 * time.Second}); !ok || err != nil {
+		t.Fatalf("WaitPainted: %v %v", ok, err)
+	}
+	if err := c.PressKey(ctx, "ctrl+shift+s"); err != nil {
+		t.Fatal(err)
+	}
+	findWindow(t, c, desktop.WindowMatch{Title: "Save As"})
+}
