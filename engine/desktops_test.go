@@ -42,6 +42,8 @@ func TestExamplesOnBothDesktops(t *testing.T) {
 		// A Qt 5 application (its Wayland platform plugin, qtwayland5, on
 		// Wayland): keys, a dialog switched to, a file saved.
 		{"qt-featherpad-save-as.yaml", []string{"featherpad"}, nil},
+		// GTK 3's file chooser: Return right after the typed name saves.
+		{"mousepad-save-as.yaml", []string{"mousepad", "dbus-daemon"}, nil},
 	}
 	for _, c := range cases {
 		for _, desk := range []string{scenarios.DesktopX11, scenarios.DesktopWayland} {

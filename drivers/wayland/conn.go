@@ -26,6 +26,11 @@ type Conn struct {
 	ipc           *ipc
 	width, height int
 
+	// typedAt is when TypeText last typed, zero once PressKey has paused
+	// after it.
+	typedMu sync.Mutex
+	typedAt time.Time
+
 	closeOnce sync.Once
 }
 
@@ -292,10 +297,23 @@ func sameImage(a, b *image.RGBA) bool {
 	return true
 }
 
+// typingPause is how long PressKey lets pass after the characters
+// TypeText typed before it presses a key, as the X11 driver does: toolkits
+// act on a name typed into a field only after the typing stops (GTK's file
+// chooser unselects its file list 150 ms after the name last changed, and
+// a Return before then leaves Mousepad's Save As open), and a person
+// always pauses that long. No client here can ping the application to
+// learn when it read the keys, so the pause counts from when the
+// compositor had them.
+const typingPause = 250 * time.Millisecond
+
 // PressKey presses a chord ("ctrl+s", "Return") on the virtual keyboard.
 func (c *Conn) PressKey(ctx context.Context, chord string) error {
 	ch, err := keysym.Parse(chord)
 	if err != nil {
+		return err
+	}
+	if err := c.pauseAfterTyping(ctx); err != nil {
 		return err
 	}
 	if err := c.c.pressChord(ch); err != nil {
@@ -309,7 +327,31 @@ func (c *Conn) TypeText(ctx context.Context, s string) error {
 	if err := c.c.typeText(s); err != nil {
 		return fmt.Errorf("type text: %w", err)
 	}
+	c.typedMu.Lock()
+	c.typedAt = time.Now()
+	c.typedMu.Unlock()
 	return nil
+}
+
+// pauseAfterTyping waits until typingPause has passed since TypeText last
+// typed, once.
+func (c *Conn) pauseAfterTyping(ctx context.Context) error {
+	c.typedMu.Lock()
+	at := c.typedAt
+	c.typedAt = time.Time{}
+	c.typedMu.Unlock()
+	wait := time.Until(at.Add(typingPause))
+	if at.IsZero() || wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // CheckChord reports whether PressKey understands chord: an unknown

@@ -290,3 +290,40 @@ func TestShiftedChordReachesGTKAccelerators(t *testing.T) {
 	}
 	findWindow(t, c, desktop.WindowMatch{Title: "Save As"})
 }
+
+// TestReturnAfterANameSaves types a file name into Mousepad's Save As and
+// presses Return at once, as a script does: the dialog saves, since the
+// key waits for the pause a person makes after typing.
+func TestReturnAfterANameSaves(t *testing.T) {
+	s, c := newSession(t)
+	dir := t.TempDir()
+	launch(t, s, "mousepad", "--disable-server", filepath.Join(dir, "note.txt"))
+	w := findWindow(t, c, desktop.WindowMatch{Class: "mousepad"})
+	ctx := context.Background()
+	if ok, err := c.WaitPainted(ctx, w, desktop.SettleOptions{Cap: 10 * time.Second}); !ok || err != nil {
+		t.Fatalf("WaitPainted: %v %v", ok, err)
+	}
+	if err := c.TypeText(ctx, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PressKey(ctx, "ctrl+shift+s"); err != nil {
+		t.Fatal(err)
+	}
+	d := findWindow(t, c, desktop.WindowMatch{Title: "Save As"})
+	if ok, err := c.WaitPainted(ctx, d, desktop.SettleOptions{Cap: 10 * time.Second}); !ok || err != nil {
+		t.Fatalf("WaitPainted: %v %v", ok, err)
+	}
+	for _, step := range []func() error{
+		func() error { return c.PressKey(ctx, "ctrl+a") },
+		func() error { return c.TypeText(ctx, "greeting.txt") },
+		func() error { return c.PressKey(ctx, "Return") },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	findWindow(t, c, desktop.WindowMatch{Title: "greeting.txt"})
+	if _, err := os.Stat(filepath.Join(dir, "greeting.txt")); err != nil {
+		t.Errorf("the file was not saved: %v", err)
+	}
+}
