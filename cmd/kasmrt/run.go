@@ -31,6 +31,7 @@ type runFlags struct {
 	json        bool
 	strict      bool
 	display     string
+	desktop     string
 	graphics    string
 	theme       string
 	recordModel string
@@ -84,6 +85,7 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
 	fl.BoolVar(&f.updateBaselines, "update-baselines", false, "write the window of every screenshot check as its baseline (beside the scenario) instead of comparing it")
 	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
+	fl.StringVar(&f.desktop, "desktop", "", "the session's desktop: x11 or wayland (a headless sway of the run's own); overrides session.desktop")
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
 	fl.StringVar(&f.theme, "theme", "", "console theme: auto (the default: light or dark as the terminal's background is), dark, light, high-contrast or a theme file")
 	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file; a write failure stops the recording (a concern), never the run")
@@ -161,6 +163,9 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	if err != nil {
 		printProblems(errOut(cmd), err)
 		return &exitError{code: exitBadInput}
+	}
+	if err := applyDesktop(files, f.desktop, f.display); err != nil {
+		return refuse(cmd, fmt.Errorf("--desktop: %w", err))
 	}
 	printWarnings(errOut(cmd), files)
 	var dir reportDir
@@ -275,6 +280,32 @@ func jsonSink(w io.Writer) func(events.Event) {
 
 // refuse reports bad input that is not a file's problem (a flag, the
 // inbox's address taken) as written, and exits 3: nothing was launched.
+// applyDesktop puts --desktop over the operator file's session.desktop,
+// refusing a desktop that does not fit the run: a Wayland session borrows
+// no X display and runs no X window manager, and has no browser.
+func applyDesktop(files *scenarios.Files, desktop, display string) error {
+	s := &files.Operator.Session
+	if desktop == "" {
+		desktop = s.Desktop
+	} else if err := scenarios.CheckDesktop(desktop, files.Scenario); err != nil {
+		return err
+	}
+	if desktop != scenarios.DesktopWayland {
+		s.Desktop = desktop
+		return nil
+	}
+	switch {
+	case display != "" && display != "-":
+		return errors.New("a Wayland session is always the run's own compositor; --display borrows an X display")
+	case s.Display != "" && display != "-":
+		return errors.New("a Wayland session is always the run's own compositor; the operator file's session.display borrows an X display")
+	case s.WindowManager != "":
+		return errors.New("a Wayland session's compositor (sway) manages its windows; the operator file's session.window_manager is for the X11 session")
+	}
+	s.Desktop = desktop
+	return nil
+}
+
 func refuse(cmd *cobra.Command, err error) error {
 	fmt.Fprintf(errOut(cmd), "error: %v; nothing was launched\n", err)
 	return &exitError{code: exitBadInput}
