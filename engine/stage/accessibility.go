@@ -127,7 +127,7 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	a.App, a.Found = found.App, true
-	if extentsInWindow(st.Session) {
+	if extentsInWindow(st.Session) || toolkitPlacesInWindow(found.Toolkit) {
 		a.App = placedApp{AccessibleApp: found.App, desk: st.Desk, pid: st.App.PID()}
 	}
 	if found.NoCache != nil {

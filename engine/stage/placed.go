@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"image"
+	"strings"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/desktop"
@@ -19,6 +20,15 @@ type windowLocal interface {
 func extentsInWindow(sess Session) bool {
 	l, ok := sess.(windowLocal)
 	return ok && l.AccessibleExtentsInWindow()
+}
+
+// toolkitPlacesInWindow reports whether a toolkit, as AT-SPI names it
+// ("GTK 4.8.3"), reports its controls' extents relative to their window
+// even on X11, where the screen position is known: GTK 4's accessibility
+// backend does, so a button's centre lies near the screen's top left, off
+// the window a pointer click must reach.
+func toolkitPlacesInWindow(toolkit string) bool {
+	return strings.HasPrefix(strings.ToUpper(toolkit), "GTK 4")
 }
 
 // placedApp gives an application that reports window-relative extents the
