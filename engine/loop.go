@@ -310,7 +310,7 @@ func (s *runState) budgets() {
 		{Name: "malformed", Used: float64(s.loop.malformed), Limit: float64(op.Runner.MaxRetriesPerStep)},
 		{Name: "tool_errors", Used: float64(s.book.consecutiveToolErrors), Limit: float64(op.Runner.MaxToolErrors)},
 		{Name: "hold", Used: s.book.held.Seconds(), Limit: op.Runner.MaxHoldS, Unit: "s"},
-		{Name: "deadline", Used: time.Since(s.startedAt).Seconds(), Limit: total.Seconds(), Unit: "s"},
+		{Name: "deadline", Used: s.deadlineUsed().Seconds(), Limit: total.Seconds(), Unit: "s"},
 		{Name: "deadline_reserve", Used: 0, Limit: reserve.Seconds(), Unit: "s"},
 	}
 	if s.model != nil {

@@ -36,7 +36,8 @@ func (l *goalLoop) turn(ctx context.Context) bool {
 
 // beforeTurn decides whether the loop may spend another model call: end
 // is set when the loop ends, skip when the turn starts over (a pause that
-// ended with the work context).
+// ended with the work context, or an operator's takeover that ended, whose
+// Environment Update the model is told).
 func (l *goalLoop) beforeTurn(ctx context.Context) (end, skip bool) {
 	s := l.run
 	if ctx.Err() != nil {
@@ -50,6 +51,11 @@ func (l *goalLoop) beforeTurn(ctx context.Context) (end, skip bool) {
 		return true, false
 	}
 	if err := s.r.steer.waitWhilePaused(ctx); err != nil {
+		return false, true
+	}
+	if upd := s.takeoverPoint(ctx); upd != "" {
+		// Back to the top: a pause the operator set still holds.
+		l.conv.tell(upd)
 		return false, true
 	}
 	// The app can end between turns (a dialog closing after the last

@@ -108,6 +108,10 @@ type SessionConfig struct {
 	// WindowManager is run on an embedded Xvfb: openbox (the default) or
 	// none.
 	WindowManager string `yaml:"window_manager"`
+	// Desktop is the kind of session the run starts: x11 (the default, an
+	// embedded Xvfb or a given display) or wayland (a headless sway of the
+	// run's own, the application a native Wayland client).
+	Desktop string `yaml:"desktop"`
 	// Isolate gives the application and declared tools a HOME, XDG
 	// directories and TMPDIR of their own (default true).
 	Isolate *bool `yaml:"isolate"`

@@ -32,7 +32,10 @@ type keptDisplay struct {
 }
 
 func (k *keptDisplay) StartSession(ctx context.Context, opts desktop.SessionOptions) (stage.Session, error) {
-	if opts.Display != "" {
+	if opts.Display != "" || opts.Desktop == desktop.DesktopWayland {
+		// A borrowed display is not the worker's to keep, and a Wayland
+		// compositor is started for each run (no reset to a fresh state
+		// is written for one).
 		return k.Drivers.StartSession(ctx, opts)
 	}
 	k.mu.Lock()

@@ -180,6 +180,8 @@ func rowText(r Row) (text, status string) {
 			return fmt.Sprintf("  browser %s: %s", d.Level, d.Text), ""
 		case events.KindFinal:
 			return "  " + formatFinal(e), ""
+		case events.KindTakeoverStarted, events.KindTakeoverEnded:
+			return "  " + formatTakeover(e), ""
 		}
 		return "  app exited: " + e.Message, ""
 	case RowLoop:

@@ -218,7 +218,8 @@ func (s *State) apply(index int, e events.Event) {
 			s.Deadline = time.Duration(d.DeadlineS * float64(time.Second))
 		}
 		s.Reserve = reserveOf(d)
-	case events.KindAppLaunched, events.KindAppExited, events.KindAppWindows, events.KindAppHung:
+	case events.KindAppLaunched, events.KindAppExited, events.KindAppWindows, events.KindAppHung,
+		events.KindTakeoverStarted, events.KindTakeoverEnded:
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 	case events.KindConsole:
 		// The page's errors and uncaught exceptions are worth a row; its

@@ -119,6 +119,8 @@ func transcriptLine(e events.Event) string {
 		return "app exited: " + e.Message
 	case events.KindAppWindows:
 		return "startup: " + e.Message
+	case events.KindTakeoverStarted, events.KindTakeoverEnded:
+		return formatTakeover(e)
 	case events.KindAppHung:
 		d, _ := e.Data.(events.AppHung)
 		return fmt.Sprintf("app hung: %s; %s", e.Message, formatThreads(d.Threads))

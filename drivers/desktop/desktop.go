@@ -113,8 +113,10 @@ func descendsFrom(pid, ancestor int) bool {
 }
 
 // SessionOptions says which desktop session a run uses (an X server, for
-// drivers/x11).
+// drivers/x11; a Wayland compositor, for drivers/wayland).
 type SessionOptions struct {
+	// Desktop is DesktopX11 (or "") or DesktopWayland.
+	Desktop string
 	// Display borrows an existing server (":0"); empty starts our own Xvfb.
 	Display string
 	// Width, Height and Depth size an owned Xvfb screen; zero values mean
@@ -128,6 +130,12 @@ type SessionOptions struct {
 	// manages it.
 	WindowManager string
 }
+
+// The desktops a session can be.
+const (
+	DesktopX11     = "x11"
+	DesktopWayland = "wayland"
+)
 
 // Window managers an owned session can run.
 const (

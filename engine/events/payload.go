@@ -319,6 +319,10 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[CacheReport](raw)
 	case KindCapacityAcquired:
 		return decodeAs[CapacityAcquired](raw)
+	case KindTakeoverStarted:
+		return decodeAs[TakeoverStarted](raw)
+	case KindTakeoverEnded:
+		return decodeAs[TakeoverEnded](raw)
 	case KindBaseline:
 		return decodeAs[Baseline](raw)
 	}
