@@ -1,6 +1,7 @@
 package report
 
 import (
+	"image"
 	"path/filepath"
 	"testing"
 
@@ -23,5 +24,21 @@ func BenchmarkWriterEvent(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w.Event(e)
+	}
+}
+
+// BenchmarkFrameSum measures repeat detection's sum of one 1280x800
+// capture: what every screen of a goal run costs before the model sees it.
+// A fresh frame each time, since a frame sums its pixels once.
+func BenchmarkFrameSum(b *testing.B) {
+	img := image.NewRGBA(image.Rect(0, 0, 1280, 800))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	b.SetBytes(int64(len(img.Pix)))
+	for b.Loop() {
+		if _, err := NewFrame(img).Sum(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
