@@ -564,7 +564,11 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	var frame *report.Frame
 	if img != nil {
 		shown = s.maskSecrets(ctx, img)
-		frame = s.rep.NewFrame(img)
+		if encoded == nil {
+			frame = s.rep.NewCaptureFrame(img) // the X server's pixels, opaque
+		} else {
+			frame = s.rep.NewFrame(img)
+		}
 	} else {
 		var err error
 		if frame, err = s.rep.NewPNGFrame(encoded); err != nil {

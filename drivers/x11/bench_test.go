@@ -267,3 +267,30 @@ func BenchmarkStartSession(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCaptureAlloc isolates what Capture's fresh image costs: the
+// same MIT-SHM capture into a new RGBA image each time (Capture) and into
+// one image kept between captures.
+func BenchmarkCaptureAlloc(b *testing.B) {
+	_, c, _ := benchDisplay(b)
+	if c.CaptureMethod() != "MIT-SHM" {
+		b.Fatalf("the server did not attach the MIT-SHM segment")
+	}
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Capture(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kept", func(b *testing.B) {
+		img := image.NewRGBA(image.Rect(0, 0, c.width, c.height))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.captureInto(img); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -30,6 +30,9 @@ type Frame struct {
 	// encoder, when set, is the report's, which reuses what the screen
 	// shares with the one encoded before it.
 	encoder *screenpng.Encoder
+	// opaque says img's every pixel is opaque by construction (an X11
+	// capture), so encoding it reads no pixel's alpha.
+	opaque bool
 
 	// decode, for a frame made from a PNG, sets img or decodeErr.
 	decode    sync.Once
@@ -64,6 +67,21 @@ func (w *Writer) NewFrame(img *image.RGBA) *Frame {
 	f.encoder = &w.encoder
 	return f
 }
+
+// NewCaptureFrame is NewFrame of an X11 capture: every pixel of img is
+// opaque (the capture sets each one's alpha), so its PNG is encoded
+// without reading the alpha of 1,024,000 pixels again first. img must not
+// change afterwards.
+func (w *Writer) NewCaptureFrame(img *image.RGBA) *Frame {
+	f := w.NewFrame(img)
+	f.opaque = true
+	return f
+}
+
+// KnownOpaque says the frame's every pixel is opaque by construction (it
+// was made by NewCaptureFrame), so what is made from it, such as the
+// model's downscale, is too.
+func (f *Frame) KnownOpaque() bool { return f.opaque }
 
 // NewPNGFrame wraps a capture that came encoded as PNG (a headless page,
 // as the browser encoded it): data is written as it is and never encoded
@@ -122,9 +140,12 @@ func (f *Frame) PNG() ([]byte, error) { return f.pngOn(0) }
 func (f *Frame) pngOn(cores int) ([]byte, error) {
 	f.encode.Do(func() {
 		f.cores = cores
-		if f.encoder != nil {
+		switch {
+		case f.encoder != nil && f.opaque:
+			f.png, f.err = f.encoder.EncodeOpaque(f.img, cores)
+		case f.encoder != nil:
 			f.png, f.err = f.encoder.Encode(f.img, cores)
-		} else {
+		default:
 			f.png, f.err = screenpng.BytesOn(f.img, cores)
 		}
 		if f.err != nil {

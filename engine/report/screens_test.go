@@ -358,3 +358,43 @@ func TestFrameSumTellsScreensApart(t *testing.T) {
 		t.Error("one frame's sum changed between calls")
 	}
 }
+
+// TestCaptureFrameSamePNG: a capture frame (an X11 screen, opaque by
+// construction) is written as the very bytes a frame checked for
+// transparency would be, in a run of screens of one writer.
+func TestCaptureFrameSamePNG(t *testing.T) {
+	t.Parallel()
+	checked, err := Create(filepath.Join(t.TempDir(), "a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checked.Close()
+	known, err := Create(filepath.Join(t.TempDir(), "b"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer known.Close()
+	r := rand.New(rand.NewPCG(6, 7))
+	img := image.NewRGBA(image.Rect(0, 0, 320, 200))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.IntN(4)) * 60
+		if i%4 == 3 {
+			img.Pix[i] = 0xff
+		}
+	}
+	for i := range 3 {
+		next := image.NewRGBA(img.Rect)
+		copy(next.Pix, img.Pix)
+		next.Pix[next.PixOffset(i*50, i*30)] ^= 0xff
+		a, errA := checked.NewFrame(next).PNG()
+		f := known.NewCaptureFrame(next)
+		b, errB := f.PNG()
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("screen %d: the capture frame's PNG differs (%v, %v)", i, errA, errB)
+		}
+		if !f.KnownOpaque() || checked.NewFrame(next).KnownOpaque() {
+			t.Error("KnownOpaque is not the constructor's")
+		}
+		img = next
+	}
+}
