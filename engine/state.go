@@ -580,7 +580,7 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	b := frame.Bounds()
 	s.lastFrame = frame
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
-		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
+		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(), Pixels: frame,
 	}})
 	return rel, frame, nil
 }

@@ -654,7 +654,7 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 	}
 	if m.compare {
 		if before, after, point, _, ok := m.comparePair(); ok {
-			return screenRequest{Screen: after, Before: before, After: after, Point: point, Crop: cropFor(after, point), Pane: pane}, true
+			return screenRequest{Screen: after, Before: before, After: after, Point: point, Crop: cropFor(after, point), Pane: pane, Pixels: m.st.PixelsOf(after)}, true
 		}
 	}
 	if m.inspecting() {
@@ -662,12 +662,12 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 		if r.Screen == "" {
 			return screenRequest{}, false
 		}
-		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Crop: cropFor(r.Screen, r.Point), Pane: pane}, true
+		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Crop: cropFor(r.Screen, r.Point), Pane: pane, Pixels: m.st.PixelsOf(r.Screen)}, true
 	}
 	if m.st.Screen == "" {
 		return screenRequest{}, false
 	}
-	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Crop: cropFor(m.st.Screen, m.st.Point), Pane: pane}, true
+	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Crop: cropFor(m.st.Screen, m.st.Point), Pane: pane, Pixels: m.st.PixelsOf(m.st.Screen)}, true
 }
 
 // screenCrop is the part of capture screen the pane shows, around the

@@ -138,6 +138,10 @@ type State struct {
 	// carry none.
 	windows   map[string]events.Rect
 	appWindow *events.Rect
+	// pixels is the newest capture's image in memory, on a live run in
+	// the console's own process (PixelsOf); pixelsOf is its path.
+	pixels   events.ScreenPixels
+	pixelsOf string
 	// Grounding is the latest grounding attempt (its Before/After screens
 	// are shown side by side).
 	Grounding *events.Grounding
@@ -246,6 +250,11 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindScreen:
 		if d, _ := e.Data.(events.ScreenCaptured); d.Window != nil && e.Screen != "" {
 			s.windows[e.Screen] = *d.Window
+		}
+		if d, _ := e.Data.(events.ScreenCaptured); d.Pixels != nil && e.Screen != "" {
+			// Only the newest is kept: the one a following console
+			// draws. An older capture is read from its file.
+			s.pixels, s.pixelsOf = d.Pixels, e.Screen
 		}
 		s.setScreen(e.Screen)
 		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {
@@ -404,6 +413,9 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindRunEnded:
 		s.Ended = true
 		s.Proposal = nil
+		// Every screen is on disk once the run has ended; a console kept
+		// open on many ended runs (the fleet's) holds none of them.
+		s.pixels, s.pixelsOf = nil, ""
 	}
 }
 
@@ -447,6 +459,16 @@ func (s *State) setScreen(path string) {
 		s.Screen = path
 		s.ScreenCount++
 	}
+}
+
+// PixelsOf is capture screen's image in memory when the run handed it
+// over (the newest capture of a live run in this process), else nil: the
+// file in the report directory is the picture.
+func (s *State) PixelsOf(screen string) events.ScreenPixels {
+	if screen == "" || screen != s.pixelsOf {
+		return nil
+	}
+	return s.pixels
 }
 
 // WindowOn is the application's window on the capture screen: the one its

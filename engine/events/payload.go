@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
 )
 
 // Payload is the part of an event only its kind has, written under
@@ -87,6 +88,18 @@ type ScreenCaptured struct {
 	// it by default, since a dialog is a fraction of the screen. Absent
 	// when the application has no window, or the capture is a page.
 	Window *Rect `json:"window,omitempty"`
+	// Pixels, on a live run's bus, is the capture itself as the run keeps
+	// it (secrets already masked), so a console in the run's process draws
+	// it without reading back and decoding the PNG the report writes.
+	// Never written: events.jsonl, a replay and a console attached over
+	// the network have the file only.
+	Pixels ScreenPixels `json:"-"`
+}
+
+// ScreenPixels is a capture's pixels in memory. The image is shared with
+// the run, which never changes it: a reader copies before drawing on it.
+type ScreenPixels interface {
+	Image() (*image.RGBA, error)
 }
 
 // FinalCapture is final's payload: the screen as the run ended, taken
