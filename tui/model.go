@@ -52,6 +52,10 @@ type Options struct {
 	// a run's captures come faster than anyone reads them, and each one
 	// drawn costs the run CPU.
 	RenderInterval time.Duration
+	// EventInterval is the shortest time between two batches of a live
+	// run's events handed to the view (defaultEventInterval when zero,
+	// none when negative): each batch is drawn whole.
+	EventInterval time.Duration
 }
 
 // defaultRenderInterval caps the live screen pane at five frames a second.

@@ -171,3 +171,54 @@ func TestLiveDrawsHandedOverCapture(t *testing.T) {
 	t.Cleanup(func() { _ = tm.Quit() })
 	waitScreen(t, m.LastView, "the capture handed over was not drawn", hasQuadrants)
 }
+
+// TestLiveQueuePacesBatches: events that come while the queue waits out
+// the interval since the last batch join the next batch, which is handed
+// over whole once the interval has passed, so a run's burst costs the
+// console one Update and one View; with no interval each batch goes at
+// once.
+func TestLiveQueuePacesBatches(t *testing.T) {
+	t.Parallel()
+	step := func(n int) events.Event { return events.Event{Kind: events.KindStepStarted, Step: n} }
+	steps := func(msg tea.Msg) []int {
+		var got []int
+		for _, e := range msg.(eventsMsg) {
+			got = append(got, e.Step)
+		}
+		return got
+	}
+
+	q := newQueue(time.Hour)
+	waiting := make(chan struct{})
+	release := make(chan time.Time)
+	q.after = func(time.Duration) <-chan time.Time {
+		close(waiting)
+		return release
+	}
+	q.last = time.Now() // a batch was just handed over
+	q.Push(step(1))
+	got := make(chan tea.Msg)
+	go func() { got <- q.listen()() }()
+	select {
+	case <-waiting:
+	case msg := <-got:
+		t.Fatalf("the batch %v went before its interval had passed", steps(msg))
+	}
+	q.Push(step(2))
+	q.Push(step(3))
+	release <- time.Now()
+	if s := steps(<-got); len(s) != 3 || s[0] != 1 || s[2] != 3 {
+		t.Errorf("the batch held steps %v, want 1 2 3", s)
+	}
+
+	unpaced := newQueue(-1)
+	unpaced.after = func(time.Duration) <-chan time.Time {
+		t.Error("a queue without an interval waited")
+		return nil
+	}
+	unpaced.last = time.Now()
+	unpaced.Push(step(4))
+	if s := steps(unpaced.listen()()); len(s) != 1 || s[0] != 4 {
+		t.Errorf("the unpaced batch held steps %v, want 4", s)
+	}
+}
