@@ -63,13 +63,15 @@ func newQueue(interval time.Duration) *queue {
 		interval: interval, after: time.After}
 }
 
-// defaultEventInterval paces the live view's batches at twenty a second.
-// A run publishes a turn's events (the model's request and reply, the
+// defaultEventInterval paces the live view's batches at ten a second. A
+// run publishes a turn's events (the model's request and reply, the
 // step's start and end, its screen, the budgets) a few milliseconds
-// apart, and every batch costs an Update and a whole View on the run's
-// cores; one batch per 50 ms absorbs a fast run's turns, and a person
-// sees nothing of the wait.
-const defaultEventInterval = 50 * time.Millisecond
+// apart, and every batch costs an Update, a whole View and the terminal's
+// repaint on the run's cores: with a batch per 100 ms a watched goal run
+// used 150 ms of CPU more than a headless one, against 230 ms with one per
+// 50 ms (docs/benchmarks.md, "A watched run"). A person reads nothing
+// faster than that.
+const defaultEventInterval = 100 * time.Millisecond
 
 // Push is the sink the engine's bus calls.
 func (q *queue) Push(e events.Event) {
