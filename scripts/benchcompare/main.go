@@ -102,7 +102,7 @@ func runPart(ctx context.Context, w io.Writer, p part, n int) bool {
 	before := loadAverage()
 	rows, err := p.run(ctx)
 	after := loadAverage()
-	fmt.Fprintf(w, "\n#### %s: %s\n\nLoad average %s before, %s after.\n\n", p.name, p.title, before, after)
+	fmt.Fprintf(w, "\n### %s: %s\n\nLoad average %s before, %s after.\n\n", p.name, p.title, before, after)
 	if err != nil {
 		fmt.Fprintf(w, "Not measured: %s\n", oneLine(err.Error()))
 		fmt.Fprintf(os.Stderr, "benchcompare: %s: %v\n", p.name, err)

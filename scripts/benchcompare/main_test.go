@@ -55,8 +55,8 @@ func TestRunPartsGoOn(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{
-		"#### browser: a page", "Not measured: start Playwright MCP: node: not found\n",
-		"#### x11: a step", "Load average ", "| a step | 60.0 ms, p95 100 ms | xdotool | 120 ms | 2.0× |",
+		"### browser: a page", "Not measured: start Playwright MCP: node: not found\n",
+		"### x11: a step", "Load average ", "| a step | 60.0 ms, p95 100 ms | xdotool | 120 ms | 2.0× |",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output lacks %q:\n%s", want, text)
