@@ -15,8 +15,6 @@ bash scripts/setup.sh
 missing=()
 command -v scrot >/dev/null || missing+=(scrot)
 command -v xdotool >/dev/null || missing+=(xdotool)
-command -v tmux >/dev/null || missing+=(tmux)
-command -v img2sixel >/dev/null || missing+=(libsixel-bin)
 # Only Debian's convert: another one earlier on PATH may not be ImageMagick.
 [ -x /usr/bin/convert ] || missing+=(imagemagick)
 command -v npm >/dev/null || missing+=(npm)
