@@ -188,7 +188,9 @@ func printTable(w io.Writer, rows []row, n int) {
 		if theirs == "" {
 			theirs = withP95(r.them, r.themP95)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | `%s` |\n", r.what, ours, r.other, theirs, ratio, r.reproduce)
+		// A pipe in a cell, even in code, would end the cell.
+		repro := strings.ReplaceAll(r.reproduce, "|", `\|`)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | `%s` |\n", r.what, ours, r.other, theirs, ratio, repro)
 	}
 }
 

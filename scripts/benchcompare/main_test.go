@@ -45,7 +45,7 @@ func TestRunPartsGoOn(t *testing.T) {
 	working := part{"x11", "a step", func(context.Context) ([]row, error) {
 		d := []time.Duration{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110}
 		return []row{{what: "a step", other: "xdotool", kasmrt: median(d) * time.Millisecond, p95: p95(d) * time.Millisecond,
-			them: 120 * time.Millisecond, reproduce: "make bench-compare"}}, nil
+			them: 120 * time.Millisecond, reproduce: "go test -bench 'A|B'"}}, nil
 	}}
 	if runPart(context.Background(), &out, failing, 20) {
 		t.Error("the failing part reported success")
@@ -56,7 +56,7 @@ func TestRunPartsGoOn(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{
 		"### browser: a page", "Not measured: start Playwright MCP: node: not found\n",
-		"### x11: a step", "Load average ", "| a step | 60.0 ms, p95 100 ms | xdotool | 120 ms | 2.0× |",
+		"### x11: a step", "Load average ", "| a step | 60.0 ms, p95 100 ms | xdotool | 120 ms | 2.0× | `go test -bench 'A\\|B'` |",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output lacks %q:\n%s", want, text)
