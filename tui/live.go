@@ -83,8 +83,9 @@ func (q *queue) Push(e events.Event) {
 	if lossy(e) {
 		if i, ok := q.newest[e.Kind]; ok {
 			// Drop the older one in place (keeping order for the rest);
-			// Take filters the tombstone.
-			q.pending[i].Kind = ""
+			// Take filters the tombstone. Nothing of it is kept: a screen
+			// event holds its capture in memory.
+			q.pending[i] = events.Event{}
 			q.dropped++
 		}
 		q.newest[e.Kind] = len(q.pending)

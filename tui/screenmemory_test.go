@@ -222,3 +222,25 @@ func TestLiveQueuePacesBatches(t *testing.T) {
 		t.Errorf("the unpaced batch held steps %v, want 4", s)
 	}
 }
+
+// TestLiveQueueDropsOlderCaptureWhole: a screen event replaced by a newer
+// one before the console took it keeps nothing, so the capture it
+// carried in memory is not held until the batch is taken.
+func TestLiveQueueDropsOlderCaptureWhole(t *testing.T) {
+	t.Parallel()
+	q := newQueue(-1)
+	screen := func(rel string) events.Event {
+		return events.Event{Kind: events.KindScreen, Screen: rel, Data: events.ScreenCaptured{Width: 1, Height: 1, Pixels: heldImage{image.NewRGBA(image.Rect(0, 0, 1, 1))}}}
+	}
+	q.Push(screen("screens/0001.png"))
+	q.Push(screen("screens/0002.png"))
+	q.mu.Lock()
+	dropped := q.pending[0]
+	q.mu.Unlock()
+	if dropped.Data != nil || dropped.Screen != "" {
+		t.Errorf("the replaced screen event still holds %+v", dropped)
+	}
+	if got := q.take(); len(got) != 1 || got[0].Screen != "screens/0002.png" {
+		t.Errorf("took %v, want the newest screen only", got)
+	}
+}
