@@ -192,3 +192,25 @@ func BenchmarkEncode(b *testing.B) {
 		b.ReportMetric(float64(n), "bytes")
 	})
 }
+
+// BenchmarkOpaqueScan is what encoding a capture known to be opaque no
+// longer does: read the alpha of every pixel of a 1280x800 screen, as
+// image.RGBA.Opaque does before Bytes encodes and as the Encoder does in
+// the bands it compresses.
+func BenchmarkOpaqueScan(b *testing.B) {
+	screen := loadScreen(b)
+	b.Run("Opaque", func(b *testing.B) {
+		for b.Loop() {
+			if !screen.Opaque() {
+				b.Fatal("the screen is not opaque")
+			}
+		}
+	})
+	b.Run("opaqueRows", func(b *testing.B) {
+		for b.Loop() {
+			if !opaqueRows(screen, 0, screen.Rect.Dy()) {
+				b.Fatal("the screen is not opaque")
+			}
+		}
+	})
+}
