@@ -396,7 +396,7 @@ func scriptCheckConsistent(t *testing.T, o scriptOutcome) {
 
 // want checks the verdict and outcome, and that a reason mentions each of
 // the given substrings.
-func (o scriptOutcome) want(t *testing.T, verdict, outcome string, reasonHas ...string) {
+func (o scriptOutcome) want(t *testing.T, verdict events.Verdict, outcome events.Outcome, reasonHas ...string) {
 	t.Helper()
 	if o.res.Verdict != verdict || o.res.Outcome != outcome {
 		t.Errorf("verdict %s (%s), want %s (%s); reasons %q", o.res.Verdict, o.res.Outcome, verdict, outcome, o.res.Reasons)

@@ -72,8 +72,8 @@ type Options struct {
 
 // Result is how a run ended.
 type Result struct {
-	Verdict   string
-	Outcome   string
+	Verdict   events.Verdict
+	Outcome   events.Outcome
 	Reasons   []string
 	ReportDir string
 }
@@ -85,7 +85,7 @@ func (r Result) ExitCode(strict bool) int { return ExitCodeFor(r.Verdict, strict
 // ExitCodeFor maps a verdict to `kasmrt run`'s exit code; with strict,
 // concerns give 4. Anything but a judged verdict (test-error, a run that
 // never ran) is 2: the run could not be judged.
-func ExitCodeFor(verdict string, strict bool) int {
+func ExitCodeFor(verdict events.Verdict, strict bool) int {
 	switch verdict {
 	case events.VerdictPass:
 		return 0

@@ -158,8 +158,8 @@ func TestScriptFaults(t *testing.T) {
 		name     string
 		scenario string
 		env      map[string]string
-		verdict  string
-		outcome  string
+		verdict  events.Verdict
+		outcome  events.Outcome
 		reasons  []string
 		more     func(t *testing.T, o scriptOutcome)
 	}{

@@ -60,7 +60,7 @@ type agentCall struct {
 	args map[string]any
 	// source is the step's source: SourceAgent, or SourceRecord for a
 	// step an operator demonstrates.
-	source string
+	source events.Source
 	reply  chan CallResult
 }
 
@@ -72,7 +72,7 @@ type agentClose struct {
 type CallResult struct {
 	Step    int
 	Tool    string
-	Status  string // events.Status*
+	Status  events.Status
 	Message string
 	// Screen is the report-relative path of the capture the call made, if
 	// any; PNG is its bytes when the call was an observation.

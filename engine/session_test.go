@@ -104,7 +104,7 @@ func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
 	steps := []struct {
 		tool   string
 		args   map[string]any
-		status string
+		status events.Status
 	}{
 		{"click", map[string]any{"target": "prompt"}, events.StatusOK},
 		{"type_text", map[string]any{"ref": "password"}, events.StatusOK},

@@ -55,7 +55,7 @@ const (
 // ending is why a run stopped before its natural end, with the verdict it
 // forces.
 type ending struct {
-	verdict string
+	verdict events.Verdict
 	outcome string
 	reason  string
 }
@@ -209,7 +209,7 @@ func (s *runState) concern(msg string) {
 
 // stop records the first reason the run ends early; later ones are
 // ignored so the first cause is the one reported.
-func (s *runState) stop(verdict, outcome, reason string) {
+func (s *runState) stop(verdict events.Verdict, outcome, reason string) {
 	if s.end == nil {
 		s.end = &ending{verdict: verdict, outcome: outcome, reason: reason}
 	}
@@ -604,7 +604,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	for _, c := range raised {
 		s.concern(c)
 	}
-	s.finalCapture(ctx, v.Outcome)
+	s.finalCapture(ctx, string(v.Outcome))
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.shutdown()
 	s.publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})

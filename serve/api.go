@@ -121,12 +121,12 @@ func (a *api) session(w http.ResponseWriter, r *http.Request) (string, *engine.S
 
 // CallResponse is a tool call's answer on the HTTP API.
 type CallResponse struct {
-	Step    int    `json:"step"`
-	Tool    string `json:"tool"`
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	Screen  string `json:"screen,omitempty"`
-	Ended   bool   `json:"ended"`
+	Step    int           `json:"step"`
+	Tool    string        `json:"tool"`
+	Status  events.Status `json:"status"`
+	Message string        `json:"message"`
+	Screen  string        `json:"screen,omitempty"`
+	Ended   bool          `json:"ended"`
 }
 
 func (a *api) call(w http.ResponseWriter, r *http.Request) {

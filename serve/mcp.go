@@ -177,10 +177,10 @@ func modelNotice(m *Manager) string {
 
 // ClosedSession is close_session's answer.
 type ClosedSession struct {
-	Verdict string   `json:"verdict"`
-	Outcome string   `json:"outcome"`
-	Reasons []string `json:"reasons"`
-	Report  string   `json:"report"`
+	Verdict events.Verdict `json:"verdict"`
+	Outcome events.Outcome `json:"outcome"`
+	Reasons []string       `json:"reasons"`
+	Report  string         `json:"report"`
 }
 
 func (ms *mcpServer) closeSession(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

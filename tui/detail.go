@@ -113,7 +113,7 @@ func stepDetail(lw *lineWriter, s *State, r Row) detailDoc {
 	st, e := lw.st, r.Event
 	head := fmt.Sprintf("step %d %s", e.Step, sanitize.Line(e.Tool))
 	if e.Source != "" {
-		head += " · " + e.Source
+		head += " · " + string(e.Source)
 	}
 	lw.heading(head)
 	status := st.Status(r.Status()).Render(r.Status())
@@ -133,7 +133,7 @@ func stepDetail(lw *lineWriter, s *State, r Row) detailDoc {
 	case r.Ended == nil:
 		lw.muted("  running…")
 	case r.Ended.Message == "":
-		lw.muted("  " + r.Ended.Status)
+		lw.muted("  " + string(r.Ended.Status))
 	default:
 		lw.text(r.Ended.Message)
 	}

@@ -73,7 +73,7 @@ func fleetSample() ([]FleetRun, map[string][]events.Event) {
 			{Seq: 4, T: fleetAt(2), Kind: events.KindModelReply, Usage: map[string]float64{"total_tokens": 2400}, Data: events.ModelReply{Calls: 1, Attempts: 1}},
 			{Seq: 5, T: fleetAt(2.5), Kind: events.KindStepStarted, Step: 2, Tool: "record_verdict", Source: "model"},
 			{Seq: 6, T: fleetAt(2.6), Kind: events.KindStepEnded, Step: 2, Tool: "record_verdict", Source: "model", Status: events.StatusOK},
-			{Seq: 7, T: fleetAt(3.1), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "pass", Outcome: "goal-met"}},
+			{Seq: 7, T: fleetAt(3.1), Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: "pass", Outcome: "goal-met"}},
 			{Seq: 8, T: fleetAt(3.3), Kind: events.KindRunEnded, Data: events.RunEnded{Report: "runs/login"}},
 		},
 		"save.yaml#1": {

@@ -78,7 +78,7 @@ func (fr *fleetRun) label() string {
 	return fmt.Sprintf("%s #%d", fr.scenario(), fr.desc.Sample)
 }
 
-func (fr *fleetRun) verdict() string {
+func (fr *fleetRun) verdict() events.Verdict {
 	if v := fr.model.st.Verdict; v != nil {
 		return v.Verdict
 	}
@@ -103,7 +103,7 @@ func (fr *fleetRun) step() string {
 		if r.Ended == nil {
 			return s + " …"
 		}
-		return s + " " + r.Ended.Status
+		return s + " " + string(r.Ended.Status)
 	}
 	return ""
 }
@@ -168,7 +168,7 @@ func (f *Fleet) compare(a, b *fleetRun) int {
 // matches reports whether the run passes the filter: every word of it
 // appears in the run's scenario, id, state or verdict.
 func (fr *fleetRun) matches(filter string) bool {
-	hay := strings.ToLower(strings.Join([]string{fr.scenario(), fr.desc.ID, string(fr.state()), fr.verdict(), "#" + strconv.Itoa(fr.desc.Sample)}, " "))
+	hay := strings.ToLower(strings.Join([]string{fr.scenario(), fr.desc.ID, string(fr.state()), string(fr.verdict()), "#" + strconv.Itoa(fr.desc.Sample)}, " "))
 	for _, w := range strings.Fields(strings.ToLower(filter)) {
 		if !strings.Contains(hay, w) {
 			return false
@@ -219,7 +219,7 @@ func (f *Fleet) refreshRows() {
 		if t := fr.tokens(); t > 0 {
 			tok = formatAmount(t, "")
 		}
-		rows[i] = table.Row{fr.scenario(), "#" + strconv.Itoa(fr.desc.Sample), string(fr.state()), fr.step(), fr.verdict(), dur, tok, q}
+		rows[i] = table.Row{fr.scenario(), "#" + strconv.Itoa(fr.desc.Sample), string(fr.state()), fr.step(), string(fr.verdict()), dur, tok, q}
 	}
 	// The table renders its visible rows on every change: give it only
 	// real ones.

@@ -135,7 +135,7 @@ func rowText(r Row) (text, status string) {
 	case RowStep:
 		text = fmt.Sprintf("%3d %s %s", e.Step, e.Tool, formatArgs(e.Args))
 		if e.Source != "" && e.Source != "model" {
-			text += " [" + e.Source + "]"
+			text += " [" + string(e.Source) + "]"
 		}
 		status = r.Status()
 		if r.Ended != nil {

@@ -56,7 +56,7 @@ func (r Row) Status() string {
 	if r.Ended == nil {
 		return "running"
 	}
-	return r.Ended.Status
+	return string(r.Ended.Status)
 }
 
 // Refusal reports whether the row is a refused or malformed step.
@@ -115,7 +115,7 @@ type State struct {
 	Checks    []events.Check
 	Inbox     []InboxItem
 	Questions []*events.Question // every question asked, answered or not
-	Verdict   *events.Verdict
+	Verdict   *events.Decision
 	LoopEnded string
 	Ended     bool
 	// NoClickElement says why the run offers no click_element, when the

@@ -62,7 +62,7 @@ func (p *Printer) Printed() int {
 // stream has none (report.json's, for a stream that lost its verdict
 // line); nil says the run did not finish. It returns the first write
 // error of the printer's life.
-func (p *Printer) Summary(fallback *events.Verdict) error {
+func (p *Printer) Summary(fallback *events.Decision) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	writeSummary(printfFunc(p.printf), p.st, fallback)
@@ -144,11 +144,11 @@ func transcriptLine(e events.Event) string {
 	case events.KindStepStarted:
 		s := fmt.Sprintf("step %d started: %s %s", e.Step, e.Tool, formatArgs(e.Args))
 		if e.Source != "" {
-			s += " [" + e.Source + "]"
+			s += " [" + string(e.Source) + "]"
 		}
 		return s
 	case events.KindStepEnded:
-		s := fmt.Sprintf("step %d %s %s → %s in %s", e.Step, e.Tool, formatArgs(e.Args), strings.ToUpper(e.Status), formatDuration(e.DurationMS))
+		s := fmt.Sprintf("step %d %s %s → %s in %s", e.Step, e.Tool, formatArgs(e.Args), strings.ToUpper(string(e.Status)), formatDuration(e.DurationMS))
 		if e.Message != "" {
 			s += ": " + e.Message
 		}
@@ -245,7 +245,7 @@ func transcriptLine(e events.Event) string {
 
 // writeSummary prints the end state; every value from the run is
 // sanitized on the way.
-func writeSummary(printf printfFunc, st *State, fallback *events.Verdict) {
+func writeSummary(printf printfFunc, st *State, fallback *events.Decision) {
 	line := sanitize.Line
 	printf("\n== summary ==\n")
 	steps, refused := 0, 0
@@ -296,7 +296,7 @@ func writeSummary(printf printfFunc, st *State, fallback *events.Verdict) {
 		printf("verdict: none recorded (the run did not finish)\n")
 		return
 	}
-	printf("verdict: %s (%s)%s\n", line(v.Verdict), line(v.Outcome), from)
+	printf("verdict: %s (%s)%s\n", line(string(v.Verdict)), line(string(v.Outcome)), from)
 	for _, r := range v.Reasons {
 		printf("  - %s\n", line(r))
 	}

@@ -36,7 +36,7 @@ func TestPrinterNeutralisesUntrustedText(t *testing.T) {
 		{"message to the operator", events.Event{Kind: events.KindRespond, Message: hostile}},
 		{"concern", events.Event{Kind: events.KindConcern, Message: hostile}},
 		{"window title", events.Event{Kind: events.KindAppWindow, Box: &events.Rect{W: 1, H: 1}, Data: events.AppWindow{Title: hostile}}},
-		{"verdict reason", events.Event{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{hostile}}}},
+		{"verdict reason", events.Event{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{hostile}}}},
 	}
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {

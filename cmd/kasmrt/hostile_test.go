@@ -500,7 +500,10 @@ tools:
 			if code := cmd.ProcessState.ExitCode(); code != exitTestError {
 				t.Errorf("exit %d, want %d", code, exitTestError)
 			}
-			var rep struct{ Verdict, Outcome string }
+			var rep struct {
+				Verdict events.Verdict
+				Outcome string
+			}
 			b, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
 			if err != nil || json.Unmarshal(b, &rep) != nil || rep.Verdict != events.VerdictTestError {
 				t.Errorf("report.json %s (%v), want a test-error verdict", b, err)

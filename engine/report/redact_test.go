@@ -85,7 +85,7 @@ func FuzzSecretValue(f *testing.F) {
 			{Kind: events.KindConcern, Message: secret},
 			{Kind: events.KindCheck, Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "crash " + secret}},
 			{Data: events.LoopEnded{Iterations: 1280}, Message: "ended " + secret},
-			{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{"because " + secret}}},
+			{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{"because " + secret}}},
 			{Data: events.RunEnded{Report: dir}},
 		}
 		bus.Publish(events.Event{Kind: events.KindLog, Message: "start"})
@@ -171,7 +171,7 @@ func TestTypedPrefixesNeverWritten(t *testing.T) {
 		bus.Publish(events.Event{Data: events.ConsoleMessage{Level: "log", Source: "console", Text: "input changed: " + secret[:n]}})
 	}
 	bus.Publish(events.Event{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret[:9]}, Source: "model", Status: events.StatusOK, Message: "typed " + secret[:12] + "…"})
-	bus.Publish(events.Event{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictPass, Outcome: "completed"}})
+	bus.Publish(events.Event{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictPass, Outcome: "completed"}})
 	if err := w.WriteReport(); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ type Report struct {
 	Mode         string                `json:"mode"`
 	Goal         string                `json:"goal,omitempty"`
 	Plan         []string              `json:"plan"`
-	Verdict      string                `json:"verdict"`
-	Outcome      string                `json:"outcome"`
+	Verdict      events.Verdict        `json:"verdict"`
+	Outcome      events.Outcome        `json:"outcome"`
 	Reasons      []string              `json:"reasons"`
 	ModelVerdict *ModelVerdict         `json:"model_verdict"`
 	Concerns     []string              `json:"concerns"`
@@ -105,8 +105,8 @@ type Step struct {
 	N          int            `json:"n"`
 	Tool       string         `json:"tool"`
 	Args       map[string]any `json:"args"`
-	Source     string         `json:"source"`
-	Status     string         `json:"status"`
+	Source     events.Source  `json:"source"`
+	Status     events.Status  `json:"status"`
 	Message    string         `json:"message"`
 	Screen     string         `json:"screen"`
 	Started    time.Time      `json:"started"`

@@ -345,7 +345,7 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	v := view{
 		Scenario: b.clean(rep.Scenario.Name), File: b.clean(rep.Scenario.File),
 		Mode: b.clean(rep.Mode), Goal: b.clean(rep.Goal), Plan: b.cleanAll(rep.Plan),
-		Verdict: b.clean(rep.Verdict), Outcome: b.clean(rep.Outcome), Reasons: b.cleanAll(rep.Reasons),
+		Verdict: b.clean(string(rep.Verdict)), Outcome: b.clean(string(rep.Outcome)), Reasons: b.cleanAll(rep.Reasons),
 		Concerns: b.cleanAll(rep.Concerns), AppLog: b.clean(appLogTail), AppLogNote: b.clean(appLogNote),
 		Warning: b.clean(warning),
 	}
@@ -365,7 +365,7 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	v.Checks = b.checks(rep.Checks)
 	v.Steps = b.steps(rep, evs)
 	for _, st := range v.Steps {
-		if st.Status != events.StatusOK {
+		if st.Status != string(events.StatusOK) {
 			v.FirstFailed = st.N
 			break
 		}
@@ -478,8 +478,8 @@ func (b *builder) steps(rep report.Report, evs []events.Event) []stepView {
 	for _, s := range rep.Steps {
 		args, _ := json.Marshal(events.RedactValue(s.Args, b.redact))
 		sv := stepView{
-			N: s.N, Tool: b.clean(s.Tool), Args: b.clean(string(args)), Source: b.clean(s.Source),
-			Status: b.clean(s.Status), Message: b.clean(s.Message), Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
+			N: s.N, Tool: b.clean(s.Tool), Args: b.clean(string(args)), Source: b.clean(string(s.Source)),
+			Status: b.clean(string(s.Status)), Message: b.clean(s.Message), Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
 			Screen: b.shot(s.Screen, points[s.N]), Grounding: grounding[s.N],
 		}
 		if !b.start.IsZero() {
@@ -500,9 +500,9 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 		case events.KindScreen, events.KindBudget, events.KindModelRequest, events.KindStepStarted, events.KindProposal:
 			continue
 		case events.KindStepEnded:
-			row.Class, row.Step = e.Status, e.Step
+			row.Class, row.Step = string(e.Status), e.Step
 			argText, _ := json.Marshal(events.RedactValue(e.Args, b.redact))
-			row.Text = fmt.Sprintf("step %d %s %s → %s: %s", e.Step, e.Tool, argText, strings.ToUpper(e.Status), e.Message)
+			row.Text = fmt.Sprintf("step %d %s %s → %s: %s", e.Step, e.Tool, argText, strings.ToUpper(string(e.Status)), e.Message)
 		case events.KindGrounding:
 			row.Class, row.Step = "grounding", e.Step
 			if g := e.Grounding; g != nil {
@@ -563,7 +563,7 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 	return rows
 }
 
-func verdictClass(v string) string {
+func verdictClass(v events.Verdict) string {
 	switch v {
 	case events.VerdictPass:
 		return "ok"

@@ -41,7 +41,7 @@ func fixtureEvents() []events.Event {
 		{T: at(145), Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "error", Source: "console", Text: "console " + hostile, URL: "http://x/" + hostile, Line: 3}},
 		{T: at(150), Kind: events.KindScreen, Screen: "screens/0003.png", Data: events.ScreenCaptured{Width: 100, Height: 80}},
 		{T: at(150), Kind: events.KindFinal, Screen: "screens/0003.png", Data: events.FinalCapture{Width: 100, Height: 80, Ending: "completed"}},
-		{T: at(160), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictPassConcerns, Outcome: "completed", Reasons: []string{"why " + hostile}}},
+		{T: at(160), Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictPassConcerns, Outcome: "completed", Reasons: []string{"why " + hostile}}},
 		{T: at(170), Kind: events.KindRunEnded, Data: events.RunEnded{Report: "r"}},
 	}
 	for i := range evs {
