@@ -17,7 +17,7 @@ import (
 // record`. They run as a script's steps do — same guards, same tools, the
 // same retries a script gets — because the scenario written from them will
 // replay them as a script.
-const SourceRecord = "script"
+const SourceRecord = events.SourceScript
 
 // Seen is what a recording session sees of the application at one moment:
 // the raw material of the checks the recorder proposes and of the choices

@@ -376,7 +376,7 @@ func (r *Runner) Steer(s events.Steer) error {
 	default:
 		return fmt.Errorf("unknown steering action %q", s.Action)
 	}
-	r.publish(events.Event{Kind: events.KindSteer, Steer: &s, Source: "operator"})
+	r.publish(events.Event{Kind: events.KindSteer, Steer: &s, Source: events.SourceOperator})
 	r.steer.apply(s)
 	return nil
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
-// SourceAgent marks the calls of an outside agent (MCP, HTTP) in the
-// events and the report.
-const SourceAgent = "agent"
-
 // ErrBusy is a call made while another call on the same session runs: an
 // agent's calls never interleave their input.
 var ErrBusy = errors.New("the session is busy with another call; wait for it to return")
@@ -58,7 +54,7 @@ type agentCall struct {
 	ctx  context.Context
 	tool string
 	args map[string]any
-	// source is the step's source: SourceAgent, or SourceRecord for a
+	// source is the step's source: events.SourceAgent, or SourceRecord for a
 	// step an operator demonstrates.
 	source events.Source
 	reply  chan CallResult
@@ -228,7 +224,7 @@ func (s *runState) agentStep(ctx context.Context, c agentCall) (CallResult, bool
 	defer stop()
 	source := c.source
 	if source == "" {
-		source = SourceAgent
+		source = events.SourceAgent
 	}
 	res := s.step(callCtx, call{Tool: c.tool, Args: c.args, Source: source})
 	ended := res.endLoop != "" || s.end != nil || !s.checkAfterStep(ctx)
@@ -257,7 +253,7 @@ func (s *runState) agentVerdict(ctx context.Context, cl agentClose) {
 	if reason == "" {
 		reason = "no reason given"
 	}
-	s.step(ctx, call{Tool: "record_verdict", Args: map[string]any{"verdict": cl.verdict, "reason": reason}, Source: SourceAgent})
+	s.step(ctx, call{Tool: "record_verdict", Args: map[string]any{"verdict": cl.verdict, "reason": reason}, Source: events.SourceAgent})
 }
 
 // Steer applies an operator's action to the session: abort ends it (the

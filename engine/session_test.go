@@ -150,7 +150,7 @@ func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
 		t.Errorf("%d steps in the report, want %d", len(rep.Steps), len(steps)+2)
 	}
 	for _, st := range rep.Steps {
-		if st.Source != SourceAgent {
+		if st.Source != events.SourceAgent {
 			t.Errorf("step %d %s has source %q", st.N, st.Tool, st.Source)
 		}
 	}

@@ -49,7 +49,7 @@ type declaredCall struct {
 // steps fail the run on their own. spec is the call's tool (zero for an
 // unknown one); ran says the call got past the guards.
 func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) {
-	if c.Source != "model" && c.Source != SourceAgent {
+	if c.Source != events.SourceModel && c.Source != events.SourceAgent {
 		return
 	}
 	t := &s.calls

@@ -106,7 +106,7 @@ func (s *runState) guard(c call) result {
 		}
 		return failed(failMalformed, "%s", strings.Join(msgs, "; "))
 	}
-	if c.Source == "model" && spec.NeedsObservation && !s.observed {
+	if c.Source == events.SourceModel && spec.NeedsObservation && !s.observed {
 		return failed(failRefused, "%s refused: the screen changed since the last observation; call observe_screen (or check_expectation) first", c.Tool)
 	}
 	if spec.Declared {

@@ -336,7 +336,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 	dir := filepath.Join(opts.Out, p.Dir)
 	res := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		res.Verdict, res.Error = "test-error", err.Error()
+		res.Verdict, res.Error = events.VerdictTestError, err.Error()
 		return res
 	}
 	eo := engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport, UpdateBaselines: opts.UpdateBaselines,
@@ -346,7 +346,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 	}
 	runner, err := engine.New(p.Files, eo)
 	if err != nil {
-		res.Verdict, res.Error = "test-error", err.Error()
+		res.Verdict, res.Error = events.VerdictTestError, err.Error()
 		return res
 	}
 	if opts.OnRunner != nil {
@@ -358,7 +358,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 	}
 	res.Verdict, res.Outcome = out.Verdict, out.Outcome
 	if res.Verdict == "" {
-		res.Verdict = "test-error"
+		res.Verdict = events.VerdictTestError
 	}
 	if res.Outcome == engine.OutcomeInterrupted {
 		res.Verdict = VerdictInterrupted

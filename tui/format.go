@@ -134,7 +134,7 @@ func rowText(r Row) (text, status string) {
 	switch r.Kind {
 	case RowStep:
 		text = fmt.Sprintf("%3d %s %s", e.Step, e.Tool, formatArgs(e.Args))
-		if e.Source != "" && e.Source != "model" {
+		if e.Source != "" && e.Source != events.SourceModel {
 			text += " [" + string(e.Source) + "]"
 		}
 		status = r.Status()

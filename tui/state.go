@@ -418,7 +418,7 @@ type Turn struct {
 // linkTurn ties a model's step to the newest turn, the one whose reply
 // made the call.
 func (s *State) linkTurn(e events.Event) {
-	if e.Source != "model" || len(s.Turns) == 0 {
+	if e.Source != events.SourceModel || len(s.Turns) == 0 {
 		return
 	}
 	if _, ok := s.StepTurn[e.Step]; ok {

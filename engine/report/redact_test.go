@@ -80,7 +80,7 @@ func FuzzSecretValue(f *testing.F) {
 			{Data: events.SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800}},
 			{Data: events.AppLaunched{PID: 2026, Command: []string{"app", "--pin=" + secret}}},
 			{Data: events.ScreenCaptured{Width: 1280, Height: 800, Settled: true}, Screen: "screens/0001.png"},
-			{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret, "n": 1280.0}, Source: "model", Status: events.StatusOK, Message: "typed " + secret, Screen: "screens/0001.png", DurationMS: 2026},
+			{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret, "n": 1280.0}, Source: events.SourceModel, Status: events.StatusOK, Message: "typed " + secret, Screen: "screens/0001.png", DurationMS: 2026},
 			{Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "is " + secret + " right?"}},
 			{Kind: events.KindConcern, Message: secret},
 			{Kind: events.KindCheck, Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "crash " + secret}},
@@ -170,7 +170,7 @@ func TestTypedPrefixesNeverWritten(t *testing.T) {
 	for n := 1; n <= len(secret); n++ {
 		bus.Publish(events.Event{Data: events.ConsoleMessage{Level: "log", Source: "console", Text: "input changed: " + secret[:n]}})
 	}
-	bus.Publish(events.Event{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret[:9]}, Source: "model", Status: events.StatusOK, Message: "typed " + secret[:12] + "…"})
+	bus.Publish(events.Event{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret[:9]}, Source: events.SourceModel, Status: events.StatusOK, Message: "typed " + secret[:12] + "…"})
 	bus.Publish(events.Event{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictPass, Outcome: "completed"}})
 	if err := w.WriteReport(); err != nil {
 		t.Fatal(err)
