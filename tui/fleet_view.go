@@ -89,10 +89,11 @@ func (fr *fleetRun) verdict() events.Verdict {
 // ellipsis.
 func (fr *fleetRun) step() string {
 	rows := fr.model.st.Rows
-	if n := len(rows); n > 0 && rows[n-1].Event.Kind == events.KindCapacityWait {
+	if n := len(rows); n > 0 {
 		// Standing still for a backend is what the operator should see.
-		d, _ := rows[n-1].Event.Data.(events.CapacityWait)
-		return "waits for " + d.Group
+		if d, ok := events.DataOf[events.CapacityWait](rows[n-1].Event); ok {
+			return "waits for " + d.Group
+		}
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]

@@ -209,7 +209,10 @@ func (s *State) apply(index int, e events.Event) {
 	switch e.Kind {
 	case events.KindRunStarted:
 		s.Started = e.T
-		d, _ := e.Data.(events.RunStarted)
+		d, ok := events.DataOf[events.RunStarted](e)
+		if !ok {
+			break
+		}
 		s.Scenario, s.Goal, s.Mode = d.Scenario, d.Goal, d.Mode
 		if d.DeadlineS > 0 {
 			s.Deadline = time.Duration(d.DeadlineS * float64(time.Second))
@@ -220,19 +223,16 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindConsole:
 		// The page's errors and uncaught exceptions are worth a row; its
 		// ordinary logging stays in the report.
-		if d, _ := e.Data.(events.ConsoleMessage); d.Level == "error" || d.Level == "exception" {
+		if d, ok := events.DataOf[events.ConsoleMessage](e); ok && (d.Level == "error" || d.Level == "exception") {
 			s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 		}
 	case events.KindFinal:
 		// The run's last capture gets a row of its own, so the timeline
 		// ends on how the application was left.
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
-		if d, _ := e.Data.(events.FinalCapture); d.Window != nil && e.Screen != "" {
-			s.windows[e.Screen] = *d.Window
-		}
 		s.setScreen(e.Screen)
-		if d, _ := e.Data.(events.FinalCapture); d.Width > 0 && d.Height > 0 {
-			s.ScreenW, s.ScreenH = d.Width, d.Height
+		if d, ok := events.DataOf[events.FinalCapture](e); ok {
+			s.screenShape(e.Screen, d.Window, d.Width, d.Height)
 		}
 	case events.KindAppWindow:
 		if e.Box != nil {
@@ -240,12 +240,9 @@ func (s *State) apply(index int, e events.Event) {
 			s.appWindow = &w
 		}
 	case events.KindScreen:
-		if d, _ := e.Data.(events.ScreenCaptured); d.Window != nil && e.Screen != "" {
-			s.windows[e.Screen] = *d.Window
-		}
 		s.setScreen(e.Screen)
-		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {
-			s.ScreenW, s.ScreenH = d.Width, d.Height
+		if d, ok := events.DataOf[events.ScreenCaptured](e); ok {
+			s.screenShape(e.Screen, d.Window, d.Width, d.Height)
 		}
 	case events.KindStepStarted:
 		if s.Proposal != nil && s.Proposal.Step == e.Step {
@@ -280,9 +277,13 @@ func (s *State) apply(index int, e events.Event) {
 		p := e
 		s.Proposal = &p
 	case events.KindModelRequest:
-		d, _ := e.Data.(events.ModelRequest)
-		s.ModelIteration = d.Iteration
-		s.Turns = append(s.Turns, Turn{Index: index, T: e.T, Request: d})
+		// A request without its payload (a stream from before it had
+		// one) still opens a turn, so its reply has one to join.
+		turn := Turn{Index: index, T: e.T}
+		if d, ok := events.DataOf[events.ModelRequest](e); ok {
+			s.ModelIteration, turn.Request = d.Iteration, d
+		}
+		s.Turns = append(s.Turns, turn)
 	case events.KindModelReply:
 		s.ModelText = e.Message
 		s.ModelCalls++
@@ -315,7 +316,10 @@ func (s *State) apply(index int, e events.Event) {
 		s.Rows = append(s.Rows, Row{Kind: RowGrounding, Index: index, Event: e, Screen: s.Screen, Point: s.Point, Box: s.Box})
 	case events.KindTools:
 		// A later tools event (a browser tab attaching) keeps the reason.
-		d, _ := e.Data.(events.ToolList)
+		d, ok := events.DataOf[events.ToolList](e)
+		if !ok {
+			break
+		}
 		if d.NoClickElement != "" {
 			s.NoClickElement = d.NoClickElement
 		} else if d.ATSPIControls > 0 {
@@ -397,6 +401,11 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindRunEnded:
 		s.Ended = true
 		s.Proposal = nil
+	case events.KindSessionStarted, events.KindConsoleSummary, events.KindLog:
+		// Nothing on the console's panes: the display is in the header's
+		// scenario line only through its screens, the console's count is
+		// the report's, and log lines are for --headless and the
+		// transcript.
 	}
 }
 
@@ -439,6 +448,17 @@ func (s *State) setScreen(path string) {
 	if path != "" && path != s.Screen {
 		s.Screen = path
 		s.ScreenCount++
+	}
+}
+
+// screenShape records what a capture's payload says of it: the
+// application's window on it, and the screen's size.
+func (s *State) screenShape(screen string, window *events.Rect, w, h int) {
+	if window != nil && screen != "" {
+		s.windows[screen] = *window
+	}
+	if w > 0 && h > 0 {
+		s.ScreenW, s.ScreenH = w, h
 	}
 }
 

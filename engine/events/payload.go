@@ -18,6 +18,21 @@ type Payload interface {
 	redacted(r func(string) string) Payload
 }
 
+// DataOf returns e's payload as a P, and whether e carries one: ok is
+// false when e's kind is not P's (a consumer reading the wrong type for
+// the kind it switched on) or when e has no payload (a stream written
+// before its kind had one). Consumers read payloads only through it, and
+// never drop ok (TestPayloadReadsAreChecked), so a missing or mismatched
+// payload is a branch the reader wrote, not a zero value it did not see.
+func DataOf[P Payload](e Event) (p P, ok bool) {
+	p, ok = e.Data.(P)
+	if !ok || p.Kind() != e.Kind {
+		var zero P
+		return zero, false
+	}
+	return p, true
+}
+
 // RunStarted is run.started's payload: what is about to run.
 type RunStarted struct {
 	Scenario  string   `json:"scenario"`

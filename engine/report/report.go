@@ -177,25 +177,33 @@ func (b *Builder) Event(e events.Event) {
 	switch e.Kind {
 	case events.KindRunStarted:
 		r.Timing.Started = e.T
-		d, _ := e.Data.(events.RunStarted)
+		d, ok := events.DataOf[events.RunStarted](e)
+		if !ok {
+			break
+		}
 		r.Scenario = ScenarioInfo{Name: d.Scenario, File: d.File, SHA256: d.SHA256}
 		r.Mode, r.Goal = d.Mode, d.Goal
 		r.Plan = orList(d.Plan, r.Plan)
 		r.Tools = orList(d.Tools, r.Tools)
 		r.Timing.DeadlineS = d.DeadlineS
 	case events.KindTools:
-		d, _ := e.Data.(events.ToolList)
-		r.Tools = orList(d.Tools, r.Tools)
+		if d, ok := events.DataOf[events.ToolList](e); ok {
+			r.Tools = orList(d.Tools, r.Tools)
+		}
 	case events.KindSessionStarted:
-		r.Session, _ = e.Data.(events.SessionStarted)
+		if d, ok := events.DataOf[events.SessionStarted](e); ok {
+			r.Session = d
+		}
 	case events.KindScreen:
 		r.Screens++
 	case events.KindFinal:
 		if e.Screen != "" {
 			r.Screens++
 		}
-		d, _ := e.Data.(events.FinalCapture)
-		r.Final = &Final{Screen: e.Screen, T: e.T, Width: d.Width, Height: d.Height, Ending: d.Ending, Note: e.Message}
+		r.Final = &Final{Screen: e.Screen, T: e.T, Note: e.Message}
+		if d, ok := events.DataOf[events.FinalCapture](e); ok {
+			r.Final.Width, r.Final.Height, r.Final.Ending = d.Width, d.Height, d.Ending
+		}
 	case events.KindAppWindows:
 		r.Startup = startupFrom(e)
 	case events.KindAppHung:
@@ -283,8 +291,10 @@ func (b *Builder) Event(e events.Event) {
 			r.Usage.Total[k] += v
 		}
 	case events.KindLoopEnded:
-		d, _ := e.Data.(events.LoopEnded)
-		r.Loop = Loop{Ended: e.Message, Iterations: d.Iterations, Malformed: d.Malformed, ToolErrors: d.ToolErrors, Rescued: d.Rescued}
+		r.Loop = Loop{Ended: e.Message}
+		if d, ok := events.DataOf[events.LoopEnded](e); ok {
+			r.Loop.Iterations, r.Loop.Malformed, r.Loop.ToolErrors, r.Loop.Rescued = d.Iterations, d.Malformed, d.ToolErrors, d.Rescued
+		}
 	case events.KindVerdict:
 		if v := e.Verdict; v != nil {
 			r.Verdict, r.Outcome = v.Verdict, v.Outcome
@@ -293,6 +303,12 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindRunEnded:
 		t := e.T
 		r.Timing.Ended = &t
+	case events.KindAppLaunched, events.KindAppWindow, events.KindAppExited, events.KindProposal,
+		events.KindModelRequest, events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled,
+		events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog:
+		// Not summarised in report.json: what they say is in
+		// events.jsonl, and the checks, the verdict's reasons and the
+		// usage already count what the run made of them.
 	}
 }
 

@@ -335,10 +335,10 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	rep := report.Fold(evs)
 	b := &builder{redact: redact, sizes: map[string][2]int{}, start: rep.Timing.Started}
 	for _, e := range evs {
-		if d, ok := e.Data.(events.ScreenCaptured); ok && e.Screen != "" {
+		if d, ok := events.DataOf[events.ScreenCaptured](e); ok && e.Screen != "" {
 			b.sizes[e.Screen] = [2]int{d.Width, d.Height}
 		}
-		if d, ok := e.Data.(events.FinalCapture); ok && e.Screen != "" {
+		if d, ok := events.DataOf[events.FinalCapture](e); ok && e.Screen != "" {
 			b.sizes[e.Screen] = [2]int{d.Width, d.Height}
 		}
 	}
@@ -539,28 +539,47 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 		case events.KindModelFailed, events.KindModelRetry, events.KindModelDisabled:
 			row.Class, row.Text = "concern", string(e.Kind)+": "+e.Message
 		case events.KindFinal:
-			d, _ := e.Data.(events.FinalCapture)
-			row.Text = fmt.Sprintf("final capture (%s) %s%s", d.Ending, e.Screen, e.Message)
+			row.Text = "final capture " + e.Screen + e.Message
+			if d, ok := events.DataOf[events.FinalCapture](e); ok {
+				row.Text = fmt.Sprintf("final capture (%s) %s%s", d.Ending, e.Screen, e.Message)
+			}
 		case events.KindAppWindow:
-			d, _ := e.Data.(events.AppWindow)
-			row.Text = fmt.Sprintf("app window %s %q (%s)", d.ID, d.Title, d.Class)
+			row.Text = "app window"
+			if d, ok := events.DataOf[events.AppWindow](e); ok {
+				row.Text = fmt.Sprintf("app window %s %q (%s)", d.ID, d.Title, d.Class)
+			}
 		case events.KindAppLaunched:
-			d, _ := e.Data.(events.AppLaunched)
-			row.Text = fmt.Sprintf("app launched: %s (pid %d)", strings.Join(d.Command, " "), d.PID)
+			row.Text = "app launched"
+			if d, ok := events.DataOf[events.AppLaunched](e); ok {
+				row.Text = fmt.Sprintf("app launched: %s (pid %d)", strings.Join(d.Command, " "), d.PID)
+			}
 		case events.KindModelReply:
 			row.Text = "model reply: " + e.Message
 		case events.KindLoopEnded:
 			row.Text = "loop ended: " + e.Message
+		case events.KindRunStarted, events.KindSessionStarted, events.KindTools, events.KindAppExited,
+			events.KindAppWindows, events.KindAppHung, events.KindConsole, events.KindConsoleSummary,
+			events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog, events.KindRunEnded:
+			// A row of the kind and its message; the page's sections show
+			// the detail (the run's header, startup, hung, the console).
+			row.Text = kindLine(e)
 		default:
-			row.Text = string(e.Kind)
-			if e.Message != "" {
-				row.Text += ": " + e.Message
-			}
+			// A kind from a newer version of kasmrt.
+			row.Text = kindLine(e)
 		}
 		row.Text = b.clean(row.Text)
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// kindLine is a timeline row that names the event's kind and says its
+// message.
+func kindLine(e events.Event) string {
+	if e.Message != "" {
+		return string(e.Kind) + ": " + e.Message
+	}
+	return string(e.Kind)
 }
 
 func verdictClass(v events.Verdict) string {
@@ -635,9 +654,14 @@ func (b *builder) exchanges(evs []events.Event) []exchangeView {
 	for _, e := range evs {
 		switch e.Kind {
 		case events.KindModelRequest:
-			d, _ := e.Data.(events.ModelRequest)
-			out = append(out, exchangeView{Iteration: d.Iteration,
-				Request: fmt.Sprintf("%d messages, %d images (%d bytes)", d.Messages, d.Images, d.ImageBytes)})
+			// A request without its payload still opens an exchange, so
+			// its reply has one to join.
+			x := exchangeView{}
+			if d, ok := events.DataOf[events.ModelRequest](e); ok {
+				x.Iteration = d.Iteration
+				x.Request = fmt.Sprintf("%d messages, %d images (%d bytes)", d.Messages, d.Images, d.ImageBytes)
+			}
+			out = append(out, x)
 			cur = &out[len(out)-1]
 		case events.KindModelReply, events.KindModelFailed:
 			if cur == nil {
