@@ -85,7 +85,7 @@ type environment struct {
 	// stage is what the run launched (engine/stage); the fields below
 	// are the parts of it the rules act on, taken once it is set.
 	stage   *stage.Stage
-	session session
+	session displayServer
 	desk    stage.Desktop
 	app     app
 	win     desktop.Window

@@ -28,7 +28,7 @@ import (
 // own Xvfb instead of launching the app on that server.
 func TestEmbeddedSessionIsTheDefault(t *testing.T) {
 	need(t, "Xvfb", "xterm")
-	operatorDesktop, err := x11.StartSession(context.Background(), x11.SessionOptions{Width: 640, Height: 480})
+	operatorDesktop, err := x11.StartServer(context.Background(), x11.DisplayOptions{Width: 640, Height: 480})
 	if err != nil {
 		t.Fatalf("start the stand-in for the operator's desktop: %v", err)
 	}

@@ -96,9 +96,9 @@ func newDesktop(t testing.TB) desktop {
 // at-spi-bus-launcher connects briefly just as the application starts, so
 // without a standing client the launch fails now and then. (StartSession
 // could pass -noreset instead.)
-func startX(t testing.TB, ctx context.Context) *x11.Session {
+func startX(t testing.TB, ctx context.Context) *x11.Server {
 	t.Helper()
-	x, err := x11.StartSession(ctx, x11.SessionOptions{})
+	x, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
 		t.Fatalf("start Xvfb: %v", err)
 	}

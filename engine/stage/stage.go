@@ -77,8 +77,8 @@ type Stage struct {
 	cfg Config
 	rep Reporter
 
-	Session Session
-	Desk    Desktop
+	Server DisplayServer
+	Desk   Desktop
 	// App is the application under test: the launched app, or the
 	// browser standing in for it when the scenario has no app: section.
 	App App
@@ -120,14 +120,14 @@ func New(cfg Config, rep Reporter) *Stage {
 func (st *Stage) Set(ctx, life context.Context) error {
 	files := st.cfg.Files
 	op := files.Operator
-	sess, err := st.cfg.Machine.StartSession(ctx, desktop.SessionOptions{
+	sess, err := st.cfg.Machine.StartDisplayServer(ctx, desktop.DisplayOptions{
 		Display: st.cfg.Display, Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
 		WindowManager: st.windowManager(),
 	})
 	if err != nil {
 		return couldNotStart(fmt.Sprintf("start the X session: %v", err), err)
 	}
-	st.Session = sess
+	st.Server = sess
 	conn, err := st.cfg.Machine.Dial(sess.Display())
 	if err != nil {
 		return couldNotStart(fmt.Sprintf("connect to the X session: %v", err), err)
@@ -283,8 +283,8 @@ func (st *Stage) Strike() {
 			st.rep.Logf("close the connection to the X session: %v", err)
 		}
 	}
-	if st.Session != nil {
-		if err := st.Session.Close(); err != nil {
+	if st.Server != nil {
+		if err := st.Server.Close(); err != nil {
 			st.rep.Logf("stop the X session: %v", err)
 		}
 	}
