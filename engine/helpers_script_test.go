@@ -86,8 +86,8 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 	sink := func(e events.Event) {
 		mu.Lock()
 		switch e.Kind {
-		case events.KindSessionStarted:
-			d, _ := e.Data.(events.SessionStarted)
+		case events.KindDisplayStarted:
+			d, _ := e.Data.(events.DisplayStarted)
 			out.info.display = d.Display
 			out.info.xvfbPID = scriptXvfbPID(out.info.display)
 		case events.KindAppLaunched:

@@ -401,7 +401,7 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindRunEnded:
 		s.Ended = true
 		s.Proposal = nil
-	case events.KindSessionStarted, events.KindConsoleSummary, events.KindLog:
+	case events.KindDisplayStarted, events.KindConsoleSummary, events.KindLog:
 		// Nothing on the console's panes: the display is in the header's
 		// scenario line only through its screens, the console's count is
 		// the report's, and log lines are for --headless and the

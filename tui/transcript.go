@@ -110,8 +110,8 @@ func transcriptLine(e events.Event) string {
 			s += fmt.Sprintf(" deadline %gs (last %s reserved)", d.DeadlineS, reserveOf(d))
 		}
 		return s
-	case events.KindSessionStarted:
-		d, ok := events.DataOf[events.SessionStarted](e)
+	case events.KindDisplayStarted:
+		d, ok := events.DataOf[events.DisplayStarted](e)
 		if !ok {
 			return "session started"
 		}

@@ -55,9 +55,9 @@ steps:
 	if got := strings.TrimSpace(string(shown)); got == operatorDesktop.Display() || got == "" {
 		t.Errorf("the app ran on DISPLAY=%q; the operator's display is %s", got, operatorDesktop.Display())
 	}
-	var started *events.SessionStarted
+	var started *events.DisplayStarted
 	for _, e := range readEventsFile(t, reportDir) {
-		if d, ok := e.Data.(events.SessionStarted); ok {
+		if d, ok := e.Data.(events.DisplayStarted); ok {
 			started = &d
 		}
 	}

@@ -18,7 +18,7 @@ type Kind string
 // fields it uses are listed after it.
 const (
 	KindRunStarted     Kind = "run.started"     // RunStarted
-	KindSessionStarted Kind = "session.started" // SessionStarted
+	KindDisplayStarted Kind = "session.started" // DisplayStarted (the kind keeps its first name)
 	KindAppLaunched    Kind = "app.launched"    // AppLaunched
 	KindAppWindow      Kind = "app.window"      // AppWindow; Box: the window
 	KindAppExited      Kind = "app.exited"      // Message: how it ended

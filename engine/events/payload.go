@@ -47,8 +47,9 @@ type RunStarted struct {
 	Steps     int      `json:"steps"`
 }
 
-// SessionStarted is session.started's payload: the X session the run uses.
-type SessionStarted struct {
+// DisplayStarted is session.started's payload: the display server the run
+// uses. The kind keeps the name it was first written with.
+type DisplayStarted struct {
 	Display string `json:"display"`
 	Owned   bool   `json:"owned"` // the run started it (an embedded Xvfb)
 	Width   int    `json:"width"`
@@ -185,7 +186,7 @@ type RawData struct {
 }
 
 func (RunStarted) Kind() Kind     { return KindRunStarted }
-func (SessionStarted) Kind() Kind { return KindSessionStarted }
+func (DisplayStarted) Kind() Kind { return KindDisplayStarted }
 func (AppLaunched) Kind() Kind    { return KindAppLaunched }
 func (AppWindow) Kind() Kind      { return KindAppWindow }
 func (ToolList) Kind() Kind       { return KindTools }
@@ -214,7 +215,7 @@ func (p RunStarted) redacted(r func(string) string) Payload {
 	return p
 }
 
-func (p SessionStarted) redacted(r func(string) string) Payload {
+func (p DisplayStarted) redacted(r func(string) string) Payload {
 	p.Display, p.WindowManager = r(p.Display), r(p.WindowManager)
 	return p
 }
@@ -296,8 +297,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 	switch kind {
 	case KindRunStarted:
 		return decodeAs[RunStarted](raw)
-	case KindSessionStarted:
-		return decodeAs[SessionStarted](raw)
+	case KindDisplayStarted:
+		return decodeAs[DisplayStarted](raw)
 	case KindAppLaunched:
 		return decodeAs[AppLaunched](raw)
 	case KindAppWindow:

@@ -14,7 +14,7 @@ import (
 func payloadSamples() []Payload {
 	return []Payload{
 		RunStarted{Scenario: "s", File: "s.yaml", SHA256: "ab", Mode: "goal", Goal: "g", Plan: []string{"p"}, DeadlineS: 600, ReserveS: 30, Tools: []string{"wait"}, Steps: 2},
-		SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800, Kept: true},
+		DisplayStarted{Display: ":99", Owned: true, Width: 1280, Height: 800, Kept: true},
 		AppLaunched{PID: 42, Command: []string{"xterm", "-e", "sh"}, Browser: "launch", Headless: true},
 		AppWindow{ID: "0x200003", Title: "Groceries", Class: "Zenity"},
 		ToolList{Tools: []string{"click", "wait"}, ATSPIControls: 2, CDPTab: true},
@@ -93,7 +93,7 @@ func TestReadVersion1Stream(t *testing.T) {
 	if run.Scenario != "fill the entry dialog" || run.Mode != "goal" || run.DeadlineS != 600 || len(run.Plan) != 4 || !slices.Contains(run.Tools, "type_text") {
 		t.Errorf("run.started = %+v", run)
 	}
-	if s, _ := byKind[KindSessionStarted][0].Data.(SessionStarted); s.Width != 1280 || s.Height != 800 || !s.Owned {
+	if s, _ := byKind[KindDisplayStarted][0].Data.(DisplayStarted); s.Width != 1280 || s.Height != 800 || !s.Owned {
 		t.Errorf("session.started = %+v", s)
 	}
 	if a, _ := byKind[KindAppLaunched][0].Data.(AppLaunched); a.PID == 0 || len(a.Command) != 4 || a.Command[0] != "zenity" {

@@ -34,7 +34,7 @@ type Report struct {
 	Steering     []events.Steer        `json:"steering"`
 	Budgets      []events.Budget       `json:"budgets"`
 	Usage        Usage                 `json:"usage"`
-	Session      events.SessionStarted `json:"session"`
+	Display      events.DisplayStarted `json:"session"`
 	Timing       Timing                `json:"timing"`
 	Screens      int                   `json:"screens"`
 	// Final is the capture taken as the run ended; null when the run never
@@ -190,9 +190,9 @@ func (b *Builder) Event(e events.Event) {
 		if d, ok := events.DataOf[events.ToolList](e); ok {
 			r.Tools = orList(d.Tools, r.Tools)
 		}
-	case events.KindSessionStarted:
-		if d, ok := events.DataOf[events.SessionStarted](e); ok {
-			r.Session = d
+	case events.KindDisplayStarted:
+		if d, ok := events.DataOf[events.DisplayStarted](e); ok {
+			r.Display = d
 		}
 	case events.KindScreen:
 		r.Screens++

@@ -134,7 +134,7 @@ func (st *Stage) Set(ctx, life context.Context) error {
 	}
 	st.Desk = conn
 	w, h := conn.ScreenSize()
-	st.rep.Publish(events.Event{Data: events.SessionStarted{
+	st.rep.Publish(events.Event{Data: events.DisplayStarted{
 		Display: sess.Display(), Owned: sess.Owned(), Width: w, Height: h,
 		WindowManager: sess.WindowManager(), Kept: kept(sess),
 	}})

@@ -557,7 +557,7 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 			row.Text = "model reply: " + e.Message
 		case events.KindLoopEnded:
 			row.Text = "loop ended: " + e.Message
-		case events.KindRunStarted, events.KindSessionStarted, events.KindTools, events.KindAppExited,
+		case events.KindRunStarted, events.KindDisplayStarted, events.KindTools, events.KindAppExited,
 			events.KindAppWindows, events.KindAppHung, events.KindConsole, events.KindConsoleSummary,
 			events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog, events.KindRunEnded:
 			// A row of the kind and its message; the page's sections show

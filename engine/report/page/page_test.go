@@ -23,7 +23,7 @@ func fixtureEvents() []events.Event {
 	pt := &events.Point{X: 40, Y: 30}
 	evs := []events.Event{
 		{T: at(0), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "fixture " + hostile, File: "f.yaml", Mode: "goal", Goal: "g " + hostile, Plan: []string{"p1"}, DeadlineS: 60}},
-		{T: at(10), Kind: events.KindSessionStarted, Data: events.SessionStarted{Display: ":9", Owned: true, Width: 100, Height: 80}},
+		{T: at(10), Kind: events.KindDisplayStarted, Data: events.DisplayStarted{Display: ":9", Owned: true, Width: 100, Height: 80}},
 		{T: at(20), Kind: events.KindAppWindow, Box: &events.Rect{W: 100, H: 80}, Data: events.AppWindow{ID: "0x1", Title: hostile, Class: "X"}},
 		{T: at(30), Kind: events.KindScreen, Screen: "screens/0001.png", Data: events.ScreenCaptured{Width: 100, Height: 80}},
 		{T: at(40), Kind: events.KindModelRequest, Data: events.ModelRequest{Iteration: 1, Messages: 2, Images: 1, ImageBytes: 9}},
