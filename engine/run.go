@@ -408,7 +408,7 @@ func (r *Runner) display() string {
 	default:
 		return d
 	}
-	return r.files.Operator.Session.Display
+	return r.files.Operator.Desktop.Display
 }
 
 // Ensure the drivers' types satisfy what the engine needs of them.

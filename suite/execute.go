@@ -234,8 +234,8 @@ func checkShareable(plan *Plan, workers int) error {
 	}
 	for _, p := range plan.Runs {
 		op := p.Files.Operator
-		if op.Session.Display != "" {
-			return badInput("%s: session.display %s cannot be shared by %d workers; each run needs its own embedded Xvfb (leave session.display unset) or use --workers 1", op.KeyPos("session.display"), op.Session.Display, workers)
+		if op.Desktop.Display != "" {
+			return badInput("%s: session.display %s cannot be shared by %d workers; each run needs its own embedded Xvfb (leave session.display unset) or use --workers 1", op.KeyPos("session.display"), op.Desktop.Display, workers)
 		}
 		if op.Inbox.Listen != "" {
 			return badInput("%s: inbox.listen %s cannot be bound by %d runs at once; use --workers 1", op.KeyPos("inbox.listen"), op.Inbox.Listen, workers)

@@ -61,7 +61,7 @@ func (st *Stage) accessibilityOff() (reason string, relevant bool) {
 			return st.Tool == "click_element" || st.Expect.NeedsAccessibility()
 		})
 	switch {
-	case op.Session.Accessibility != nil && !*op.Session.Accessibility:
+	case op.Desktop.Accessibility != nil && !*op.Desktop.Accessibility:
 		return "accessibility is off (session.accessibility: false)", relevant
 	case slices.Contains(op.Tools.Disabled, "click_element"):
 		return "click_element is disabled (tools.disabled)", relevant

@@ -16,7 +16,7 @@ import (
 // settings) write under this HOME, and a toolkit without a bus waits on
 // one it tries to start.
 func (st *Stage) isolation(ctx context.Context, display string) ([]string, error) {
-	op := st.cfg.Files.Operator.Session
+	op := st.cfg.Files.Operator.Desktop
 	if op.Isolate != nil && !*op.Isolate {
 		return nil, nil
 	}

@@ -121,7 +121,7 @@ func (st *Stage) Set(ctx, life context.Context) error {
 	files := st.cfg.Files
 	op := files.Operator
 	sess, err := st.cfg.Machine.StartDisplayServer(ctx, desktop.DisplayOptions{
-		Display: st.cfg.Display, Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
+		Display: st.cfg.Display, Width: op.Desktop.Width, Height: op.Desktop.Height, Depth: op.Desktop.Depth,
 		WindowManager: st.windowManager(),
 	})
 	if err != nil {
@@ -253,7 +253,7 @@ func (st *Stage) startupTimeout() time.Duration {
 
 // windowManager is the window manager the run's embedded Xvfb runs.
 func (st *Stage) windowManager() string {
-	if wm := st.cfg.Files.Operator.Session.WindowManager; wm != "" {
+	if wm := st.cfg.Files.Operator.Desktop.WindowManager; wm != "" {
 		return wm
 	}
 	return desktop.WindowManagerOpenbox
