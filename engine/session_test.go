@@ -44,7 +44,7 @@ tools:
 
 // openTestSession opens the session scenario in an embedded Xvfb and
 // returns it with the sink's events and the report directory.
-func openTestSession(t *testing.T, ctx context.Context, deadline string) (*Session, func() []events.Event, string) {
+func openTestSession(t *testing.T, ctx context.Context, deadline string) (*AgentRun, func() []events.Event, string) {
 	t.Helper()
 	scriptNeed(t, "Xvfb", "xterm")
 	dir := t.TempDir()
@@ -135,7 +135,7 @@ func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
 	if res.Verdict != loopUnverified || res.ReportDir != reportDir {
 		t.Errorf("Close: %+v", res)
 	}
-	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrSessionOver) {
+	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrAgentRunOver) {
 		t.Errorf("a call after Close: %v, want ErrSessionOver", err)
 	}
 
@@ -205,7 +205,7 @@ func TestSessionEndsAtTheDeadlineWithACompleteReport(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the session outlived its deadline")
 	}
-	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrSessionOver) {
+	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrAgentRunOver) {
 		t.Errorf("a call after the deadline: %v", err)
 	}
 	// The agent's goal-met does not upgrade a run the deadline cut short.

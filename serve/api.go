@@ -109,7 +109,7 @@ func (a *api) open(w http.ResponseWriter, r *http.Request) {
 }
 
 // session finds the route's session, or answers 404.
-func (a *api) session(w http.ResponseWriter, r *http.Request) (string, *engine.Session, bool) {
+func (a *api) session(w http.ResponseWriter, r *http.Request) (string, *engine.AgentRun, bool) {
 	id := r.PathValue("id")
 	s, err := a.m.Get(id)
 	if err != nil {
@@ -146,7 +146,7 @@ func (a *api) call(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, engine.ErrBusy):
 		writeError(w, http.StatusConflict, err.Error())
-	case errors.Is(err, engine.ErrSessionOver):
+	case errors.Is(err, engine.ErrAgentRunOver):
 		writeError(w, http.StatusGone, err.Error()+"; close it to learn its verdict")
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, err.Error())

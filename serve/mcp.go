@@ -224,7 +224,7 @@ func (ms *mcpServer) callTool(name string) mcp.ToolHandler {
 		res, err := s.Call(ctx, name, args)
 		ms.m.Touch(id)
 		switch {
-		case errors.Is(err, engine.ErrSessionOver):
+		case errors.Is(err, engine.ErrAgentRunOver):
 			return textResult(true, "%v; close_session returns its verdict and report", err), nil
 		case err != nil:
 			return textResult(true, "%v", err), nil
