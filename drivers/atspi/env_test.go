@@ -94,7 +94,7 @@ func newDesktop(t testing.TB) desktop {
 // Xvfb resets itself whenever its last client disconnects, and a client that
 // connects during the reset fails with "cannot open display"; on this desktop
 // at-spi-bus-launcher connects briefly just as the application starts, so
-// without a standing client the launch fails now and then. (StartSession
+// without a standing client the launch fails now and then. (StartServer
 // could pass -noreset instead.)
 func startX(t testing.TB, ctx context.Context) *x11.Server {
 	t.Helper()

@@ -23,7 +23,7 @@ func TestHeadfulOnXvfb(t *testing.T) {
 	ctx := callCtx(t)
 	sess, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { sess.Close() })
 	srv := loginServer(t)

@@ -21,7 +21,7 @@ func benchDisplay(b *testing.B) (*Server, *Conn, Window) {
 	b.Helper()
 	s, err := StartServer(context.Background(), DisplayOptions{})
 	if err != nil {
-		b.Fatalf("StartSession: %v", err)
+		b.Fatalf("StartServer: %v", err)
 	}
 	b.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())

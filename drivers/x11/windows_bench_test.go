@@ -17,7 +17,7 @@ func BenchmarkWindows(b *testing.B) {
 	defer cancel()
 	s, err := StartServer(ctx, DisplayOptions{WindowManager: WindowManagerOpenbox})
 	if err != nil {
-		b.Fatalf("StartSession: %v", err)
+		b.Fatalf("StartServer: %v", err)
 	}
 	b.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())

@@ -20,7 +20,7 @@ func newManagedDisplay(t *testing.T) (*Server, *Conn) {
 	defer cancel()
 	s, err := StartServer(ctx, DisplayOptions{WindowManager: WindowManagerOpenbox})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	if got := s.WindowManager(); got != WindowManagerOpenbox {

@@ -28,7 +28,7 @@ func newDisplay(t *testing.T) (*Server, *Conn) {
 	defer cancel()
 	s, err := StartServer(ctx, DisplayOptions{})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())
@@ -128,7 +128,7 @@ func TestSessionSize(t *testing.T) {
 	testkit.Need(t, "Xvfb")
 	s, err := StartServer(context.Background(), DisplayOptions{Width: 640, Height: 480, Depth: 24})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	defer s.Close()
 	c, err := Dial(s.Display())

@@ -17,7 +17,7 @@ import (
 func (Drivers) StartDisplayServer(ctx context.Context, opts desktop.DisplayOptions) (DisplayServer, error) {
 	s, err := x11.StartServer(ctx, opts)
 	if err != nil {
-		// A nil *x11.Session in a Session would not compare equal to nil.
+		// A nil *x11.Server in a DisplayServer would not compare equal to nil.
 		return nil, err
 	}
 	return s, nil
