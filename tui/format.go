@@ -154,7 +154,7 @@ func rowText(r Row) (text, status string) {
 	case RowModel:
 		return fmt.Sprintf("  ! %s: %s", e.Kind, e.Message), ""
 	case RowCheck:
-		if _, ok := e.Data.(events.Baseline); ok {
+		if _, ok := events.DataOf[events.Baseline](e); ok {
 			return "  ✓ " + e.Message, ""
 		}
 		c := e.Check

@@ -332,7 +332,10 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindBaseline:
 		// A screenshot check's row shows its diff (or, with no baseline,
 		// the window kept for approval) when it is selected.
-		d, _ := e.Data.(events.Baseline)
+		d, ok := events.DataOf[events.Baseline](e)
+		if !ok {
+			break
+		}
 		screen := d.Diff
 		if screen == "" {
 			screen = d.Actual

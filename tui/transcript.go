@@ -269,6 +269,14 @@ func transcriptLine(e events.Event) string {
 		return "tools: " + e.Message
 	case events.KindLog:
 		return "log: " + e.Message
+	case events.KindBaseline:
+		// The message says the check, its result and how many pixels
+		// differ; the images it kept are the report's to show.
+		s := e.Message
+		if d, ok := events.DataOf[events.Baseline](e); ok && d.Diff != "" {
+			s += " [diff " + d.Diff + "]"
+		}
+		return s
 	}
 	return string(e.Kind)
 }

@@ -195,3 +195,18 @@ func finalRowText(r Row) string {
 	text, _ := rowText(r)
 	return text
 }
+
+// TestTranscriptSaysScreenshotChecks: --headless and replay --print say a
+// screenshot check's result and where its diff is, as the console does,
+// rather than the bare kind.
+func TestTranscriptSaysScreenshotChecks(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	p := NewPrinter(&out)
+	p.Event(events.Event{Kind: events.KindBaseline, Step: 1, Message: "screenshot main: differs, 145 of 36000 pixels differ (0.40%)",
+		Data: events.Baseline{Name: "main", Result: events.BaselineDiffers, Diff: "baselines/main.diff.png"}})
+	want := "screenshot main: differs, 145 of 36000 pixels differ (0.40%) [diff baselines/main.diff.png]"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("the transcript lacks %q:\n%s", want, out.String())
+	}
+}

@@ -36,6 +36,9 @@ func payloadSamples() []Payload {
 		ConsoleSummary{Total: 300, Recorded: 200, Counts: map[string]int{"log": 299, "exception": 1}},
 		CapacityWait{Group: "model", Limit: 1, For: "model"},
 		CapacityAcquired{Group: "model", Limit: 1, For: "model", WaitedMS: 1200},
+		Baseline{Name: "dialog", Result: BaselineDiffers, File: "baselines/dialog.png", DiffPixels: 12, Pixels: 4800, DiffRatio: 0.0025,
+			MaxDiffRatio: 0.001, Threshold: 0.1, SizeDiffers: true, Width: 80, Height: 60,
+			Expected: "baselines/dialog.expected.png", Actual: "baselines/dialog.actual.png", Diff: "baselines/dialog.diff.png"},
 	}
 }
 
@@ -161,6 +164,7 @@ var structural = []string{
 var structuralData = map[Kind][]string{
 	KindRunStarted: {"Data.SHA256", "Data.Mode"},
 	KindFinal:      {"Data.Ending"},
+	KindBaseline:   {"Data.Result"},
 }
 
 // TestRedactionCoversEveryString plants a marker in every string field of

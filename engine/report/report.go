@@ -211,8 +211,9 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindConsole, events.KindConsoleSummary:
 		r.Browser = consoleInto(r.Browser, e)
 	case events.KindBaseline:
-		d, _ := e.Data.(events.Baseline)
-		r.Baselines = append(r.Baselines, Baseline{Step: e.Step, Baseline: d})
+		if d, ok := events.DataOf[events.Baseline](e); ok {
+			r.Baselines = append(r.Baselines, Baseline{Step: e.Step, Baseline: d})
+		}
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
 	case events.KindStepEnded:

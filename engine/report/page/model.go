@@ -559,9 +559,11 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 			row.Text = "loop ended: " + e.Message
 		case events.KindRunStarted, events.KindDisplayStarted, events.KindTools, events.KindAppExited,
 			events.KindAppWindows, events.KindAppHung, events.KindConsole, events.KindConsoleSummary,
-			events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog, events.KindRunEnded:
+			events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog, events.KindRunEnded,
+			events.KindBaseline:
 			// A row of the kind and its message; the page's sections show
-			// the detail (the run's header, startup, hung, the console).
+			// the detail (the run's header, startup, hung, the console,
+			// the screenshot checks).
 			row.Text = kindLine(e)
 		default:
 			// A kind from a newer version of kasmrt.
