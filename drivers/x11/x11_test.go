@@ -97,7 +97,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestSessionStartClose(t *testing.T) {
+func TestServerStartClose(t *testing.T) {
 	t.Parallel()
 	s, c := newDisplay(t)
 	if !s.Owned() || !strings.HasPrefix(s.Display(), ":") {
@@ -123,7 +123,7 @@ func TestSessionStartClose(t *testing.T) {
 	}
 }
 
-func TestSessionSize(t *testing.T) {
+func TestServerSize(t *testing.T) {
 	t.Parallel()
 	testkit.Need(t, "Xvfb")
 	s, err := StartServer(context.Background(), DisplayOptions{Width: 640, Height: 480, Depth: 24})
@@ -145,7 +145,7 @@ func TestSessionSize(t *testing.T) {
 	}
 }
 
-func TestSessionBorrow(t *testing.T) {
+func TestServerBorrow(t *testing.T) {
 	t.Parallel()
 	owner, _ := newDisplay(t)
 	borrowed, err := StartServer(context.Background(), DisplayOptions{Display: owner.Display()})
@@ -178,7 +178,7 @@ func TestSessionBorrow(t *testing.T) {
 	}
 }
 
-func TestSessionBorrowMissingDisplay(t *testing.T) {
+func TestServerBorrowMissingDisplay(t *testing.T) {
 	t.Parallel()
 	_, err := StartServer(context.Background(), DisplayOptions{Display: ":7311"})
 	if err == nil || !strings.Contains(err.Error(), ":7311") {
