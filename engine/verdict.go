@@ -18,7 +18,7 @@ type verdictFacts struct {
 	end       *ending
 	escalated bool
 	// loopOutcome is degraded or no-model-verdict, or "" for completed.
-	loopOutcome  string
+	loopOutcome  events.Outcome
 	modelVerdict string // goal-met, goal-not-met, or "" when none was recorded
 	modelReason  string
 	// checkFalse is set when a check_expectation came back false.
@@ -71,9 +71,9 @@ const nothingVerified = "nothing the scenario declared verified the goal; the ru
 // already among the verdict's reasons.
 func decideVerdict(f verdictFacts) (v events.Decision, raised []string) {
 	var failed []string
-	outcome := events.Outcome(OutcomeCompleted)
+	outcome := OutcomeCompleted
 	if f.loopOutcome != "" {
-		outcome = events.Outcome(f.loopOutcome)
+		outcome = f.loopOutcome
 	}
 	failedOutcome := outcome
 	for _, c := range f.checks {
@@ -104,14 +104,14 @@ func decideVerdict(f verdictFacts) (v events.Decision, raised []string) {
 	}
 	neverUpgrades := by + " recorded goal-met, which never upgrades a failed check"
 	if e := f.end; e != nil && e.verdict == events.VerdictTestError {
-		return events.Decision{Verdict: events.VerdictTestError, Outcome: events.Outcome(e.outcome), Reasons: withSummary(append([]string{e.reason}, failed...))}, nil
+		return events.Decision{Verdict: events.VerdictTestError, Outcome: e.outcome, Reasons: withSummary(append([]string{e.reason}, failed...))}, nil
 	}
 	if e := f.end; e != nil && e.verdict == events.VerdictAppFailed {
 		reasons := append([]string{e.reason}, failed...)
 		if f.modelVerdict == events.ModelGoalMet {
 			reasons = append(reasons, neverUpgrades)
 		}
-		return events.Decision{Verdict: events.VerdictAppFailed, Outcome: events.Outcome(e.outcome), Reasons: withSummary(reasons)}, nil
+		return events.Decision{Verdict: events.VerdictAppFailed, Outcome: e.outcome, Reasons: withSummary(reasons)}, nil
 	}
 	if len(failed) > 0 {
 		reasons := failed

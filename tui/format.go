@@ -195,7 +195,7 @@ func rowText(r Row) (text, status string) {
 func formatFinal(e events.Event) string {
 	what := "final capture"
 	if d, ok := events.DataOf[events.FinalCapture](e); ok {
-		what += " (" + d.Ending + ")"
+		what += " (" + string(d.Ending) + ")"
 	}
 	if e.Screen == "" {
 		return what + ": " + e.Message

@@ -113,7 +113,7 @@ type FinalCapture struct {
 	Height int `json:"height,omitempty"`
 	// Ending is the outcome the run ended with (completed, deadline,
 	// interrupted…), so the capture says what it documents.
-	Ending string `json:"ending"`
+	Ending Outcome `json:"ending"`
 	// Window is the application's window on the capture, as on a screen
 	// event; absent when it had none left.
 	Window *Rect `json:"window,omitempty"`

@@ -129,12 +129,12 @@ type Grounding struct {
 // Final is the run's last capture: the screen as the application was left,
 // or why there is none (the display was gone).
 type Final struct {
-	Screen string    `json:"screen"`
-	T      time.Time `json:"t"`
-	Width  int       `json:"width,omitempty"`
-	Height int       `json:"height,omitempty"`
-	Ending string    `json:"ending"`
-	Note   string    `json:"note,omitempty"`
+	Screen string         `json:"screen"`
+	T      time.Time      `json:"t"`
+	Width  int            `json:"width,omitempty"`
+	Height int            `json:"height,omitempty"`
+	Ending events.Outcome `json:"ending"`
+	Note   string         `json:"note,omitempty"`
 }
 
 // Usage sums the numeric usage fields of every model response.

@@ -67,7 +67,7 @@ func TestFoldFillsEveryField(t *testing.T) {
 		{"deadline", r.Timing.DeadlineS, 600.0},
 		// The final capture is announced by its own event alone.
 		{"screens", r.Screens, 2},
-		{"final", r.Final.Screen + " " + r.Final.Ending, "screens/0002.png completed"},
+		{"final", r.Final.Screen + " " + string(r.Final.Ending), "screens/0002.png completed"},
 		// report.json lists the windows seen even when there were none.
 		{"startup windows a list", r.Startup.Windows != nil && len(r.Startup.Windows) == 0, true},
 	}

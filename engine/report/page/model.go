@@ -401,7 +401,7 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 		v.Console = cv
 	}
 	if f := rep.Final; f != nil {
-		v.Final = &finalView{Screen: b.shot(f.Screen, nil), Ending: b.clean(f.Ending), Note: b.clean(f.Note)}
+		v.Final = &finalView{Screen: b.shot(f.Screen, nil), Ending: b.clean(string(f.Ending)), Note: b.clean(f.Note)}
 	}
 	return v
 }
