@@ -114,6 +114,12 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			if err != nil {
 				return s.driverFailure(err)
 			}
+			if at, cached := s.cachedPlace(); cached {
+				// A replayed call clicks where the cached run's did, its
+				// crop found there (actioncache.go).
+				pt, where, before, beforeRel, found = at, located{point: at}, img, rel, true
+				continue
+			}
 			l, err := s.locate(ctx, n, attempt, img, rel, description, expect)
 			if err != nil {
 				reason := err.Error()

@@ -186,6 +186,11 @@ func (s *runState) runLoop(ctx context.Context) {
 		if err := s.r.steer.waitWhilePaused(ctx); err != nil {
 			continue
 		}
+		if upd := s.takeoverPoint(ctx); upd != "" {
+			// Back to the top: a pause the operator set still holds.
+			history = append(history, model.Message{Role: model.RoleUser, Text: upd})
+			continue
+		}
 		// The app can end between turns (a dialog closing after the last
 		// action settled): look before spending a model call.
 		if !s.checkAfterStep(ctx) {
@@ -200,11 +205,10 @@ func (s *runState) runLoop(ctx context.Context) {
 		if notes := s.r.steer.takeNotes(); len(notes) > 0 {
 			history = append(history, model.Message{Role: model.RoleUser, Text: "Operator note: " + strings.Join(notes, "\nOperator note: ")})
 		}
-		req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(s.memory.Context(history)), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
-		req.Messages = fitContext(op.Model, req)
-		s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
-		s.loop.iterations++
-		resp, err := s.Turn(ctx, req)
+		resp, err := s.plan(ctx, history)
+		if errors.Is(err, errReplayEnded) {
+			return
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				continue
@@ -288,6 +292,7 @@ func (s *runState) runLoop(ctx context.Context) {
 		}
 		before := s.lastSum()
 		res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
+		s.cacheCall(c.Name, args, res)
 		msg := res.message
 		if change := s.screenChange(c.Name, args, before, res); change != "" {
 			msg += "\n" + change
@@ -478,7 +483,7 @@ func (s *runState) budgets() {
 		{Name: "malformed", Used: float64(s.loop.malformed), Limit: float64(op.Runner.MaxRetriesPerStep)},
 		{Name: "tool_errors", Used: float64(s.consecutiveToolErrors), Limit: float64(op.Runner.MaxToolErrors)},
 		{Name: "hold", Used: s.held.Seconds(), Limit: op.Runner.MaxHoldS, Unit: "s"},
-		{Name: "deadline", Used: time.Since(s.startedAt).Seconds(), Limit: total.Seconds(), Unit: "s"},
+		{Name: "deadline", Used: s.deadlineUsed().Seconds(), Limit: total.Seconds(), Unit: "s"},
 		{Name: "deadline_reserve", Used: 0, Limit: reserve.Seconds(), Unit: "s"},
 	}
 	if s.model != nil {

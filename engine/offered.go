@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kasmrt/kasmrt/engine/stage"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -35,6 +36,9 @@ func NotOffered(f *scenarios.Files) []Unoffered {
 			continue
 		}
 		why := notOfferedWhy(t.Presence, f.Scenario.Mode())
+		if isBrowserPresence(t.Presence) && f.Operator.Desktop.Desktop == scenarios.DesktopWayland {
+			why = "needs a browser: section, which needs the X11 desktop (the runtime starts Chromium on an X display)"
+		}
 		if disabled[name] {
 			why = "disabled by the operator file (tools.disabled)"
 		}
@@ -42,6 +46,21 @@ func NotOffered(f *scenarios.Files) []Unoffered {
 	}
 	slices.SortFunc(out, func(a, b Unoffered) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
 	return out
+}
+
+// isBrowserPresence reports whether a tool comes with the browser.
+func isBrowserPresence(p scenarios.Presence) bool {
+	switch p {
+	case scenarios.CDPTab, scenarios.CDPTargets, scenarios.CDPWaits, scenarios.CDPURLs:
+		return true
+	}
+	return false
+}
+
+// DesktopLacks says what the run's session will lack that the X11 session
+// offers (hang detection, popup windows), for validate; nothing on X11.
+func DesktopLacks(f *scenarios.Files) []string {
+	return stage.Lacks(f.Operator.Desktop.Desktop)
 }
 
 func notOfferedWhy(p scenarios.Presence, mode string) string {

@@ -61,10 +61,19 @@ type Options struct {
 	// (services.<group>.max_concurrent) and are shared by every run of a
 	// suite; nil gives the run gates of its own from the operator file.
 	Gates *capacity.Gates
+	// Cache overrides the operator file's cache: (read-write, read-only,
+	// off) for a goal run; "" keeps the file's.
+	Cache string
 	// Machine is where the run's session, app and browser come from; nil
 	// is the real drivers. A suite's worker passes one that keeps its
 	// display between runs.
 	Machine stage.Machine
+	// Takeover, when set, lets the operator take the desktop over
+	// (Runner.TakeOver): the loopback host:port its VNC server listens on,
+	// port 0 for any. TakeoverPausesDeadline stops the deadline's clock
+	// while the operator has the desktop (engine/takeover.go).
+	Takeover               string
+	TakeoverPausesDeadline bool
 	// UpdateBaselines makes every screenshot check write the window as its
 	// baseline (beside the scenario) instead of comparing it.
 	UpdateBaselines bool
@@ -136,6 +145,13 @@ type Runner struct {
 	over  bool
 	// agentOffers are a session's offers once it has launched.
 	agentOffers Offers
+
+	// takeover is the operator's takeover of the desktop, nil unless
+	// Options.Takeover is set; vnc starts its server; clock is the work
+	// context when a takeover pauses the deadline (engine/takeover.go).
+	takeover *takeoverDesk
+	vnc      vncStarter
+	clock    *pausableDeadline
 }
 
 // New resolves the files and options into a runner. Nothing is launched.
@@ -176,6 +192,9 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 	}
 	if opts.Machine != nil {
 		r.machine = opts.Machine
+	}
+	if opts.Takeover != "" {
+		r.takeover, r.vnc = newTakeoverDesk(opts.Takeover, opts.TakeoverPausesDeadline), x11vnc{}
 	}
 	if files.Operator.HasInbox() || opts.Interactive {
 		opts := inbox.Options{Redact: r.Redact, OnSecret: r.answers.addSecret}
@@ -263,11 +282,9 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	r.bus = bus
 	r.mu.Unlock()
 
-	total, reserve := r.deadlines()
-	runCtx, cancelRun := context.WithTimeout(ctx, total)
-	defer cancelRun()
 	// Work stops when the reserve begins; the report still has the reserve.
-	workCtx, cancelWork := context.WithTimeout(runCtx, total-reserve)
+	_, reserve := r.deadlines()
+	workCtx, cancelWork := r.workContext(ctx)
 	defer cancelWork()
 	r.steer.bind(cancelWork)
 
@@ -299,6 +316,9 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 		bus.Publish(e)
 	}
 	st.execute(workCtx)
+	if r.takeover != nil {
+		r.takeover.close()
+	}
 
 	// Finish within the reserve even when ctx (Ctrl-C) is done: diagnosis
 	// and the report are not cancelled with the work.

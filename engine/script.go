@@ -15,6 +15,12 @@ func (s *runState) runScript(ctx context.Context) {
 		if ctx.Err() != nil || s.end != nil {
 			return
 		}
+		// An operator who took the desktop over may have changed
+		// anything: the checks look again before the next step.
+		took := s.takeoverPoint(ctx) != ""
+		if ctx.Err() != nil || (took && !s.checkAfterStep(ctx)) {
+			return
+		}
 		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: events.SourceScript, Expect: st.Expect})
 		if ctx.Err() != nil {
 			return

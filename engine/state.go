@@ -144,6 +144,9 @@ type loopState struct {
 	model         *modelState
 	memory        *memory.Memory
 	startedAt     time.Time
+	// actionCache is the goal loop's use of the action cache
+	// (actioncache.go), set as the loop plans its first call.
+	actionCache *actionCache
 
 	// consecutiveToolErrors counts declared-tool failures since the last
 	// success: runner.max_tool_errors bounds it, and the tool_errors
@@ -604,6 +607,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	for _, c := range raised {
 		s.concern(c)
 	}
+	s.closeCache(v.Verdict)
 	s.finalCapture(ctx, v.Outcome)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.shutdown()

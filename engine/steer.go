@@ -11,11 +11,14 @@ import (
 // approvals, abort and notes for the model. The console sets it from its
 // goroutine; the loop reads it before each model turn.
 type steering struct {
-	mu        sync.Mutex
-	paused    bool
-	stepMode  bool
-	aborted   bool
-	notes     []string
+	mu       sync.Mutex
+	paused   bool
+	stepMode bool
+	aborted  bool
+	notes    []string
+	// takeover is set while the operator asks for the desktop: a paused
+	// loop goes on to its takeover point (engine/takeover.go).
+	takeover  bool
 	cancel    context.CancelFunc
 	changed   chan struct{} // closed and replaced on every change
 	decisions chan decision
@@ -87,7 +90,7 @@ func (s *steering) inStepMode() bool {
 func (s *steering) waitWhilePaused(ctx context.Context) error {
 	for {
 		s.mu.Lock()
-		paused, changed := s.paused && !s.aborted, s.changed
+		paused, changed := s.paused && !s.aborted && !s.takeover, s.changed
 		s.mu.Unlock()
 		if !paused {
 			return ctx.Err()

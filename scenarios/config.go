@@ -22,6 +22,29 @@ const (
 // optional screen number.
 var displayRE = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\])?:[0-9]{1,5}(\.[0-9]{1,3})?$`)
 
+// The desktops a run's session can be (session.desktop, run --desktop).
+const (
+	DesktopX11     = "x11"
+	DesktopWayland = "wayland"
+)
+
+// BrowserNeedsX11 is the problem of a browser: section on the Wayland
+// desktop: the runtime starts Chromium on an X display.
+const BrowserNeedsX11 = "a browser: section needs the X11 desktop (the runtime starts Chromium on an X display); use session.desktop: x11"
+
+// CheckDesktop reports whether name is a desktop a run can start
+// (x11 or wayland), and whether it fits the scenario: a Wayland run has no
+// browser. It says why not in the terms of run's --desktop flag.
+func CheckDesktop(name string, s *Scenario) error {
+	if !oneOf(name, DesktopX11, DesktopWayland) {
+		return fmt.Errorf("want x11 or wayland, got %q", name)
+	}
+	if name == DesktopWayland && s != nil && s.Browser != nil {
+		return fmt.Errorf("%s", BrowserNeedsX11)
+	}
+	return nil
+}
+
 // CheckDisplay reports whether name is an X display name such as ":1",
 // ":99.0" or "host:0". It says why not without repeating the name, which
 // may be anything a shell passed on.

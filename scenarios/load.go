@@ -642,11 +642,22 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 	if !oneOf(s.WindowManager, "", "openbox", "none") {
 		v.failAt("session.window_manager", "want openbox or none, got %q", s.WindowManager)
 	}
+	switch {
+	case !oneOf(s.Desktop, "", DesktopX11, DesktopWayland):
+		v.failAt("session.desktop", "want x11 or wayland, got %q", s.Desktop)
+	case s.Desktop == DesktopWayland && s.Display != "":
+		v.failAt("session.display", "a Wayland session is always the run's own compositor; session.display borrows an X display (remove one of session.display and session.desktop: wayland)")
+	case s.Desktop == DesktopWayland && s.WindowManager != "":
+		v.failAt("session.window_manager", "a Wayland session's compositor (sway) manages its windows; session.window_manager is for the X11 session")
+	}
 	if s.Home != "" && s.Isolate != nil && !*s.Isolate {
 		v.failAt("session.home", "session.home is the isolated HOME; with isolate: false the app keeps the runtime's")
 	}
 	if !oneOf(fmt.Sprint(s.Depth), "0", "16", "24") {
 		v.failAt("session.depth", "want 16 or 24, got %d", s.Depth)
+	}
+	if !oneOf(o.Cache, "", "read-write", "read-only", "off") {
+		v.failAt("cache", "want read-write, read-only or off, got %q", o.Cache)
 	}
 	if !oneOf(o.Memory.EmitPolicy, "", "always", "on_change") {
 		v.failAt("memory.emit_policy", "want always or on_change, got %q", o.Memory.EmitPolicy)
@@ -763,6 +774,9 @@ func crossCheck(s *Scenario, o *Operator) Problems {
 		v.step(i, &s.Steps[i], catalog, o, disabled)
 	}
 	v.clickTargetsOnScreen(s, o)
+	if o.Desktop.Desktop == DesktopWayland && s.Browser != nil {
+		v.failAt("browser", "%s", BrowserNeedsX11)
+	}
 	ov := &validator{file: o.File, keys: nil}
 	ov.stranded(catalog, o, disabled)
 	for i := range ov.problems {

@@ -41,6 +41,10 @@ type Operator struct {
 	// Services bounds the requests to each capacity group at once, across
 	// every run in the process (docs/language.md, "services").
 	Services map[string]ServiceConfig `yaml:"services"`
+	// Cache is how goal runs use the action cache beside the scenario:
+	// read-write, read-only or off (the default; docs/language.md,
+	// "cache").
+	Cache string `yaml:"cache"`
 
 	// File is where the operator file was loaded from ("" for defaults).
 	File string `yaml:"-"`
@@ -106,6 +110,10 @@ type DesktopConfig struct {
 	// WindowManager is run on an embedded Xvfb: openbox (the default) or
 	// none.
 	WindowManager string `yaml:"window_manager"`
+	// Desktop is the kind of session the run starts: x11 (the default, an
+	// embedded Xvfb or a given display) or wayland (a headless sway of the
+	// run's own, the application a native Wayland client).
+	Desktop string `yaml:"desktop"`
 	// Isolate gives the application and declared tools a HOME, XDG
 	// directories and TMPDIR of their own (default true).
 	Isolate *bool `yaml:"isolate"`

@@ -45,6 +45,8 @@ func OperatorSchema() map[string]any {
 	model["tool_choice"] = map[string]any{"enum": []string{"auto", "required", "none"}}
 	model["max_context_length"] = map[string]any{"type": "integer", "minimum": 1, "description": "the model's context in tokens, max_tokens included; must exceed max_tokens plus 512"}
 	model["endpoint"] = map[string]any{"type": "string", "description": "http(s) URL of the model service, its /v1 base or its full endpoint; no embedded credentials"}
+	s["properties"].(map[string]any)["cache"] = map[string]any{"enum": []string{"read-write", "read-only", "off"},
+		"description": "how goal runs use the action cache beside the scenario (NAME.kasmrt-cache/)"}
 	mem := s["properties"].(map[string]any)["memory"].(map[string]any)["properties"].(map[string]any)
 	mem["emit_policy"] = map[string]any{"enum": []string{"always", "on_change"}}
 	disabled := s["properties"].(map[string]any)["tools"].(map[string]any)["properties"].(map[string]any)

@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(xvfb x11-utils x11-apps xterm xfonts-base fonts-dejavu-core dbus dbus-x11
   at-spi2-core zenity gtk-3-examples chromium tesseract-ocr tesseract-ocr-eng
   libsixel-bin tmux gnome-calculator speedcrunch xclip openbox mousepad aptitude-doc-en
-  libxml2-utils gir1.2-gtk-3.0 python3-gi libtesseract-dev python3-junitparser)
+  libxml2-utils gir1.2-gtk-3.0 python3-gi libtesseract-dev python3-junitparser x11vnc novnc
+  sway grim wtype qtwayland5)
 # One probe per package: a file the package installs.
 probes=(/usr/bin/Xvfb /usr/bin/xwininfo /usr/bin/xclock /usr/bin/xterm
   /usr/share/fonts/X11/misc/fonts.dir /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -16,7 +17,10 @@ probes=(/usr/bin/Xvfb /usr/bin/xwininfo /usr/bin/xclock /usr/bin/xterm
   /usr/bin/gnome-calculator /usr/bin/speedcrunch /usr/bin/xclip /usr/bin/openbox /usr/bin/mousepad
   /usr/share/doc/aptitude/html/en/index.html /usr/bin/xmllint
   /usr/lib/x86_64-linux-gnu/girepository-1.0/Gtk-3.0.typelib /usr/lib/python3/dist-packages/gi/__init__.py
-  /usr/include/tesseract/capi.h /usr/lib/python3/dist-packages/junitparser/__init__.py)
+  /usr/include/tesseract/capi.h /usr/lib/python3/dist-packages/junitparser/__init__.py /usr/bin/x11vnc
+  /usr/share/novnc/core/rfb.js
+  /usr/bin/sway /usr/bin/grim /usr/bin/wtype
+  /usr/lib/x86_64-linux-gnu/qt5/plugins/platforms/libqwayland-generic.so)
 
 missing=()
 for i in "${!packages[@]}"; do

@@ -43,14 +43,18 @@ func apiRoutes() []route {
 			route{wr.method, "/v1/sessions/{id}" + wr.suffix, forSession(wr.handler)},
 			route{wr.method, "/v1/runs/{id}" + wr.suffix, forRun(wr.handler)})
 	}
-	return routes
+	return append(routes, takeoverRoutes()...)
 }
 
-type api struct{ m *Manager }
+type api struct {
+	m *Manager
+	// views are the takeovers' browser views (takeover_view.go).
+	views *views
+}
 
 // mountAPI adds the /v1 routes to mux.
-func mountAPI(mux *http.ServeMux, m *Manager) {
-	a := &api{m: m}
+func mountAPI(mux *http.ServeMux, m *Manager, v *views) {
+	a := &api{m: m, views: v}
 	for _, r := range apiRoutes() {
 		mux.HandleFunc(r.method+" "+r.path, func(w http.ResponseWriter, req *http.Request) { r.handler(a, w, req) })
 	}

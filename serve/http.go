@@ -86,11 +86,18 @@ func NewHandler(m *Manager, o HTTPOptions) http.Handler {
 		SessionTimeout:               o.MCPIdleTimeout,
 	})
 	mux.Handle("/mcp", limitOpens(m, transports.limit(func() *mcp.Server { return NewMCPServer(m, o.Version) }, mcpHandler)))
-	mountAPI(mux, m)
+	v := newViews()
+	mountAPI(mux, m, v)
 	var h http.Handler = mux
 	if o.Token != "" {
 		h = inbox.RequireBearer(o.Token, "kasmrt", mux)
 	}
+	// A takeover's browser view cannot send the token: its ticket, which
+	// only the token could get, guards it (takeover_view.go).
+	outer := http.NewServeMux()
+	outer.Handle(viewPrefix, v.handler(m))
+	outer.Handle("/", h)
+	h = outer
 	return httpguard.Guard(o.Listen, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		for _, k := range []string{"token", "access_token", "auth", "key"} {

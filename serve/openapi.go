@@ -48,6 +48,7 @@ func errResp(desc string) map[string]any { return jsonResp(desc, errorSchema) }
 var operations = func() map[string]operation {
 	ops := maps.Clone(sessionOperations)
 	maps.Copy(ops, runOperations)
+	maps.Copy(ops, takeoverOperations)
 	for _, kind := range []string{"sessions", "runs"} {
 		for key, op := range watchedOperations(kind) {
 			ops[key] = op

@@ -32,7 +32,10 @@ type keptDisplay struct {
 }
 
 func (k *keptDisplay) StartDisplayServer(ctx context.Context, opts desktop.DisplayOptions) (stage.DisplayServer, error) {
-	if opts.Display != "" {
+	if opts.Display != "" || opts.Desktop == desktop.DesktopWayland {
+		// A borrowed display is not the worker's to keep, and a Wayland
+		// compositor is started for each run (no reset to a fresh state
+		// is written for one).
 		return k.Drivers.StartDisplayServer(ctx, opts)
 	}
 	k.mu.Lock()

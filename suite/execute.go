@@ -50,6 +50,9 @@ type Options struct {
 	// FreshDisplays starts a new Xvfb for every run instead of keeping
 	// each worker's display between its runs (reset in between).
 	FreshDisplays bool
+	// Cache overrides the operator file's cache: for every goal run
+	// (engine.Options.Cache).
+	Cache string
 	// Interactive gives every run an inbox of its own, so ask_human is
 	// offered: an operator at the suite console answers.
 	Interactive bool
@@ -340,7 +343,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 		return res
 	}
 	eo := engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport, UpdateBaselines: opts.UpdateBaselines,
-		Gates: gates, Interactive: opts.Interactive, Machine: machine}
+		Gates: gates, Interactive: opts.Interactive, Machine: machine, Cache: opts.Cache}
 	if opts.RunSinks != nil {
 		eo.Sinks = opts.RunSinks(p)
 	}

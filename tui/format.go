@@ -183,9 +183,14 @@ func rowText(r Row) (text, status string) {
 			return fmt.Sprintf("  browser %s: %s", d.Level, d.Text), ""
 		case events.KindFinal:
 			return "  " + formatFinal(e), ""
+		case events.KindTakeoverStarted, events.KindTakeoverEnded:
+			return "  " + formatTakeover(e), ""
 		}
 		return "  app exited: " + e.Message, ""
 	case RowLoop:
+		if e.Kind == events.KindCache {
+			return "  " + e.Message, ""
+		}
 		return "  loop ended: " + e.Message, ""
 	}
 	return string(e.Kind), ""

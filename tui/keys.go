@@ -14,7 +14,7 @@ type liveKeys struct {
 	ScrollDown, ScrollUp               key.Binding
 	NextFailed, PrevFailed             key.Binding
 	Pause, Step, Approve, Reject       key.Binding
-	Abort, Note, Help, Quit            key.Binding
+	Abort, Note, Takeover, Help, Quit  key.Binding
 }
 
 func newLiveKeys() liveKeys {
@@ -43,6 +43,7 @@ func newLiveKeys() liveKeys {
 		Reject:     b([]string{"r"}, "r", "reject"),
 		Abort:      b([]string{"x"}, "x", "abort"),
 		Note:       b([]string{"n"}, "n", "note"),
+		Takeover:   b([]string{"T"}, "T", "take over the desktop / hand back"),
 		Help:       b([]string{"?"}, "?", "help"),
 		Quit:       b([]string{"q", "ctrl+c"}, "q", "quit"),
 	}
@@ -57,7 +58,7 @@ func (k liveKeys) ShortHelp() []key.Binding {
 func (k liveKeys) groups() []keyGroup {
 	return []keyGroup{
 		{"timeline", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Follow, k.Filter, k.NextFailed}},
-		{"steering", []key.Binding{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note}},
+		{"steering", []key.Binding{k.Pause, k.Step, k.Approve, k.Reject, k.Abort, k.Note, k.Takeover}},
 		{"detail", []key.Binding{k.Detail, k.Why, k.Close, k.ScrollDown, k.Compare}},
 		{"console", []key.Binding{k.Help, k.Quit}},
 	}

@@ -109,6 +109,8 @@ type Model struct {
 	paused        bool
 	stepMode      bool
 	seenQuestions map[string]bool
+	// desk is the operator's takeover of the desktop (takeover.go).
+	desk takeoverView
 
 	// answerMark is the mark of the answer being typed: private until the
 	// operator cycles it, and private again for the next answer.
@@ -286,6 +288,9 @@ func (m *Model) setMode(mode graphics.Mode) {
 // Update routes a message. It does no I/O: images load and encode in
 // commands, and Controls are called from commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, ok := m.updateTakeover(msg); ok {
+		return m, cmd
+	}
 	if r, ok := graphics.ReplyFromMsg(msg); ok {
 		if !m.probing {
 			return m, nil
@@ -380,6 +385,7 @@ func (m *Model) fold(evs []events.Event) (bell bool) {
 		// neutralised here, once, before anything can draw it.
 		e = sanitize.Value(e)
 		m.st.Apply(m.st.Seen, e)
+		m.foldTakeover(e)
 		if e.Kind == events.KindQuestion && e.Question != nil && !m.seenQuestions[e.Question.ID] {
 			m.seenQuestions[e.Question.ID] = true
 			bell = true
@@ -503,6 +509,8 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openPrompt(promptAbort, "abort the run? y/n")
 	case key.Matches(msg, k.Note):
 		return m.openPrompt(promptNote, "note to the model (sent with the next turn)")
+	case key.Matches(msg, k.Takeover):
+		return m.toggleTakeover()
 	}
 	return nil
 }
@@ -1032,6 +1040,9 @@ func (m *Model) statusLine() string {
 		return st.Title.Render("note: ") + m.input.View()
 	case promptAbort:
 		return st.StepError.Render("abort the run? (y/n)")
+	}
+	if line, ok := m.takeoverLine(); ok {
+		return line
 	}
 	if p := m.st.Proposal; p != nil && m.live {
 		return st.Question.Render(fmt.Sprintf("proposed: step %d %s %s", p.Step, sanitize.Line(p.Tool), formatArgs(p.Args))) +

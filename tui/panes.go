@@ -353,6 +353,9 @@ func verdictView(st themes.Styles, s *State, w int) string {
 	if s.LoopEnded != "" {
 		lines = append(lines, st.Muted.Render("loop ended: "+s.LoopEnded))
 	}
+	if s.Cache != "" {
+		lines = append(lines, st.Muted.Render(s.Cache))
+	}
 	for _, c := range s.Checks {
 		res := st.StepOK.Render("ok")
 		if !c.OK {

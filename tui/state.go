@@ -117,7 +117,10 @@ type State struct {
 	Questions []*events.Question // every question asked, answered or not
 	Verdict   *events.Decision
 	LoopEnded string
-	Ended     bool
+	// Cache is the action cache's last account (hits, misses, where it
+	// fell back, the model calls saved), "" when the run used none.
+	Cache string
+	Ended bool
 	// NoClickElement says why the run offers no click_element, when the
 	// tools event said so.
 	NoClickElement string
@@ -218,7 +221,8 @@ func (s *State) apply(index int, e events.Event) {
 			s.Deadline = time.Duration(d.DeadlineS * float64(time.Second))
 		}
 		s.Reserve = reserveOf(d)
-	case events.KindAppLaunched, events.KindAppExited, events.KindAppWindows, events.KindAppHung:
+	case events.KindAppLaunched, events.KindAppExited, events.KindAppWindows, events.KindAppHung,
+		events.KindTakeoverStarted, events.KindTakeoverEnded:
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 	case events.KindConsole:
 		// The page's errors and uncaught exceptions are worth a row; its
@@ -395,6 +399,9 @@ func (s *State) apply(index int, e events.Event) {
 		s.Rows = append(s.Rows, Row{Kind: RowSteer, Index: index, Event: e})
 	case events.KindLoopEnded:
 		s.LoopEnded = e.Message
+		s.Rows = append(s.Rows, Row{Kind: RowLoop, Index: index, Event: e})
+	case events.KindCache:
+		s.Cache = e.Message
 		s.Rows = append(s.Rows, Row{Kind: RowLoop, Index: index, Event: e})
 	case events.KindVerdict:
 		if e.Verdict != nil {

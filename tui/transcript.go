@@ -128,6 +128,8 @@ func transcriptLine(e events.Event) string {
 		return "app exited: " + e.Message
 	case events.KindAppWindows:
 		return "startup: " + e.Message
+	case events.KindTakeoverStarted, events.KindTakeoverEnded:
+		return formatTakeover(e)
 	case events.KindAppHung:
 		d, ok := events.DataOf[events.AppHung](e)
 		if !ok {
@@ -255,6 +257,8 @@ func transcriptLine(e events.Event) string {
 		return formatSteer(e.Steer)
 	case events.KindLoopEnded:
 		return "loop ended: " + e.Message
+	case events.KindCache:
+		return e.Message
 	case events.KindVerdict:
 		if e.Verdict == nil {
 			return "verdict"

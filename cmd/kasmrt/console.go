@@ -69,7 +69,7 @@ func runWithConsole(cmd *cobra.Command, files *scenarios.Files, opts engine.Opti
 	pub.start(errOut(cmd), runner, files.Scenario.File)
 	model, live := tui.NewLive(tui.Options{
 		Dir:      opts.ReportDir,
-		Controls: runner,
+		Controls: consoleControls{runner},
 		Theme:    cs.theme,
 		Graphics: cs.mode,
 		Env:      os.Getenv,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/internal/testkit"
 )
 
@@ -118,4 +119,64 @@ func TestKilledRuntimeTakesTheAppsSessionWithIt(t *testing.T) {
 	killed := time.Now()
 	wantNoneLeft(t, escaped)
 	t.Logf("the setsid child was gone %v after kasmrt was killed", time.Since(killed).Round(time.Millisecond))
+}
+
+// TestKilledRuntimeTakesItsCompositorWithIt SIGKILLs kasmrt during a run
+// on the Wayland desktop: the compositor, started below the runtime's
+// reaper (and, as root, as another user), ends with it.
+func TestKilledRuntimeTakesItsCompositorWithIt(t *testing.T) {
+	t.Parallel()
+	need(t, "sway", "zenity")
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "s.yaml")
+	src := "name: killed on wayland\napp:\n  command: [zenity, --info, --title=Killed, --text=killed]\n  window: {title: Killed}\n  startup_timeout_s: 30\nsteps:\n  - wait: 25\n"
+	if err := os.WriteFile(scenario, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reportDir := filepath.Join(dir, "report")
+	cmd := exec.Command(kasmrtBinary(t), "run", scenario, "--headless", "--desktop", "wayland", "--report", reportDir)
+	cmd.Env = append(os.Environ(), "DISPLAY=", "KASM_RUNTIME_DEADLINE_S=60")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	waitForWaitStep(t, reportDir, func() string { return stderr.String() })
+	evs, err := events.ReadFile(filepath.Join(reportDir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var socket string
+	for _, e := range evs {
+		if s, ok := e.Data.(events.DisplayStarted); ok {
+			socket = s.Display
+		}
+	}
+	if !filepath.IsAbs(socket) {
+		t.Fatalf("the run's session is %q, want a Wayland socket's path", socket)
+	}
+	// sway's command line names its configuration, beside its runtime
+	// directory.
+	sessionDir := filepath.Dir(filepath.Dir(socket))
+	var sway []int
+	for _, p := range findCmdline(sessionDir) {
+		sway = append(sway, p.Pid)
+	}
+	if len(sway) == 0 {
+		t.Fatalf("no process runs with %s in its command line", sessionDir)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	wantNoneLeft(t, sway)
+	// A killed runtime cannot remove the session's directory; the test
+	// does, so its runs leave nothing behind.
+	if err := os.RemoveAll(sessionDir); err != nil {
+		t.Error(err)
+	}
 }

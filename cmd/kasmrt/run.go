@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/cache"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/scenarios"
@@ -30,17 +31,24 @@ type runFlags struct {
 	json        bool
 	strict      bool
 	display     string
+	desktop     string
 	graphics    string
 	theme       string
 	recordModel string
 	replayModel string
 	listen      string
 	tokenFile   string
+	// takeover is the VNC address of an operator's takeover;
+	// takeoverPausesDeadline stops the deadline while it lasts.
+	takeover               string
+	takeoverPausesDeadline bool
 	// updateBaselines writes screenshot checks' baselines.
 	updateBaselines bool
 	// reapOrphans is set when kasmrt runs as its own process (not in
 	// tests that call run in-process alongside other runs).
 	reapOrphans bool
+	// cache is --cache: the action cache's mode for this run.
+	cache string
 }
 
 func newRunCommand() *cobra.Command {
@@ -77,12 +85,16 @@ report and exit 2; a reader that closes stdout early (| head) does not stop it.`
 	fl.BoolVar(&f.strict, "strict", false, "exit 4 when the verdict is pass-with-concerns")
 	fl.BoolVar(&f.updateBaselines, "update-baselines", false, "write the window of every screenshot check as its baseline (beside the scenario) instead of comparing it")
 	fl.StringVar(&f.display, "display", "", `existing X display to use, e.g. :1 (default: an embedded Xvfb; "-" forces one)`)
+	fl.StringVar(&f.desktop, "desktop", "", "the session's desktop: x11 or wayland (a headless sway of the run's own); overrides session.desktop")
 	fl.StringVar(&f.graphics, "graphics", "auto", "console screenshots: auto, kitty, sixel, blocks or none")
 	fl.StringVar(&f.theme, "theme", "", "console theme: auto (the default: light or dark as the terminal's background is), dark, light, high-contrast or a theme file")
 	fl.StringVar(&f.recordModel, "record-model", "", "write every model exchange (redacted) to this file; a write failure stops the recording (a concern), never the run")
 	fl.StringVar(&f.replayModel, "replay-model", "", "serve the model's turns from a recorded file instead of an endpoint")
 	fl.StringVar(&f.listen, "listen", "", "serve this run's HTTP API (events, screens, questions, steering) at this address, for kasmrt attach")
+	fl.StringVar(&f.cache, "cache", "", "the action cache beside the scenario (NAME.kasmrt-cache/): read-write, read-only or off (default: the operator file's cache:, else off)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding --listen's bearer token (default: $"+envToken+")")
+	fl.StringVar(&f.takeover, "takeover", "", "let the operator take the desktop over (T in the console, POST /v1/runs/{id}/takeover) through a VNC server on this loopback address, e.g. 127.0.0.1:5900 (port 0: any free port)")
+	fl.BoolVar(&f.takeoverPausesDeadline, "takeover-pauses-deadline", false, "stop the run's deadline while the operator has the desktop (default: it keeps counting)")
 	return cmd
 }
 
@@ -97,10 +109,22 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	if f.recordModel != "" && f.replayModel != "" {
 		return badInput(errors.New("--record-model and --replay-model cannot be combined"))
 	}
+	if _, err := cache.ParseMode(f.cache); err != nil {
+		return badInput(fmt.Errorf("--cache: %w", err))
+	}
 	if f.display != "" && f.display != "-" {
 		if err := scenarios.CheckDisplay(f.display); err != nil {
 			return refuse(cmd, fmt.Errorf("--display: %w", err))
 		}
+	}
+	if f.takeover != "" {
+		addr, err := takeoverAddr(f.takeover)
+		if err != nil {
+			return refuse(cmd, err)
+		}
+		f.takeover = addr
+	} else if f.takeoverPausesDeadline {
+		return refuse(cmd, fmt.Errorf("--takeover-pauses-deadline needs --takeover"))
 	}
 	if f.replayModel != "" {
 		if err := requireRegularFile("--replay-model", f.replayModel); err != nil {
@@ -140,6 +164,9 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		printProblems(errOut(cmd), err)
 		return &exitError{code: exitBadInput}
 	}
+	if err := applyDesktop(files, f.desktop, f.display); err != nil {
+		return refuse(cmd, fmt.Errorf("--desktop: %w", err))
+	}
 	printWarnings(errOut(cmd), files)
 	var dir reportDir
 	if f.reportDir == "" {
@@ -154,7 +181,8 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	// directory behind either. (A directory with a report in it is not
 	// empty, and stays.)
 	defer dir.discard()
-	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version, UpdateBaselines: f.updateBaselines}
+	opts := engine.Options{ReportDir: dir.path, Display: f.display, Version: version, UpdateBaselines: f.updateBaselines, Cache: f.cache,
+		Takeover: f.takeover, TakeoverPausesDeadline: f.takeoverPausesDeadline}
 	pub, err := bindPublication(cmd.Context(), f, files, dir.path)
 	if err != nil {
 		return refuse(cmd, err)
@@ -252,6 +280,32 @@ func jsonSink(w io.Writer) func(events.Event) {
 
 // refuse reports bad input that is not a file's problem (a flag, the
 // inbox's address taken) as written, and exits 3: nothing was launched.
+// applyDesktop puts --desktop over the operator file's session.desktop,
+// refusing a desktop that does not fit the run: a Wayland session borrows
+// no X display and runs no X window manager, and has no browser.
+func applyDesktop(files *scenarios.Files, desktop, display string) error {
+	s := &files.Operator.Desktop
+	if desktop == "" {
+		desktop = s.Desktop
+	} else if err := scenarios.CheckDesktop(desktop, files.Scenario); err != nil {
+		return err
+	}
+	if desktop != scenarios.DesktopWayland {
+		s.Desktop = desktop
+		return nil
+	}
+	switch {
+	case display != "" && display != "-":
+		return errors.New("a Wayland session is always the run's own compositor; --display borrows an X display")
+	case s.Display != "" && display != "-":
+		return errors.New("a Wayland session is always the run's own compositor; the operator file's session.display borrows an X display")
+	case s.WindowManager != "":
+		return errors.New("a Wayland session's compositor (sway) manages its windows; the operator file's session.window_manager is for the X11 session")
+	}
+	s.Desktop = desktop
+	return nil
+}
+
 func refuse(cmd *cobra.Command, err error) error {
 	fmt.Fprintf(errOut(cmd), "error: %v; nothing was launched\n", err)
 	return &exitError{code: exitBadInput}

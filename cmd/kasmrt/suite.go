@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/kasmrt/kasmrt/engine/cache"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 	"github.com/kasmrt/kasmrt/suite"
@@ -23,6 +24,8 @@ import (
 )
 
 type suiteFlags struct {
+	// cache is --cache: the action cache's mode for every goal run.
+	cache    string
 	operator string
 	workers  int
 	repeat   int
@@ -108,6 +111,7 @@ skipped), and --resume runs them again.`,
 	fl.BoolVar(&f.resume, "resume", false, "continue the suite in --out: keep complete runs of the same identity, re-run the rest")
 	fl.BoolVar(&f.resumeIf, "resume-if-any", false, "--resume when --out holds an earlier output, else start it (for retried Kubernetes pods)")
 	fl.StringVar(&f.junit, "junit", "", "also write the JUnit XML here (it is always in --out as junit.xml)")
+	fl.StringVar(&f.cache, "cache", "", "the action cache beside each scenario (NAME.kasmrt-cache/) for its goal runs: read-write, read-only or off (default: the operator file's cache:, else off)")
 	fl.BoolVar(&f.fresh, "fresh-displays", false, "start a new Xvfb for every run instead of keeping each worker's between its runs (reset in between)")
 	fl.BoolVar(&f.tui, "tui", false, "show the suite console (default when stdout is a terminal)")
 	fl.BoolVar(&f.headless, "headless", false, "print a line per finished run and the summary instead of the console")
@@ -134,6 +138,9 @@ skipped), and --resume runs them again.`,
 func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 	if f.headless && f.json {
 		return refuse(cmd, errors.New("--headless and --json cannot be combined"))
+	}
+	if _, err := cache.ParseMode(f.cache); err != nil {
+		return refuse(cmd, fmt.Errorf("--cache: %w", err))
 	}
 	if f.resume && f.out == "" {
 		return refuse(cmd, errors.New("--resume needs the --out directory of the suite to continue"))
@@ -200,7 +207,7 @@ func runSuite(cmd *cobra.Command, args []string, f suiteFlags) error {
 		printRunLine(w, done, total, r)
 	}
 	opts := suite.Options{Out: out, Workers: f.workers, Resume: f.resume, ResumeIfAny: f.resumeIf, Strict: f.strict, UpdateBaselines: f.updateBaselines, Version: version, OnEnd: onEnd,
-		FreshDisplays: f.fresh}
+		FreshDisplays: f.fresh, Cache: f.cache}
 	var sum *suite.Summary
 	console := f.tui || (!f.headless && !f.json && isTerminal(cmd.OutOrStdout()))
 	if console {

@@ -16,7 +16,7 @@ import (
 )
 
 func newValidateCommand() *cobra.Command {
-	var operator, report, display string
+	var operator, report, display, desktop string
 	var overwrite, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate SCENARIO",
@@ -37,6 +37,11 @@ not_offered with why).`,
 			if err == nil && display != "" && display != "-" {
 				if derr := scenarios.CheckDisplay(display); derr != nil {
 					err = fmt.Errorf("--display: %w", derr)
+				}
+			}
+			if err == nil {
+				if derr := applyDesktop(files, desktop, display); derr != nil {
+					err = fmt.Errorf("--desktop: %w", derr)
 				}
 			}
 			if err == nil && report != "" {
@@ -63,6 +68,7 @@ not_offered with why).`,
 	fl.StringVar(&report, "report", "", "check this report directory as run would")
 	fl.BoolVar(&overwrite, "overwrite", false, "with --report: accept a directory holding an earlier report")
 	fl.StringVar(&display, "display", "", "check this X display name as run would")
+	fl.StringVar(&desktop, "desktop", "", "check the run on this desktop (x11 or wayland) as run would, and list what it does not offer")
 	fl.BoolVar(&asJSON, "json", false, "print the problems, warnings and tool list as one JSON object")
 	return cmd
 }
@@ -79,6 +85,10 @@ type validateJSON struct {
 	Tools           []toolJSON `json:"tools"`
 	DecidedAtLaunch []toolJSON `json:"decided_at_launch"`
 	NotOffered      []toolJSON `json:"not_offered"`
+	// Desktop is the session's desktop when it is not X11, and
+	// DesktopLacks what that session lacks that the X11 session offers.
+	Desktop      string   `json:"desktop,omitempty"`
+	DesktopLacks []string `json:"desktop_lacks,omitempty"`
 }
 
 // problemJSON is a problem or a warning at its place: Line and Column are
@@ -134,6 +144,10 @@ func printValidateJSON(w io.Writer, path string, files *scenarios.Files, err err
 			j := toolsJSON([]scenarios.ToolSpec{t})[0]
 			j.Why = pendingWhy(t)
 			out.DecidedAtLaunch = append(out.DecidedAtLaunch, j)
+		}
+		out.DesktopLacks = engine.DesktopLacks(files)
+		if d := files.Operator.Desktop.Desktop; d != scenarios.DesktopX11 {
+			out.Desktop = d
 		}
 		for _, u := range engine.NotOffered(files) {
 			out.NotOffered = append(out.NotOffered, toolJSON{Name: u.Tool.Name, Why: u.Why})
@@ -192,6 +206,12 @@ func printToolList(w io.Writer, f *scenarios.Files) {
 		fmt.Fprintf(w, "not offered (%d):\n", len(absent))
 		for _, u := range absent {
 			fmt.Fprintf(w, "  %-22s %s\n", u.Tool.Name, u.Why)
+		}
+	}
+	if lacks := engine.DesktopLacks(f); len(lacks) > 0 {
+		fmt.Fprintf(w, "the %s session lacks (%d):\n", f.Operator.Desktop.Desktop, len(lacks))
+		for _, l := range lacks {
+			fmt.Fprintf(w, "  - %s\n", l)
 		}
 	}
 }

@@ -113,9 +113,11 @@ func descendsFrom(pid, ancestor int) bool {
 }
 
 // DisplayOptions says which display server a run uses and how it is
-// started (an X server, for drivers/x11); the operator file's session:
-// block.
+// started (an X server, for drivers/x11; a Wayland compositor, for
+// drivers/wayland); the operator file's session: block.
 type DisplayOptions struct {
+	// Desktop is DesktopX11 (or "") or DesktopWayland.
+	Desktop string
 	// Display borrows an existing server (":0"); empty starts our own Xvfb.
 	Display string
 	// Width, Height and Depth size an owned Xvfb screen; zero values mean
@@ -129,6 +131,12 @@ type DisplayOptions struct {
 	// manages it.
 	WindowManager string
 }
+
+// The desktops a session can be.
+const (
+	DesktopX11     = "x11"
+	DesktopWayland = "wayland"
+)
 
 // Window managers an owned session can run.
 const (

@@ -331,8 +331,14 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 		return decodeAs[ConsoleSummary](raw)
 	case KindCapacityWait:
 		return decodeAs[CapacityWait](raw)
+	case KindCache:
+		return decodeAs[CacheReport](raw)
 	case KindCapacityAcquired:
 		return decodeAs[CapacityAcquired](raw)
+	case KindTakeoverStarted:
+		return decodeAs[TakeoverStarted](raw)
+	case KindTakeoverEnded:
+		return decodeAs[TakeoverEnded](raw)
 	case KindBaseline:
 		return decodeAs[Baseline](raw)
 	}

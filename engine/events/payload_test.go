@@ -39,6 +39,10 @@ func payloadSamples() []Payload {
 		Baseline{Name: "dialog", Result: BaselineDiffers, File: "baselines/dialog.png", DiffPixels: 12, Pixels: 4800, DiffRatio: 0.0025,
 			MaxDiffRatio: 0.001, Threshold: 0.1, SizeDiffers: true, Width: 80, Height: 60,
 			Expected: "baselines/dialog.expected.png", Actual: "baselines/dialog.actual.png", Diff: "baselines/dialog.diff.png"},
+		CacheReport{Mode: "read-write", Cached: 10, Hits: 5, Misses: 1, FellBackAt: 6, Saved: 5, Stored: true, Final: true},
+		TakeoverStarted{Addr: "127.0.0.1:5900", By: "console", PausesDeadline: true},
+		TakeoverEnded{DurationS: 12.5, Ended: TakeoverHandedBack, WindowsOpened: []string{"Save As"}, WindowsClosed: []string{"Find"},
+			FocusBefore: "Untitled", FocusAfter: "Save As", ScreenChanged: true},
 	}
 }
 
@@ -165,6 +169,8 @@ var structuralData = map[Kind][]string{
 	KindRunStarted: {"Data.SHA256", "Data.Mode"},
 	KindFinal:      {"Data.Ending"},
 	KindBaseline:   {"Data.Result"},
+	// How a takeover ended is the runtime's own word.
+	KindTakeoverEnded: {"Data.Ended"},
 }
 
 // TestRedactionCoversEveryString plants a marker in every string field of

@@ -118,6 +118,13 @@ func (r Report) Redacted(redact func(string) string) Report {
 		}
 		r.Browser = &b
 	}
+	if r.Cache != nil {
+		// The mode is the runtime's word; the account names windows,
+		// controls and page texts.
+		c := *r.Cache
+		c.Account = redact(c.Account)
+		r.Cache = &c
+	}
 	if r.Final != nil {
 		f := *r.Final
 		f.Note = redact(f.Note)

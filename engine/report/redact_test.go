@@ -26,7 +26,7 @@ func TestRedactedCoversEveryString(t *testing.T) {
 		"Schema", "Scenario.SHA256", "Mode", "Verdict", "Outcome",
 		"Steps[].Source", "Steps[].Status", "Steps[].Screen", "Startup.Screen", "Hung.Screen", "Baselines[].Baseline.Result",
 		"Grounding[].Outcome", "Questions[].ID", "Steering[].Action",
-		"Budgets[].Name", "Budgets[].Unit", "Final.Screen", "Final.Ending",
+		"Budgets[].Name", "Budgets[].Unit", "Final.Screen", "Final.Ending", "Cache.CacheReport.Mode",
 	}
 	var r Report
 	plant.Fill(reflect.ValueOf(&r).Elem(), marker)

@@ -50,6 +50,10 @@ type Report struct {
 	Browser *Browser `json:"browser,omitempty"`
 	// Baselines are the screenshot checks' comparisons, in order.
 	Baselines []Baseline `json:"baselines,omitempty"`
+	// Cache is the action cache's account of a goal run that used it:
+	// hits, misses, the step where the model took over, the model calls
+	// saved, and whether the run's trajectory was stored.
+	Cache *Cache `json:"cache,omitempty"`
 }
 
 // Baseline is one screenshot check's comparison with its baseline: the
@@ -57,6 +61,13 @@ type Report struct {
 type Baseline struct {
 	Step int `json:"step"`
 	events.Baseline
+}
+
+// Cache is the last cache event's account.
+type Cache struct {
+	events.CacheReport
+	// Account says it in words.
+	Account string `json:"account"`
 }
 
 // ScenarioInfo identifies the scenario that ran.
@@ -291,6 +302,11 @@ func (b *Builder) Event(e events.Event) {
 		for k, v := range e.Usage {
 			r.Usage.Total[k] += v
 		}
+	case events.KindCache:
+		r.Cache = &Cache{Account: e.Message}
+		if d, ok := events.DataOf[events.CacheReport](e); ok {
+			r.Cache.CacheReport = d
+		}
 	case events.KindLoopEnded:
 		r.Loop = Loop{Ended: e.Message}
 		if d, ok := events.DataOf[events.LoopEnded](e); ok {
@@ -304,6 +320,9 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindRunEnded:
 		t := e.T
 		r.Timing.Ended = &t
+	case events.KindTakeoverStarted, events.KindTakeoverEnded:
+		// A takeover's account is in events.jsonl and the concern it
+		// raised; report.json keeps no section of its own for it.
 	case events.KindAppLaunched, events.KindAppWindow, events.KindAppExited, events.KindProposal,
 		events.KindModelRequest, events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled,
 		events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog:

@@ -127,6 +127,9 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	a.App, a.Found = found.App, true
+	if extentsInWindow(st.Server) || toolkitPlacesInWindow(found.Toolkit) {
+		a.App = placedApp{AccessibleApp: found.App, desk: st.Desk, pid: st.App.PID()}
+	}
 	if found.NoCache != nil {
 		st.rep.Logf("read the controls of %s without a cache, walking its accessible tree at every read: %v", found.Name, found.NoCache)
 	}

@@ -12,23 +12,34 @@ import (
 	"testing"
 )
 
-// x11Importers are the only non-test files outside drivers/x11 allowed to
-// import it: the stage's X11 adapter, and the benchmark that measures an
-// X11 step against another tool on a display of its own.
-var x11Importers = map[string]bool{
-	"engine/stage/x11.go":          true,
-	"scripts/benchcompare/main.go": true,
+// driverImporters are, for each desktop driver, the only non-test files
+// outside it allowed to import it: the stage's adapter for that desktop,
+// and the benchmark that measures a step of that desktop against another
+// tool on a session of its own.
+var driverImporters = []struct {
+	driver, adapter string
+	allowed         map[string]bool
+}{
+	{"drivers/x11", "engine/stage/x11.go", map[string]bool{
+		"engine/stage/x11.go":          true,
+		"scripts/benchcompare/main.go": true,
+	}},
+	{"drivers/wayland", "engine/stage/wayland.go", map[string]bool{
+		"engine/stage/wayland.go":         true,
+		"scripts/benchcompare/wayland.go": true,
+	}},
 }
 
-// TestOnlyTheStageAdapterImportsX11 keeps the engine, the suite, the
-// console and the servers desktop-neutral: they reach the X11 driver only
-// through the stage, so a second desktop is a second adapter beside
-// x11.go, not a change to every room. Tests may still start a real Xvfb.
-func TestOnlyTheStageAdapterImportsX11(t *testing.T) {
+// TestOnlyTheStageAdaptersImportTheirDrivers keeps the engine, the suite,
+// the console and the servers desktop-neutral: they reach a desktop driver
+// only through the stage, so each desktop is one adapter beside the
+// others (x11.go, wayland.go), not a change to every room. Tests may still
+// start a real Xvfb or compositor.
+func TestOnlyTheStageAdaptersImportTheirDrivers(t *testing.T) {
 	root := moduleRoot(t)
-	const x11Path = "github.com/kasmrt/kasmrt/drivers/x11"
+	const module = "github.com/kasmrt/kasmrt/"
 	fset := token.NewFileSet()
-	var found []string
+	found := map[string][]string{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -37,7 +48,7 @@ func TestOnlyTheStageAdapterImportsX11(t *testing.T) {
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			name := d.Name()
-			if rel == "drivers/x11" || name == "testdata" || name == "node_modules" || rel != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if name == "testdata" || name == "node_modules" || rel != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -55,8 +66,11 @@ func TestOnlyTheStageAdapterImportsX11(t *testing.T) {
 			return err
 		}
 		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == x11Path {
-				found = append(found, rel)
+			p, _ := strconv.Unquote(imp.Path.Value)
+			for _, d := range driverImporters {
+				if p == module+d.driver && !strings.HasPrefix(rel, d.driver+"/") {
+					found[d.driver] = append(found[d.driver], rel)
+				}
 			}
 		}
 		return nil
@@ -64,17 +78,19 @@ func TestOnlyTheStageAdapterImportsX11(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read the module's imports: %v", err)
 	}
-	adapter := false
-	for _, rel := range found {
-		if rel == "engine/stage/x11.go" {
-			adapter = true
+	for _, d := range driverImporters {
+		adapter := false
+		for _, rel := range found[d.driver] {
+			if rel == d.adapter {
+				adapter = true
+			}
+			if !d.allowed[rel] {
+				t.Errorf("%s imports %s: use the desktop contract (drivers/desktop) and the stage (engine/stage) instead; only the stage's adapter (%s) names the driver", rel, d.driver, d.adapter)
+			}
 		}
-		if !x11Importers[rel] {
-			t.Errorf("%s imports drivers/x11: use the desktop contract (drivers/desktop) and the stage (engine/stage) instead; only the stage's X11 adapter (engine/stage/x11.go) names the driver", rel)
+		if !adapter {
+			t.Errorf("%s no longer imports %s: the check would pass for nothing; update driverImporters", d.adapter, d.driver)
 		}
-	}
-	if !adapter {
-		t.Errorf("engine/stage/x11.go no longer imports drivers/x11: the check would pass for nothing; update x11Importers")
 	}
 }
 

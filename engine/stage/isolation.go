@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // isolation prepares the application's own HOME, XDG directories, TMPDIR
@@ -15,7 +16,11 @@ import (
 // The bus is private too: services it starts (dconf keeps GTK apps'
 // settings) write under this HOME, and a toolkit without a bus waits on
 // one it tries to start.
-func (st *Stage) isolation(ctx context.Context, display string) ([]string, error) {
+//
+// sessionEnv is what puts a client on the desktop session beyond DISPLAY
+// (a Wayland compositor's socket): the bus's services get it too, so a
+// service the application activates (a portal) reaches the same screen.
+func (st *Stage) isolation(ctx context.Context, display string, sessionEnv []string) ([]string, error) {
 	op := st.cfg.Files.Operator.Desktop
 	if op.Isolate != nil && !*op.Isolate {
 		return nil, nil
@@ -64,7 +69,7 @@ func (st *Stage) isolation(ctx context.Context, display string) ([]string, error
 		}
 		env = append(env, k+"="+dirs[k])
 	}
-	bus, err := st.cfg.Machine.StartSessionBus(ctx, display, env...)
+	bus, err := st.cfg.Machine.StartSessionBus(ctx, display, append(slices.Clone(sessionEnv), env...)...)
 	if err != nil {
 		return nil, fmt.Errorf("start the application's session bus: %w", err)
 	}

@@ -121,6 +121,7 @@ func (st *Stage) Set(ctx, life context.Context) error {
 	files := st.cfg.Files
 	op := files.Operator
 	sess, err := st.cfg.Machine.StartDisplayServer(ctx, desktop.DisplayOptions{
+		Desktop: op.Desktop.Desktop,
 		Display: st.cfg.Display, Width: op.Desktop.Width, Height: op.Desktop.Height, Depth: op.Desktop.Depth,
 		WindowManager: st.windowManager(),
 	})
@@ -138,6 +139,11 @@ func (st *Stage) Set(ctx, life context.Context) error {
 		Display: sess.Display(), Owned: sess.Owned(), Width: w, Height: h,
 		WindowManager: sess.WindowManager(), Kept: kept(sess),
 	}})
+	if m, ok := sess.(missingOps); ok {
+		for _, what := range m.Missing() {
+			st.rep.Logf("this session lacks %s", what)
+		}
+	}
 
 	a := files.Scenario.App
 	if a == nil {
@@ -145,18 +151,22 @@ func (st *Stage) Set(ctx, life context.Context) error {
 		return st.launchBrowser(ctx, life)
 	}
 	st.parkPointer(ctx, nil)
-	env := []string{"DISPLAY=" + sess.Display()}
-	isolated, err := st.isolation(life, sess.Display())
+	env, unset, busDisplay := st.appSessionEnv(sess)
+	var busEnv []string
+	if busDisplay == "" {
+		busEnv = env
+	}
+	isolated, err := st.isolation(life, busDisplay, busEnv)
 	if err != nil {
 		return couldNotStart(err.Error(), err)
 	}
 	env = append(env, isolated...)
 	st.AppEnv = env
-	env = append(env, st.prepareAccessibility(life, sess.Display())...)
+	env = append(env, st.prepareAccessibility(life, busDisplay)...)
 	for _, k := range sortedKeys(a.Env) {
 		env = append(env, k+"="+a.Env[k])
 	}
-	p, err := st.cfg.Machine.StartApp(life, proc.Spec{Argv: a.Command, Env: env, Unset: st.cfg.Unset, Dir: st.cfg.AppDir, Output: st.cfg.Output()})
+	p, err := st.cfg.Machine.StartApp(life, proc.Spec{Argv: a.Command, Env: env, Unset: unset, Dir: st.cfg.AppDir, Output: st.cfg.Output()})
 	if err != nil {
 		return couldNotStart(err.Error(), err)
 	}
@@ -251,8 +261,12 @@ func (st *Stage) startupTimeout() time.Duration {
 	return scenarios.DefaultStartupTimeoutS * time.Second
 }
 
-// windowManager is the window manager the run's embedded Xvfb runs.
+// windowManager is the window manager the run's embedded Xvfb runs (none
+// asked of a Wayland session, whose compositor manages its windows).
 func (st *Stage) windowManager() string {
+	if st.cfg.Files.Operator.Desktop.Desktop == desktop.DesktopWayland {
+		return ""
+	}
 	if wm := st.cfg.Files.Operator.Desktop.WindowManager; wm != "" {
 		return wm
 	}

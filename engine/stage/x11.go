@@ -10,11 +10,12 @@ import (
 )
 
 // This file is the stage's X11 adapter: the one place outside the driver
-// that names drivers/x11 (TestOnlyTheStageAdapterImportsX11). Everything
-// else sees the desktop through the stage's interfaces and the desktop
-// contract's types, so a second desktop is a second adapter.
+// that names drivers/x11 (TestOnlyTheStageAdaptersImportTheirDrivers).
+// Everything else sees the desktop through the stage's interfaces and the
+// desktop contract's types; wayland.go is the second desktop's adapter.
 
-func (Drivers) StartDisplayServer(ctx context.Context, opts desktop.DisplayOptions) (DisplayServer, error) {
+// startX11 starts (or borrows) an X session.
+func startX11(ctx context.Context, opts desktop.DisplayOptions) (DisplayServer, error) {
 	s, err := x11.StartServer(ctx, opts)
 	if err != nil {
 		// A nil *x11.Server in a DisplayServer would not compare equal to nil.
@@ -23,7 +24,8 @@ func (Drivers) StartDisplayServer(ctx context.Context, opts desktop.DisplayOptio
 	return s, nil
 }
 
-func (Drivers) Dial(display string) (Desktop, error) {
+// dialX11 connects to an X display.
+func dialX11(display string) (Desktop, error) {
 	c, err := x11.Dial(display)
 	if err != nil {
 		return nil, err

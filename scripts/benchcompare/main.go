@@ -11,6 +11,8 @@
 //     tools and observe_screen through `kasmrt mcp`, against Playwright MCP
 //     driving the same Debian Chromium, each through its MCP interface,
 //     both headless and then both headful on an Xvfb;
+//   - on a headless sway: a capture as PNG against grim, and a key until
+//     the screen settled against wtype then grim;
 //   - one sixel frame of the console against img2sixel, from the Go
 //     benchmarks of tui/graphics.
 package main
@@ -44,7 +46,7 @@ func main() {
 	convert := flag.String("convert", "/usr/bin/convert", "ImageMagick's convert")
 	steps := flag.Int("n", 20, "iterations of each measured step")
 	sleepSteps := flag.Int("sleep-n", 3, "iterations of the step with the 2 s settle sleep")
-	only := flag.String("only", "", "run one part: x11, browser, sixel or agent-step")
+	only := flag.String("only", "", "run one part: x11, browser, wayland, sixel or agent-step")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -63,6 +65,7 @@ func main() {
 			}
 			return compareBrowser(ctx, *kasmrt, *playwright, *chromium, *steps)
 		}},
+		{"wayland", func(ctx context.Context) ([]row, error) { return compareWayland(ctx, *steps) }},
 		{"sixel", compareSixel},
 		{"agent-step", func(ctx context.Context) ([]row, error) { return compareAgentStep(ctx, 4) }},
 	}

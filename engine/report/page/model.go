@@ -560,11 +560,15 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 		case events.KindRunStarted, events.KindDisplayStarted, events.KindTools, events.KindAppExited,
 			events.KindAppWindows, events.KindAppHung, events.KindConsole, events.KindConsoleSummary,
 			events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog, events.KindRunEnded,
-			events.KindBaseline:
+			events.KindBaseline, events.KindTakeoverStarted, events.KindTakeoverEnded:
 			// A row of the kind and its message; the page's sections show
 			// the detail (the run's header, startup, hung, the console,
 			// the screenshot checks).
 			row.Text = kindLine(e)
+		case events.KindCache:
+			// The account names the mode, the hits and misses, where the
+			// model took over and the model calls saved.
+			row.Text = e.Message
 		default:
 			// A kind from a newer version of kasmrt.
 			row.Text = kindLine(e)

@@ -49,6 +49,9 @@ func TestTimelineRows(t *testing.T) {
 		{events.Event{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictPass, Outcome: "completed"}}, "ok", "verdict pass (completed)"},
 		{events.Event{Kind: events.KindAppLaunched, Data: events.AppLaunched{Command: []string{"xterm", "-e", "true"}, PID: 7}}, "info", "app launched: xterm -e true (pid 7)"},
 		{events.Event{Kind: events.KindRunEnded}, "info", "run.ended"},
+		{events.Event{Kind: events.KindCache, Message: "action cache (read-write): 5 hits, 1 misses (of 9 cached calls), 5 model calls saved; fell back to the model at step 6",
+			Data: events.CacheReport{Mode: "read-write", Hits: 5, Misses: 1, FellBackAt: 6, Saved: 5}}, "info",
+			"action cache (read-write): 5 hits, 1 misses (of 9 cached calls), 5 model calls saved; fell back to the model at step 6"},
 	}
 	b := plainBuilder()
 	for _, tt := range tests {

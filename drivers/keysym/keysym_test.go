@@ -1,11 +1,11 @@
-package x11
+package keysym
 
 import (
 	"errors"
 	"slices"
 	"testing"
 
-	"github.com/jezek/xgb/xproto"
+	"github.com/kasmrt/kasmrt/drivers/desktop"
 )
 
 func TestParseChord(t *testing.T) {
@@ -18,18 +18,18 @@ func TestParseChord(t *testing.T) {
 	)
 	tests := []struct {
 		in   string
-		mods []xproto.Keysym
-		key  xproto.Keysym
+		mods []uint32
+		key  uint32
 	}{
 		{"Return", nil, 0xff0d},
 		{"return", nil, 0xff0d},
 		{"enter", nil, 0xff0d},
-		{"ctrl+l", []xproto.Keysym{ctrl}, 'l'},
-		{"Control+L", []xproto.Keysym{ctrl}, 'L'},
-		{"shift+Tab", []xproto.Keysym{shift}, 0xff09},
-		{"alt+F4", []xproto.Keysym{alt}, 0xffc1},
-		{"SUPER+a", []xproto.Keysym{super}, 'a'},
-		{"ctrl+shift+Escape", []xproto.Keysym{ctrl, shift}, 0xff1b},
+		{"ctrl+l", []uint32{ctrl}, 'l'},
+		{"Control+L", []uint32{ctrl}, 'L'},
+		{"shift+Tab", []uint32{shift}, 0xff09},
+		{"alt+F4", []uint32{alt}, 0xffc1},
+		{"SUPER+a", []uint32{super}, 'a'},
+		{"ctrl+shift+Escape", []uint32{ctrl, shift}, 0xff1b},
 		{"a", nil, 'a'},
 		{"A", nil, 'A'},
 		{"space", nil, ' '},
@@ -39,20 +39,20 @@ func TestParseChord(t *testing.T) {
 		{"KP_Enter", nil, 0xff8d},
 		{"pagedown", nil, 0xff56},
 		{"+", nil, '+'},
-		{"ctrl++", []xproto.Keysym{ctrl}, '+'},
+		{"ctrl++", []uint32{ctrl}, '+'},
 		{"eacute", nil, 0xe9},
 		{"é", nil, 0xe9},
 		{"€", nil, 0x10020ac},
 		{"EuroSign", nil, 0x20ac},
 	}
 	for _, tt := range tests {
-		got, err := parseChord(tt.in)
+		got, err := Parse(tt.in)
 		if err != nil {
-			t.Errorf("parseChord(%q): %v", tt.in, err)
+			t.Errorf("Parse(%q): %v", tt.in, err)
 			continue
 		}
-		if !slices.Equal(got.mods, tt.mods) || got.key != tt.key {
-			t.Errorf("parseChord(%q) = %v %#x, want %v %#x", tt.in, got.mods, got.key, tt.mods, tt.key)
+		if !slices.Equal(got.Mods, tt.mods) || got.Key != tt.key {
+			t.Errorf("Parse(%q) = %v %#x, want %v %#x", tt.in, got.Mods, got.Key, tt.mods, tt.key)
 		}
 	}
 }
@@ -67,10 +67,10 @@ func TestParseChordUnknown(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		_, err := parseChord(tt.in)
-		var uk *UnknownKeyError
-		if !errors.As(err, &uk) || uk.Key != tt.key || !errors.Is(err, ErrUnknownKey) {
-			t.Errorf("parseChord(%q) error %v, want unknown key %q", tt.in, err, tt.key)
+		_, err := Parse(tt.in)
+		var uk *desktop.UnknownKeyError
+		if !errors.As(err, &uk) || uk.Key != tt.key || !errors.Is(err, desktop.ErrUnknownKey) {
+			t.Errorf("Parse(%q) error %v, want unknown key %q", tt.in, err, tt.key)
 		}
 	}
 }
