@@ -49,7 +49,7 @@ func TestReplayedEventsMatchLive(t *testing.T) {
 			kinds[live.Kind] = true
 		}
 	}
-	for _, k := range []events.Kind{events.KindRunStarted, events.KindSessionStarted, events.KindAppLaunched, events.KindAppWindow,
+	for _, k := range []events.Kind{events.KindRunStarted, events.KindDisplayStarted, events.KindAppLaunched, events.KindAppWindow,
 		events.KindScreen, events.KindModelRequest, events.KindModelReply, events.KindLoopEnded, events.KindRunEnded} {
 		if !kinds[k] {
 			t.Errorf("the run published no %s payload to compare", k)

@@ -36,7 +36,7 @@ func NotOffered(f *scenarios.Files) []Unoffered {
 			continue
 		}
 		why := notOfferedWhy(t.Presence, f.Scenario.Mode())
-		if isBrowserPresence(t.Presence) && f.Operator.Session.Desktop == scenarios.DesktopWayland {
+		if isBrowserPresence(t.Presence) && f.Operator.Desktop.Desktop == scenarios.DesktopWayland {
 			why = "needs a browser: section, which needs the X11 desktop (the runtime starts Chromium on an X display)"
 		}
 		if disabled[name] {
@@ -60,7 +60,7 @@ func isBrowserPresence(p scenarios.Presence) bool {
 // DesktopLacks says what the run's session will lack that the X11 session
 // offers (hang detection, popup windows), for validate; nothing on X11.
 func DesktopLacks(f *scenarios.Files) []string {
-	return stage.Lacks(f.Operator.Session.Desktop)
+	return stage.Lacks(f.Operator.Desktop.Desktop)
 }
 
 func notOfferedWhy(p scenarios.Presence, mode string) string {

@@ -17,7 +17,7 @@ import (
 // record`. They run as a script's steps do — same guards, same tools, the
 // same retries a script gets — because the scenario written from them will
 // replay them as a script.
-const SourceRecord = "script"
+const SourceRecord = events.SourceScript
 
 // Seen is what a recording session sees of the application at one moment:
 // the raw material of the checks the recorder proposes and of the choices
@@ -124,7 +124,7 @@ type agentDefine struct {
 // through the run's guards and tools, then the checks every step gets.
 // A refused or failed step is not an error; its Status and Message say
 // what happened, and the session goes on unless the application ended.
-func (s *Session) Record(ctx context.Context, tool string, args map[string]any) (CallResult, error) {
+func (s *AgentRun) Record(ctx context.Context, tool string, args map[string]any) (CallResult, error) {
 	if !s.busy.TryLock() {
 		return CallResult{}, ErrBusy
 	}
@@ -136,7 +136,7 @@ func (s *Session) Record(ctx context.Context, tool string, args map[string]any) 
 	select {
 	case s.feed.calls <- c:
 	case <-s.feed.over:
-		return CallResult{}, ErrSessionOver
+		return CallResult{}, ErrAgentRunOver
 	case <-ctx.Done():
 		return CallResult{}, ctx.Err()
 	}
@@ -146,12 +146,12 @@ func (s *Session) Record(ctx context.Context, tool string, args map[string]any) 
 // Look reads what the application shows now (at is where the last input
 // went, nil when unknown). It takes the run's goroutine for as long as the
 // accessibility walk and OCR take.
-func (s *Session) Look(ctx context.Context, at *events.Point) (Seen, error) {
+func (s *AgentRun) Look(ctx context.Context, at *events.Point) (Seen, error) {
 	l := agentLook{ctx: ctx, at: at, reply: make(chan Seen, 1)}
 	select {
 	case s.feed.looks <- l:
 	case <-s.feed.over:
-		return Seen{}, ErrSessionOver
+		return Seen{}, ErrAgentRunOver
 	case <-ctx.Done():
 		return Seen{}, ctx.Err()
 	}
@@ -160,12 +160,12 @@ func (s *Session) Look(ctx context.Context, at *events.Point) (Seen, error) {
 
 // Define adds a window or click target the operator named to the run's
 // scenario; the tool list is rebuilt so the next step can use it.
-func (s *Session) Define(ctx context.Context, d Definition) error {
+func (s *AgentRun) Define(ctx context.Context, d Definition) error {
 	req := agentDefine{def: d, reply: make(chan error, 1)}
 	select {
 	case s.feed.defines <- req:
 	case <-s.feed.over:
-		return ErrSessionOver
+		return ErrAgentRunOver
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -21,7 +21,7 @@ func (s *runState) runScript(ctx context.Context) {
 		if ctx.Err() != nil || (took && !s.checkAfterStep(ctx)) {
 			return
 		}
-		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: "script", Expect: st.Expect})
+		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: events.SourceScript, Expect: st.Expect})
 		if ctx.Err() != nil {
 			return
 		}

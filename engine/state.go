@@ -27,36 +27,36 @@ import (
 
 // Outcomes that end a run early, and the verdicts they lead to.
 const (
-	OutcomeCompleted      = "completed"
-	OutcomeEscalated      = "escalated"
-	OutcomeDeadline       = "deadline"
-	OutcomeDegraded       = "degraded"
-	OutcomeInterrupted    = "interrupted"
-	OutcomeAborted        = "aborted"
-	OutcomeLaunchFailed   = "launch-failed"
-	OutcomeStartup        = "startup-timeout"
-	OutcomeAppExited      = "app-exited"
-	OutcomeWindowLost     = "window-lost"
-	OutcomeFatalLog       = "fatal-log"
-	OutcomeSessionLost    = "session-lost"
-	OutcomeStepFailed     = "step-failed"
-	OutcomeStepError      = "step-error"
-	OutcomeRuntimeFault   = "runtime-fault"
-	OutcomeNoModelVerdict = "no-model-verdict"
+	OutcomeCompleted      events.Outcome = "completed"
+	OutcomeEscalated      events.Outcome = "escalated"
+	OutcomeDeadline       events.Outcome = "deadline"
+	OutcomeDegraded       events.Outcome = "degraded"
+	OutcomeInterrupted    events.Outcome = "interrupted"
+	OutcomeAborted        events.Outcome = "aborted"
+	OutcomeLaunchFailed   events.Outcome = "launch-failed"
+	OutcomeStartup        events.Outcome = "startup-timeout"
+	OutcomeAppExited      events.Outcome = "app-exited"
+	OutcomeWindowLost     events.Outcome = "window-lost"
+	OutcomeFatalLog       events.Outcome = "fatal-log"
+	OutcomeSessionLost    events.Outcome = "session-lost"
+	OutcomeStepFailed     events.Outcome = "step-failed"
+	OutcomeStepError      events.Outcome = "step-error"
+	OutcomeRuntimeFault   events.Outcome = "runtime-fault"
+	OutcomeNoModelVerdict events.Outcome = "no-model-verdict"
 	// OutcomeSuccessFailed is a goal run whose success criteria did not
 	// hold; OutcomeSuccessError one whose criteria could not be evaluated.
-	OutcomeSuccessFailed = "success-failed"
-	OutcomeSuccessError  = "success-error"
+	OutcomeSuccessFailed events.Outcome = "success-failed"
+	OutcomeSuccessError  events.Outcome = "success-error"
 	// OutcomeCheckFailed is a run whose declared tool marked check: true
 	// failed its last call.
-	OutcomeCheckFailed = "check-failed"
+	OutcomeCheckFailed events.Outcome = "check-failed"
 )
 
 // ending is why a run stopped before its natural end, with the verdict it
 // forces.
 type ending struct {
-	verdict string
-	outcome string
+	verdict events.Verdict
+	outcome events.Outcome
 	reason  string
 }
 
@@ -85,7 +85,7 @@ type environment struct {
 	// stage is what the run launched (engine/stage); the fields below
 	// are the parts of it the rules act on, taken once it is set.
 	stage   *stage.Stage
-	session session
+	session displayServer
 	desk    stage.Desktop
 	app     app
 	win     desktop.Window
@@ -177,8 +177,8 @@ type outcome struct {
 
 type loopStats struct {
 	iterations, malformed, rescued int
-	ended                          string // why the loop ended, in words
-	outcome                        string // degraded, no-model-verdict, or "" for completed
+	ended                          string         // why the loop ended, in words
+	outcome                        events.Outcome // degraded, no-model-verdict, or "" for completed
 	ran                            bool
 
 	// totalToolErrors counts every declared-tool failure of the run, for
@@ -212,7 +212,7 @@ func (s *runState) concern(msg string) {
 
 // stop records the first reason the run ends early; later ones are
 // ignored so the first cause is the one reported.
-func (s *runState) stop(verdict, outcome, reason string) {
+func (s *runState) stop(verdict events.Verdict, outcome events.Outcome, reason string) {
 	if s.end == nil {
 		s.end = &ending{verdict: verdict, outcome: outcome, reason: reason}
 	}
@@ -470,7 +470,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 		}
 		// The final checks publish every result; here the first failure
 		// only ends the run.
-		outcome := map[string]string{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
+		outcome := map[string]events.Outcome{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
 			checkAppResponsive: OutcomeAppHung, "fatal_pattern": OutcomeFatalLog}[c.Name]
 		s.stop(events.VerdictAppFailed, outcome, c.Evidence)
 		return false

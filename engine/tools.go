@@ -23,7 +23,7 @@ type call struct {
 	ID     string // the model's native call ID, if any
 	Tool   string
 	Args   map[string]any
-	Source string // script | model
+	Source events.Source
 	// Expect is what a script step expects once its tool has run.
 	Expect *scenarios.Expect
 }
@@ -39,7 +39,7 @@ const (
 
 // result is what a tool call produced.
 type result struct {
-	status  string // events.Status*
+	status  events.Status
 	fail    string // one of the fail* kinds
 	message string // for the report and the model, redacted on publish
 	screen  string
@@ -106,7 +106,7 @@ func (s *runState) guard(c call) result {
 		}
 		return failed(failMalformed, "%s", strings.Join(msgs, "; "))
 	}
-	if c.Source == "model" && spec.NeedsObservation && !s.observed {
+	if c.Source == events.SourceModel && spec.NeedsObservation && !s.observed {
 		return failed(failRefused, "%s refused: the screen changed since the last observation; call observe_screen (or check_expectation) first", c.Tool)
 	}
 	if spec.Declared {

@@ -17,11 +17,11 @@ func TestScreenshotCheckRow(t *testing.T) {
 	t.Parallel()
 	s := NewState()
 	for i, e := range []events.Event{
-		{Kind: events.KindStepStarted, Step: 1, Tool: "expect", Source: "script"},
+		{Kind: events.KindStepStarted, Step: 1, Tool: "expect", Source: events.SourceScript},
 		{Kind: events.KindBaseline, Step: 1, Message: "screenshot main: differs, 145 of 36000 pixels differ (0.40%)",
 			Data: events.Baseline{Name: "main", Result: events.BaselineDiffers, File: "/s/greeting.baselines/main.png",
 				Expected: "baselines/main.expected.png", Actual: "baselines/main.actual.png", Diff: "baselines/main.diff.png"}},
-		{Kind: events.KindStepEnded, Step: 1, Tool: "expect", Source: "script", Status: events.StatusError, Message: "expected the window matches the baseline main"},
+		{Kind: events.KindStepEnded, Step: 1, Tool: "expect", Source: events.SourceScript, Status: events.StatusError, Message: "expected the window matches the baseline main"},
 	} {
 		s.Apply(i, e)
 	}

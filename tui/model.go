@@ -95,7 +95,7 @@ type Model struct {
 	allRows []Row
 	// fallbackVerdict is report.json's verdict, shown at the end of a
 	// stream that lost its own verdict line.
-	fallbackVerdict *events.Verdict
+	fallbackVerdict *events.Decision
 
 	width, height int
 	focus         focusArea
@@ -1091,7 +1091,7 @@ func eventSummary(e events.Event) string {
 		s += " " + e.Tool + " " + formatArgs(e.Args)
 	}
 	if e.Status != "" {
-		s += " → " + e.Status
+		s += " → " + string(e.Status)
 	}
 	if e.Message != "" {
 		s += ": " + e.Message

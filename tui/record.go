@@ -17,7 +17,7 @@ import (
 )
 
 // RecordSession is what the recording console needs of the run it
-// records in (engine.Session has it): a step run as a script's, a look at
+// records in (engine.AgentRun has it): a step run as a script's, a look at
 // what the application shows, and a name made on the spot.
 type RecordSession interface {
 	Record(ctx context.Context, tool string, args map[string]any) (engine.CallResult, error)

@@ -284,7 +284,7 @@ func jsonSink(w io.Writer) func(events.Event) {
 // refusing a desktop that does not fit the run: a Wayland session borrows
 // no X display and runs no X window manager, and has no browser.
 func applyDesktop(files *scenarios.Files, desktop, display string) error {
-	s := &files.Operator.Session
+	s := &files.Operator.Desktop
 	if desktop == "" {
 		desktop = s.Desktop
 	} else if err := scenarios.CheckDesktop(desktop, files.Scenario); err != nil {

@@ -35,7 +35,7 @@ type Conn struct {
 }
 
 // Dial connects to the session whose Wayland socket is at display (a
-// Session's Display), and to sway's IPC socket beside it.
+// Server's Display), and to sway's IPC socket beside it.
 func Dial(display string) (*Conn, error) {
 	p, err := dialIPC(filepath.Join(filepath.Dir(display), ipcSocket))
 	if err != nil {

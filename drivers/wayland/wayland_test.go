@@ -16,14 +16,14 @@ import (
 )
 
 // newSession starts a private headless sway for one test and dials it.
-func newSession(t *testing.T) (*Session, *Conn) {
+func newSession(t *testing.T) (*Server, *Conn) {
 	t.Helper()
 	testkit.Need(t, "sway")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := StartSession(ctx, desktop.SessionOptions{Width: 1024, Height: 768})
+	s, err := StartServer(ctx, desktop.DisplayOptions{Width: 1024, Height: 768})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())
@@ -54,7 +54,7 @@ func (l *lockedBuffer) String() string {
 
 // launch starts a native Wayland client of s, as the stage does, with
 // DISPLAY unset, and stops it when the test ends.
-func launch(t *testing.T, s *Session, argv ...string) (*proc.Process, *lockedBuffer) {
+func launch(t *testing.T, s *Server, argv ...string) (*proc.Process, *lockedBuffer) {
 	t.Helper()
 	testkit.Need(t, argv[0])
 	out := &lockedBuffer{}

@@ -17,11 +17,11 @@ import (
 
 // benchDisplay starts a 1280x800 Xvfb showing a full xterm of text, so PNG
 // encoding has realistic work, and returns the xterm's window.
-func benchDisplay(b *testing.B) (*Session, *Conn, Window) {
+func benchDisplay(b *testing.B) (*Server, *Conn, Window) {
 	b.Helper()
-	s, err := StartSession(context.Background(), SessionOptions{})
+	s, err := StartServer(context.Background(), DisplayOptions{})
 	if err != nil {
-		b.Fatalf("StartSession: %v", err)
+		b.Fatalf("StartServer: %v", err)
 	}
 	b.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())
@@ -258,7 +258,7 @@ func BenchmarkStartSession(b *testing.B) {
 				needTool(b, "openbox")
 			}
 			timed(b, func(int) error {
-				s, err := StartSession(context.Background(), SessionOptions{WindowManager: wm})
+				s, err := StartServer(context.Background(), DisplayOptions{WindowManager: wm})
 				if err != nil {
 					return err
 				}

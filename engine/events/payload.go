@@ -19,6 +19,21 @@ type Payload interface {
 	redacted(r func(string) string) Payload
 }
 
+// DataOf returns e's payload as a P, and whether e carries one: ok is
+// false when e's kind is not P's (a consumer reading the wrong type for
+// the kind it switched on) or when e has no payload (a stream written
+// before its kind had one). Consumers read payloads only through it, and
+// never drop ok (TestPayloadReadsAreChecked), so a missing or mismatched
+// payload is a branch the reader wrote, not a zero value it did not see.
+func DataOf[P Payload](e Event) (p P, ok bool) {
+	p, ok = e.Data.(P)
+	if !ok || p.Kind() != e.Kind {
+		var zero P
+		return zero, false
+	}
+	return p, true
+}
+
 // RunStarted is run.started's payload: what is about to run.
 type RunStarted struct {
 	Scenario  string   `json:"scenario"`
@@ -33,8 +48,9 @@ type RunStarted struct {
 	Steps     int      `json:"steps"`
 }
 
-// SessionStarted is session.started's payload: the X session the run uses.
-type SessionStarted struct {
+// DisplayStarted is session.started's payload: the display server the run
+// uses. The kind keeps the name it was first written with.
+type DisplayStarted struct {
 	Display string `json:"display"`
 	Owned   bool   `json:"owned"` // the run started it (an embedded Xvfb)
 	Width   int    `json:"width"`
@@ -110,7 +126,7 @@ type FinalCapture struct {
 	Height int `json:"height,omitempty"`
 	// Ending is the outcome the run ended with (completed, deadline,
 	// interrupted…), so the capture says what it documents.
-	Ending string `json:"ending"`
+	Ending Outcome `json:"ending"`
 	// Window is the application's window on the capture, as on a screen
 	// event; absent when it had none left.
 	Window *Rect `json:"window,omitempty"`
@@ -183,7 +199,7 @@ type RawData struct {
 }
 
 func (RunStarted) Kind() Kind     { return KindRunStarted }
-func (SessionStarted) Kind() Kind { return KindSessionStarted }
+func (DisplayStarted) Kind() Kind { return KindDisplayStarted }
 func (AppLaunched) Kind() Kind    { return KindAppLaunched }
 func (AppWindow) Kind() Kind      { return KindAppWindow }
 func (ToolList) Kind() Kind       { return KindTools }
@@ -212,7 +228,7 @@ func (p RunStarted) redacted(r func(string) string) Payload {
 	return p
 }
 
-func (p SessionStarted) redacted(r func(string) string) Payload {
+func (p DisplayStarted) redacted(r func(string) string) Payload {
 	p.Display, p.WindowManager = r(p.Display), r(p.WindowManager)
 	return p
 }
@@ -294,8 +310,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 	switch kind {
 	case KindRunStarted:
 		return decodeAs[RunStarted](raw)
-	case KindSessionStarted:
-		return decodeAs[SessionStarted](raw)
+	case KindDisplayStarted:
+		return decodeAs[DisplayStarted](raw)
 	case KindAppLaunched:
 		return decodeAs[AppLaunched](raw)
 	case KindAppWindow:

@@ -18,7 +18,7 @@ func BenchmarkWriterEvent(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	e := events.Event{Seq: 1, Kind: events.KindStepEnded, Step: 3, Tool: "type_text", Source: "model", Status: events.StatusOK,
+	e := events.Event{Seq: 1, Kind: events.KindStepEnded, Step: 3, Tool: "type_text", Source: events.SourceModel, Status: events.StatusOK,
 		Args: map[string]any{"ref": "password", "note": "typed hunter2 into the field"}, Message: `typed the secret value "password" (7 characters)`,
 		Screen: "screens/0003.png", DurationMS: 412, Point: &events.Point{X: 640, Y: 400}}
 	b.ReportAllocs()

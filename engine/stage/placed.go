@@ -17,7 +17,7 @@ type windowLocal interface {
 }
 
 // extentsInWindow reports whether sess is such a session.
-func extentsInWindow(sess Session) bool {
+func extentsInWindow(sess DisplayServer) bool {
 	l, ok := sess.(windowLocal)
 	return ok && l.AccessibleExtentsInWindow()
 }

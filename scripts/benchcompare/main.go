@@ -345,7 +345,7 @@ app:
 // compareX11 measures one agent step (a key, then the screen it led to)
 // both ways on the same xterm.
 func compareX11(ctx context.Context, bin, convert string, n, sleepN int) ([]row, error) {
-	sess, err := x11.StartSession(ctx, x11.SessionOptions{})
+	sess, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("start Xvfb: %w", err)
 	}
@@ -494,7 +494,7 @@ func compareBrowser(ctx context.Context, bin, playwright, chromium string, n int
 	if err != nil {
 		return nil, fmt.Errorf("headless: %w", err)
 	}
-	sess, err := x11.StartSession(ctx, x11.SessionOptions{})
+	sess, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("start Xvfb for Playwright: %w", err)
 	}

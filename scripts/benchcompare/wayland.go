@@ -27,7 +27,7 @@ func compareWayland(ctx context.Context, n int) ([]row, error) {
 			return nil, fmt.Errorf("%s is not installed (scripts/setup.sh)", bin)
 		}
 	}
-	sess, err := wayland.StartSession(ctx, desktop.SessionOptions{Width: 1280, Height: 800})
+	sess, err := wayland.StartServer(ctx, desktop.DisplayOptions{Width: 1280, Height: 800})
 	if err != nil {
 		return nil, err
 	}
