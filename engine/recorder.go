@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/engine/baseline"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -51,6 +52,13 @@ type Seen struct {
 	// during the recording).
 	Tools      []string
 	Vocabulary Vocabulary
+	// Window is the window as a screenshot check captures it (the page,
+	// when the page is the screen), with the secrets on it blacked out,
+	// once two captures in a row were identical; nil when it could not be
+	// captured steady. It becomes the baseline of a screenshot check the
+	// operator accepts, so the replay compares with exactly what the
+	// check will capture.
+	Window *image.RGBA
 }
 
 // SeenWindow is one of the application's windows.
@@ -230,7 +238,34 @@ func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 	s.lookControls(ctx, &seen)
 	seen.NearText, seen.Lines = s.readLines(ctx, at)
 	s.lookElements(ctx, &seen)
+	seen.Window = s.steadyWindow(ctx)
 	return seen
+}
+
+// maxSteadyCaptures bounds the captures a look makes waiting for the
+// window to hold still: one that keeps changing (an animation) offers no
+// baseline.
+const maxSteadyCaptures = 8
+
+// steadyWindow captures the window as a screenshot check does
+// (windowCapture) until two captures in a row are identical, as the check
+// waits before comparing; nil when the window did not hold still or could
+// not be captured.
+func (s *runState) steadyWindow(ctx context.Context) *image.RGBA {
+	var prev *image.RGBA
+	for range maxSteadyCaptures {
+		img, err := s.windowCapture(ctx)
+		if err != nil {
+			s.log("capture the window for the recorder: %v", err)
+			return nil
+		}
+		if baseline.Same(prev, img) {
+			return img
+		}
+		prev = img
+	}
+	s.log("capture the window for the recorder: it kept changing over %d captures", maxSteadyCaptures)
+	return nil
 }
 
 // lookControls lists the named controls as the Environment Update does

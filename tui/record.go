@@ -363,7 +363,7 @@ func (m *RecordModel) looked(msg lookMsg) tea.Cmd {
 	m.refilter()
 	if m.step.Tool != "" {
 		m.step.Saw = append(m.step.Saw, describeSeen(msg.seen)...)
-		m.proposals = proposeChecks(m.before, msg.seen)
+		m.proposals = proposeChecks(m.before, msg.seen, fmt.Sprintf("step%d", len(m.out.Steps)+1))
 		m.accepted = map[int]bool{}
 		m.stage = stagePropose
 		m.status = fmt.Sprintf("%s ran; %d check(s) proposed", m.step.Tool, len(m.proposals))
@@ -405,6 +405,9 @@ func (m *RecordModel) keep() tea.Cmd {
 	for i, p := range m.proposals {
 		if m.accepted[i] {
 			p.add(&e)
+			if p.baseline != nil {
+				m.step.Baseline = p.baseline
+			}
 			n++
 		}
 	}
