@@ -39,4 +39,10 @@ func (s *runState) runScript(ctx context.Context) {
 			return
 		}
 	}
+	// The last step too can be followed by a takeover (the operator asked
+	// while it ran, or wants to finish by hand): the final checks then
+	// look at what the operator left, after the checks every step gets.
+	if ctx.Err() == nil && s.end == nil && s.takeoverPoint(ctx) != "" {
+		s.checkAfterStep(ctx)
+	}
 }
