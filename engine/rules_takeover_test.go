@@ -55,20 +55,27 @@ func (s *fakeVNCServer) Stop() error           { s.once.Do(func() { close(s.done
 func takeoverBefore(fake *fakeVNC, pauses bool, got chan<- takeoverReply) func(r *Runner) {
 	return func(r *Runner) {
 		r.takeover, r.vnc = newTakeoverDesk("127.0.0.1:0", pauses), fake
-		go func() {
-			a, err := r.TakeOver(context.Background(), "api")
-			got <- takeoverReply{access: a, err: err}
-		}()
 		// The request is waiting before Run starts.
-		for {
-			r.takeover.mu.Lock()
-			n := len(r.takeover.waiting)
-			r.takeover.mu.Unlock()
-			if n > 0 {
-				return
-			}
-			time.Sleep(time.Millisecond)
+		askTakeover(r, got)
+	}
+}
+
+// askTakeover asks for the desktop and returns once the request is
+// waiting for the run's next pause point; the access the operator got
+// comes on got.
+func askTakeover(r *Runner, got chan<- takeoverReply) {
+	go func() {
+		a, err := r.TakeOver(context.Background(), "api")
+		got <- takeoverReply{access: a, err: err}
+	}()
+	for {
+		r.takeover.mu.Lock()
+		n := len(r.takeover.waiting)
+		r.takeover.mu.Unlock()
+		if n > 0 {
+			return
 		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -340,19 +347,7 @@ func TestRulesTakeoverAfterLastStep(t *testing.T) {
 				// The request is waiting before the step ends: sinks
 				// run in the run's goroutine.
 				asked = true
-				go func() {
-					a, err := r.TakeOver(context.Background(), "api")
-					got <- takeoverReply{access: a, err: err}
-				}()
-				for {
-					r.takeover.mu.Lock()
-					n := len(r.takeover.waiting)
-					r.takeover.mu.Unlock()
-					if n > 0 {
-						return
-					}
-					time.Sleep(time.Millisecond)
-				}
+				askTakeover(r, got)
 			case e.Kind == events.KindTakeoverStarted:
 				go func() {
 					_ = machine.record("type by hand")
