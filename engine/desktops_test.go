@@ -44,6 +44,9 @@ func TestExamplesOnBothDesktops(t *testing.T) {
 		{"qt-featherpad-save-as.yaml", []string{"featherpad"}, nil},
 		// GTK 3's file chooser: Return right after the typed name saves.
 		{"mousepad-save-as.yaml", []string{"mousepad", "dbus-daemon"}, nil},
+		// GTK 3's menus: File, then "Save As..." in the menu's popup (an
+		// xdg_popup on Wayland), each by the pointer.
+		{"mousepad-menu-save-as.yaml", []string{"mousepad", "dbus-daemon"}, map[string]bool{scenarios.DesktopX11: true, scenarios.DesktopWayland: true}},
 	}
 	for _, c := range cases {
 		for _, desk := range []string{scenarios.DesktopX11, scenarios.DesktopWayland} {

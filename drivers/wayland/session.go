@@ -95,7 +95,8 @@ func StartServer(ctx context.Context, opts desktop.DisplayOptions) (*Server, err
 		// The compositor needs nothing of the runtime's environment,
 		// which may hold the run's secrets, nor of the operator's session.
 		Env: proc.HelperEnv("XDG_RUNTIME_DIR="+s.runtime, "HOME="+s.dir, "SWAYSOCK="+filepath.Join(s.runtime, ipcSocket),
-			"WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman"),
+			"WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman",
+			"XCURSOR_PATH="+s.cursorPath()),
 		EnvOnly: true,
 		Output:  s.out,
 	})
@@ -164,6 +165,9 @@ func prepare(w, h int) (*Server, error) {
 	if err := os.WriteFile(filepath.Join(dir, "sway.conf"), []byte(config(w, h, ready)), 0o644); err != nil {
 		return fail(err)
 	}
+	if err := writeCursorThemes(s.cursorPath()); err != nil {
+		return fail(err)
+	}
 	if root {
 		for _, p := range []string{s.runtime, ready} {
 			if err := os.Chown(p, unprivileged, unprivileged); err != nil {
@@ -177,19 +181,21 @@ func prepare(w, h int) (*Server, error) {
 // config is sway's configuration: one output of the screen's size, no
 // Xwayland, no borders or bars, every window floating (placed at its own
 // size in the middle of the screen, as the X11 session's openbox places
-// it), focus following clicks only, and a last command that writes the
+// it), focus following clicks only, the blank cursor theme (cursor.go),
+// and a last command that writes the
 // Wayland socket's name to the ready fifo once sway serves it.
 func config(w, h int, ready string) string {
-	return fmt.Sprintf(`output * resolution %dx%d position 0 0 scale 1
+	return fmt.Sprintf(`output * resolution %[1]dx%[2]d position 0 0 scale 1
 xwayland disable
 default_border none
 default_floating_border none
 focus_follows_mouse no
 focus_on_window_activation focus
-floating_maximum_size %d x %d
+seat * xcursor_theme %[4]s %[5]d
+floating_maximum_size %[1]d x %[2]d
 for_window [shell=".*"] floating enable
-exec printf '%%s\n' "$WAYLAND_DISPLAY" > '%s'
-`, w, h, w, h, ready)
+exec printf '%%s\n' "$WAYLAND_DISPLAY" > '%[3]s'
+`, w, h, ready, cursorTheme, cursorSize)
 }
 
 // Display is the Wayland socket's path, which a client takes as its
@@ -217,8 +223,15 @@ func (s *Server) ClientEnv() []string {
 		"MOZ_ENABLE_WAYLAND=1",
 		"ELECTRON_OZONE_PLATFORM_HINT=wayland",
 		"XDG_SESSION_TYPE=wayland",
+		// The pointer's image is blank, so captures leave it out (cursor.go).
+		"XCURSOR_PATH=" + s.cursorPath(),
+		"XCURSOR_THEME=" + cursorTheme,
+		fmt.Sprintf("XCURSOR_SIZE=%d", cursorSize),
 	}
 }
+
+// cursorPath is the directory of the session's blank cursor themes.
+func (s *Server) cursorPath() string { return filepath.Join(s.dir, "icons") }
 
 // ClientUnset names the variables that would reach the operator's own
 // session (an X display, another compositor or its IPC), which an
