@@ -48,6 +48,11 @@ func TestScreenshotCheckRow(t *testing.T) {
 	if text, _ := rowText(*row); !strings.Contains(text, "screenshot main: differs, 145 of 36000 pixels differ") {
 		t.Errorf("row text %q", text)
 	}
+	// The --headless and replay --print line says what was found and
+	// where the diff is, not only the event's kind.
+	if got, want := transcriptLine(row.Event), "baseline screenshot main: differs, 145 of 36000 pixels differ (0.40%); diff baselines/main.diff.png"; got != want {
+		t.Errorf("transcript line = %q, want %q", got, want)
+	}
 	st := themes.NoColorStyles()
 	detail := ansi.Strip(strings.Join(rowDetail(st, s, *row, 80).lines, "\n"))
 	for _, want := range []string{"screenshot main · step 1", "145 of 36000 pixels differ", "/s/greeting.baselines/main.png", "diff baselines/main.diff.png", "window baselines/main.actual.png"} {
