@@ -173,6 +173,12 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		// x11vnc's own words about cookie files.
 		return refuse(cmd, errors.New("--takeover: the Wayland desktop cannot be taken over (its VNC server, x11vnc, serves an X display); take over a run on the X11 desktop (--desktop x11)"))
 	}
+	if (f.cache == "read-write" || f.cache == "read-only") && files.Scenario.Mode() != "goal" {
+		// The cache stores and replays a goal run's model calls; a
+		// scripted run has none, and the flag would be taken and do
+		// nothing.
+		return refuse(cmd, fmt.Errorf("--cache %s: a scripted scenario makes no model calls to cache (the action cache is for goal runs); leave the flag out", f.cache))
+	}
 	printWarnings(errOut(cmd), files)
 	var dir reportDir
 	if f.reportDir == "" {
