@@ -45,12 +45,13 @@ func TestScreenshotCheckRow(t *testing.T) {
 	if s2.Screen != "baselines/main.diff.png" {
 		t.Errorf("after a differing check the screen pane shows %q, want the diff", s2.Screen)
 	}
-	if text, _ := rowText(*row); !strings.Contains(text, "screenshot main: differs, 145 of 36000 pixels differ") {
+	// A window that differs is not marked with a tick; one that matched is.
+	if text, _ := rowText(*row); !strings.HasPrefix(text, "  ✗ screenshot main: differs, 145 of 36000 pixels differ") {
 		t.Errorf("row text %q", text)
 	}
 	// The --headless and replay --print line says what was found and
 	// where the diff is, not only the event's kind.
-	if got, want := transcriptLine(row.Event), "baseline screenshot main: differs, 145 of 36000 pixels differ (0.40%); diff baselines/main.diff.png"; got != want {
+	if got, want := transcriptLine(row.Event), "screenshot main: differs, 145 of 36000 pixels differ (0.40%) [diff baselines/main.diff.png]"; got != want {
 		t.Errorf("transcript line = %q, want %q", got, want)
 	}
 	st := themes.NoColorStyles()
@@ -63,5 +64,27 @@ func TestScreenshotCheckRow(t *testing.T) {
 	step := ansi.Strip(strings.Join(rowDetail(st, s, s.Rows[0], 80).lines, "\n"))
 	if !strings.Contains(step, "screenshot checks") || !strings.Contains(step, "main differs") {
 		t.Errorf("the step's detail does not name its screenshot check:\n%s", step)
+	}
+}
+
+// TestCheckRowMarks: a check row's mark says how it went, so a failed
+// check or a differing screenshot is never drawn with a tick.
+func TestCheckRowMarks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		e    events.Event
+		want string
+	}{
+		{events.Event{Kind: events.KindCheck, Check: &events.Check{Name: "process_alive", OK: true}}, "  ✓ check process_alive ok"},
+		{events.Event{Kind: events.KindCheck, Check: &events.Check{Name: "success.exit_code", OK: false}}, "  ✗ check success.exit_code FAILED"},
+		{events.Event{Kind: events.KindBaseline, Message: "screenshot a: matched", Data: events.Baseline{Result: events.BaselineMatched}}, "  ✓ screenshot a: matched"},
+		{events.Event{Kind: events.KindBaseline, Message: "screenshot a: written", Data: events.Baseline{Result: events.BaselineWritten}}, "  ✓ screenshot a: written"},
+		{events.Event{Kind: events.KindBaseline, Message: "screenshot a: missing", Data: events.Baseline{Result: events.BaselineMissing}}, "  ✗ screenshot a: missing"},
+		{events.Event{Kind: events.KindBaseline, Message: "screenshot a: unsteady", Data: events.Baseline{Result: events.BaselineUnsteady}}, "  ✗ screenshot a: unsteady"},
+	}
+	for _, tt := range tests {
+		if got, _ := rowText(Row{Kind: RowCheck, Event: tt.e}); got != tt.want {
+			t.Errorf("row = %q, want %q", got, tt.want)
+		}
 	}
 }

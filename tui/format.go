@@ -154,15 +154,21 @@ func rowText(r Row) (text, status string) {
 	case RowModel:
 		return fmt.Sprintf("  ! %s: %s", e.Kind, e.Message), ""
 	case RowCheck:
-		if _, ok := events.DataOf[events.Baseline](e); ok {
-			return "  ✓ " + e.Message, ""
+		// The mark says how the check went: a failed check or a window
+		// that did not match its baseline is not drawn with a tick.
+		if d, ok := events.DataOf[events.Baseline](e); ok {
+			mark := "✓"
+			if d.Result != events.BaselineMatched && d.Result != events.BaselineWritten {
+				mark = "✗"
+			}
+			return "  " + mark + " " + e.Message, ""
 		}
 		c := e.Check
-		res := "ok"
+		res, mark := "ok", "✓"
 		if !c.OK {
-			res = "FAILED"
+			res, mark = "FAILED", "✗"
 		}
-		text = fmt.Sprintf("  ✓ check %s %s", c.Name, res)
+		text = fmt.Sprintf("  %s check %s %s", mark, c.Name, res)
 		if c.Evidence != "" {
 			text += ": " + c.Evidence
 		}

@@ -259,21 +259,6 @@ func transcriptLine(e events.Event) string {
 		return "loop ended: " + e.Message
 	case events.KindCache:
 		return e.Message
-	case events.KindBaseline:
-		// A screenshot check's line says what it found and, when it did
-		// not match, where the diff or the kept window is.
-		line := e.Message
-		if d, ok := e.Data.(events.Baseline); ok {
-			if line == "" {
-				line = fmt.Sprintf("screenshot %s: %s", d.Name, d.Result)
-			}
-			if d.Diff != "" {
-				line += "; diff " + d.Diff
-			} else if d.Actual != "" {
-				line += "; window " + d.Actual
-			}
-		}
-		return "baseline " + line
 	case events.KindVerdict:
 		if e.Verdict == nil {
 			return "verdict"

@@ -167,7 +167,7 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	if err := applyDesktop(files, f.desktop, f.display); err != nil {
 		return refuse(cmd, fmt.Errorf("--desktop: %w", err))
 	}
-	if f.takeover != "" && files.Operator.Session.Desktop == scenarios.DesktopWayland {
+	if f.takeover != "" && files.Operator.Desktop.Desktop == scenarios.DesktopWayland {
 		// The takeover's VNC server (x11vnc) serves an X display: on
 		// Wayland the flag would be taken and the first T would fail with
 		// x11vnc's own words about cookie files.
