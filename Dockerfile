@@ -14,6 +14,10 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends libtess
   && CGO_ENABLED=1 go build -trimpath -o /out/kasmrt-ocr ./cmd/kasmrt-ocr
 
 FROM debian:bookworm-slim
+# setup.sh is the one package list: the runtime's (x11vnc and noVNC for the
+# takeover, sway, grim, wtype and qtwayland5 for the Wayland desktop…) and
+# the example scenarios' applications. suite/image_test.go fails when this
+# stage stops installing one of them.
 COPY scripts/setup.sh /tmp/setup.sh
 RUN bash /tmp/setup.sh && rm -rf /var/lib/apt/lists/* /tmp/setup.sh
 # The Job runs as this user (runAsNonRoot); its reports volume is group-

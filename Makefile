@@ -70,7 +70,10 @@ bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime 50x ./drivers/... ./tui/... ./engine/...
 
 # kasmrt side by side with xdotool + scrot + convert, Playwright MCP and
-# img2sixel, in one run; writes the table into docs/benchmarks.md.
+# img2sixel, and a watched run against a headless one, in one run, the two
+# tools' samples alternating; prints each part's table as it finishes
+# (a failing part says why and the rest go on) and writes the tables into
+# docs/benchmarks.md.
 bench-compare:
 	@bash scripts/bench-compare.sh
 

@@ -17,9 +17,10 @@ func TestClickElement(t *testing.T) {
 	scriptNeed(t, "zenity", "dbus-daemon")
 	const zenity = "name: a11y\napp:\n  command: [zenity, --question, \"--text=Proceed?\"]\n  success_exit_codes: [0]\n"
 	cases := []struct {
-		name, control    string
-		verdict, outcome string
-		message          string
+		name, control string
+		verdict       events.Verdict
+		outcome       events.Outcome
+		message       string
 	}{
 		{"yes ends the app successfully", "Yes", events.VerdictPass, OutcomeCompleted, `clicked the push button "Yes" with the pointer at its centre`},
 		{"no is a failing exit", "No", events.VerdictAppFailed, OutcomeAppExited, `clicked the push button "No"`},

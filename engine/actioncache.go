@@ -340,7 +340,7 @@ func (s *runState) cacheCall(tool string, args map[string]any, res result) {
 	}
 	if st := ac.replayed; st != nil {
 		ac.replayed = nil
-		if st.Status != "" && res.status != st.Status {
+		if st.Status != "" && string(res.status) != st.Status {
 			s.fallBack(ac, fmt.Sprintf("the replayed call %s ended %s, the cached one %s", tool, res.status, st.Status))
 		}
 	}
@@ -365,7 +365,7 @@ func (s *runState) cacheCall(tool string, args map[string]any, res result) {
 		return
 	}
 	st := p.step
-	st.Tool, st.Args, st.Status = tool, args, res.status
+	st.Tool, st.Args, st.Status = tool, args, string(res.status)
 	if tool == "click_grounded" && res.point != nil {
 		st.Point = &cache.Point{X: res.point.X, Y: res.point.Y}
 		// The crop is of the screen the call was chosen on, and is left
@@ -383,7 +383,7 @@ func (s *runState) cacheCall(tool string, args map[string]any, res result) {
 
 // closeCache stores the trajectory of a run that passed (read-write), and
 // publishes the run's account of the cache.
-func (s *runState) closeCache(verdict string) {
+func (s *runState) closeCache(verdict events.Verdict) {
 	ac := s.actionCache
 	if ac == nil || ac.mode == cache.Off {
 		return

@@ -83,7 +83,7 @@ func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
 	if err != nil {
 		return s.cdpFailure(err)
 	}
-	if !st.Found && c.Source == "script" {
+	if !st.Found && c.Source == events.SourceScript {
 		// A script reads an element it expects to be there; the model,
 		// exploring, is told and carries on.
 		return failed(failAssertion, "%s", describeState(target, st, s.r.Redact))

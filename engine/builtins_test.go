@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -35,7 +36,7 @@ func TestBuiltinToolsCoverTheCatalogue(t *testing.T) {
 func TestUnimplementedToolIsARuntimeFault(t *testing.T) {
 	t.Parallel()
 	s := &runState{book: guardBook{tools: map[string]scenarios.ToolSpec{"levitate": {Name: "levitate"}}}}
-	res := s.run(t.Context(), 1, call{Tool: "levitate", Source: "model"})
+	res := s.run(t.Context(), 1, call{Tool: "levitate", Source: events.SourceModel})
 	if res.fail != failResolution || res.message != "internal error: no implementation of levitate" {
 		t.Errorf("result = %+v", res)
 	}

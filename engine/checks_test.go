@@ -107,8 +107,8 @@ steps:
 	cases := []struct {
 		name    string
 		step    string
-		verdict string
-		outcome string
+		verdict events.Verdict
+		outcome events.Outcome
 		message string // in the last step's message
 	}{
 		{"all hold", `  - expect:
@@ -184,7 +184,8 @@ func TestExpectTitleAndExit(t *testing.T) {
 	scriptNeed(t, "xterm", "xmessage")
 	cases := []struct {
 		name, app, steps string
-		verdict, outcome string
+		verdict          events.Verdict
+		outcome          events.Outcome
 		message          string
 	}{
 		{"title holds", checksTitleApp, `  - expect: {window_title: {equals: kasm checks}}
@@ -281,9 +282,10 @@ func TestExpectScreenText(t *testing.T) {
 	scriptNeed(t, "xterm", "tesseract")
 	example := checksExample(t, "xterm-greeting.yaml")
 	cases := []struct {
-		name, scenario   string
-		verdict, outcome string
-		message          string
+		name, scenario string
+		verdict        events.Verdict
+		outcome        events.Outcome
+		message        string
 	}{
 		{"example", example, events.VerdictPass, OutcomeCompleted, `the screen shows "Hello, Ada Lovelace!"`},
 		{"text never shows", strings.Replace(example, `screen_text: {contains: "Hello, Ada Lovelace!"}`,

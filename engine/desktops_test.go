@@ -44,6 +44,9 @@ func TestExamplesOnBothDesktops(t *testing.T) {
 		{"qt-featherpad-save-as.yaml", []string{"featherpad"}, nil},
 		// GTK 3's file chooser: Return right after the typed name saves.
 		{"mousepad-save-as.yaml", []string{"mousepad", "dbus-daemon"}, nil},
+		// GTK 3's menus: File, then "Save As..." in the menu's popup (an
+		// xdg_popup on Wayland), each by the pointer.
+		{"mousepad-menu-save-as.yaml", []string{"mousepad", "dbus-daemon"}, map[string]bool{scenarios.DesktopX11: true, scenarios.DesktopWayland: true}},
 	}
 	for _, c := range cases {
 		for _, desk := range []string{scenarios.DesktopX11, scenarios.DesktopWayland} {
@@ -71,7 +74,7 @@ func TestExamplesOnBothDesktops(t *testing.T) {
 				}
 				wantWM := map[string]string{scenarios.DesktopX11: "openbox", scenarios.DesktopWayland: "sway"}[desk]
 				for _, e := range evs {
-					if s, ok := e.Data.(events.SessionStarted); ok && s.WindowManager != wantWM {
+					if s, ok := e.Data.(events.DisplayStarted); ok && s.WindowManager != wantWM {
 						t.Errorf("session started with %q managing the windows, want %q", s.WindowManager, wantWM)
 					}
 				}
@@ -107,7 +110,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	files.Operator.Session.Desktop = scenarios.DesktopWayland
+	files.Operator.Desktop.Desktop = scenarios.DesktopWayland
 	res, dir := desktopRunFiles(t, files)
 	if res.Verdict != events.VerdictPass {
 		t.Errorf("verdict %s (%s), want pass; reasons %q", res.Verdict, res.Outcome, res.Reasons)
@@ -168,7 +171,7 @@ func desktopRun(t *testing.T, example, desk string) (*scenarios.Files, Result, s
 	if err != nil {
 		t.Fatalf("load the example: %v", err)
 	}
-	files.Operator.Session.Desktop = desk
+	files.Operator.Desktop.Desktop = desk
 	res, dir := desktopRunFiles(t, files)
 	return files, res, dir
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/engine/report"
 )
 
 // failureScreenTimeout bounds the capture that documents a failed step: it
@@ -93,7 +94,7 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 	}
 	b := img.Bounds()
 	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Step: n,
-		Data: events.ScreenCaptured{Width: b.Dx(), Height: b.Dy(), Diagnostic: true}})
+		Data: events.ScreenCaptured{Width: b.Dx(), Height: b.Dy(), Diagnostic: true, Pixels: report.NewFrame(img)}})
 	return rel, ""
 }
 

@@ -43,8 +43,9 @@ func TestFailedScriptStepHasScreen(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "xterm")
 	tests := []struct {
-		name, steps, tools, verdict string
-		failing                     int
+		name, steps, tools string
+		verdict            events.Verdict
+		failing            int
 	}{
 		{
 			name:    "declared check fails",
@@ -130,12 +131,13 @@ func TestStartupTimeoutDiagnostics(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "xterm", "xmessage", "zenity")
 	tests := []struct {
-		name, app        string
-		verdict, outcome string
-		reasons          []string
-		suggestion       string
-		appWindows       int
-		timeoutS         float64 // 1.5 unless set
+		name, app  string
+		verdict    events.Verdict
+		outcome    events.Outcome
+		reasons    []string
+		suggestion string
+		appWindows int
+		timeoutS   float64 // 1.5 unless set
 	}{
 		{
 			name: "wrong window class",
@@ -308,9 +310,10 @@ func TestAuthorMistakesAreTestErrors(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, "xterm")
 	tests := []struct {
-		name, scenario   string
-		verdict, outcome string
-		reason           string
+		name, scenario string
+		verdict        events.Verdict
+		outcome        events.Outcome
+		reason         string
 	}{
 		{
 			name: "declared check's program missing",

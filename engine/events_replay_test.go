@@ -33,6 +33,15 @@ func TestReplayedEventsMatchLive(t *testing.T) {
 	kinds := map[events.Kind]bool{}
 	for i, live := range r.events {
 		live.T = live.T.Round(0) // JSON keeps no monotonic reading
+		if d, ok := live.Data.(events.ScreenCaptured); ok {
+			// The capture in memory is for a console in the run's
+			// process; it is never written.
+			if d.Pixels == nil {
+				t.Errorf("event %d: a live screen event without its pixels", i+1)
+			}
+			d.Pixels = nil
+			live.Data = d
+		}
 		if !reflect.DeepEqual(replayed[i], live) {
 			t.Errorf("event %d (%s) replays as\n%#v\nlive it was\n%#v", i+1, live.Kind, replayed[i], live)
 		}
@@ -40,7 +49,7 @@ func TestReplayedEventsMatchLive(t *testing.T) {
 			kinds[live.Kind] = true
 		}
 	}
-	for _, k := range []events.Kind{events.KindRunStarted, events.KindSessionStarted, events.KindAppLaunched, events.KindAppWindow,
+	for _, k := range []events.Kind{events.KindRunStarted, events.KindDisplayStarted, events.KindAppLaunched, events.KindAppWindow,
 		events.KindScreen, events.KindModelRequest, events.KindModelReply, events.KindLoopEnded, events.KindRunEnded} {
 		if !kinds[k] {
 			t.Errorf("the run published no %s payload to compare", k)

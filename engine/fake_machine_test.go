@@ -165,7 +165,7 @@ var (
 	_ boxReader     = (*fakeTab)(nil)
 )
 
-func (f *fakeMachine) StartSession(_ context.Context, opts desktop.SessionOptions) (session, error) {
+func (f *fakeMachine) StartDisplayServer(_ context.Context, opts desktop.DisplayOptions) (displayServer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.sessionErr != nil {

@@ -18,7 +18,7 @@ const finalCaptureTimeout = 5 * time.Second
 // step ran — so every report shows how the application was left. A run
 // that never had a display records nothing; one whose display is gone
 // records why there is no capture.
-func (s *runState) finalCapture(ctx context.Context, outcome string) {
+func (s *runState) finalCapture(ctx context.Context, outcome events.Outcome) {
 	if s.desk == nil {
 		return
 	}

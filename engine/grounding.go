@@ -65,7 +65,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	case vision.Contradicted:
 		s.outcome.checkFalse = true
 		r = ok("false: " + j.Reason + on)
-		if c.Source == "script" {
+		if c.Source == events.SourceScript {
 			r = failed(failAssertion, "the expectation %q is false: %s", expectation, j.Reason)
 		}
 	default:
@@ -139,14 +139,14 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			return r
 		case vision.Contradicted:
 			s.grounding(n, attempt, description, expect, point, events.GroundingContradicted, j.Reason, beforeRel, r.screen, where)
-			if c.Source == "script" && clicks == 1 && attempt < attempts {
+			if c.Source == events.SourceScript && clicks == 1 && attempt < attempts {
 				// A scripted step re-locates once, if
 				// runner.grounding_attempts leaves a locate for it.
 				lastPoint = &pt
 				continue
 			}
 			res := failed(failGrounding, "%s; the expected change was NOT observed (%s). Observe the screen before any further pointer action.", r.message, j.Reason)
-			if c.Source == "script" {
+			if c.Source == events.SourceScript {
 				res.fail = failAssertion
 			}
 			res.screen, res.point = r.screen, point

@@ -27,7 +27,7 @@ func TestGuardBookCheck(t *testing.T) {
 		observed bool
 		calls    int
 		c        call
-		status   string
+		status   events.Status
 		says     string
 	}{
 		{name: "unknown tool", c: call{Tool: "fly", Source: "model"}, status: events.StatusMalformed,
@@ -65,7 +65,7 @@ func TestGuardBookObservationRecord(t *testing.T) {
 	tests := []struct {
 		name       string
 		spec       scenarios.ToolSpec
-		status     string
+		status     events.Status
 		before     bool
 		wantAfter  bool
 		wantAction bool

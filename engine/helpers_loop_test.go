@@ -214,7 +214,9 @@ func loopSleep(ctx context.Context, _ time.Duration) error {
 
 // loopStep is a step's tool, status and message, for assertions.
 type loopStep struct {
-	tool, status, message string
+	tool    string
+	status  events.Status
+	message string
 }
 
 func loopSteps(r report.Report) []loopStep {
@@ -244,14 +246,14 @@ func loopWantSteps(t testing.TB, r report.Report, want ...loopStep) {
 func loopFormatSteps(ss []loopStep) string {
 	var b strings.Builder
 	for i, s := range ss {
-		b.WriteString(strings.Join([]string{"  ", strconv.Itoa(i + 1), s.tool, s.status, s.message}, " "))
+		b.WriteString(strings.Join([]string{"  ", strconv.Itoa(i + 1), s.tool, string(s.status), s.message}, " "))
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
 // loopWant checks the verdict, the outcome and the loop summary.
-func loopWant(t testing.TB, r loopResult, verdict, outcome string, iterations, malformed int) {
+func loopWant(t testing.TB, r loopResult, verdict events.Verdict, outcome events.Outcome, iterations, malformed int) {
 	t.Helper()
 	if r.rep.Verdict != verdict || r.rep.Outcome != outcome {
 		t.Errorf("verdict %s/%s, want %s/%s; reasons %q; concerns %q; loop %+v", r.rep.Verdict, r.rep.Outcome, verdict, outcome, r.rep.Reasons, r.rep.Concerns, r.rep.Loop)

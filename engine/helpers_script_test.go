@@ -86,8 +86,8 @@ func scriptRun(t *testing.T, spec scriptRunSpec) scriptOutcome {
 	sink := func(e events.Event) {
 		mu.Lock()
 		switch e.Kind {
-		case events.KindSessionStarted:
-			d, _ := e.Data.(events.SessionStarted)
+		case events.KindDisplayStarted:
+			d, _ := e.Data.(events.DisplayStarted)
 			out.info.display = d.Display
 			out.info.xvfbPID = scriptXvfbPID(out.info.display)
 		case events.KindAppLaunched:
@@ -396,7 +396,7 @@ func scriptCheckConsistent(t *testing.T, o scriptOutcome) {
 
 // want checks the verdict and outcome, and that a reason mentions each of
 // the given substrings.
-func (o scriptOutcome) want(t *testing.T, verdict, outcome string, reasonHas ...string) {
+func (o scriptOutcome) want(t *testing.T, verdict events.Verdict, outcome events.Outcome, reasonHas ...string) {
 	t.Helper()
 	if o.res.Verdict != verdict || o.res.Outcome != outcome {
 		t.Errorf("verdict %s (%s), want %s (%s); reasons %q", o.res.Verdict, o.res.Outcome, verdict, outcome, o.res.Reasons)

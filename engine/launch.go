@@ -30,7 +30,7 @@ func (s *runState) launch(ctx context.Context) error {
 	err := s.stage.Set(ctx, s.life)
 	// What was launched is the run's to check, even when the rest failed.
 	st := s.stage
-	s.session, s.desk, s.app = st.Session, st.Desk, st.App
+	s.session, s.desk, s.app = st.Server, st.Desk, st.App
 	s.win, s.hasWin = st.Window, st.HasWindow
 	s.web, s.a11y, s.appEnv = st.Web, st.A11y, st.AppEnv
 	var f *stage.Failure

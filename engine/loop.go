@@ -268,25 +268,25 @@ func (l *goalLoop) recordSeveralCalls(calls []model.ToolCall, msg string) {
 
 // recordUnrun records a model call that was not executed as a step, so the
 // report and the console show every refusal.
-func (s *runState) recordUnrun(c model.ToolCall, status, msg string) {
+func (s *runState) recordUnrun(c model.ToolCall, status events.Status, msg string) {
 	s.recordUnrunStep(c, status, msg, true)
 }
 
 // recordUnrunStep is recordUnrun with the failure screen left out unless
 // screen is set.
-func (s *runState) recordUnrunStep(c model.ToolCall, status, msg string, screen bool) {
+func (s *runState) recordUnrunStep(c model.ToolCall, status events.Status, msg string, screen bool) {
 	s.recordStep(c, status, msg, screen)
 	s.tallyUnrun(c, status)
 }
 
 // tallyUnrun counts a model call that was not executed for the verdict.
-func (s *runState) tallyUnrun(c model.ToolCall, status string) {
+func (s *runState) tallyUnrun(c model.ToolCall, status events.Status) {
 	s.tally(call{Tool: c.Name, Source: "model"}, s.book.tools[c.Name], result{status: status}, false)
 }
 
 // recordStep publishes a step that ran nothing, with the failure screen
 // when screen is set.
-func (s *runState) recordStep(c model.ToolCall, status, msg string, screen bool) {
+func (s *runState) recordStep(c model.ToolCall, status events.Status, msg string, screen bool) {
 	s.stepN++
 	args, err := parseArgs(c.Arguments)
 	if err != nil {

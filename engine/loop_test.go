@@ -77,7 +77,8 @@ type loopTurnCase struct {
 	name                 string
 	operator             string
 	script               []mt.Exchange
-	verdict, outcome     string
+	verdict              events.Verdict
+	outcome              events.Outcome
 	iterations, malforms int
 	steps                []loopStep
 	check                func(t *testing.T, r loopResult)
@@ -514,14 +515,15 @@ func TestLoopBudgets(t *testing.T) {
 // loopGroundCase is a grounding test: the scripted model locates xterm's
 // window from the image it is sent, in its profile's convention.
 type loopGroundCase struct {
-	name, profile    string
-	relative         bool
-	steps            string // scripted steps instead of a goal, if set
-	script           func(t *testing.T, locate mt.Exchange) []mt.Exchange
-	verdict, outcome string
-	want             []loopStep
-	outcomes         []string // grounding[].outcome
-	check            func(t *testing.T, r loopResult)
+	name, profile string
+	relative      bool
+	steps         string // scripted steps instead of a goal, if set
+	script        func(t *testing.T, locate mt.Exchange) []mt.Exchange
+	verdict       events.Verdict
+	outcome       events.Outcome
+	want          []loopStep
+	outcomes      []string // grounding[].outcome
+	check         func(t *testing.T, r loopResult)
 }
 
 // TestLoopGrounding checks click_grounded: locate answers mapped back

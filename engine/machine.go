@@ -7,7 +7,7 @@ import "github.com/kasmrt/kasmrt/engine/stage"
 // drivers, or the rule tests' double), and the parts the rules act on.
 type (
 	machine       = stage.Machine
-	session       = stage.Session
+	displayServer = stage.DisplayServer
 	app           = stage.App
 	browser       = stage.Browser
 	browserTab    = stage.BrowserTab

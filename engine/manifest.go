@@ -14,6 +14,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/engine/vision"
@@ -93,12 +94,12 @@ type SeedInfo struct {
 type Manifest struct {
 	Schema string `json:"schema"`
 	Identity
-	IdentitySHA256 string     `json:"identity_sha256"`
-	Started        time.Time  `json:"started"`
-	Ended          *time.Time `json:"ended"`
-	Verdict        string     `json:"verdict"`
-	Outcome        string     `json:"outcome"`
-	DurationMS     int64      `json:"duration_ms"`
+	IdentitySHA256 string         `json:"identity_sha256"`
+	Started        time.Time      `json:"started"`
+	Ended          *time.Time     `json:"ended"`
+	Verdict        events.Verdict `json:"verdict"`
+	Outcome        events.Outcome `json:"outcome"`
+	DurationMS     int64          `json:"duration_ms"`
 	// Tokens sums the usage's token counts, for suite summaries.
 	Tokens float64 `json:"tokens"`
 }

@@ -426,7 +426,7 @@ func TestSecretWordsUnread(t *testing.T) {
 		{ID: 0x500001, Class: "Other", Instance: "other", X: other.Min.X, Y: other.Min.Y, Width: other.Dx(), Height: other.Dy(), Viewable: true},
 		{ID: 0x400002, Class: "Fake", Instance: "fake", X: dialog.Min.X, Y: dialog.Min.Y, Width: dialog.Dx(), Height: dialog.Dy(), Viewable: true},
 	}}
-	if _, err := f.StartSession(context.Background(), desktop.SessionOptions{}); err != nil {
+	if _, err := f.StartDisplayServer(context.Background(), desktop.DisplayOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	white := func() *image.RGBA {

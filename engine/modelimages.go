@@ -31,11 +31,20 @@ func (m *modelImages) png(f *report.Frame) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	small, scale := m.scaler.Downscale(img)
+	if !f.KnownOpaque() {
+		small, scale := m.scaler.Downscale(img)
+		if scale.Sent == scale.Screen {
+			return f.PNG()
+		}
+		return m.encoder.Encode(small, 0)
+	}
+	// An X11 capture is opaque, and so is its downscale: neither is
+	// scanned for transparent pixels.
+	small, scale := m.scaler.DownscaleOpaque(img)
 	if scale.Sent == scale.Screen {
 		return f.PNG()
 	}
-	return m.encoder.Encode(small, 0)
+	return m.encoder.EncodeOpaque(small, 0)
 }
 
 // warmModelImages primes the downscaler and both encoders with a screen
@@ -54,7 +63,7 @@ func (s *runState) warmModelImages(ctx context.Context) {
 		if err != nil {
 			return // the first observation does the whole work instead
 		}
-		f := rep.NewFrame(img)
+		f := rep.NewCaptureFrame(img)
 		_, _ = images.png(f)
 		_, _ = f.PNG()
 	}()

@@ -36,7 +36,7 @@ func NotOffered(f *scenarios.Files) []Unoffered {
 			continue
 		}
 		why := notOfferedWhy(t.Presence, f.Scenario.Mode())
-		if isBrowserPresence(t.Presence) && f.Operator.Session.Desktop == scenarios.DesktopWayland {
+		if isBrowserPresence(t.Presence) && f.Operator.Desktop.Desktop == scenarios.DesktopWayland {
 			why = "needs a browser: section, which needs the X11 desktop (the runtime starts Chromium on an X display)"
 		}
 		if disabled[name] {
@@ -59,8 +59,55 @@ func isBrowserPresence(p scenarios.Presence) bool {
 
 // DesktopLacks says what the run's session will lack that the X11 session
 // offers (hang detection, popup windows), for validate; nothing on X11.
+// On Wayland it also names each declared tool whose command runs an X
+// client (xclip…): the session has no X display, so such a check fails
+// at run time with "Can't open display", which validate can say first.
 func DesktopLacks(f *scenarios.Files) []string {
-	return stage.Lacks(f.Operator.Session.Desktop)
+	lacks := stage.Lacks(f.Operator.Desktop.Desktop)
+	if f.Operator.Desktop.Desktop != scenarios.DesktopWayland {
+		return lacks
+	}
+	names := make([]string, 0, len(f.Scenario.Tools))
+	for name := range f.Scenario.Tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if x := xClient(f.Scenario.Tools[name]); x != "" {
+			lacks = append(lacks, "an X display for the declared tool "+name+": its command runs "+x+", which cannot open a display in a Wayland session (use the X11 desktop, or a Wayland tool such as wl-paste)")
+		}
+	}
+	return lacks
+}
+
+// xClients are programs that talk to an X server only, which a declared
+// tool's command may run to read the app's state (the clipboard, windows).
+var xClients = []string{"xclip", "xsel", "xdotool", "xprop", "xwininfo", "xdpyinfo", "xwd", "xev"}
+
+// xClient returns the first X-only program a declared tool's commands run,
+// or "" when none does. A word counts when it stands alone in the command,
+// so a file named xclip.txt is not taken for the program.
+func xClient(t scenarios.DeclaredTool) string {
+	cmds := []string{t.Command}
+	for _, p := range t.Parameters {
+		for _, c := range p.Values {
+			cmds = append(cmds, c)
+		}
+	}
+	for _, c := range cmds {
+		words := strings.FieldsFunc(c, func(r rune) bool {
+			return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		})
+		for _, w := range words {
+			if i := strings.LastIndexByte(w, '/'); i >= 0 {
+				w = w[i+1:]
+			}
+			if slices.Contains(xClients, w) {
+				return w
+			}
+		}
+	}
+	return ""
 }
 
 func notOfferedWhy(p scenarios.Presence, mode string) string {

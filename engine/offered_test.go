@@ -38,3 +38,46 @@ func TestRulesNotOffered(t *testing.T) {
 		t.Errorf("wait: %q, want the operator's disabling", w)
 	}
 }
+
+// TestRulesDesktopLacksXClients: on Wayland, validate names each declared
+// tool whose command runs an X client (the gallery's calculator reads the
+// clipboard with xclip), which fails at run time with "Can't open
+// display"; a file that only carries the name, and X11, say nothing.
+func TestRulesDesktopLacksXClients(t *testing.T) {
+	t.Parallel()
+	scenario := rulesApp + `steps:
+  - observe_screen: {}
+tools:
+  copied:
+    run: shell
+    command: 'test "$(/usr/bin/xclip -o -selection clipboard)" = 408'
+  result_is:
+    run: shell
+    parameters:
+      value: {values: {"408": 'xsel -b | grep -q 408'}}
+  saved:
+    run: shell
+    command: 'grep -q 408 xclip.txt'
+`
+	tests := []struct {
+		operator string
+		want     []string
+		not      []string
+	}{
+		{"session:\n  desktop: wayland\n", []string{"declared tool copied: its command runs xclip", "declared tool result_is: its command runs xsel"}, []string{"saved"}},
+		{"", nil, []string{"copied", "result_is", "saved"}},
+	}
+	for _, tt := range tests {
+		lacks := strings.Join(DesktopLacks(loadRunFiles(t, t.TempDir(), scenario, tt.operator, nil)), "\n")
+		for _, w := range tt.want {
+			if !strings.Contains(lacks, w) {
+				t.Errorf("operator %q: lacks %q, want %q in it", tt.operator, lacks, w)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(lacks, "declared tool "+n) {
+				t.Errorf("operator %q: lacks names %s: %q", tt.operator, n, lacks)
+			}
+		}
+	}
+}

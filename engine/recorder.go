@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/engine/baseline"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
@@ -17,7 +18,7 @@ import (
 // record`. They run as a script's steps do — same guards, same tools, the
 // same retries a script gets — because the scenario written from them will
 // replay them as a script.
-const SourceRecord = "script"
+const SourceRecord = events.SourceScript
 
 // Seen is what a recording session sees of the application at one moment:
 // the raw material of the checks the recorder proposes and of the choices
@@ -51,6 +52,13 @@ type Seen struct {
 	// during the recording).
 	Tools      []string
 	Vocabulary Vocabulary
+	// Window is the window as a screenshot check captures it (the page,
+	// when the page is the screen), with the secrets on it blacked out,
+	// once two captures in a row were identical; nil when it could not be
+	// captured steady. It becomes the baseline of a screenshot check the
+	// operator accepts, so the replay compares with exactly what the
+	// check will capture.
+	Window *image.RGBA
 }
 
 // SeenWindow is one of the application's windows.
@@ -124,7 +132,7 @@ type agentDefine struct {
 // through the run's guards and tools, then the checks every step gets.
 // A refused or failed step is not an error; its Status and Message say
 // what happened, and the session goes on unless the application ended.
-func (s *Session) Record(ctx context.Context, tool string, args map[string]any) (CallResult, error) {
+func (s *AgentRun) Record(ctx context.Context, tool string, args map[string]any) (CallResult, error) {
 	if !s.busy.TryLock() {
 		return CallResult{}, ErrBusy
 	}
@@ -136,7 +144,7 @@ func (s *Session) Record(ctx context.Context, tool string, args map[string]any) 
 	select {
 	case s.feed.calls <- c:
 	case <-s.feed.over:
-		return CallResult{}, ErrSessionOver
+		return CallResult{}, ErrAgentRunOver
 	case <-ctx.Done():
 		return CallResult{}, ctx.Err()
 	}
@@ -146,12 +154,12 @@ func (s *Session) Record(ctx context.Context, tool string, args map[string]any) 
 // Look reads what the application shows now (at is where the last input
 // went, nil when unknown). It takes the run's goroutine for as long as the
 // accessibility walk and OCR take.
-func (s *Session) Look(ctx context.Context, at *events.Point) (Seen, error) {
+func (s *AgentRun) Look(ctx context.Context, at *events.Point) (Seen, error) {
 	l := agentLook{ctx: ctx, at: at, reply: make(chan Seen, 1)}
 	select {
 	case s.feed.looks <- l:
 	case <-s.feed.over:
-		return Seen{}, ErrSessionOver
+		return Seen{}, ErrAgentRunOver
 	case <-ctx.Done():
 		return Seen{}, ctx.Err()
 	}
@@ -160,12 +168,12 @@ func (s *Session) Look(ctx context.Context, at *events.Point) (Seen, error) {
 
 // Define adds a window or click target the operator named to the run's
 // scenario; the tool list is rebuilt so the next step can use it.
-func (s *Session) Define(ctx context.Context, d Definition) error {
+func (s *AgentRun) Define(ctx context.Context, d Definition) error {
 	req := agentDefine{def: d, reply: make(chan error, 1)}
 	select {
 	case s.feed.defines <- req:
 	case <-s.feed.over:
-		return ErrSessionOver
+		return ErrAgentRunOver
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -230,7 +238,34 @@ func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 	s.lookControls(ctx, &seen)
 	seen.NearText, seen.Lines = s.readLines(ctx, at)
 	s.lookElements(ctx, &seen)
+	seen.Window = s.steadyWindow(ctx)
 	return seen
+}
+
+// maxSteadyCaptures bounds the captures a look makes waiting for the
+// window to hold still: one that keeps changing (an animation) offers no
+// baseline.
+const maxSteadyCaptures = 8
+
+// steadyWindow captures the window as a screenshot check does
+// (windowCapture) until two captures in a row are identical, as the check
+// waits before comparing; nil when the window did not hold still or could
+// not be captured.
+func (s *runState) steadyWindow(ctx context.Context) *image.RGBA {
+	var prev *image.RGBA
+	for range maxSteadyCaptures {
+		img, err := s.windowCapture(ctx)
+		if err != nil {
+			s.log("capture the window for the recorder: %v", err)
+			return nil
+		}
+		if baseline.Same(prev, img) {
+			return img
+		}
+		prev = img
+	}
+	s.log("capture the window for the recorder: it kept changing over %d captures", maxSteadyCaptures)
+	return nil
 }
 
 // lookControls lists the named controls as the Environment Update does

@@ -7,4 +7,4 @@ func (r *Runner) ReportDir() string { return r.opts.ReportDir }
 
 // Inbox returns the session's inbox, or nil when its operator file gives
 // it none.
-func (s *Session) Inbox() *inbox.Inbox { return s.r.Inbox() }
+func (s *AgentRun) Inbox() *inbox.Inbox { return s.r.Inbox() }

@@ -58,13 +58,14 @@ func fakeDialogWith(change func(c *atspi.Control)) *fakeMachine {
 func TestRulesClickElement(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name             string
-		machine          func() *fakeMachine
-		steps            string
-		verdict, outcome string
-		want             []loopStep
-		inputs           []string
-		reason           string
+		name    string
+		machine func() *fakeMachine
+		steps   string
+		verdict events.Verdict
+		outcome events.Outcome
+		want    []loopStep
+		inputs  []string
+		reason  string
 	}{
 		{
 			name: "a control on the screen is clicked with the pointer at its centre", machine: fakeDialog,
@@ -287,7 +288,7 @@ steps:
 	cases := []struct {
 		name    string
 		focused *atspi.Accessible
-		status  string
+		status  events.Status
 		message string
 		inputs  []string
 	}{

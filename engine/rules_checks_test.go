@@ -15,11 +15,12 @@ type expectCase struct {
 	name string
 	// scenario is the whole scenario; rulesApp with steps when only steps
 	// is given.
-	scenario, steps  string
-	env              map[string]string
-	machine          func() *fakeMachine
-	verdict, outcome string
-	want             []loopStep
+	scenario, steps string
+	env             map[string]string
+	machine         func() *fakeMachine
+	verdict         events.Verdict
+	outcome         events.Outcome
+	want            []loopStep
 	// reason, when set, must be in one of the report's reasons.
 	reason string
 	check  func(t *testing.T, r loopResult)

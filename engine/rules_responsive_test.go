@@ -23,14 +23,15 @@ func rulesAppHangingAfter(timeout string) string {
 func TestRulesAppResponsive(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name             string
-		machine          func() *fakeMachine
-		scenario         string
-		script           []mt.Exchange
-		verdict, outcome string
-		responsive       *bool
-		steps            int
-		reason           string
+		name       string
+		machine    func() *fakeMachine
+		scenario   string
+		script     []mt.Exchange
+		verdict    events.Verdict
+		outcome    events.Outcome
+		responsive *bool
+		steps      int
+		reason     string
 	}{
 		{
 			name:     "an application that answers holds the check",

@@ -41,7 +41,8 @@ func TestRulesSecretIntoPage(t *testing.T) {
 	const secret = "hunter2-page-secret"
 	cases := []struct {
 		name, step, focus string
-		status, message   string
+		status            events.Status
+		message           string
 		inputs            int
 	}{
 		{"a fill of the bound target", "cdp_fill: {target: password, ref: password}", "", events.StatusOK, `filled password with the secret value "password"`, 1},

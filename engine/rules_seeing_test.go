@@ -47,7 +47,8 @@ func TestRulesTextAndNameTargets(t *testing.T) {
 	cases := []struct {
 		name, question, target string
 		bridge                 bool
-		status, message        string
+		status                 events.Status
+		message                string
 		within                 image.Rectangle
 	}{
 		{"text", "Continue the test?", `{text: "Yes"}`, true, events.StatusOK, "", yes},
@@ -142,8 +143,9 @@ func TestRulesTextConditionsAndOCRJudgement(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, ocr.Command)
 	cases := []struct {
-		name, steps     string
-		status, message string
+		name, steps string
+		status      events.Status
+		message     string
 	}{
 		{"the text is shown", "  - wait_while: question_not_shown\n", events.StatusOK, ""},
 		{"the text is not shown", "  - wait_while: saved_shown\n", events.StatusOK, ""},

@@ -19,7 +19,7 @@ import (
 // rulesSession opens scenario, loaded as `kasmrt serve` loads a
 // session's, as an outside agent's session on the double and returns it
 // with the run's events so far.
-func rulesSession(t *testing.T, ctx context.Context, scenario string, f *fakeMachine) (*Session, func() []events.Event) {
+func rulesSession(t *testing.T, ctx context.Context, scenario string, f *fakeMachine) (*AgentRun, func() []events.Event) {
 	t.Helper()
 	dir := t.TempDir()
 	path, _ := writeRunFiles(t, dir, scenario, "")
@@ -31,7 +31,7 @@ func rulesSession(t *testing.T, ctx context.Context, scenario string, f *fakeMac
 }
 
 // rulesOpen opens loaded files as a session on the double.
-func rulesOpen(t *testing.T, ctx context.Context, dir string, files *scenarios.Files, f *fakeMachine) (*Session, func() []events.Event) {
+func rulesOpen(t *testing.T, ctx context.Context, dir string, files *scenarios.Files, f *fakeMachine) (*AgentRun, func() []events.Event) {
 	t.Helper()
 	var (
 		mu  sync.Mutex
@@ -94,7 +94,7 @@ func TestRulesSession(t *testing.T) {
 	if res.Verdict != loopUnverified {
 		t.Errorf("verdict %s (%q)", res.Verdict, res.Reasons)
 	}
-	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrSessionOver) {
+	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrAgentRunOver) {
 		t.Errorf("a call after Close: %v, want ErrSessionOver", err)
 	}
 	rep, _ := scriptReadReport(t, s.ReportDir())
@@ -196,7 +196,7 @@ func TestRulesSessionEndedByCall(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the session did not end")
 	}
-	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrSessionOver) {
+	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrAgentRunOver) {
 		t.Errorf("a call after the end: %v, want ErrSessionOver", err)
 	}
 }

@@ -30,10 +30,11 @@ func TestRulesStageFailures(t *testing.T) {
 	const served = "name: served\napp:\n  command: [fake-server]\n  startup_timeout_s: 0.3\n" +
 		"browser:\n  mode: launch\n  start_url: http://app.test/\n  headless: true\ngoal: Log in.\n"
 	cases := []struct {
-		name, scenario   string
-		machine          *fakeMachine
-		verdict, outcome string
-		reason           string
+		name, scenario string
+		machine        *fakeMachine
+		verdict        events.Verdict
+		outcome        events.Outcome
+		reason         string
 	}{
 		{"the X server does not start", rulesGoal, &fakeMachine{sessionErr: errors.New("Xvfb: no free display")},
 			events.VerdictTestError, OutcomeLaunchFailed, "start the X session: Xvfb: no free display"},

@@ -55,20 +55,27 @@ func (s *fakeVNCServer) Stop() error           { s.once.Do(func() { close(s.done
 func takeoverBefore(fake *fakeVNC, pauses bool, got chan<- takeoverReply) func(r *Runner) {
 	return func(r *Runner) {
 		r.takeover, r.vnc = newTakeoverDesk("127.0.0.1:0", pauses), fake
-		go func() {
-			a, err := r.TakeOver(context.Background(), "api")
-			got <- takeoverReply{access: a, err: err}
-		}()
 		// The request is waiting before Run starts.
-		for {
-			r.takeover.mu.Lock()
-			n := len(r.takeover.waiting)
-			r.takeover.mu.Unlock()
-			if n > 0 {
-				return
-			}
-			time.Sleep(time.Millisecond)
+		askTakeover(r, got)
+	}
+}
+
+// askTakeover asks for the desktop and returns once the request is
+// waiting for the run's next pause point; the access the operator got
+// comes on got.
+func askTakeover(r *Runner, got chan<- takeoverReply) {
+	go func() {
+		a, err := r.TakeOver(context.Background(), "api")
+		got <- takeoverReply{access: a, err: err}
+	}()
+	for {
+		r.takeover.mu.Lock()
+		n := len(r.takeover.waiting)
+		r.takeover.mu.Unlock()
+		if n > 0 {
+			return
 		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -321,4 +328,50 @@ func TestRulesTakeoverWhilePaused(t *testing.T) {
 	if len(order) < 4 || strings.Join(order[:4], " ") != "takeover.started takeover.ended resume model.request" {
 		t.Errorf("events in the order %q, want the takeover, the resume, then the model's turn", order)
 	}
+}
+
+// TestRulesTakeoverAfterLastStep takes a scripted run over when its last
+// step is under way: the takeover begins after that step and ends before
+// the final checks, which look at what the operator left.
+func TestRulesTakeoverAfterLastStep(t *testing.T) {
+	t.Parallel()
+	const scenario = rulesApp + "steps:\n  - observe_screen: {}\n"
+	got := make(chan takeoverReply, 1)
+	fake, machine := &fakeVNC{}, &fakeMachine{}
+	asked := false
+	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: machine,
+		before: func(r *Runner) { r.takeover, r.vnc = newTakeoverDesk("127.0.0.1:0", false), fake },
+		sink: func(r *Runner, e events.Event) {
+			switch {
+			case e.Kind == events.KindStepStarted && e.Step == 1 && !asked:
+				// The request is waiting before the step ends: sinks
+				// run in the run's goroutine.
+				asked = true
+				askTakeover(r, got)
+			case e.Kind == events.KindTakeoverStarted:
+				go func() {
+					_ = machine.record("type by hand")
+					_ = r.HandBack()
+				}()
+			}
+		}})
+	if rep := <-got; rep.err != nil {
+		t.Fatalf("TakeOver after the last step: %v", rep.err)
+	}
+	var order []string
+	for _, e := range r.events {
+		switch e.Kind {
+		case events.KindStepEnded, events.KindTakeoverStarted, events.KindTakeoverEnded, events.KindVerdict:
+			order = append(order, string(e.Kind))
+		case events.KindCheck:
+			if len(order) == 0 || order[len(order)-1] != "checks" {
+				order = append(order, "checks")
+			}
+		}
+	}
+	if want := "step.ended takeover.started takeover.ended checks verdict"; strings.Join(order, " ") != want {
+		t.Errorf("events in the order %q, want %q", order, want)
+	}
+	loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 0, 0)
+	loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""})
 }

@@ -81,8 +81,8 @@ type Options struct {
 
 // Result is how a run ended.
 type Result struct {
-	Verdict   string
-	Outcome   string
+	Verdict   events.Verdict
+	Outcome   events.Outcome
 	Reasons   []string
 	ReportDir string
 }
@@ -94,7 +94,7 @@ func (r Result) ExitCode(strict bool) int { return ExitCodeFor(r.Verdict, strict
 // ExitCodeFor maps a verdict to `kasmrt run`'s exit code; with strict,
 // concerns give 4. Anything but a judged verdict (test-error, a run that
 // never ran) is 2: the run could not be judged.
-func ExitCodeFor(verdict string, strict bool) int {
+func ExitCodeFor(verdict events.Verdict, strict bool) int {
 	switch verdict {
 	case events.VerdictPass:
 		return 0
@@ -396,7 +396,7 @@ func (r *Runner) Steer(s events.Steer) error {
 	default:
 		return fmt.Errorf("unknown steering action %q", s.Action)
 	}
-	r.publish(events.Event{Kind: events.KindSteer, Steer: &s, Source: "operator"})
+	r.publish(events.Event{Kind: events.KindSteer, Steer: &s, Source: events.SourceOperator})
 	r.steer.apply(s)
 	return nil
 }
@@ -428,7 +428,7 @@ func (r *Runner) display() string {
 	default:
 		return d
 	}
-	return r.files.Operator.Session.Display
+	return r.files.Operator.Desktop.Display
 }
 
 // Ensure the drivers' types satisfy what the engine needs of them.

@@ -21,7 +21,7 @@ func (s *runState) runScript(ctx context.Context) {
 		if ctx.Err() != nil || (took && !s.checkAfterStep(ctx)) {
 			return
 		}
-		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: "script", Expect: st.Expect})
+		res := s.step(ctx, call{Tool: st.Tool, Args: st.Args, Source: events.SourceScript, Expect: st.Expect})
 		if ctx.Err() != nil {
 			return
 		}
@@ -38,5 +38,11 @@ func (s *runState) runScript(ctx context.Context) {
 			}
 			return
 		}
+	}
+	// The last step too can be followed by a takeover (the operator asked
+	// while it ran, or wants to finish by hand): the final checks then
+	// look at what the operator left, after the checks every step gets.
+	if ctx.Err() == nil && s.outcome.end == nil && s.takeoverPoint(ctx) != "" {
+		s.checkAfterStep(ctx)
 	}
 }

@@ -66,7 +66,7 @@ tools:
 		t.Fatalf("%d steps in report.json, want 10", len(o.rep.Steps))
 	}
 	for i, s := range o.rep.Steps {
-		if s.N != i+1 || s.Status != events.StatusOK || s.Source != "script" {
+		if s.N != i+1 || s.Status != events.StatusOK || s.Source != events.SourceScript {
 			t.Errorf("step %d: n %d status %s source %s: %s", i+1, s.N, s.Status, s.Source, s.Message)
 		}
 		if s.Screen == "" {
@@ -158,8 +158,8 @@ func TestScriptFaults(t *testing.T) {
 		name     string
 		scenario string
 		env      map[string]string
-		verdict  string
-		outcome  string
+		verdict  events.Verdict
+		outcome  events.Outcome
 		reasons  []string
 		more     func(t *testing.T, o scriptOutcome)
 	}{

@@ -207,7 +207,7 @@ func (s *runState) checkByOCR(ctx context.Context, c call, expectation string) (
 		return ok("true: " + reason), true
 	}
 	s.outcome.checkFalse = true
-	if c.Source == "script" {
+	if c.Source == events.SourceScript {
 		return failed(failAssertion, "the expectation %q is false: %s", expectation, reason), true
 	}
 	return ok("false: " + reason), true

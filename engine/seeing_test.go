@@ -33,7 +33,8 @@ func TestTextAndNameTargets(t *testing.T) {
 	scriptNeed(t, "Xvfb", "zenity", "tesseract", "dbus-daemon")
 	tests := []struct {
 		name, text, target string
-		verdict, outcome   string
+		verdict            events.Verdict
+		outcome            events.Outcome
 		reasons            []string
 	}{
 		// No exits 1 and Yes 0: the status says which button was clicked.
@@ -93,7 +94,8 @@ func TestCheckExpectationByOCR(t *testing.T) {
 	tests := []struct {
 		name, expectation string
 		operator          string
-		verdict, outcome  string
+		verdict           events.Verdict
+		outcome           events.Outcome
 		message           string
 	}{
 		{"quoted text shown", `the dialog asks “Continue the test?”`, unreachable, events.VerdictPass, OutcomeCompleted,

@@ -11,25 +11,24 @@ import (
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
-// SourceAgent marks the calls of an outside agent (MCP, HTTP) in the
-// events and the report.
-const SourceAgent = "agent"
-
 // ErrBusy is a call made while another call on the same session runs: an
 // agent's calls never interleave their input.
 var ErrBusy = errors.New("the session is busy with another call; wait for it to return")
 
-// ErrSessionOver is a call on a session whose run has ended.
-var ErrSessionOver = errors.New("the session has ended")
+// ErrAgentRunOver is a call on an agent run that has ended. The message
+// says session, the word the agent knows it by.
+var ErrAgentRunOver = errors.New("the session has ended")
 
-// Session is a scenario's application launched as a run launches it, with
-// the scenario's vocabulary, whose calls come from outside instead of from
-// steps or a model. The calls go through the run's guards (known tool,
-// closed arguments, secrets by reference, declared tools' budgets) but not
-// the loop's rules (observe before acting, model budgets); the deadline,
-// redaction and the report are the run's. Close decides the verdict by
-// the run's rules, the agent's verdict standing for the model's.
-type Session struct {
+// AgentRun is a run whose calls come from an outside agent (over MCP or
+// the HTTP API, where it is called a session): a scenario's application
+// launched as a run launches it, with the scenario's vocabulary, and its
+// calls made by the agent instead of steps or a model. The calls go
+// through the run's guards (known tool, closed arguments, secrets by
+// reference, declared tools' budgets) but not the loop's rules (observe
+// before acting, model budgets); the deadline, redaction and the report
+// are the run's. Close decides the verdict by the run's rules, the
+// agent's verdict standing for the model's.
+type AgentRun struct {
 	r    *Runner
 	feed *agentFeed
 
@@ -58,9 +57,9 @@ type agentCall struct {
 	ctx  context.Context
 	tool string
 	args map[string]any
-	// source is the step's source: SourceAgent, or SourceRecord for a
+	// source is the step's source: events.SourceAgent, or SourceRecord for a
 	// step an operator demonstrates.
-	source string
+	source events.Source
 	reply  chan CallResult
 }
 
@@ -72,7 +71,7 @@ type agentClose struct {
 type CallResult struct {
 	Step    int
 	Tool    string
-	Status  string // events.Status*
+	Status  events.Status
 	Message string
 	// Screen is the report-relative path of the capture the call made, if
 	// any; PNG is its bytes when the call was an observation.
@@ -89,7 +88,7 @@ type CallResult struct {
 // application is up, with its tool list known. The session lives until
 // Close, the deadline, or ctx. When the launch fails the run still writes
 // its report; the error names the verdict and the report directory.
-func (r *Runner) Open(ctx context.Context) (*Session, error) {
+func (r *Runner) Open(ctx context.Context) (*AgentRun, error) {
 	feed := &agentFeed{
 		ready:   make(chan []scenarios.ToolSpec, 1),
 		calls:   make(chan agentCall),
@@ -102,7 +101,7 @@ func (r *Runner) Open(ctx context.Context) (*Session, error) {
 	if err := r.Listen(); err != nil {
 		return nil, err
 	}
-	s := &Session{r: r, feed: feed, done: make(chan struct{})}
+	s := &AgentRun{r: r, feed: feed, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		s.res, s.err = r.Run(ctx)
@@ -121,22 +120,22 @@ func (r *Runner) Open(ctx context.Context) (*Session, error) {
 
 // Tools returns the session's tool list, as the model of a run would get
 // it.
-func (s *Session) Tools() []scenarios.ToolSpec {
+func (s *AgentRun) Tools() []scenarios.ToolSpec {
 	return ToolList(s.r.files, s.r.offersSeen())
 }
 
 // ReportDir is where the session's report is written.
-func (s *Session) ReportDir() string { return s.r.opts.ReportDir }
+func (s *AgentRun) ReportDir() string { return s.r.opts.ReportDir }
 
 // Done is closed when the session's run has ended and its report is
 // written.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *AgentRun) Done() <-chan struct{} { return s.done }
 
 // Call runs one tool call from the agent. A second call while one runs
 // gets ErrBusy; a call on an ended session gets ErrSessionOver. A refused
 // or failed call is not an error: its Status and Message say what
 // happened, as the step in the report does.
-func (s *Session) Call(ctx context.Context, tool string, args map[string]any) (CallResult, error) {
+func (s *AgentRun) Call(ctx context.Context, tool string, args map[string]any) (CallResult, error) {
 	if !s.busy.TryLock() {
 		return CallResult{}, ErrBusy
 	}
@@ -148,7 +147,7 @@ func (s *Session) Call(ctx context.Context, tool string, args map[string]any) (C
 	select {
 	case s.feed.calls <- c:
 	case <-s.feed.over:
-		return CallResult{}, ErrSessionOver
+		return CallResult{}, ErrAgentRunOver
 	case <-ctx.Done():
 		return CallResult{}, ctx.Err()
 	}
@@ -162,7 +161,7 @@ func (s *Session) Call(ctx context.Context, tool string, args map[string]any) (C
 // runtime decided and where the report is. The agent's verdict weighs as
 // a model's does: it never upgrades a failed check. Closing an ended
 // session returns how it ended.
-func (s *Session) Close(ctx context.Context, verdict, reason string) (Result, error) {
+func (s *AgentRun) Close(ctx context.Context, verdict, reason string) (Result, error) {
 	// A call in progress finishes first, so its step is in the report.
 	s.busy.Lock()
 	defer s.busy.Unlock()
@@ -228,7 +227,7 @@ func (s *runState) agentStep(ctx context.Context, c agentCall) (CallResult, bool
 	defer stop()
 	source := c.source
 	if source == "" {
-		source = SourceAgent
+		source = events.SourceAgent
 	}
 	res := s.step(callCtx, call{Tool: c.tool, Args: c.args, Source: source})
 	ended := res.endLoop != "" || s.outcome.end != nil || !s.checkAfterStep(ctx)
@@ -257,13 +256,13 @@ func (s *runState) agentVerdict(ctx context.Context, cl agentClose) {
 	if reason == "" {
 		reason = "no reason given"
 	}
-	s.step(ctx, call{Tool: "record_verdict", Args: map[string]any{"verdict": cl.verdict, "reason": reason}, Source: SourceAgent})
+	s.step(ctx, call{Tool: "record_verdict", Args: map[string]any{"verdict": cl.verdict, "reason": reason}, Source: events.SourceAgent})
 }
 
 // Steer applies an operator's action to the session: abort ends it (the
 // report says the operator aborted it), a note is recorded. Pausing,
 // stepping and approving act on a model's turns, which a session has not.
-func (s *Session) Steer(st events.Steer) error {
+func (s *AgentRun) Steer(st events.Steer) error {
 	if st.Action != events.SteerAbort && st.Action != events.SteerNote {
 		return fmt.Errorf("a session takes abort or note, not %q: the other actions act on a model's turns", st.Action)
 	}

@@ -44,7 +44,7 @@ tools:
 
 // openTestSession opens the session scenario in an embedded Xvfb and
 // returns it with the sink's events and the report directory.
-func openTestSession(t *testing.T, ctx context.Context, deadline string) (*Session, func() []events.Event, string) {
+func openTestSession(t *testing.T, ctx context.Context, deadline string) (*AgentRun, func() []events.Event, string) {
 	t.Helper()
 	scriptNeed(t, "Xvfb", "xterm")
 	dir := t.TempDir()
@@ -104,7 +104,7 @@ func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
 	steps := []struct {
 		tool   string
 		args   map[string]any
-		status string
+		status events.Status
 	}{
 		{"click", map[string]any{"target": "prompt"}, events.StatusOK},
 		{"type_text", map[string]any{"ref": "password"}, events.StatusOK},
@@ -135,7 +135,7 @@ func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
 	if res.Verdict != loopUnverified || res.ReportDir != reportDir {
 		t.Errorf("Close: %+v", res)
 	}
-	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrSessionOver) {
+	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrAgentRunOver) {
 		t.Errorf("a call after Close: %v, want ErrSessionOver", err)
 	}
 
@@ -150,7 +150,7 @@ func TestSessionDrivesXtermThroughTheRunsTools(t *testing.T) {
 		t.Errorf("%d steps in the report, want %d", len(rep.Steps), len(steps)+2)
 	}
 	for _, st := range rep.Steps {
-		if st.Source != SourceAgent {
+		if st.Source != events.SourceAgent {
 			t.Errorf("step %d %s has source %q", st.N, st.Tool, st.Source)
 		}
 	}
@@ -205,7 +205,7 @@ func TestSessionEndsAtTheDeadlineWithACompleteReport(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the session outlived its deadline")
 	}
-	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrSessionOver) {
+	if _, err := s.Call(ctx, "observe_screen", nil); !errors.Is(err, ErrAgentRunOver) {
 		t.Errorf("a call after the deadline: %v", err)
 	}
 	// The agent's goal-met does not upgrade a run the deadline cut short.

@@ -26,36 +26,36 @@ import (
 
 // Outcomes that end a run early, and the verdicts they lead to.
 const (
-	OutcomeCompleted      = "completed"
-	OutcomeEscalated      = "escalated"
-	OutcomeDeadline       = "deadline"
-	OutcomeDegraded       = "degraded"
-	OutcomeInterrupted    = "interrupted"
-	OutcomeAborted        = "aborted"
-	OutcomeLaunchFailed   = "launch-failed"
-	OutcomeStartup        = "startup-timeout"
-	OutcomeAppExited      = "app-exited"
-	OutcomeWindowLost     = "window-lost"
-	OutcomeFatalLog       = "fatal-log"
-	OutcomeSessionLost    = "session-lost"
-	OutcomeStepFailed     = "step-failed"
-	OutcomeStepError      = "step-error"
-	OutcomeRuntimeFault   = "runtime-fault"
-	OutcomeNoModelVerdict = "no-model-verdict"
+	OutcomeCompleted      events.Outcome = "completed"
+	OutcomeEscalated      events.Outcome = "escalated"
+	OutcomeDeadline       events.Outcome = "deadline"
+	OutcomeDegraded       events.Outcome = "degraded"
+	OutcomeInterrupted    events.Outcome = "interrupted"
+	OutcomeAborted        events.Outcome = "aborted"
+	OutcomeLaunchFailed   events.Outcome = "launch-failed"
+	OutcomeStartup        events.Outcome = "startup-timeout"
+	OutcomeAppExited      events.Outcome = "app-exited"
+	OutcomeWindowLost     events.Outcome = "window-lost"
+	OutcomeFatalLog       events.Outcome = "fatal-log"
+	OutcomeSessionLost    events.Outcome = "session-lost"
+	OutcomeStepFailed     events.Outcome = "step-failed"
+	OutcomeStepError      events.Outcome = "step-error"
+	OutcomeRuntimeFault   events.Outcome = "runtime-fault"
+	OutcomeNoModelVerdict events.Outcome = "no-model-verdict"
 	// OutcomeSuccessFailed is a goal run whose success criteria did not
 	// hold; OutcomeSuccessError one whose criteria could not be evaluated.
-	OutcomeSuccessFailed = "success-failed"
-	OutcomeSuccessError  = "success-error"
+	OutcomeSuccessFailed events.Outcome = "success-failed"
+	OutcomeSuccessError  events.Outcome = "success-error"
 	// OutcomeCheckFailed is a run whose declared tool marked check: true
 	// failed its last call.
-	OutcomeCheckFailed = "check-failed"
+	OutcomeCheckFailed events.Outcome = "check-failed"
 )
 
 // ending is why a run stopped before its natural end, with the verdict it
 // forces.
 type ending struct {
-	verdict string
-	outcome string
+	verdict events.Verdict
+	outcome events.Outcome
 	reason  string
 }
 
@@ -100,7 +100,7 @@ type environment struct {
 	// stage is what the run launched (engine/stage); the fields below
 	// are the parts of it the rules act on, taken once it is set.
 	stage   *stage.Stage
-	session session
+	session displayServer
 	desk    stage.Desktop
 	app     app
 	win     desktop.Window
@@ -176,7 +176,9 @@ func (s *runState) concern(msg string) {
 }
 
 // stop records the first reason the run ends early (verdictFacts.stop).
-func (s *runState) stop(verdict, outcome, reason string) { s.outcome.stop(verdict, outcome, reason) }
+func (s *runState) stop(verdict events.Verdict, outcome events.Outcome, reason string) {
+	s.outcome.stop(verdict, outcome, reason)
+}
 
 // start announces the run with everything the files decided.
 func (s *runState) start() {
@@ -423,7 +425,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 		}
 		// The final checks publish every result; here the first failure
 		// only ends the run.
-		outcome := map[string]string{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
+		outcome := map[string]events.Outcome{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
 			checkAppResponsive: OutcomeAppHung, "fatal_pattern": OutcomeFatalLog}[c.Name]
 		s.stop(events.VerdictAppFailed, outcome, c.Evidence)
 		return false
@@ -517,7 +519,11 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	var frame *report.Frame
 	if img != nil {
 		shown = s.maskSecrets(ctx, img)
-		frame = s.rep.NewFrame(img)
+		if encoded == nil {
+			frame = s.rep.NewCaptureFrame(img) // the X server's pixels, opaque
+		} else {
+			frame = s.rep.NewFrame(img)
+		}
 	} else {
 		var err error
 		if frame, err = s.rep.NewPNGFrame(encoded); err != nil {
@@ -529,7 +535,7 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	b := frame.Bounds()
 	s.book.lastFrame = frame
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
-		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(),
+		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(), Pixels: frame,
 	}})
 	return rel, frame, nil
 }

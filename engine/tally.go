@@ -14,7 +14,7 @@ import (
 type callTally struct {
 	// notDone lists the tools of the calls that did not succeed, in
 	// order, by status (refused, malformed, error).
-	notDone map[string][]string
+	notDone map[events.Status][]string
 	// lastDeclared is each declared tool's last call that ran.
 	lastDeclared map[string]declaredCall
 	// declaredOrder lists the declared tools in the order they first ran,
@@ -49,7 +49,7 @@ type declaredCall struct {
 // steps fail the run on their own. spec is the call's tool (zero for an
 // unknown one); ran says the call got past the guards.
 func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) {
-	if c.Source != "model" && c.Source != SourceAgent {
+	if c.Source != events.SourceModel && c.Source != events.SourceAgent {
 		return
 	}
 	s.outcome.calls.record(c.Tool, spec, res, ran, s.files.Scenario.Tools[c.Tool].Check)
@@ -61,7 +61,7 @@ func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) 
 func (t *callTally) record(tool string, spec scenarios.ToolSpec, res result, ran, check bool) {
 	if res.status != events.StatusOK {
 		if t.notDone == nil {
-			t.notDone = map[string][]string{}
+			t.notDone = map[events.Status][]string{}
 		}
 		// A malformed call's name is whatever the model wrote: kept short.
 		t.notDone[res.status] = append(t.notDone[res.status], truncate(tool, maxTalliedName))
@@ -125,7 +125,7 @@ func toolCheckName(tool string) string { return toolCheckPrefix + tool }
 // error (clipboard_is_5535)"; "" when every call succeeded.
 func (t callTally) summary() string {
 	var parts []string
-	for _, status := range []string{events.StatusRefused, events.StatusMalformed, events.StatusError} {
+	for _, status := range []events.Status{events.StatusRefused, events.StatusMalformed, events.StatusError} {
 		tools := t.notDone[status]
 		if len(tools) == 0 {
 			continue

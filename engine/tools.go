@@ -23,7 +23,7 @@ type call struct {
 	ID     string // the model's native call ID, if any
 	Tool   string
 	Args   map[string]any
-	Source string // script | model
+	Source events.Source
 	// Expect is what a script step expects once its tool has run.
 	Expect *scenarios.Expect
 }
@@ -39,7 +39,7 @@ const (
 
 // result is what a tool call produced.
 type result struct {
-	status  string // events.Status*
+	status  events.Status
 	fail    string // one of the fail* kinds
 	message string // for the report and the model, redacted on publish
 	screen  string

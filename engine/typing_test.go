@@ -47,7 +47,7 @@ steps:
 		name, scenario string
 		moveAfter      int // characters typed before the focus moves; 0: never
 		to             *atspi.Accessible
-		status         string
+		status         events.Status
 		message        string
 		inputs         []string
 	}{

@@ -19,7 +19,7 @@ type verdictFacts struct {
 	end       *ending
 	escalated bool
 	// loopOutcome is degraded or no-model-verdict, or "" for completed.
-	loopOutcome  string
+	loopOutcome  events.Outcome
 	modelVerdict string // goal-met, goal-not-met, or "" when none was recorded
 	modelReason  string
 	// checkFalse is set when a check_expectation came back false.
@@ -38,7 +38,7 @@ type verdictFacts struct {
 
 // stop records the first reason the run ends early; later ones are
 // ignored so the first cause is the one reported.
-func (f *verdictFacts) stop(verdict, outcome, reason string) {
+func (f *verdictFacts) stop(verdict events.Verdict, outcome events.Outcome, reason string) {
 	if f.end == nil {
 		f.end = &ending{verdict: verdict, outcome: outcome, reason: reason}
 	}
@@ -87,7 +87,7 @@ const nothingVerified = "nothing the scenario declared verified the goal; the ru
 // reasons but an escalation's. It has no side effects: the concerns the
 // verdict itself raises are returned for the caller to publish, and are
 // already among the verdict's reasons.
-func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
+func decideVerdict(f verdictFacts) (v events.Decision, raised []string) {
 	var failed []string
 	outcome := OutcomeCompleted
 	if f.loopOutcome != "" {
@@ -107,7 +107,7 @@ func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
 		if f.end != nil {
 			reasons = []string{f.end.reason}
 		}
-		return events.Verdict{Verdict: events.VerdictTestError, Outcome: OutcomeEscalated, Reasons: reasons}, nil
+		return events.Decision{Verdict: events.VerdictTestError, Outcome: OutcomeEscalated, Reasons: reasons}, nil
 	}
 	summary := f.calls.summary()
 	withSummary := func(reasons []string) []string {
@@ -122,25 +122,25 @@ func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
 	}
 	neverUpgrades := by + " recorded goal-met, which never upgrades a failed check"
 	if e := f.end; e != nil && e.verdict == events.VerdictTestError {
-		return events.Verdict{Verdict: events.VerdictTestError, Outcome: e.outcome, Reasons: withSummary(append([]string{e.reason}, failed...))}, nil
+		return events.Decision{Verdict: events.VerdictTestError, Outcome: e.outcome, Reasons: withSummary(append([]string{e.reason}, failed...))}, nil
 	}
 	if e := f.end; e != nil && e.verdict == events.VerdictAppFailed {
 		reasons := append([]string{e.reason}, failed...)
 		if f.modelVerdict == events.ModelGoalMet {
 			reasons = append(reasons, neverUpgrades)
 		}
-		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: e.outcome, Reasons: withSummary(reasons)}, nil
+		return events.Decision{Verdict: events.VerdictAppFailed, Outcome: e.outcome, Reasons: withSummary(reasons)}, nil
 	}
 	if len(failed) > 0 {
 		reasons := failed
 		if f.modelVerdict == events.ModelGoalMet {
 			reasons = append(reasons, neverUpgrades)
 		}
-		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: failedOutcome, Reasons: withSummary(reasons)}, nil
+		return events.Decision{Verdict: events.VerdictAppFailed, Outcome: failedOutcome, Reasons: withSummary(reasons)}, nil
 	}
 	if f.modelVerdict == events.ModelGoalNotMet && f.checkFalse {
 		why := fmt.Sprintf("the model recorded goal-not-met: %s", f.modelReason)
-		return events.Verdict{Verdict: events.VerdictAppFailed, Outcome: outcome,
+		return events.Decision{Verdict: events.VerdictAppFailed, Outcome: outcome,
 			Reasons: withSummary([]string{why, "and a check_expectation during the loop came back false"})}, nil
 	}
 	concerns := slices.Clip(f.concerns)
@@ -173,8 +173,8 @@ func decideVerdict(f verdictFacts) (v events.Verdict, raised []string) {
 		raise(nothingVerified)
 	}
 	if len(concerns) > 0 {
-		return events.Verdict{Verdict: events.VerdictPassConcerns, Outcome: outcome,
+		return events.Decision{Verdict: events.VerdictPassConcerns, Outcome: outcome,
 			Reasons: withSummary(append([]string{"the deterministic checks passed, with concerns"}, concerns...))}, raised
 	}
-	return events.Verdict{Verdict: events.VerdictPass, Outcome: outcome, Reasons: withSummary([]string{"the deterministic checks passed"})}, nil
+	return events.Decision{Verdict: events.VerdictPass, Outcome: outcome, Reasons: withSummary([]string{"the deterministic checks passed"})}, nil
 }

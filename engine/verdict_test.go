@@ -19,8 +19,8 @@ func TestDecideVerdict(t *testing.T) {
 	cases := []struct {
 		name         string
 		facts        verdictFacts
-		verdict      string
-		outcome      string
+		verdict      events.Verdict
+		outcome      events.Outcome
 		reasons      []string
 		wantConcerns []string
 	}{
@@ -131,15 +131,15 @@ func TestDecideVerdict(t *testing.T) {
 		},
 	}
 	failedTool := callTally{lastDeclared: map[string]declaredCall{"clipboard_is_5535": {failed: true, message: "clipboard_is_5535 exited with status 1"}},
-		declaredOrder: []string{"clipboard_is_5535"}, notDone: map[string][]string{events.StatusError: {"clipboard_is_5535"}}}
+		declaredOrder: []string{"clipboard_is_5535"}, notDone: map[events.Status][]string{events.StatusError: {"clipboard_is_5535"}}}
 	refused := callTally{failedInputs: 2, failedInput: []string{"type_text (refused)", "click (error)"},
-		notDone: map[string][]string{events.StatusRefused: {"type_text", "type_text", "type_text"}, events.StatusError: {"click"}}}
+		notDone: map[events.Status][]string{events.StatusRefused: {"type_text", "type_text", "type_text"}, events.StatusError: {"click"}}}
 	successFailed := &ending{verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, reason: "success.tools.saved failed: saved exited with status 1"}
 	cases = append(cases, []struct {
 		name         string
 		facts        verdictFacts
-		verdict      string
-		outcome      string
+		verdict      events.Verdict
+		outcome      events.Outcome
 		reasons      []string
 		wantConcerns []string
 	}{

@@ -48,7 +48,8 @@ func TestExpectExit(t *testing.T) {
 	scriptNeed(t, "zenity", "openbox")
 	cases := []struct {
 		name, command, steps string
-		verdict, outcome     string
+		verdict              events.Verdict
+		outcome              events.Outcome
 		evidence             string
 	}{
 		{name: "exits and is checked after", command: "[sh, -c, 'zenity --question --text=Go; echo $? > answer.txt']",

@@ -443,10 +443,10 @@ func (d *decoder) stepTool(s *Step, n *yaml.Node, path string) (key, value *yaml
 // placed on it. A display the operator names may have another size, so
 // only the embedded session's screen is checked.
 func (v *validator) clickTargetsOnScreen(s *Scenario, o *Operator) {
-	if o.Session.Display != "" {
+	if o.Desktop.Display != "" {
 		return
 	}
-	w, h := o.Session.Width, o.Session.Height
+	w, h := o.Desktop.Width, o.Desktop.Height
 	for _, name := range sortedKeys(s.ClickTargets) {
 		t := s.ClickTargets[name]
 		if t.X >= w || t.Y >= h {

@@ -635,7 +635,7 @@ func (v *validator) operator(o *Operator, lookup Lookup) {
 	if r.MaxIterations > 500 {
 		v.failAt("runner.max_iterations", "at most 500 model calls per loop")
 	}
-	s := o.Session
+	s := o.Desktop
 	if s.Width != 0 && (s.Width < 320 || s.Width > 7680) || s.Height != 0 && (s.Height < 240 || s.Height > 4320) {
 		v.failAt("session", "the screen must be between 320x240 and 7680x4320")
 	}
@@ -774,7 +774,7 @@ func crossCheck(s *Scenario, o *Operator) Problems {
 		v.step(i, &s.Steps[i], catalog, o, disabled)
 	}
 	v.clickTargetsOnScreen(s, o)
-	if o.Session.Desktop == DesktopWayland && s.Browser != nil {
+	if o.Desktop.Desktop == DesktopWayland && s.Browser != nil {
 		v.failAt("browser", "%s", BrowserNeedsX11)
 	}
 	ov := &validator{file: o.File, keys: nil}

@@ -33,7 +33,7 @@ const (
 type Operator struct {
 	Pos     Pos           `yaml:"-"`
 	Runner  RunnerConfig  `yaml:"runner"`
-	Session SessionConfig `yaml:"session"`
+	Desktop DesktopConfig `yaml:"session"`
 	Model   ModelConfig   `yaml:"model"`
 	Tools   ToolsConfig   `yaml:"tools"`
 	Memory  MemoryConfig  `yaml:"memory"`
@@ -93,9 +93,11 @@ type RunnerConfig struct {
 	AppLogMaxBytes int64 `yaml:"app_log_max_bytes"`
 }
 
-// SessionConfig describes the X11 session the runtime starts when no
-// display is given.
-type SessionConfig struct {
+// DesktopConfig is the operator file's session: block: the desktop the
+// application runs on — the display server (an embedded Xvfb unless a
+// display is given), its window manager, the accessibility bus and the
+// application's isolated home.
+type DesktopConfig struct {
 	Pos     Pos    `yaml:"-"`
 	Display string `yaml:"display"`
 	Width   int    `yaml:"width"`
@@ -207,7 +209,7 @@ func (o *Operator) applyDefaults() {
 	setDefault(&r.SettleQuietMS, 30)
 	setDefault(&r.SettleResponseMS, 300)
 	setDefault(&r.AppLogMaxBytes, DefaultAppLogMaxBytes)
-	s := &o.Session
+	s := &o.Desktop
 	setDefault(&s.Width, 1280)
 	setDefault(&s.Height, 800)
 	setDefault(&s.Depth, 24)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,11 @@ type RecordedStep struct {
 	// Saw says what the step saw, written as a comment above it. It is
 	// the application's text, already redacted.
 	Saw []string
+	// Baseline is the window as the step left it, with the secrets on it
+	// blacked out, when Expect has a screenshot check: the image that
+	// check compares with, written beside the scenario
+	// (BaselineDir/<name>.png).
+	Baseline image.Image
 }
 
 // Recording is what `kasmrt record` writes: the source scenario's own
@@ -273,6 +279,9 @@ func expectNode(e *Expect) *yaml.Node {
 		}
 		n.Content = append(n.Content, scalar("cdp"), m)
 	}
+	if c := e.Screenshot; c != nil {
+		n.Content = append(n.Content, scalar("screenshot"), screenshotNode(c))
+	}
 	if len(e.Controls) > 0 {
 		m := &yaml.Node{Kind: yaml.MappingNode}
 		for _, name := range sortedKeys(e.Controls) {
@@ -293,6 +302,28 @@ func expectNode(e *Expect) *yaml.Node {
 		return nil
 	}
 	return n
+}
+
+// screenshotNode renders a screenshot check, only the fields set.
+func screenshotNode(c *ScreenshotCheck) *yaml.Node {
+	v := flowMap()
+	addScalar(v, "name", c.Name)
+	if c.MaxDiffRatio > 0 {
+		v.Content = append(v.Content, scalar("max_diff_ratio"), valueNode(c.MaxDiffRatio))
+	}
+	if c.Threshold != nil {
+		v.Content = append(v.Content, scalar("threshold"), valueNode(*c.Threshold))
+	}
+	if len(c.Mask) > 0 {
+		v.Content = append(v.Content, scalar("mask"), valueNode(c.Mask))
+	}
+	if len(c.MaskRegions) > 0 {
+		v.Content = append(v.Content, scalar("mask_regions"), valueNode(c.MaskRegions))
+	}
+	if c.Within > 0 {
+		v.Content = append(v.Content, scalar("within_s"), valueNode(c.Within))
+	}
+	return v
 }
 
 func addBool(m *yaml.Node, k string, b *bool) {

@@ -49,7 +49,8 @@ func recordedSample() Recording {
 					ScreenText: &ScreenTextCheck{Contains: "yes: 1 # not a comment"},
 					Controls:   map[string]ControlCheck{"true": {Present: &yes, Enabled: &yes, Checked: &no}}},
 				Saw: []string{"text near the pointer: \"yes: 1\"\x1b[31m"}},
-			{Tool: "switch_window", Args: map[string]any{"name": "confirm"}},
+			{Tool: "switch_window", Args: map[string]any{"name": "confirm"},
+				Expect: &Expect{Screenshot: &ScreenshotCheck{Name: "step3", MaxDiffRatio: 0.01, MaskRegions: []Region{{X: 1, Y: 2, Width: 30, Height: 4}}}}},
 			{Tool: "click", Args: map[string]any{"target": "ok"}},
 		},
 	}
@@ -113,6 +114,10 @@ func TestRecordingWriteRoundTrips(t *testing.T) {
 		e.ScreenText == nil || e.ScreenText.Contains != "yes: 1 # not a comment" ||
 		e.Controls["true"].Checked == nil || *e.Controls["true"].Checked {
 		t.Errorf("step 2's checks did not round-trip: %+v", e)
+	}
+	if c := sc.Steps[2].Expect; c == nil || c.Screenshot == nil || c.Screenshot.Name != "step3" || c.Screenshot.MaxDiffRatio != 0.01 ||
+		!reflect.DeepEqual(c.Screenshot.MaskRegions, []Region{{X: 1, Y: 2, Width: 30, Height: 4}}) {
+		t.Errorf("step 3's screenshot check did not round-trip: %+v", c)
 	}
 	if w := sc.Windows["confirm"]; w.Class != "Zenity" || w.Title != "Are you sure?" {
 		t.Errorf("window confirm = %+v", w)

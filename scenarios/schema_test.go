@@ -83,7 +83,7 @@ func TestOperatorCIExample(t *testing.T) {
 	if ps != nil {
 		t.Fatal(ps)
 	}
-	if o.Session.Display != ":7" || !o.HasInbox() || o.Inbox.Listen != "127.0.0.1:8765" ||
+	if o.Desktop.Display != ":7" || !o.HasInbox() || o.Inbox.Listen != "127.0.0.1:8765" ||
 		o.Inbox.Notify.Webhook == nil || o.Inbox.Notify.Webhook.Headers["Authorization"] != "Bearer hook" {
 		t.Fatalf("operator-ci.yaml loaded as %+v", o)
 	}

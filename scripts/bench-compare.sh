@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs kasmrt side by side with the process-per-action tools (xdotool, scrot,
-# ImageMagick's convert), Playwright MCP and img2sixel in one run, and writes
-# the table into docs/benchmarks.md between its bench-compare markers.
+# ImageMagick's convert), Playwright MCP and img2sixel, and a goal run
+# headless against the same run watched in the live console, in one run,
+# samples of the two alternating; writes the tables into docs/benchmarks.md
+# between its bench-compare markers.
 # Installs what only this benchmark needs when it is missing: scrot, xdotool
 # and imagemagick from Debian, and @playwright/mcp from npm into a cache
 # directory (KASMRT_BENCH_CACHE, default ~/.cache/kasmrt-bench), pointed at
@@ -34,8 +36,12 @@ fi
 go build -o bin/kasmrt ./cmd/kasmrt
 table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
-go run ./scripts/benchcompare -kasmrt bin/kasmrt -playwright "$cli" -convert /usr/bin/convert "$@" >"$table"
-cat "$table"
+# Each part's table is printed as soon as it is measured; a part that
+# fails says why in its place and the others still run, so the document
+# gets every table that could be measured, and the exit status says one
+# could not.
+status=0
+go run ./scripts/benchcompare -kasmrt bin/kasmrt -playwright "$cli" -convert /usr/bin/convert "$@" | tee "$table" || status=$?
 
 doc=docs/benchmarks.md
 start='<!-- bench-compare:start -->'
@@ -47,4 +53,5 @@ awk -v start="$start" -v end="$end" -v table="$table" '
   !skip { print }
 ' "$doc" >"$doc.new"
 mv "$doc.new" "$doc"
-echo "bench-compare: wrote the table into $doc" >&2
+echo "bench-compare: wrote the tables into $doc" >&2
+exit "$status"

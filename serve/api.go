@@ -113,7 +113,7 @@ func (a *api) open(w http.ResponseWriter, r *http.Request) {
 }
 
 // session finds the route's session, or answers 404.
-func (a *api) session(w http.ResponseWriter, r *http.Request) (string, *engine.Session, bool) {
+func (a *api) session(w http.ResponseWriter, r *http.Request) (string, *engine.AgentRun, bool) {
 	id := r.PathValue("id")
 	s, err := a.m.Get(id)
 	if err != nil {
@@ -125,12 +125,12 @@ func (a *api) session(w http.ResponseWriter, r *http.Request) (string, *engine.S
 
 // CallResponse is a tool call's answer on the HTTP API.
 type CallResponse struct {
-	Step    int    `json:"step"`
-	Tool    string `json:"tool"`
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	Screen  string `json:"screen,omitempty"`
-	Ended   bool   `json:"ended"`
+	Step    int           `json:"step"`
+	Tool    string        `json:"tool"`
+	Status  events.Status `json:"status"`
+	Message string        `json:"message"`
+	Screen  string        `json:"screen,omitempty"`
+	Ended   bool          `json:"ended"`
 }
 
 func (a *api) call(w http.ResponseWriter, r *http.Request) {
@@ -150,7 +150,7 @@ func (a *api) call(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, engine.ErrBusy):
 		writeError(w, http.StatusConflict, err.Error())
-	case errors.Is(err, engine.ErrSessionOver):
+	case errors.Is(err, engine.ErrAgentRunOver):
 		writeError(w, http.StatusGone, err.Error()+"; close it to learn its verdict")
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, err.Error())

@@ -191,7 +191,10 @@ func TestHTTPAPIDrivesXtermAndStreamsEventsThatResume(t *testing.T) {
 		t.Fatalf("the first events: %+v", first)
 	}
 
-	for _, c := range []struct{ body, status string }{
+	for _, c := range []struct {
+		body   string
+		status events.Status
+	}{
 		{`{"tool":"observe_screen"}`, events.StatusOK},
 		{`{"tool":"click","args":{"target":"prompt"}}`, events.StatusOK},
 		{`{"tool":"type_text","args":{"ref":"password"}}`, events.StatusOK},

@@ -69,7 +69,7 @@ type open struct {
 	id       string
 	scenario string
 	goal     string
-	s        *engine.Session
+	s        *engine.AgentRun
 	// used is when a call last started or ended.
 	used time.Time
 }
@@ -168,7 +168,7 @@ func (m *Manager) HasModel() (bool, error) {
 
 // Open loads a scenario and launches it as a session; the id names it in
 // later calls.
-func (m *Manager) Open(name string) (string, *engine.Session, error) {
+func (m *Manager) Open(name string) (string, *engine.AgentRun, error) {
 	if m.opts.ScenariosDir == "" {
 		return "", nil, errors.New("this server opens no sessions: it publishes one run")
 	}
@@ -240,7 +240,7 @@ func (m *Manager) Full() bool {
 }
 
 // Get returns an open session.
-func (m *Manager) Get(id string) (*engine.Session, error) {
+func (m *Manager) Get(id string) (*engine.AgentRun, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	o, found := m.sessions[id]

@@ -177,10 +177,10 @@ func modelNotice(m *Manager) string {
 
 // ClosedSession is close_session's answer.
 type ClosedSession struct {
-	Verdict string   `json:"verdict"`
-	Outcome string   `json:"outcome"`
-	Reasons []string `json:"reasons"`
-	Report  string   `json:"report"`
+	Verdict events.Verdict `json:"verdict"`
+	Outcome events.Outcome `json:"outcome"`
+	Reasons []string       `json:"reasons"`
+	Report  string         `json:"report"`
 }
 
 func (ms *mcpServer) closeSession(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -224,7 +224,7 @@ func (ms *mcpServer) callTool(name string) mcp.ToolHandler {
 		res, err := s.Call(ctx, name, args)
 		ms.m.Touch(id)
 		switch {
-		case errors.Is(err, engine.ErrSessionOver):
+		case errors.Is(err, engine.ErrAgentRunOver):
 			return textResult(true, "%v; close_session returns its verdict and report", err), nil
 		case err != nil:
 			return textResult(true, "%v", err), nil

@@ -50,7 +50,7 @@ func BenchmarkObserveAndClick(b *testing.B) {
 // openBenchSession opens a session of xterm.yaml through cs and returns
 // what the server said of it and the engine's session; it closes with
 // the benchmark.
-func openBenchSession(b *testing.B, m *Manager, cs *mcp.ClientSession) (OpenedSession, *engine.Session) {
+func openBenchSession(b *testing.B, m *Manager, cs *mcp.ClientSession) (OpenedSession, *engine.AgentRun) {
 	b.Helper()
 	r, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "open_session", Arguments: map[string]any{"scenario": "xterm.yaml"}})
 	if err != nil || r.IsError {

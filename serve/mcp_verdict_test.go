@@ -33,10 +33,11 @@ func TestMCPFailedCheckThenGoalMet(t *testing.T) {
 	t.Parallel()
 	need(t, "Xvfb", "xterm")
 	cases := []struct {
-		name, extra      string
-		verdict, outcome string
-		reason           string
-		callCheckFirst   bool
+		name, extra    string
+		verdict        events.Verdict
+		outcome        events.Outcome
+		reason         string
+		callCheckFirst bool
 	}{
 		{"a failed check, then goal-met: a concern", "", events.VerdictPassConcerns, "completed",
 			"the agent recorded goal-met, but the last call of clipboard_is_5535 did not succeed: clipboard_is_5535 exited with status 1: the clipboard is empty", true},

@@ -25,18 +25,18 @@ type keptDisplay struct {
 	stage.Drivers
 	mu       sync.Mutex
 	idle     stage.Keepable
-	idleOpts desktop.SessionOptions
+	idleOpts desktop.DisplayOptions
 	// Started and Reused count the displays started and handed out
 	// again, for the benchmark.
 	started, reused int
 }
 
-func (k *keptDisplay) StartSession(ctx context.Context, opts desktop.SessionOptions) (stage.Session, error) {
+func (k *keptDisplay) StartDisplayServer(ctx context.Context, opts desktop.DisplayOptions) (stage.DisplayServer, error) {
 	if opts.Display != "" || opts.Desktop == desktop.DesktopWayland {
 		// A borrowed display is not the worker's to keep, and a Wayland
 		// compositor is started for each run (no reset to a fresh state
 		// is written for one).
-		return k.Drivers.StartSession(ctx, opts)
+		return k.Drivers.StartDisplayServer(ctx, opts)
 	}
 	k.mu.Lock()
 	idle, idleOpts := k.idle, k.idleOpts
@@ -76,7 +76,7 @@ func (k *keptDisplay) close() {
 	}
 }
 
-func alive(s stage.Session) bool {
+func alive(s stage.DisplayServer) bool {
 	select {
 	case <-s.Done():
 		return false
@@ -90,7 +90,7 @@ func alive(s stage.Session) bool {
 type keptSession struct {
 	stage.Keepable
 	k    *keptDisplay
-	opts desktop.SessionOptions
+	opts desktop.DisplayOptions
 	// snapshot says the display's fresh state was taken; a display
 	// without one is not kept.
 	snapshot, kept bool

@@ -60,7 +60,7 @@ func TestWorkerKeepsItsDisplay(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, e := range evs {
-					if d, ok := e.Data.(events.SessionStarted); ok {
+					if d, ok := e.Data.(events.DisplayStarted); ok {
 						kept = append(kept, d.Kept)
 					}
 				}
@@ -122,7 +122,7 @@ func TestKeptDisplayKeepsItsWindowManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range evs {
-		if d, ok := e.Data.(events.SessionStarted); ok && d.Kept {
+		if d, ok := e.Data.(events.DisplayStarted); ok && d.Kept {
 			t.Errorf("the second run was given the display whose window manager had exited: %+v", d)
 		}
 	}

@@ -17,7 +17,7 @@ func TestWorkerStartsWaylandSessions(t *testing.T) {
 	defer k.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := k.StartSession(ctx, desktop.SessionOptions{Desktop: desktop.DesktopWayland})
+	s, err := k.StartDisplayServer(ctx, desktop.DisplayOptions{Desktop: desktop.DesktopWayland})
 	if err != nil {
 		t.Fatalf("StartSession: %v", err)
 	}

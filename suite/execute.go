@@ -237,8 +237,8 @@ func checkShareable(plan *Plan, workers int) error {
 	}
 	for _, p := range plan.Runs {
 		op := p.Files.Operator
-		if op.Session.Display != "" {
-			return badInput("%s: session.display %s cannot be shared by %d workers; each run needs its own embedded Xvfb (leave session.display unset) or use --workers 1", op.KeyPos("session.display"), op.Session.Display, workers)
+		if op.Desktop.Display != "" {
+			return badInput("%s: session.display %s cannot be shared by %d workers; each run needs its own embedded Xvfb (leave session.display unset) or use --workers 1", op.KeyPos("session.display"), op.Desktop.Display, workers)
 		}
 		if op.Inbox.Listen != "" {
 			return badInput("%s: inbox.listen %s cannot be bound by %d runs at once; use --workers 1", op.KeyPos("inbox.listen"), op.Inbox.Listen, workers)
@@ -339,7 +339,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 	dir := filepath.Join(opts.Out, p.Dir)
 	res := RunResult{Key: p.Key, Scenario: p.Scenario, File: p.Path, Sample: p.Sample, Tags: p.Tags, Report: p.Dir}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		res.Verdict, res.Error = "test-error", err.Error()
+		res.Verdict, res.Error = events.VerdictTestError, err.Error()
 		return res
 	}
 	eo := engine.Options{ReportDir: dir, Version: opts.Version, SampleIndex: p.Sample, ModelTransport: opts.ModelTransport, UpdateBaselines: opts.UpdateBaselines,
@@ -349,7 +349,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 	}
 	runner, err := engine.New(p.Files, eo)
 	if err != nil {
-		res.Verdict, res.Error = "test-error", err.Error()
+		res.Verdict, res.Error = events.VerdictTestError, err.Error()
 		return res
 	}
 	if opts.OnRunner != nil {
@@ -361,7 +361,7 @@ func runOne(ctx context.Context, p Planned, opts Options, gates *capacity.Gates,
 	}
 	res.Verdict, res.Outcome = out.Verdict, out.Outcome
 	if res.Verdict == "" {
-		res.Verdict = "test-error"
+		res.Verdict = events.VerdictTestError
 	}
 	if res.Outcome == engine.OutcomeInterrupted {
 		res.Verdict = VerdictInterrupted

@@ -99,16 +99,16 @@ func JUnit(s *Summary) ([]byte, error) {
 		}
 		c := junitCase{Name: clean(name), Classname: clean(s.Name), File: clean(r.File), Time: seconds(r.DurationMS)}
 		c.Properties = &junitProperties{}
-		for _, p := range [][2]string{{"verdict", r.Verdict}, {"outcome", r.Outcome}, {"report", r.Report}} {
+		for _, p := range [][2]string{{"verdict", string(r.Verdict)}, {"outcome", string(r.Outcome)}, {"report", r.Report}} {
 			if p[1] != "" {
 				c.Properties.Property = append(c.Properties.Property, junitProperty{Name: p[0], Value: clean(p[1])})
 			}
 		}
 		message := strings.Join(r.Reasons, "; ")
 		if message == "" {
-			message = r.Outcome
+			message = string(r.Outcome)
 		}
-		detail := &junitMessage{Message: clean(message), Type: r.Verdict, Text: clean(strings.Join(append(append([]string{}, r.Reasons...), r.Error), "\n"))}
+		detail := &junitMessage{Message: clean(message), Type: string(r.Verdict), Text: clean(strings.Join(append(append([]string{}, r.Reasons...), r.Error), "\n"))}
 		switch r.Verdict {
 		case events.VerdictPass, events.VerdictPassConcerns:
 		case events.VerdictAppFailed:
@@ -117,16 +117,16 @@ func JUnit(s *Summary) ([]byte, error) {
 		case VerdictNotRun, VerdictInterrupted:
 			// Neither judged the application: a CI reporter shows them
 			// as skipped, with why, rather than as errors.
-			c.Skipped = &junitMessage{Message: clean(r.Verdict + ": " + message)}
+			c.Skipped = &junitMessage{Message: clean(string(r.Verdict) + ": " + message)}
 			ts.Skipped++
 		default:
 			c.Error = detail
 			ts.Errors++
 		}
 		var out []string
-		out = append(out, "verdict: "+r.Verdict)
+		out = append(out, "verdict: "+string(r.Verdict))
 		if r.Outcome != "" {
-			out = append(out, "outcome: "+r.Outcome)
+			out = append(out, "outcome: "+string(r.Outcome))
 		}
 		for _, concern := range r.Concerns {
 			out = append(out, "concern: "+concern)

@@ -156,7 +156,7 @@ func TestJUnitParsedByJunitparser(t *testing.T) {
 		{Suite: "gamma", Name: "gamma", Classname: suiteName, File: "c.yaml", Results: []string{"Error"},
 			Properties: map[string]string{"verdict": "test-error", "outcome": "deadline", "report": "runs/c-0"}},
 		{Suite: "delta", Name: "delta", Classname: suiteName, File: "d.yaml", Results: []string{"Skipped"},
-			Properties: map[string]string{"verdict": VerdictNotRun}},
+			Properties: map[string]string{"verdict": string(VerdictNotRun)}},
 	}
 	if !reflect.DeepEqual(got.Cases, want) {
 		t.Errorf("junitparser read\n%+v\nwant\n%+v", got.Cases, want)

@@ -20,30 +20,32 @@ const SummaryFile = "suite.json"
 
 // VerdictNotRun is the verdict of a run the suite never started: it was
 // stopped (Ctrl-C) before the run's turn came.
-const VerdictNotRun = "not-run"
+const VerdictNotRun events.Verdict = "not-run"
 
 // VerdictInterrupted is the suite's verdict for a run the suite's own
 // stopping cut short (Ctrl-C, SIGTERM, SIGHUP, the console quitting): its
 // report is complete and says test-error with outcome interrupted, but it
 // judged nothing about the application, so the suite counts it apart
 // from the test errors and --resume runs it again.
-const VerdictInterrupted = "interrupted"
+const VerdictInterrupted events.Verdict = "interrupted"
 
 // judged reports whether a run's verdict says something about the
 // scenario: a run that never ran or was interrupted does not.
-func judged(verdict string) bool { return verdict != VerdictNotRun && verdict != VerdictInterrupted }
+func judged(verdict events.Verdict) bool {
+	return verdict != VerdictNotRun && verdict != VerdictInterrupted
+}
 
 // RunResult is one run as the suite saw it end.
 type RunResult struct {
-	Key      string   `json:"key"`
-	Scenario string   `json:"scenario"`
-	File     string   `json:"file"`
-	Sample   int      `json:"sample"`
-	Tags     []string `json:"tags,omitempty"`
-	Verdict  string   `json:"verdict"`
-	Outcome  string   `json:"outcome,omitempty"`
-	Reasons  []string `json:"reasons,omitempty"`
-	Concerns []string `json:"concerns,omitempty"`
+	Key      string         `json:"key"`
+	Scenario string         `json:"scenario"`
+	File     string         `json:"file"`
+	Sample   int            `json:"sample"`
+	Tags     []string       `json:"tags,omitempty"`
+	Verdict  events.Verdict `json:"verdict"`
+	Outcome  events.Outcome `json:"outcome,omitempty"`
+	Reasons  []string       `json:"reasons,omitempty"`
+	Concerns []string       `json:"concerns,omitempty"`
 	// Report is the run's report directory, relative to suite.json.
 	Report     string  `json:"report,omitempty"`
 	DurationMS int64   `json:"duration_ms"`
@@ -70,8 +72,8 @@ type ScenarioSummary struct {
 	// interrupted or unrun sample is not a failed one.
 	PassRate float64 `json:"pass_rate"`
 	// Flaky is set when judged samples disagree: some passed, some not.
-	Flaky    bool           `json:"flaky"`
-	Verdicts map[string]int `json:"verdicts"`
+	Flaky    bool                   `json:"flaky"`
+	Verdicts map[events.Verdict]int `json:"verdicts"`
 	// DurationMS sums the samples' durations.
 	DurationMS int64   `json:"duration_ms"`
 	Tokens     float64 `json:"tokens"`
@@ -88,13 +90,13 @@ type Summary struct {
 	// identity); shards of one suite share it.
 	PlanSHA256 string `json:"plan_sha256"`
 	// Planned are the keys of every run of the unsharded plan.
-	Planned   []string          `json:"planned"`
-	Started   time.Time         `json:"started"`
-	Ended     time.Time         `json:"ended"`
-	Counts    map[string]int    `json:"counts"`
-	ExitCode  int               `json:"exit_code"`
-	Scenarios []ScenarioSummary `json:"scenarios"`
-	Runs      []RunResult       `json:"runs"`
+	Planned   []string               `json:"planned"`
+	Started   time.Time              `json:"started"`
+	Ended     time.Time              `json:"ended"`
+	Counts    map[events.Verdict]int `json:"counts"`
+	ExitCode  int                    `json:"exit_code"`
+	Scenarios []ScenarioSummary      `json:"scenarios"`
+	Runs      []RunResult            `json:"runs"`
 }
 
 // worse reports whether exit code a is worse than b: 2 (test-error) over
@@ -107,7 +109,7 @@ func worse(a, b int) bool {
 // summarize folds the runs into counts, per-scenario results and the exit
 // code by the worst verdict.
 func summarize(s *Summary, strict bool) {
-	s.Counts = map[string]int{}
+	s.Counts = map[events.Verdict]int{}
 	s.ExitCode = 0
 	byFile := map[string]*ScenarioSummary{}
 	var order []string
@@ -118,7 +120,7 @@ func summarize(s *Summary, strict bool) {
 		}
 		sc, ok := byFile[r.File]
 		if !ok {
-			sc = &ScenarioSummary{Scenario: r.Scenario, File: r.File, Verdicts: map[string]int{}}
+			sc = &ScenarioSummary{Scenario: r.Scenario, File: r.File, Verdicts: map[events.Verdict]int{}}
 			byFile[r.File] = sc
 			order = append(order, r.File)
 		}

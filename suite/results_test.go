@@ -2,6 +2,8 @@ package suite
 
 import (
 	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
 )
 
 func TestSummarize(t *testing.T) {
@@ -26,17 +28,17 @@ func TestSummarize(t *testing.T) {
 func TestExitCodeByWorstVerdict(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		verdicts []string
+		verdicts []events.Verdict
 		strict   bool
 		want     int
 	}{
-		{[]string{"pass", "pass"}, false, 0},
-		{[]string{"pass", "pass-with-concerns"}, false, 0},
-		{[]string{"pass", "pass-with-concerns"}, true, 4},
-		{[]string{"pass-with-concerns", "app-failed"}, true, 1},
-		{[]string{"app-failed", "pass"}, false, 1},
-		{[]string{"app-failed", "test-error"}, false, 2},
-		{[]string{"pass", VerdictNotRun}, false, 2},
+		{[]events.Verdict{"pass", "pass"}, false, 0},
+		{[]events.Verdict{"pass", "pass-with-concerns"}, false, 0},
+		{[]events.Verdict{"pass", "pass-with-concerns"}, true, 4},
+		{[]events.Verdict{"pass-with-concerns", "app-failed"}, true, 1},
+		{[]events.Verdict{"app-failed", "pass"}, false, 1},
+		{[]events.Verdict{"app-failed", "test-error"}, false, 2},
+		{[]events.Verdict{"pass", VerdictNotRun}, false, 2},
 	}
 	for _, tt := range tests {
 		s := &Summary{}

@@ -132,7 +132,7 @@ func suiteManifests(t *testing.T, out string, s *Summary) map[string]engine.Mani
 func verdicts(s *Summary) map[string]string {
 	out := map[string]string{}
 	for _, r := range s.Runs {
-		out[r.Key] = r.Verdict
+		out[r.Key] = string(r.Verdict)
 	}
 	return out
 }
@@ -493,7 +493,7 @@ func sameRuns(a, b *Summary) bool {
 	key := func(s *Summary) []string {
 		var out []string
 		for _, r := range s.Runs {
-			out = append(out, r.Key+"="+r.Verdict+"/"+r.IdentitySHA256)
+			out = append(out, r.Key+"="+string(r.Verdict)+"/"+r.IdentitySHA256)
 		}
 		slices.Sort(out)
 		return out

@@ -139,8 +139,9 @@ func BenchmarkRender(b *testing.B) {
 // BenchmarkWatchedScreens streams screen events the way a fast run does
 // (one capture every 20 ms, each a 1280×800 PNG the engine wrote) into a
 // live console drawing half-block frames, and reports how many captures it
-// decoded and drew per event and the CPU time it took per event, with the
-// live render interval and without it.
+// drew per event and the CPU time it took per event, with the live render
+// interval and without it, reading each capture from its file or handed
+// over in memory as a run in the console's process does.
 func BenchmarkWatchedScreens(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "screens"), 0o755); err != nil {
@@ -163,7 +164,8 @@ func BenchmarkWatchedScreens(b *testing.B) {
 	for _, tc := range []struct {
 		name     string
 		interval time.Duration
-	}{{"uncapped", -1}, {"capped", 0}} {
+		memory   bool
+	}{{"uncapped-file", -1, false}, {"capped-file", 0, false}, {"uncapped-memory", -1, true}, {"capped-memory", 0, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			theme, err := themes.Load("dark", "", func(string) string { return "" })
 			if err != nil {
@@ -180,8 +182,13 @@ func BenchmarkWatchedScreens(b *testing.B) {
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 			b.ResetTimer()
 			for i := range b.N {
+				d := events.ScreenCaptured{Width: 1280, Height: 800}
+				if tc.memory {
+					// As a run in the console's process hands them over.
+					d.Pixels = heldImage{img}
+				}
 				sink(events.Event{Seq: int64(i + 2), T: time.Now(), Kind: events.KindScreen,
-					Screen: fmt.Sprintf("screens/%04d.png", i%screens), Data: events.ScreenCaptured{Width: 1280, Height: 800}})
+					Screen: fmt.Sprintf("screens/%04d.png", i%screens), Data: d})
 				time.Sleep(20 * time.Millisecond)
 			}
 			b.StopTimer()
@@ -192,3 +199,8 @@ func BenchmarkWatchedScreens(b *testing.B) {
 		})
 	}
 }
+
+// heldImage is a capture in memory, as a run hands it over.
+type heldImage struct{ img *image.RGBA }
+
+func (h heldImage) Image() (*image.RGBA, error) { return h.img, nil }

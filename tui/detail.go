@@ -94,7 +94,7 @@ func rowDetail(st themes.Styles, s *State, r Row, w int) detailDoc {
 		screensLines(lw, g.Before, g.After)
 		return detailDoc{title: fmt.Sprintf("grounding · step %d", g.Step), lines: lw.lines}
 	}
-	if d, ok := e.Data.(events.Baseline); ok {
+	if d, ok := events.DataOf[events.Baseline](e); ok {
 		return baselineDetail(lw, s, e, d)
 	}
 	text, _ := rowText(r)
@@ -113,7 +113,7 @@ func stepDetail(lw *lineWriter, s *State, r Row) detailDoc {
 	st, e := lw.st, r.Event
 	head := fmt.Sprintf("step %d %s", e.Step, sanitize.Line(e.Tool))
 	if e.Source != "" {
-		head += " · " + e.Source
+		head += " · " + string(e.Source)
 	}
 	lw.heading(head)
 	status := st.Status(r.Status()).Render(r.Status())
@@ -133,7 +133,7 @@ func stepDetail(lw *lineWriter, s *State, r Row) detailDoc {
 	case r.Ended == nil:
 		lw.muted("  running…")
 	case r.Ended.Message == "":
-		lw.muted("  " + r.Ended.Status)
+		lw.muted("  " + string(r.Ended.Status))
 	default:
 		lw.text(r.Ended.Message)
 	}
@@ -159,7 +159,7 @@ func stepDetail(lw *lineWriter, s *State, r Row) detailDoc {
 	}
 	var shots []string
 	for _, br := range s.Rows {
-		if d, ok := br.Event.Data.(events.Baseline); ok && br.Event.Step == e.Step {
+		if d, ok := events.DataOf[events.Baseline](br.Event); ok && br.Event.Step == e.Step {
 			shots = append(shots, d.Name+" "+d.Result)
 		}
 	}

@@ -33,7 +33,7 @@ func BenchmarkFleetEvent(b *testing.B) {
 	for i := range b.N {
 		fr := f.runs[i%len(f.runs)]
 		step := i/len(f.runs) + 1
-		f.Update(fleetRunMsg{run: fr, msg: eventsMsg{{Seq: int64(step + 1), T: fleetAt(float64(step)), Kind: events.KindStepStarted, Step: step, Tool: "observe_screen", Source: "model"}}})
+		f.Update(fleetRunMsg{run: fr, msg: eventsMsg{{Seq: int64(step + 1), T: fleetAt(float64(step)), Kind: events.KindStepStarted, Step: step, Tool: "observe_screen", Source: events.SourceModel}}})
 		if i%10 == 9 {
 			f.Update(fleetRefreshMsg{})
 		}

@@ -37,7 +37,7 @@ type FleetRun struct {
 	// Verdict, DurationMS and Tokens describe a run that ended without
 	// sending its events (a suite's resumed run, a run ended before the
 	// console attached); events, when they come, take precedence.
-	Verdict    string
+	Verdict    events.Verdict
 	DurationMS int64
 	Tokens     float64
 }

@@ -68,12 +68,12 @@ func fleetSample() ([]FleetRun, map[string][]events.Event) {
 	evs := map[string][]events.Event{
 		"login.yaml#0": {
 			{Seq: 1, T: fleetAt(0), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "login form", Mode: "goal", DeadlineS: 600}},
-			{Seq: 2, T: fleetAt(1), Kind: events.KindStepStarted, Step: 1, Tool: "observe_screen", Source: "model"},
-			{Seq: 3, T: fleetAt(1.2), Kind: events.KindStepEnded, Step: 1, Tool: "observe_screen", Source: "model", Status: events.StatusOK},
+			{Seq: 2, T: fleetAt(1), Kind: events.KindStepStarted, Step: 1, Tool: "observe_screen", Source: events.SourceModel},
+			{Seq: 3, T: fleetAt(1.2), Kind: events.KindStepEnded, Step: 1, Tool: "observe_screen", Source: events.SourceModel, Status: events.StatusOK},
 			{Seq: 4, T: fleetAt(2), Kind: events.KindModelReply, Usage: map[string]float64{"total_tokens": 2400}, Data: events.ModelReply{Calls: 1, Attempts: 1}},
-			{Seq: 5, T: fleetAt(2.5), Kind: events.KindStepStarted, Step: 2, Tool: "record_verdict", Source: "model"},
-			{Seq: 6, T: fleetAt(2.6), Kind: events.KindStepEnded, Step: 2, Tool: "record_verdict", Source: "model", Status: events.StatusOK},
-			{Seq: 7, T: fleetAt(3.1), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "pass", Outcome: "goal-met"}},
+			{Seq: 5, T: fleetAt(2.5), Kind: events.KindStepStarted, Step: 2, Tool: "record_verdict", Source: events.SourceModel},
+			{Seq: 6, T: fleetAt(2.6), Kind: events.KindStepEnded, Step: 2, Tool: "record_verdict", Source: events.SourceModel, Status: events.StatusOK},
+			{Seq: 7, T: fleetAt(3.1), Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: "pass", Outcome: "goal-met"}},
 			{Seq: 8, T: fleetAt(3.3), Kind: events.KindRunEnded, Data: events.RunEnded{Report: "runs/login"}},
 		},
 		"save.yaml#1": {
@@ -82,7 +82,7 @@ func fleetSample() ([]FleetRun, map[string][]events.Event) {
 		},
 		"printer.yaml#0": {
 			{Seq: 1, T: fleetAt(5), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "pick a printer", Mode: "goal", DeadlineS: 600}},
-			{Seq: 2, T: fleetAt(6), Kind: events.KindStepStarted, Step: 1, Tool: "ask_human", Source: "model"},
+			{Seq: 2, T: fleetAt(6), Kind: events.KindStepStarted, Step: 1, Tool: "ask_human", Source: events.SourceModel},
 			{Seq: 3, T: fleetAt(6.1), Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "Which printer, the one by the door?"}},
 		},
 	}
@@ -214,7 +214,7 @@ func newFleetTest(t *testing.T) *fleetTest {
 		id := name + ".yaml#0"
 		sink.Run(FleetRun{ID: id, Scenario: name, State: RunRunning})
 		sink.Event(id, events.Event{Seq: 1, T: time.Now(), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: name, Mode: "goal", DeadlineS: 600}})
-		sink.Event(id, events.Event{Seq: 2, T: time.Now(), Kind: events.KindStepStarted, Step: 1, Tool: "ask_human", Source: "model"})
+		sink.Event(id, events.Event{Seq: 2, T: time.Now(), Kind: events.KindStepStarted, Step: 1, Tool: "ask_human", Source: events.SourceModel})
 		sink.Event(id, events.Event{Seq: 3, T: time.Now(), Kind: events.KindQuestion,
 			Question: &events.Question{ID: fmt.Sprintf("q%d", i+1), Text: fmt.Sprintf("Question from %s?", name)}})
 	}
@@ -255,7 +255,7 @@ func TestFleetWatchAndBack(t *testing.T) {
 	ft.wait(t, "kasmrt · beta")
 	ft.wait(t, "1 question(s) waiting in other runs")
 	// A step of the watched run arrives live.
-	ft.sink.Event("beta.yaml#0", events.Event{Seq: 4, T: time.Now(), Kind: events.KindStepStarted, Step: 2, Tool: "observe_screen", Source: "model"})
+	ft.sink.Event("beta.yaml#0", events.Event{Seq: 4, T: time.Now(), Kind: events.KindStepStarted, Step: 2, Tool: "observe_screen", Source: events.SourceModel})
 	ft.wait(t, "2 observe_screen")
 	// Steering from the panes reaches the watched run, not another.
 	ft.keys("p")

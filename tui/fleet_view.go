@@ -78,7 +78,7 @@ func (fr *fleetRun) label() string {
 	return fmt.Sprintf("%s #%d", fr.scenario(), fr.desc.Sample)
 }
 
-func (fr *fleetRun) verdict() string {
+func (fr *fleetRun) verdict() events.Verdict {
 	if v := fr.model.st.Verdict; v != nil {
 		return v.Verdict
 	}
@@ -89,10 +89,11 @@ func (fr *fleetRun) verdict() string {
 // ellipsis.
 func (fr *fleetRun) step() string {
 	rows := fr.model.st.Rows
-	if n := len(rows); n > 0 && rows[n-1].Event.Kind == events.KindCapacityWait {
+	if n := len(rows); n > 0 {
 		// Standing still for a backend is what the operator should see.
-		d, _ := rows[n-1].Event.Data.(events.CapacityWait)
-		return "waits for " + d.Group
+		if d, ok := events.DataOf[events.CapacityWait](rows[n-1].Event); ok {
+			return "waits for " + d.Group
+		}
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]
@@ -103,7 +104,7 @@ func (fr *fleetRun) step() string {
 		if r.Ended == nil {
 			return s + " …"
 		}
-		return s + " " + r.Ended.Status
+		return s + " " + string(r.Ended.Status)
 	}
 	return ""
 }
@@ -168,7 +169,7 @@ func (f *Fleet) compare(a, b *fleetRun) int {
 // matches reports whether the run passes the filter: every word of it
 // appears in the run's scenario, id, state or verdict.
 func (fr *fleetRun) matches(filter string) bool {
-	hay := strings.ToLower(strings.Join([]string{fr.scenario(), fr.desc.ID, string(fr.state()), fr.verdict(), "#" + strconv.Itoa(fr.desc.Sample)}, " "))
+	hay := strings.ToLower(strings.Join([]string{fr.scenario(), fr.desc.ID, string(fr.state()), string(fr.verdict()), "#" + strconv.Itoa(fr.desc.Sample)}, " "))
 	for _, w := range strings.Fields(strings.ToLower(filter)) {
 		if !strings.Contains(hay, w) {
 			return false
@@ -219,7 +220,7 @@ func (f *Fleet) refreshRows() {
 		if t := fr.tokens(); t > 0 {
 			tok = formatAmount(t, "")
 		}
-		rows[i] = table.Row{fr.scenario(), "#" + strconv.Itoa(fr.desc.Sample), string(fr.state()), fr.step(), fr.verdict(), dur, tok, q}
+		rows[i] = table.Row{fr.scenario(), "#" + strconv.Itoa(fr.desc.Sample), string(fr.state()), fr.step(), string(fr.verdict()), dur, tok, q}
 	}
 	// The table renders its visible rows on every change: give it only
 	// real ones.

@@ -134,8 +134,8 @@ func rowText(r Row) (text, status string) {
 	switch r.Kind {
 	case RowStep:
 		text = fmt.Sprintf("%3d %s %s", e.Step, e.Tool, formatArgs(e.Args))
-		if e.Source != "" && e.Source != "model" {
-			text += " [" + e.Source + "]"
+		if e.Source != "" && e.Source != events.SourceModel {
+			text += " [" + string(e.Source) + "]"
 		}
 		status = r.Status()
 		if r.Ended != nil {
@@ -154,15 +154,21 @@ func rowText(r Row) (text, status string) {
 	case RowModel:
 		return fmt.Sprintf("  ! %s: %s", e.Kind, e.Message), ""
 	case RowCheck:
-		if _, ok := e.Data.(events.Baseline); ok {
-			return "  ✓ " + e.Message, ""
+		// The mark says how the check went: a failed check or a window
+		// that did not match its baseline is not drawn with a tick.
+		if d, ok := events.DataOf[events.Baseline](e); ok {
+			mark := "✓"
+			if d.Result != events.BaselineMatched && d.Result != events.BaselineWritten {
+				mark = "✗"
+			}
+			return "  " + mark + " " + e.Message, ""
 		}
 		c := e.Check
-		res := "ok"
+		res, mark := "ok", "✓"
 		if !c.OK {
-			res = "FAILED"
+			res, mark = "FAILED", "✗"
 		}
-		text = fmt.Sprintf("  ✓ check %s %s", c.Name, res)
+		text = fmt.Sprintf("  %s check %s %s", mark, c.Name, res)
 		if c.Evidence != "" {
 			text += ": " + c.Evidence
 		}
@@ -176,7 +182,10 @@ func rowText(r Row) (text, status string) {
 		case events.KindAppHung:
 			return "  app hung: " + e.Message, ""
 		case events.KindConsole:
-			d, _ := e.Data.(events.ConsoleMessage)
+			d, ok := events.DataOf[events.ConsoleMessage](e)
+			if !ok {
+				return "  browser console", ""
+			}
 			return fmt.Sprintf("  browser %s: %s", d.Level, d.Text), ""
 		case events.KindFinal:
 			return "  " + formatFinal(e), ""
@@ -195,15 +204,21 @@ func rowText(r Row) (text, status string) {
 
 // formatFinal says what the run's last capture is, or why there is none.
 func formatFinal(e events.Event) string {
-	d, _ := e.Data.(events.FinalCapture)
-	if e.Screen == "" {
-		return fmt.Sprintf("final capture (%s): %s", d.Ending, e.Message)
+	what := "final capture"
+	if d, ok := events.DataOf[events.FinalCapture](e); ok {
+		what += " (" + string(d.Ending) + ")"
 	}
-	return fmt.Sprintf("final capture (%s): %s", d.Ending, e.Screen)
+	if e.Screen == "" {
+		return what + ": " + e.Message
+	}
+	return what + ": " + e.Screen
 }
 
 func formatAppLaunched(e events.Event) string {
-	d, _ := e.Data.(events.AppLaunched)
+	d, ok := events.DataOf[events.AppLaunched](e)
+	if !ok {
+		return "app launched"
+	}
 	return fmt.Sprintf("app launched: %s (pid %d)", strings.Join(d.Command, " "), d.PID)
 }
 

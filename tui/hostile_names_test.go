@@ -45,10 +45,10 @@ func hostileRun() []events.Event {
 	at := func(s float64) time.Time { return fleetAt(s) }
 	return []events.Event{
 		{Seq: 1, T: at(0), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: hostileName, Goal: hostileName, Mode: "goal", DeadlineS: 600}},
-		{Seq: 2, T: at(1), Kind: events.KindStepStarted, Step: 1, Tool: "click" + hostileName, Source: "model", Args: map[string]any{"target": hostileName}},
-		{Seq: 3, T: at(1.5), Kind: events.KindStepEnded, Step: 1, Tool: "click" + hostileName, Source: "model", Status: events.StatusError, Message: hostileName},
+		{Seq: 2, T: at(1), Kind: events.KindStepStarted, Step: 1, Tool: "click" + hostileName, Source: events.SourceModel, Args: map[string]any{"target": hostileName}},
+		{Seq: 3, T: at(1.5), Kind: events.KindStepEnded, Step: 1, Tool: "click" + hostileName, Source: events.SourceModel, Status: events.StatusError, Message: hostileName},
 		{Seq: 4, T: at(2), Kind: events.KindQuestion, Question: &events.Question{ID: "q1" + hostileName, Text: hostileName}},
-		{Seq: 5, T: at(3), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "fail", Outcome: "goal-not-met", Reasons: []string{hostileName}}},
+		{Seq: 5, T: at(3), Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: "fail", Outcome: "goal-not-met", Reasons: []string{hostileName}}},
 	}
 }
 

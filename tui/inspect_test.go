@@ -287,7 +287,7 @@ func TestWhyViewOfAProposal(t *testing.T) {
 		}
 	}
 	proposal := events.Event{Seq: evs[upTo].Seq, T: evs[upTo].T, Kind: events.KindProposal, Step: 4, Tool: "type_text",
-		Args: map[string]any{"ref": "greeting"}, Source: "model"}
+		Args: map[string]any{"ref": "greeting"}, Source: events.SourceModel}
 	m := liveAt(t, append(slices.Clone(evs[:upTo]), proposal))
 	m.width, m.height = 120, 40
 	m.detail = detailWhy
@@ -307,7 +307,7 @@ func TestProposalInTimeline(t *testing.T) {
 	evs := whyEvents(t)
 	upTo := slices.IndexFunc(evs, func(e events.Event) bool { return e.Kind == events.KindStepStarted && e.Step == 4 })
 	proposal := events.Event{Seq: evs[upTo].Seq, T: evs[upTo].T, Kind: events.KindProposal, Step: 4, Tool: "type_text",
-		Args: map[string]any{"ref": "greeting"}, Source: "model"}
+		Args: map[string]any{"ref": "greeting"}, Source: events.SourceModel}
 	m := liveAt(t, append(slices.Clone(evs[:upTo]), proposal))
 	for _, size := range consoleSizes {
 		m.width, m.height = size[0], size[1]
@@ -349,7 +349,7 @@ func TestDetailNeutralisesHostileText(t *testing.T) {
 	m := liveAt(t, evs[:36])
 	m.width, m.height = 200, 60
 	m.timeline.selected = 4
-	proposal := events.Event{T: evs[35].T, Kind: events.KindProposal, Step: 6, Tool: "exit" + clear, Source: "model"}
+	proposal := events.Event{T: evs[35].T, Kind: events.KindProposal, Step: 6, Tool: "exit" + clear, Source: events.SourceModel}
 	m.applyEvents([]events.Event{proposal})
 	for _, kind := range []detailKind{detailStep, detailWhy} {
 		m.detail = kind
@@ -405,10 +405,10 @@ func TestEveryViewAtEveryEvent(t *testing.T) {
 	odd := []events.Event{
 		{T: at, Kind: events.KindModelReply, Message: "a reply no request asked for"},
 		{T: at, Kind: events.KindGrounding},
-		{T: at, Kind: events.KindStepEnded, Step: 9, Tool: "click", Status: events.StatusError, Source: "model"},
-		{T: at, Kind: events.KindStepEnded, Step: 9, Tool: "click", Status: events.StatusOK, Source: "model"},
+		{T: at, Kind: events.KindStepEnded, Step: 9, Tool: "click", Status: events.StatusError, Source: events.SourceModel},
+		{T: at, Kind: events.KindStepEnded, Step: 9, Tool: "click", Status: events.StatusOK, Source: events.SourceModel},
 		{T: at, Kind: events.KindModelRequest},
-		{T: at, Kind: events.KindStepStarted, Step: 10, Tool: "wait", Source: "model"},
+		{T: at, Kind: events.KindStepStarted, Step: 10, Tool: "wait", Source: events.SourceModel},
 	}
 	for name, evs := range map[string][]events.Event{"why-run": whyEvents(t), "recorded-run": sampleEvents(), "odd": odd} {
 		t.Run(name, func(t *testing.T) {

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"cmp"
 	"sync"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -46,11 +48,30 @@ type queue struct {
 	ready   chan struct{} // capacity 1: "pending is not empty"
 	done    chan struct{}
 	dropped int
+
+	// interval is the shortest time between two batches handed to the
+	// program (none when not positive); after is how listen waits it out
+	// (time.After, a test's clock in tests); last is when the newest batch
+	// was taken, read and set by the one listen at a time.
+	interval time.Duration
+	after    func(time.Duration) <-chan time.Time
+	last     time.Time
 }
 
-func newQueue() *queue {
-	return &queue{newest: map[events.Kind]int{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
+func newQueue(interval time.Duration) *queue {
+	return &queue{newest: map[events.Kind]int{}, ready: make(chan struct{}, 1), done: make(chan struct{}),
+		interval: interval, after: time.After}
 }
+
+// defaultEventInterval paces the live view's batches at ten a second. A
+// run publishes a turn's events (the model's request and reply, the
+// step's start and end, its screen, the budgets) a few milliseconds
+// apart, and every batch costs an Update, a whole View and the terminal's
+// repaint on the run's cores: with a batch per 100 ms a watched goal run
+// used 150 ms of CPU more than a headless one, against 230 ms with one per
+// 50 ms (docs/benchmarks.md, "A watched run"). A person reads nothing
+// faster than that.
+const defaultEventInterval = 100 * time.Millisecond
 
 // Push is the sink the engine's bus calls.
 func (q *queue) Push(e events.Event) {
@@ -62,8 +83,9 @@ func (q *queue) Push(e events.Event) {
 	if lossy(e) {
 		if i, ok := q.newest[e.Kind]; ok {
 			// Drop the older one in place (keeping order for the rest);
-			// Take filters the tombstone.
-			q.pending[i].Kind = ""
+			// Take filters the tombstone. Nothing of it is kept: a screen
+			// event holds its capture in memory.
+			q.pending[i] = events.Event{}
 			q.dropped++
 		}
 		q.newest[e.Kind] = len(q.pending)
@@ -108,22 +130,32 @@ type eventsMsg []events.Event
 
 // listen is the one forwarder: a command that waits for events and hands
 // the whole pending batch to the program, re-armed after each batch, so
-// Update sees events in order and one repaint absorbs a burst.
+// Update sees events in order and one repaint absorbs a burst. A batch
+// comes at most once per interval: events that arrive sooner wait for the
+// rest of it and join the batch.
 func (q *queue) listen() tea.Cmd {
 	return func() tea.Msg {
 		select {
 		case <-q.ready:
-			return eventsMsg(q.take())
 		case <-q.done:
 			return nil
 		}
+		if wait := q.interval - time.Since(q.last); q.interval > 0 && wait > 0 {
+			select {
+			case <-q.after(wait):
+			case <-q.done:
+				return nil
+			}
+		}
+		q.last = time.Now()
+		return eventsMsg(q.take())
 	}
 }
 
 // NewLive returns the console for a live run and the sink to subscribe to
 // the run's event bus (events.Bus.Subscribe). The sink never blocks.
 func NewLive(opts Options) (*Model, func(events.Event)) {
-	q := newQueue()
+	q := newQueue(cmp.Or(opts.EventInterval, defaultEventInterval))
 	m := newModel(opts)
 	m.live = true
 	m.queue = q

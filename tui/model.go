@@ -52,6 +52,10 @@ type Options struct {
 	// a run's captures come faster than anyone reads them, and each one
 	// drawn costs the run CPU.
 	RenderInterval time.Duration
+	// EventInterval is the shortest time between two batches of a live
+	// run's events handed to the view (defaultEventInterval when zero,
+	// none when negative): each batch is drawn whole.
+	EventInterval time.Duration
 }
 
 // defaultRenderInterval caps the live screen pane at five frames a second.
@@ -91,7 +95,7 @@ type Model struct {
 	allRows []Row
 	// fallbackVerdict is report.json's verdict, shown at the end of a
 	// stream that lost its own verdict line.
-	fallbackVerdict *events.Verdict
+	fallbackVerdict *events.Decision
 
 	width, height int
 	focus         focusArea
@@ -654,7 +658,7 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 	}
 	if m.compare {
 		if before, after, point, _, ok := m.comparePair(); ok {
-			return screenRequest{Screen: after, Before: before, After: after, Point: point, Crop: cropFor(after, point), Pane: pane}, true
+			return screenRequest{Screen: after, Before: before, After: after, Point: point, Crop: cropFor(after, point), Pane: pane, Pixels: m.st.PixelsOf(after)}, true
 		}
 	}
 	if m.inspecting() {
@@ -662,12 +666,12 @@ func (m *Model) wantScreen() (screenRequest, bool) {
 		if r.Screen == "" {
 			return screenRequest{}, false
 		}
-		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Crop: cropFor(r.Screen, r.Point), Pane: pane}, true
+		return screenRequest{Screen: r.Screen, Point: r.Point, Box: r.Box, Crop: cropFor(r.Screen, r.Point), Pane: pane, Pixels: m.st.PixelsOf(r.Screen)}, true
 	}
 	if m.st.Screen == "" {
 		return screenRequest{}, false
 	}
-	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Crop: cropFor(m.st.Screen, m.st.Point), Pane: pane}, true
+	return screenRequest{Screen: m.st.Screen, Point: m.st.Point, Box: m.st.Box, Crop: cropFor(m.st.Screen, m.st.Point), Pane: pane, Pixels: m.st.PixelsOf(m.st.Screen)}, true
 }
 
 // screenCrop is the part of capture screen the pane shows, around the
@@ -1087,7 +1091,7 @@ func eventSummary(e events.Event) string {
 		s += " " + e.Tool + " " + formatArgs(e.Args)
 	}
 	if e.Status != "" {
-		s += " → " + e.Status
+		s += " → " + string(e.Status)
 	}
 	if e.Message != "" {
 		s += ": " + e.Message

@@ -230,7 +230,7 @@ func (t *timelinePane) line(st themes.Styles, r Row, w int, selected bool) strin
 		style = st.Muted
 	}
 	if r.Refusal() {
-		style = st.Status(r.Ended.Status)
+		style = st.Status(string(r.Ended.Status))
 	}
 	out := style.Render(plain)
 	if status != "" {
@@ -250,7 +250,7 @@ func (t *timelinePane) detail(r Row, w int) []string {
 	if r.Kind != RowStep || r.Ended == nil || r.Ended.Message == "" {
 		return nil
 	}
-	lines := wrap(r.Ended.Status+": "+sanitize.Line(r.Ended.Message), w)
+	lines := wrap(string(r.Ended.Status)+": "+sanitize.Line(r.Ended.Message), w)
 	if len(lines) > 3 {
 		lines = lines[:3]
 	}
@@ -326,7 +326,7 @@ func budgetsView(st themes.Styles, s *State, w int) string {
 }
 
 // verdictLine is the verdict and its outcome, coloured as passing or not.
-func verdictLine(st themes.Styles, v *events.Verdict) string {
+func verdictLine(st themes.Styles, v *events.Decision) string {
 	style := st.VerdictFail
 	if v.Verdict == events.VerdictPass || v.Verdict == events.VerdictPassConcerns {
 		style = st.VerdictPass

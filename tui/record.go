@@ -17,7 +17,7 @@ import (
 )
 
 // RecordSession is what the recording console needs of the run it
-// records in (engine.Session has it): a step run as a script's, a look at
+// records in (engine.AgentRun has it): a step run as a script's, a look at
 // what the application shows, and a name made on the spot.
 type RecordSession interface {
 	Record(ctx context.Context, tool string, args map[string]any) (engine.CallResult, error)
@@ -35,8 +35,19 @@ type Recorded struct {
 }
 
 // recordPanelRows is the height of the recorder's panel under the live
-// console.
-const recordPanelRows = 14
+// console on a tall terminal; recordPanelMinRows the least it shrinks to
+// so the console keeps its own least height above it.
+const (
+	recordPanelRows    = 14
+	recordPanelMinRows = 6
+)
+
+// panelRows is the height of the recorder's panel on a terminal height
+// rows tall: on a small terminal (80x24) the panel gives up rows so the
+// live console above it keeps the minHeight it needs to draw at all.
+func panelRows(height int) int {
+	return max(recordPanelMinRows, min(recordPanelRows, height-minHeight))
+}
 
 type recordStage int
 
@@ -161,7 +172,7 @@ func (m *RecordModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.filter.SetWidth(max(10, msg.Width-4))
 		m.input.SetWidth(max(10, msg.Width-4))
-		return m.toConsole(tea.WindowSizeMsg{Width: msg.Width, Height: max(1, msg.Height-recordPanelRows)})
+		return m.toConsole(tea.WindowSizeMsg{Width: msg.Width, Height: max(1, msg.Height-panelRows(msg.Height))})
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case lookMsg:
@@ -363,7 +374,7 @@ func (m *RecordModel) looked(msg lookMsg) tea.Cmd {
 	m.refilter()
 	if m.step.Tool != "" {
 		m.step.Saw = append(m.step.Saw, describeSeen(msg.seen)...)
-		m.proposals = proposeChecks(m.before, msg.seen)
+		m.proposals = proposeChecks(m.before, msg.seen, fmt.Sprintf("step%d", len(m.out.Steps)+1))
 		m.accepted = map[int]bool{}
 		m.stage = stagePropose
 		m.status = fmt.Sprintf("%s ran; %d check(s) proposed", m.step.Tool, len(m.proposals))
@@ -405,6 +416,9 @@ func (m *RecordModel) keep() tea.Cmd {
 	for i, p := range m.proposals {
 		if m.accepted[i] {
 			p.add(&e)
+			if p.baseline != nil {
+				m.step.Baseline = p.baseline
+			}
 			n++
 		}
 	}
@@ -438,8 +452,8 @@ func (m *RecordModel) View() tea.View {
 	v := m.console.View()
 	panel := m.panel()
 	content := v.Content
-	if m.height > recordPanelRows {
-		content = strings.Join(fit(content, m.width, m.height-recordPanelRows), "\n") + "\n" + panel
+	if rows := panelRows(m.height); m.height > rows {
+		content = strings.Join(fit(content, m.width, m.height-rows), "\n") + "\n" + panel
 	} else {
 		content = panel
 	}
@@ -462,7 +476,7 @@ func (m *RecordModel) panel() string {
 		lines = append(lines, st.Muted.Render(m.status))
 	case stagePick:
 		lines = append(lines, m.filter.View())
-		rows := recordPanelRows - 4
+		rows := panelRows(m.height) - 4
 		start := max(0, min(m.cursor-rows/2, len(m.filtered)-rows))
 		for i := start; i < len(m.filtered) && i < start+rows; i++ {
 			mark := "  "
@@ -487,7 +501,7 @@ func (m *RecordModel) panel() string {
 			lines = append(lines, fmt.Sprintf("%d %s %s", i+1, box, sanitize.Line(p.label)))
 		}
 	}
-	out := fit(strings.Join(lines, "\n"), w, recordPanelRows-1)
+	out := fit(strings.Join(lines, "\n"), w, panelRows(m.height)-1)
 	out = append(out, fit(st.Muted.Render(sanitize.Line(m.status)), w, 1)...)
 	return strings.Join(out, "\n")
 }

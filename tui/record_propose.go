@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"image"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,14 +28,18 @@ type proposal struct {
 	label string
 	// add puts the check into an expect.
 	add func(*scenarios.Expect)
+	// baseline is the image a screenshot check compares with, written
+	// beside the scenario when the check is accepted.
+	baseline image.Image
 }
 
 // proposeChecks proposes the checks that describe what a step changed,
 // then what holds after it: the window title, the states of the named
 // controls, the page elements' text and the text OCR reads near the
-// pointer. Nothing that shows a secret (a masked text) is proposed: the
-// check would quote it.
-func proposeChecks(before, after engine.Seen) []proposal {
+// pointer — and, last, that the window looks as it does now, a screenshot
+// check named after the step (baseline). Nothing that shows a secret (a
+// masked text) is proposed: the check would quote it.
+func proposeChecks(before, after engine.Seen, baseline string) []proposal {
 	// Buckets in the order they are offered: what the step changed
 	// first, the controls that came and went (a menu's items) bounded so
 	// they do not push the rest out, then what merely holds.
@@ -116,10 +121,34 @@ func proposeChecks(before, after engine.Seen) []proposal {
 	out = append(out, appeared[:min(len(appeared), maxComeAndGone)]...)
 	out = append(out, gone[:min(len(gone), maxComeAndGone)]...)
 	out = append(out, holds...)
-	if len(out) > maxProposals {
-		out = out[:maxProposals]
+	room := maxProposals
+	shot, ok := screenshotProposal(after, baseline)
+	if ok {
+		room--
+	}
+	if len(out) > room {
+		out = out[:room]
+	}
+	if ok {
+		out = append(out, shot)
 	}
 	return out
+}
+
+// screenshotProposal proposes a screenshot check named name whose
+// baseline is the window as the look captured it: the capture a
+// screenshot check makes, secrets blacked out, so the replay compares
+// like with like. None when the window could not be captured steady.
+func screenshotProposal(after engine.Seen, name string) (proposal, bool) {
+	if after.Window == nil || name == "" {
+		return proposal{}, false
+	}
+	b := after.Window.Bounds()
+	return proposal{
+		label:    fmt.Sprintf("the window looks like this (screenshot %s, %dx%d)", name, b.Dx(), b.Dy()),
+		add:      func(e *scenarios.Expect) { e.Screenshot = &scenarios.ScreenshotCheck{Name: name} },
+		baseline: after.Window,
+	}, true
 }
 
 // maxComeAndGone bounds the controls proposed as appeared, and as gone:

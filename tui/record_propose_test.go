@@ -1,7 +1,10 @@
 package tui
 
 import (
+	"fmt"
+	"image"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +96,7 @@ func TestProposeChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := labels(proposeChecks(tt.before, tt.after))
+			got := labels(proposeChecks(tt.before, tt.after, ""))
 			if !reflect.DeepEqual(got, tt.want) && (len(got) > 0 || len(tt.want) > 0) {
 				t.Errorf("proposals:\n got %q\nwant %q", got, tt.want)
 			}
@@ -109,7 +112,7 @@ func TestProposalsMakeTheirChecks(t *testing.T) {
 		Pointer: &events.Point{X: 1, Y: 1}, NearText: "Bold is on",
 		Elements: []engine.SeenElement{{Target: "status", Found: true, Text: "saved"}}}
 	var e scenarios.Expect
-	for _, p := range proposeChecks(before, after) {
+	for _, p := range proposeChecks(before, after, "") {
 		p.add(&e)
 	}
 	yes := true
@@ -145,5 +148,50 @@ func TestRecorderNames(t *testing.T) {
 	m := windowMatch(engine.SeenWindow{Class: "Mousepad", Title: "Save As"})
 	if m != (scenarios.WindowMatch{Class: "Mousepad", Title: "Save As"}) {
 		t.Errorf("windowMatch = %+v", m)
+	}
+}
+
+// TestProposeScreenshot proposes, after a step whose window was captured
+// steady, that the window looks like this: a screenshot check named after
+// the step, kept within the nine proposals however many others there
+// are. Accepted, it puts the check in the step's expect: and the captured
+// window in the step as its baseline; without a capture nothing is
+// proposed.
+func TestProposeScreenshot(t *testing.T) {
+	window := image.NewRGBA(image.Rect(0, 0, 40, 30))
+	var many []engine.SeenElement
+	for i := range 12 {
+		many = append(many, engine.SeenElement{Target: fmt.Sprintf("cell%d", i), Found: true, Text: "changed"})
+	}
+	before := engine.Seen{Title: "A"}
+	after := engine.Seen{Title: "B", Elements: many, Window: window}
+
+	got := proposeChecks(before, after, "step4")
+	if len(got) != maxProposals {
+		t.Fatalf("%d proposals, want %d: %q", len(got), maxProposals, labels(got))
+	}
+	last := got[len(got)-1]
+	if want := "the window looks like this (screenshot step4, 40x30)"; last.label != want {
+		t.Fatalf("last proposal %q, want %q; all: %q", last.label, want, labels(got))
+	}
+	if ps := proposeChecks(before, engine.Seen{Title: "B", Elements: many}, "step4"); slices.ContainsFunc(ps, func(p proposal) bool { return p.baseline != nil }) {
+		t.Errorf("a screenshot was proposed without a capture: %q", labels(ps))
+	}
+
+	m, _ := NewRecord(Options{}, nil)
+	m.step = scenarios.RecordedStep{Tool: "press_key", Args: map[string]any{"key": "Escape"}}
+	m.proposals = got
+	m.accepted = map[int]bool{len(got) - 1: true}
+	m.keep()
+	steps := m.Result().Steps
+	if len(steps) != 1 {
+		t.Fatalf("%d steps kept", len(steps))
+	}
+	st := steps[0]
+	if st.Expect == nil || st.Expect.Screenshot == nil || st.Expect.Screenshot.Name != "step4" {
+		t.Errorf("the step's check: %+v", st.Expect)
+	}
+	if st.Baseline != image.Image(window) {
+		t.Errorf("the step's baseline is not the captured window: %v", st.Baseline)
 	}
 }

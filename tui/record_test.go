@@ -2,11 +2,16 @@ package tui
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
+	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
 // TestRecorderChoices offers the calls of the tools the run has, with the
@@ -64,5 +69,29 @@ func TestRecorderChoices(t *testing.T) {
 	}
 	if d := got[10].def; d.Target != "cancel" || d.ClickTarget.Text != "Cancel" || d.ClickTarget.X != 0 {
 		t.Errorf("text named on the spot: %+v", d)
+	}
+}
+
+// TestRecorderFitsSmallTerminal draws the recording console at 80x24, the
+// terminal the README's smallest layout promises: the live console above
+// keeps the height it needs to draw (it said "terminal too small" when the
+// panel took a fixed 14 rows), the panel lists calls below it, and the
+// whole frame is the terminal's height.
+func TestRecorderFitsSmallTerminal(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m, _ := NewRecord(Options{Graphics: graphics.None, Env: func(string) string { return "" }}, nil)
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		m.looked(lookMsg{seen: engine.Seen{Tools: []string{"type_text", "press_key"}, Vocabulary: engine.Vocabulary{Refs: []string{"line"}}}})
+		frame := ansi.Strip(m.View().Content)
+		if strings.Contains(frame, "terminal too small") {
+			t.Errorf("%dx%d: the live console is too small to draw:\n%s", size[0], size[1], frame)
+		}
+		if !strings.Contains(frame, "type_text line") {
+			t.Errorf("%dx%d: the panel does not list the calls:\n%s", size[0], size[1], frame)
+		}
+		if n := len(strings.Split(frame, "\n")); n != size[1] {
+			t.Errorf("%dx%d: the frame is %d lines tall", size[0], size[1], n)
+		}
 	}
 }

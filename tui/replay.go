@@ -30,14 +30,14 @@ type Report struct {
 
 // Verdict is the run's verdict: the stream's, or report.json's when the
 // stream has none (its verdict line was lost), or nil.
-func (r *Report) Verdict() *events.Verdict {
+func (r *Report) Verdict() *events.Decision {
 	for i := len(r.Events) - 1; i >= 0; i-- {
 		if v := r.Events[i].Verdict; r.Events[i].Kind == events.KindVerdict && v != nil {
 			return v
 		}
 	}
 	if r.Summary != nil && r.Summary.Verdict != "" {
-		return &events.Verdict{Verdict: r.Summary.Verdict, Outcome: r.Summary.Outcome, Reasons: r.Summary.Reasons}
+		return &events.Decision{Verdict: r.Summary.Verdict, Outcome: r.Summary.Outcome, Reasons: r.Summary.Reasons}
 	}
 	return nil
 }

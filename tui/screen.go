@@ -29,6 +29,10 @@ type screenRequest struct {
 	// Crop is the part of the screen to show (the zero rectangle: all).
 	Crop image.Rectangle
 	Pane graphics.Pane
+	// Pixels, when set, is Screen's image in memory (a live run's newest
+	// capture), read instead of its file; it is Screen's, so the key
+	// does not name it.
+	Pixels events.ScreenPixels
 }
 
 // key identifies a request so a finished render can be matched to what the
@@ -97,28 +101,53 @@ func loadScreenWhenWritten(ctx context.Context, dir string, req screenRequest) (
 // loadScreen reads the request's PNGs from the report directory and draws
 // the marks or the side-by-side composition.
 func loadScreen(dir string, req screenRequest) (image.Image, error) {
+	read := func(rel string) (image.Image, error) {
+		if req.Pixels != nil && rel == req.Screen {
+			img, err := req.Pixels.Image()
+			if err != nil {
+				return nil, fmt.Errorf("load screen %s: %w", rel, err)
+			}
+			return img, nil
+		}
+		return readPNG(dir, rel)
+	}
 	if req.Before != "" && req.After != "" {
-		before, err := readPNG(dir, req.Before)
+		before, err := read(req.Before)
 		if err != nil {
 			return nil, err
 		}
-		after, err := readPNG(dir, req.After)
+		after, err := read(req.After)
 		if err != nil {
 			return nil, err
 		}
 		return sideBySide(before, after, req.Point, req.Crop), nil
 	}
-	img, err := readPNG(dir, req.Screen)
+	img, err := read(req.Screen)
 	if err != nil {
 		return nil, err
 	}
 	if req.Point == nil && req.Box == nil {
+		// Shared with the run when it came in memory: only read.
 		return cropTo(img, req.Crop), nil
 	}
-	rgba := toRGBA(img)
-	markBox(rgba, req.Box)
-	markPoint(rgba, req.Point)
-	return cropTo(rgba, req.Crop), nil
+	// The marks are drawn on a copy of the part shown, never on the
+	// image itself, which the run may share.
+	rgba := copyPart(img, req.Crop)
+	markBox(rgba, req.Box, img.Bounds())
+	markPoint(rgba, req.Point, img.Bounds())
+	return rgba, nil
+}
+
+// copyPart copies the part r of img (all of it when r is empty or lies
+// outside it, as cropTo), keeping img's coordinates.
+func copyPart(img image.Image, r image.Rectangle) *image.RGBA {
+	r = r.Intersect(img.Bounds())
+	if r.Empty() {
+		r = img.Bounds()
+	}
+	out := image.NewRGBA(r)
+	draw.Draw(out, r, img, r.Min, draw.Src)
+	return out
 }
 
 // cropTo returns the part r of img, or all of it when r is empty or lies
@@ -163,13 +192,14 @@ var markColour = color.RGBA{R: 255, G: 0, B: 220, A: 255}
 // terminal pane.
 func thickness(b image.Rectangle) int { return max(2, b.Dx()/320) }
 
-// markPoint draws a crosshair with a gap at the click point.
-func markPoint(img *image.RGBA, p *events.Point) {
+// markPoint draws a crosshair with a gap at the click point, as thick as
+// on the whole screen, whatever part of it img holds.
+func markPoint(img *image.RGBA, p *events.Point, screen image.Rectangle) {
 	if p == nil {
 		return
 	}
 	b := img.Bounds()
-	t := thickness(b)
+	t := thickness(screen)
 	arm, gap := 8*t, 2*t
 	fill := func(r image.Rectangle) {
 		draw.Draw(img, r.Intersect(b), image.NewUniform(markColour), image.Point{}, draw.Src)
@@ -180,13 +210,13 @@ func markPoint(img *image.RGBA, p *events.Point) {
 	fill(image.Rect(p.X-t/2, p.Y+gap, p.X-t/2+t, p.Y+arm))
 }
 
-// markBox outlines a grounding box.
-func markBox(img *image.RGBA, r *events.Rect) {
+// markBox outlines a grounding box, as thick as on the whole screen.
+func markBox(img *image.RGBA, r *events.Rect, screen image.Rectangle) {
 	if r == nil {
 		return
 	}
 	b := img.Bounds()
-	t := thickness(b)
+	t := thickness(screen)
 	fill := func(rr image.Rectangle) {
 		draw.Draw(img, rr.Intersect(b), image.NewUniform(markColour), image.Point{}, draw.Src)
 	}
@@ -202,8 +232,8 @@ func markBox(img *image.RGBA, r *events.Rect) {
 func sideBySide(before, after image.Image, p *events.Point, crop image.Rectangle) image.Image {
 	left := toRGBA(before)
 	right := toRGBA(after)
-	markPoint(left, p)
-	markPoint(right, p)
+	markPoint(left, p, left.Bounds())
+	markPoint(right, p, right.Bounds())
 	l, r := cropTo(left, crop), cropTo(right, crop)
 	lb, rb := l.Bounds(), r.Bounds()
 	gap := max(8, lb.Dx()/40)

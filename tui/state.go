@@ -56,7 +56,7 @@ func (r Row) Status() string {
 	if r.Ended == nil {
 		return "running"
 	}
-	return r.Ended.Status
+	return string(r.Ended.Status)
 }
 
 // Refusal reports whether the row is a refused or malformed step.
@@ -115,7 +115,7 @@ type State struct {
 	Checks    []events.Check
 	Inbox     []InboxItem
 	Questions []*events.Question // every question asked, answered or not
-	Verdict   *events.Verdict
+	Verdict   *events.Decision
 	LoopEnded string
 	// Cache is the action cache's last account (hits, misses, where it
 	// fell back, the model calls saved), "" when the run used none.
@@ -138,6 +138,10 @@ type State struct {
 	// carry none.
 	windows   map[string]events.Rect
 	appWindow *events.Rect
+	// pixels is the newest capture's image in memory, on a live run in
+	// the console's own process (PixelsOf); pixelsOf is its path.
+	pixels   events.ScreenPixels
+	pixelsOf string
 	// Grounding is the latest grounding attempt (its Before/After screens
 	// are shown side by side).
 	Grounding *events.Grounding
@@ -212,7 +216,10 @@ func (s *State) apply(index int, e events.Event) {
 	switch e.Kind {
 	case events.KindRunStarted:
 		s.Started = e.T
-		d, _ := e.Data.(events.RunStarted)
+		d, ok := events.DataOf[events.RunStarted](e)
+		if !ok {
+			break
+		}
 		s.Scenario, s.Goal, s.Mode = d.Scenario, d.Goal, d.Mode
 		if d.DeadlineS > 0 {
 			s.Deadline = time.Duration(d.DeadlineS * float64(time.Second))
@@ -224,19 +231,16 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindConsole:
 		// The page's errors and uncaught exceptions are worth a row; its
 		// ordinary logging stays in the report.
-		if d, _ := e.Data.(events.ConsoleMessage); d.Level == "error" || d.Level == "exception" {
+		if d, ok := events.DataOf[events.ConsoleMessage](e); ok && (d.Level == "error" || d.Level == "exception") {
 			s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
 		}
 	case events.KindFinal:
 		// The run's last capture gets a row of its own, so the timeline
 		// ends on how the application was left.
 		s.Rows = append(s.Rows, Row{Kind: RowApp, Index: index, Event: e})
-		if d, _ := e.Data.(events.FinalCapture); d.Window != nil && e.Screen != "" {
-			s.windows[e.Screen] = *d.Window
-		}
 		s.setScreen(e.Screen)
-		if d, _ := e.Data.(events.FinalCapture); d.Width > 0 && d.Height > 0 {
-			s.ScreenW, s.ScreenH = d.Width, d.Height
+		if d, ok := events.DataOf[events.FinalCapture](e); ok {
+			s.screenShape(e.Screen, d.Window, d.Width, d.Height)
 		}
 	case events.KindAppWindow:
 		if e.Box != nil {
@@ -244,12 +248,14 @@ func (s *State) apply(index int, e events.Event) {
 			s.appWindow = &w
 		}
 	case events.KindScreen:
-		if d, _ := e.Data.(events.ScreenCaptured); d.Window != nil && e.Screen != "" {
-			s.windows[e.Screen] = *d.Window
+		if d, ok := events.DataOf[events.ScreenCaptured](e); ok && d.Pixels != nil && e.Screen != "" {
+			// Only the newest is kept: the one a following console
+			// draws. An older capture is read from its file.
+			s.pixels, s.pixelsOf = d.Pixels, e.Screen
 		}
 		s.setScreen(e.Screen)
-		if d, _ := e.Data.(events.ScreenCaptured); d.Width > 0 && d.Height > 0 {
-			s.ScreenW, s.ScreenH = d.Width, d.Height
+		if d, ok := events.DataOf[events.ScreenCaptured](e); ok {
+			s.screenShape(e.Screen, d.Window, d.Width, d.Height)
 		}
 	case events.KindStepStarted:
 		if s.Proposal != nil && s.Proposal.Step == e.Step {
@@ -284,9 +290,13 @@ func (s *State) apply(index int, e events.Event) {
 		p := e
 		s.Proposal = &p
 	case events.KindModelRequest:
-		d, _ := e.Data.(events.ModelRequest)
-		s.ModelIteration = d.Iteration
-		s.Turns = append(s.Turns, Turn{Index: index, T: e.T, Request: d})
+		// A request without its payload (a stream from before it had
+		// one) still opens a turn, so its reply has one to join.
+		turn := Turn{Index: index, T: e.T}
+		if d, ok := events.DataOf[events.ModelRequest](e); ok {
+			s.ModelIteration, turn.Request = d.Iteration, d
+		}
+		s.Turns = append(s.Turns, turn)
 	case events.KindModelReply:
 		s.ModelText = e.Message
 		s.ModelCalls++
@@ -319,7 +329,10 @@ func (s *State) apply(index int, e events.Event) {
 		s.Rows = append(s.Rows, Row{Kind: RowGrounding, Index: index, Event: e, Screen: s.Screen, Point: s.Point, Box: s.Box})
 	case events.KindTools:
 		// A later tools event (a browser tab attaching) keeps the reason.
-		d, _ := e.Data.(events.ToolList)
+		d, ok := events.DataOf[events.ToolList](e)
+		if !ok {
+			break
+		}
 		if d.NoClickElement != "" {
 			s.NoClickElement = d.NoClickElement
 		} else if d.ATSPIControls > 0 {
@@ -332,7 +345,10 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindBaseline:
 		// A screenshot check's row shows its diff (or, with no baseline,
 		// the window kept for approval) when it is selected.
-		d, _ := e.Data.(events.Baseline)
+		d, ok := events.DataOf[events.Baseline](e)
+		if !ok {
+			break
+		}
 		screen := d.Diff
 		if screen == "" {
 			screen = d.Actual
@@ -404,6 +420,14 @@ func (s *State) apply(index int, e events.Event) {
 	case events.KindRunEnded:
 		s.Ended = true
 		s.Proposal = nil
+		// Every screen is on disk once the run has ended; a console kept
+		// open on many ended runs (the fleet's) holds none of them.
+		s.pixels, s.pixelsOf = nil, ""
+	case events.KindDisplayStarted, events.KindConsoleSummary, events.KindLog:
+		// Nothing on the console's panes: the display is in the header's
+		// scenario line only through its screens, the console's count is
+		// the report's, and log lines are for --headless and the
+		// transcript.
 	}
 }
 
@@ -425,7 +449,7 @@ type Turn struct {
 // linkTurn ties a model's step to the newest turn, the one whose reply
 // made the call.
 func (s *State) linkTurn(e events.Event) {
-	if e.Source != "model" || len(s.Turns) == 0 {
+	if e.Source != events.SourceModel || len(s.Turns) == 0 {
 		return
 	}
 	if _, ok := s.StepTurn[e.Step]; ok {
@@ -446,6 +470,27 @@ func (s *State) setScreen(path string) {
 	if path != "" && path != s.Screen {
 		s.Screen = path
 		s.ScreenCount++
+	}
+}
+
+// PixelsOf is capture screen's image in memory when the run handed it
+// over (the newest capture of a live run in this process), else nil: the
+// file in the report directory is the picture.
+func (s *State) PixelsOf(screen string) events.ScreenPixels {
+	if screen == "" || screen != s.pixelsOf {
+		return nil
+	}
+	return s.pixels
+}
+
+// screenShape records what a capture's payload says of it: the
+// application's window on it, and the screen's size.
+func (s *State) screenShape(screen string, window *events.Rect, w, h int) {
+	if window != nil && screen != "" {
+		s.windows[screen] = *window
+	}
+	if w > 0 && h > 0 {
+		s.ScreenW, s.ScreenH = w, h
 	}
 }
 

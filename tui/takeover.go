@@ -105,10 +105,13 @@ func (m *Model) takeoverLine() (string, bool) {
 
 // formatTakeover is a takeover event's timeline row.
 func formatTakeover(e events.Event) string {
-	if d, ok := e.Data.(events.TakeoverStarted); ok {
+	if d, ok := events.DataOf[events.TakeoverStarted](e); ok {
 		return fmt.Sprintf("takeover by the %s: VNC at %s", d.By, d.Addr)
 	}
-	d, _ := e.Data.(events.TakeoverEnded)
+	d, ok := events.DataOf[events.TakeoverEnded](e)
+	if !ok {
+		return string(e.Kind) + ": " + e.Message
+	}
 	var changed []string
 	if n := len(d.WindowsOpened); n > 0 {
 		changed = append(changed, fmt.Sprintf("%d window(s) opened", n))

@@ -62,7 +62,7 @@ func (p *Printer) Printed() int {
 // stream has none (report.json's, for a stream that lost its verdict
 // line); nil says the run did not finish. It returns the first write
 // error of the printer's life.
-func (p *Printer) Summary(fallback *events.Verdict) error {
+func (p *Printer) Summary(fallback *events.Decision) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	writeSummary(printfFunc(p.printf), p.st, fallback)
@@ -98,7 +98,10 @@ func PrintReport(w io.Writer, r *Report) error {
 func transcriptLine(e events.Event) string {
 	switch e.Kind {
 	case events.KindRunStarted:
-		d, _ := e.Data.(events.RunStarted)
+		d, ok := events.DataOf[events.RunStarted](e)
+		if !ok {
+			return "run started"
+		}
 		s := fmt.Sprintf("run started: %s (%s)", d.Scenario, d.Mode)
 		if d.Goal != "" {
 			s += fmt.Sprintf(" goal %q", d.Goal)
@@ -107,13 +110,19 @@ func transcriptLine(e events.Event) string {
 			s += fmt.Sprintf(" deadline %gs (last %s reserved)", d.DeadlineS, reserveOf(d))
 		}
 		return s
-	case events.KindSessionStarted:
-		d, _ := e.Data.(events.SessionStarted)
+	case events.KindDisplayStarted:
+		d, ok := events.DataOf[events.DisplayStarted](e)
+		if !ok {
+			return "session started"
+		}
 		return fmt.Sprintf("session %s %dx%d owned=%v", d.Display, d.Width, d.Height, d.Owned)
 	case events.KindAppLaunched:
 		return formatAppLaunched(e)
 	case events.KindAppWindow:
-		d, _ := e.Data.(events.AppWindow)
+		d, ok := events.DataOf[events.AppWindow](e)
+		if !ok {
+			return "app window at " + formatRect(e.Box)
+		}
 		return fmt.Sprintf("app window %s %q at %s", d.ID, d.Title, formatRect(e.Box))
 	case events.KindAppExited:
 		return "app exited: " + e.Message
@@ -122,13 +131,22 @@ func transcriptLine(e events.Event) string {
 	case events.KindTakeoverStarted, events.KindTakeoverEnded:
 		return formatTakeover(e)
 	case events.KindAppHung:
-		d, _ := e.Data.(events.AppHung)
+		d, ok := events.DataOf[events.AppHung](e)
+		if !ok {
+			return "app hung: " + e.Message
+		}
 		return fmt.Sprintf("app hung: %s; %s", e.Message, formatThreads(d.Threads))
 	case events.KindConsoleSummary:
-		d, _ := e.Data.(events.ConsoleSummary)
+		d, ok := events.DataOf[events.ConsoleSummary](e)
+		if !ok {
+			return "browser console closed"
+		}
 		return fmt.Sprintf("browser console: %d messages (%d recorded)", d.Total, d.Recorded)
 	case events.KindConsole:
-		d, _ := e.Data.(events.ConsoleMessage)
+		d, ok := events.DataOf[events.ConsoleMessage](e)
+		if !ok {
+			return "browser console"
+		}
 		s := fmt.Sprintf("browser %s: %s", d.Level, d.Text)
 		if d.URL != "" {
 			u := d.URL
@@ -141,16 +159,19 @@ func transcriptLine(e events.Event) string {
 	case events.KindFinal:
 		return formatFinal(e)
 	case events.KindScreen:
-		d, _ := e.Data.(events.ScreenCaptured)
+		d, ok := events.DataOf[events.ScreenCaptured](e)
+		if !ok {
+			return "screen " + e.Screen
+		}
 		return fmt.Sprintf("screen %s %dx%d", e.Screen, d.Width, d.Height)
 	case events.KindStepStarted:
 		s := fmt.Sprintf("step %d started: %s %s", e.Step, e.Tool, formatArgs(e.Args))
 		if e.Source != "" {
-			s += " [" + e.Source + "]"
+			s += " [" + string(e.Source) + "]"
 		}
 		return s
 	case events.KindStepEnded:
-		s := fmt.Sprintf("step %d %s %s → %s in %s", e.Step, e.Tool, formatArgs(e.Args), strings.ToUpper(e.Status), formatDuration(e.DurationMS))
+		s := fmt.Sprintf("step %d %s %s → %s in %s", e.Step, e.Tool, formatArgs(e.Args), strings.ToUpper(string(e.Status)), formatDuration(e.DurationMS))
 		if e.Message != "" {
 			s += ": " + e.Message
 		}
@@ -164,7 +185,10 @@ func transcriptLine(e events.Event) string {
 	case events.KindProposal:
 		return fmt.Sprintf("proposal step %d: %s %s (waiting for approval)", e.Step, e.Tool, formatArgs(e.Args))
 	case events.KindModelRequest:
-		d, _ := e.Data.(events.ModelRequest)
+		d, ok := events.DataOf[events.ModelRequest](e)
+		if !ok {
+			return "model request"
+		}
 		return fmt.Sprintf("model request: turn %d, %d messages, %d images (%d bytes)", d.Iteration, d.Messages, d.Images, d.ImageBytes)
 	case events.KindModelReply:
 		s := fmt.Sprintf("model reply in %s", formatDuration(e.DurationMS))
@@ -173,10 +197,16 @@ func transcriptLine(e events.Event) string {
 		}
 		return s
 	case events.KindModelRetry:
-		d, _ := e.Data.(events.ModelRetry)
+		d, ok := events.DataOf[events.ModelRetry](e)
+		if !ok {
+			return "model retry: " + e.Message
+		}
 		return fmt.Sprintf("model retry %d (status %d, after %dms): %s", d.Attempt, d.Status, d.DelayMS, e.Message)
 	case events.KindModelFailed:
-		d, _ := e.Data.(events.ModelFailed)
+		d, ok := events.DataOf[events.ModelFailed](e)
+		if !ok {
+			return "model failed: " + e.Message
+		}
 		return fmt.Sprintf("model failed (%d in a row): %s", d.Consecutive, e.Message)
 	case events.KindModelDisabled:
 		return "model disabled: " + e.Message
@@ -235,7 +265,7 @@ func transcriptLine(e events.Event) string {
 		}
 		return fmt.Sprintf("verdict %s (%s)", e.Verdict.Verdict, e.Verdict.Outcome)
 	case events.KindRunEnded:
-		if d, _ := e.Data.(events.RunEnded); d.Report != "" {
+		if d, ok := events.DataOf[events.RunEnded](e); ok && d.Report != "" {
 			return "run ended; report: " + d.Report
 		}
 		return "run ended"
@@ -243,13 +273,21 @@ func transcriptLine(e events.Event) string {
 		return "tools: " + e.Message
 	case events.KindLog:
 		return "log: " + e.Message
+	case events.KindBaseline:
+		// The message says the check, its result and how many pixels
+		// differ; the images it kept are the report's to show.
+		s := e.Message
+		if d, ok := events.DataOf[events.Baseline](e); ok && d.Diff != "" {
+			s += " [diff " + d.Diff + "]"
+		}
+		return s
 	}
 	return string(e.Kind)
 }
 
 // writeSummary prints the end state; every value from the run is
 // sanitized on the way.
-func writeSummary(printf printfFunc, st *State, fallback *events.Verdict) {
+func writeSummary(printf printfFunc, st *State, fallback *events.Decision) {
 	line := sanitize.Line
 	printf("\n== summary ==\n")
 	steps, refused := 0, 0
@@ -300,7 +338,7 @@ func writeSummary(printf printfFunc, st *State, fallback *events.Verdict) {
 		printf("verdict: none recorded (the run did not finish)\n")
 		return
 	}
-	printf("verdict: %s (%s)%s\n", line(v.Verdict), line(v.Outcome), from)
+	printf("verdict: %s (%s)%s\n", line(string(v.Verdict)), line(string(v.Outcome)), from)
 	for _, r := range v.Reasons {
 		printf("  - %s\n", line(r))
 	}

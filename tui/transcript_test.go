@@ -36,7 +36,7 @@ func TestPrinterNeutralisesUntrustedText(t *testing.T) {
 		{"message to the operator", events.Event{Kind: events.KindRespond, Message: hostile}},
 		{"concern", events.Event{Kind: events.KindConcern, Message: hostile}},
 		{"window title", events.Event{Kind: events.KindAppWindow, Box: &events.Rect{W: 1, H: 1}, Data: events.AppWindow{Title: hostile}}},
-		{"verdict reason", events.Event{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{hostile}}}},
+		{"verdict reason", events.Event{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{hostile}}}},
 	}
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
@@ -194,4 +194,19 @@ func TestFinalCaptureShown(t *testing.T) {
 func finalRowText(r Row) string {
 	text, _ := rowText(r)
 	return text
+}
+
+// TestTranscriptSaysScreenshotChecks: --headless and replay --print say a
+// screenshot check's result and where its diff is, as the console does,
+// rather than the bare kind.
+func TestTranscriptSaysScreenshotChecks(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	p := NewPrinter(&out)
+	p.Event(events.Event{Kind: events.KindBaseline, Step: 1, Message: "screenshot main: differs, 145 of 36000 pixels differ (0.40%)",
+		Data: events.Baseline{Name: "main", Result: events.BaselineDiffers, Diff: "baselines/main.diff.png"}})
+	want := "screenshot main: differs, 145 of 36000 pixels differ (0.40%) [diff baselines/main.diff.png]"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("the transcript lacks %q:\n%s", want, out.String())
+	}
 }

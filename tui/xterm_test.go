@@ -33,7 +33,7 @@ func startSixelXterm(t *testing.T, geometry, class string) *sixelXterm {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	sess, err := x11.StartSession(ctx, x11.SessionOptions{Width: 1024, Height: 768})
+	sess, err := x11.StartServer(ctx, x11.DisplayOptions{Width: 1024, Height: 768})
 	if err != nil {
 		t.Fatalf("start Xvfb: %v", err)
 	}

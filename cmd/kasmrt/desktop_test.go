@@ -42,6 +42,10 @@ func TestDesktopFlag(t *testing.T) {
 			[]string{"--desktop: a Wayland session is always the run's own compositor; --display borrows an X display; nothing was launched"}},
 		{"wayland over an operator's display", []string{"validate", sc, "-o", borrowing, "--desktop", "wayland"}, 3, nil,
 			[]string{"the operator file's session.display borrows an X display"}},
+		{"wayland taken over", []string{"run", sc, "--headless", "--report", filepath.Join(dir, "r3"), "--desktop", "wayland", "--takeover", "127.0.0.1:0"}, 3, nil,
+			[]string{"--takeover: the Wayland desktop cannot be taken over", "(--desktop x11); nothing was launched"}},
+		{"a scripted run cached", []string{"run", sc, "--headless", "--report", filepath.Join(dir, "r4"), "--cache", "read-write"}, 3, nil,
+			[]string{"--cache read-write: a scripted scenario makes no model calls to cache (the action cache is for goal runs); leave the flag out; nothing was launched"}},
 		{"wayland with a browser", []string{"validate", browser, "--desktop", "wayland"}, 3, nil,
 			[]string{"--desktop: a browser: section needs the X11 desktop"}},
 	}

@@ -111,7 +111,7 @@ func wantNoneLeft(t *testing.T, pids []int) {
 func wantReport(t *testing.T, reportDir, outcome, reason string) {
 	t.Helper()
 	rep, _ := readReport(t, reportDir)
-	if rep.Outcome != outcome || !strings.Contains(strings.Join(rep.Reasons, "\n"), reason) {
+	if string(rep.Outcome) != outcome || !strings.Contains(strings.Join(rep.Reasons, "\n"), reason) {
 		t.Errorf("report: %s (%s) %q, want outcome %s with %q", rep.Verdict, rep.Outcome, rep.Reasons, outcome, reason)
 	}
 	ev, _ := os.ReadFile(filepath.Join(reportDir, "events.jsonl"))

@@ -39,8 +39,8 @@ func TestGallery(t *testing.T) {
 		// answer, when set, is the operator's answer to the model's one
 		// question, given over the run's API.
 		answer      string
-		wantVerdict string
-		wantOutcome string
+		wantVerdict events.Verdict
+		wantOutcome events.Outcome
 		// wantFile is a file the app must have written into KASM_DEMO_DIR,
 		// with its content, or "" when the entry writes none.
 		wantFile, wantContent string

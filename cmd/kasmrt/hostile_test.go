@@ -28,7 +28,7 @@ import (
 // own Xvfb instead of launching the app on that server.
 func TestEmbeddedSessionIsTheDefault(t *testing.T) {
 	need(t, "Xvfb", "xterm")
-	operatorDesktop, err := x11.StartSession(context.Background(), x11.SessionOptions{Width: 640, Height: 480})
+	operatorDesktop, err := x11.StartServer(context.Background(), x11.DisplayOptions{Width: 640, Height: 480})
 	if err != nil {
 		t.Fatalf("start the stand-in for the operator's desktop: %v", err)
 	}
@@ -55,9 +55,9 @@ steps:
 	if got := strings.TrimSpace(string(shown)); got == operatorDesktop.Display() || got == "" {
 		t.Errorf("the app ran on DISPLAY=%q; the operator's display is %s", got, operatorDesktop.Display())
 	}
-	var started *events.SessionStarted
+	var started *events.DisplayStarted
 	for _, e := range readEventsFile(t, reportDir) {
-		if d, ok := e.Data.(events.SessionStarted); ok {
+		if d, ok := e.Data.(events.DisplayStarted); ok {
 			started = &d
 		}
 	}
@@ -500,7 +500,10 @@ tools:
 			if code := cmd.ProcessState.ExitCode(); code != exitTestError {
 				t.Errorf("exit %d, want %d", code, exitTestError)
 			}
-			var rep struct{ Verdict, Outcome string }
+			var rep struct {
+				Verdict events.Verdict
+				Outcome string
+			}
 			b, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
 			if err != nil || json.Unmarshal(b, &rep) != nil || rep.Verdict != events.VerdictTestError {
 				t.Errorf("report.json %s (%v), want a test-error verdict", b, err)

@@ -274,7 +274,7 @@ func TestEmitK8sSimulated(t *testing.T) {
 	runs := func(s *suite.Summary) []string {
 		var out []string
 		for _, r := range s.Runs {
-			out = append(out, r.Key+"="+r.Verdict+"/"+r.IdentitySHA256)
+			out = append(out, r.Key+"="+string(r.Verdict)+"/"+r.IdentitySHA256)
 		}
 		slices.Sort(out)
 		return out

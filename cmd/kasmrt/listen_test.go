@@ -423,7 +423,7 @@ func TestAttachFollowsAServedSession(t *testing.T) {
 		t.Fatalf("call: %d %s", code, body)
 	}
 	f.await(t, "the agent's step", func(e events.Event) bool {
-		return e.Kind == events.KindStepEnded && e.Tool == "observe_screen" && e.Source == "agent"
+		return e.Kind == events.KindStepEnded && e.Tool == "observe_screen" && e.Source == events.SourceAgent
 	})
 	if err := f.c.Steer(events.Steer{Action: events.SteerPause}); err == nil {
 		t.Error("a session took pause")

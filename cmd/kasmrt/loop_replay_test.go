@@ -58,7 +58,7 @@ provides:
 	steps := func(r report.Report) []string {
 		var out []string
 		for _, s := range r.Steps {
-			out = append(out, s.Tool+" "+s.Status+" "+s.Message)
+			out = append(out, s.Tool+" "+string(s.Status)+" "+s.Message)
 		}
 		return out
 	}

@@ -152,7 +152,7 @@ func TestKilledRuntimeTakesItsCompositorWithIt(t *testing.T) {
 	}
 	var socket string
 	for _, e := range evs {
-		if s, ok := e.Data.(events.SessionStarted); ok {
+		if s, ok := e.Data.(events.DisplayStarted); ok {
 			socket = s.Display
 		}
 	}

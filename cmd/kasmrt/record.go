@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kasmrt/kasmrt/engine"
+	"github.com/kasmrt/kasmrt/engine/baseline"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 	"github.com/kasmrt/kasmrt/themes"
@@ -157,6 +158,14 @@ func recordScenario(cmd *cobra.Command, path string, f recordFlags) error {
 		return &exitError{code: exitTestError}
 	}
 	fmt.Fprintf(w, "wrote %s: %d step(s)\n", f.out, len(rec.Steps))
+	n, err := writeBaselines(f.out, rec.Steps)
+	if err != nil {
+		fmt.Fprintf(errOut(cmd), "kasmrt: %v\n", err)
+		return &exitError{code: exitTestError}
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "wrote %d baseline(s) in %s\n", n, scenarios.BaselineDir(f.out))
+	}
 	replayFiles, err := engine.Load(f.out, f.operator, os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(errOut(cmd), "the written scenario does not validate:\n")
@@ -203,6 +212,25 @@ func writeNew(path string, data []byte, overwrite bool) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeBaselines writes the baseline of every recorded screenshot check
+// beside the scenario written at out, where the replay's check reads it.
+// The images are the window as the check captures it, secrets blacked
+// out already. It returns how many it wrote.
+func writeBaselines(out string, steps []scenarios.RecordedStep) (int, error) {
+	n := 0
+	for _, st := range steps {
+		if st.Expect == nil || st.Expect.Screenshot == nil || st.Baseline == nil {
+			continue
+		}
+		file := filepath.Join(scenarios.BaselineDir(out), st.Expect.Screenshot.Name+".png")
+		if err := baseline.Write(file, st.Baseline); err != nil {
+			return n, fmt.Errorf("write the baseline of %s: %w", st.Expect.Screenshot.Name, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // recordInConsole opens the scenario as a session and runs the recording

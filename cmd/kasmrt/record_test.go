@@ -55,7 +55,9 @@ func TestRecordRefusesBadInput(t *testing.T) {
 // the title change it made accepted as its check, a menu opened through
 // its named control with an item's appearance as the check, a key chord
 // that closes it, then a window and a click target named on the spot (by
-// class and title, by accessible name) and used. The written scenario loads, keeps the secret-free ref,
+// class and title, by accessible name) and used, the last step with the
+// window's look accepted as a screenshot check. The written scenario
+// loads, keeps the secret-free ref, its baseline is written beside it,
 // and its headless replay passes (exit 0).
 func TestRecordInTmux(t *testing.T) {
 	t.Parallel()
@@ -120,13 +122,14 @@ provides:
 	term.Type("Escape")
 	term.Keys("Enter")
 	term.Screen("checks for press_key")
+	accept(t, term, `the window looks like this (screenshot step6,`)
 	term.Keys("Enter")
 	term.Screen("step 6 recorded")
 
 	term.Type("finish")
 	term.Keys("Enter")
 	screen := term.Screen("EXIT=")
-	wantIn(t, "the terminal", screen, []string{"wrote " + out + ": 6 step(s)", "replay passed: pass", "EXIT=0"})
+	wantIn(t, "the terminal", screen, []string{"wrote " + out + ": 6 step(s)", "wrote 1 baseline(s)", "replay passed: pass", "EXIT=0"})
 
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -162,6 +165,14 @@ provides:
 	}
 	if steps[3].Args["name"] != "untitled_1_mousepad" || steps[4].Args["target"] != "edit" {
 		t.Errorf("steps 4 and 5 do not use the names: %v %v", steps[3].Args, steps[4].Args)
+	}
+	// The accepted screenshot check's baseline is written beside the
+	// scenario, where the replay (which passed) compared the window with it.
+	if e := steps[5].Expect; e == nil || e.Screenshot == nil || e.Screenshot.Name != "step6" {
+		t.Errorf("step 6's check: %+v\n%s", e, data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.baselines", "step6.png")); err != nil {
+		t.Errorf("the baseline was not written: %v", err)
 	}
 	wantIn(t, "the recorded scenario", string(data), []string{"# step 2", `# it said: clicked the menu "Edit"`})
 }

@@ -56,8 +56,8 @@ steps:
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("report.json is not valid: %v\n%s", err, raw)
 	}
-	if rep.Verdict != "pass" || rep.Session.Width != 1280 || rep.Timing.Started.Year() != 2026 || len(rep.Steps) != 4 || rep.Schema != report.Schema {
-		t.Errorf("report.json lost its structure: verdict %q, session %+v, started %v, %d steps", rep.Verdict, rep.Session, rep.Timing.Started, len(rep.Steps))
+	if rep.Verdict != "pass" || rep.Display.Width != 1280 || rep.Timing.Started.Year() != 2026 || len(rep.Steps) != 4 || rep.Schema != report.Schema {
+		t.Errorf("report.json lost its structure: verdict %q, session %+v, started %v, %d steps", rep.Verdict, rep.Display, rep.Timing.Started, len(rep.Steps))
 	}
 	if got, err := os.ReadFile(filepath.Join(dir, "typed.txt")); err != nil || strings.TrimSpace(string(got)) != "1280" {
 		t.Errorf("the app read %q (%v), want the secret", got, err)

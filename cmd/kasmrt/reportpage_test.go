@@ -282,7 +282,7 @@ goal: Print the greeting.
 			}
 			dir, code := runForPage(t, c.scenario, operator, endpoint, "KASM_RUNTIME_DEADLINE_S="+c.deadline)
 			p, rep := checkReportPage(t, dir)
-			if c.code >= 0 && code != c.code || c.outcome != "" && rep.Outcome != c.outcome {
+			if c.code >= 0 && code != c.code || c.outcome != "" && string(rep.Outcome) != c.outcome {
 				t.Errorf("exit %d, outcome %s; want %d, %s", code, rep.Outcome, c.code, c.outcome)
 			}
 			if c.check != nil {

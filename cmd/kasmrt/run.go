@@ -167,6 +167,18 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 	if err := applyDesktop(files, f.desktop, f.display); err != nil {
 		return refuse(cmd, fmt.Errorf("--desktop: %w", err))
 	}
+	if f.takeover != "" && files.Operator.Desktop.Desktop == scenarios.DesktopWayland {
+		// The takeover's VNC server (x11vnc) serves an X display: on
+		// Wayland the flag would be taken and the first T would fail with
+		// x11vnc's own words about cookie files.
+		return refuse(cmd, errors.New("--takeover: the Wayland desktop cannot be taken over (its VNC server, x11vnc, serves an X display); take over a run on the X11 desktop (--desktop x11)"))
+	}
+	if (f.cache == "read-write" || f.cache == "read-only") && files.Scenario.Mode() != "goal" {
+		// The cache stores and replays a goal run's model calls; a
+		// scripted run has none, and the flag would be taken and do
+		// nothing.
+		return refuse(cmd, fmt.Errorf("--cache %s: a scripted scenario makes no model calls to cache (the action cache is for goal runs); leave the flag out", f.cache))
+	}
 	printWarnings(errOut(cmd), files)
 	var dir reportDir
 	if f.reportDir == "" {
@@ -284,7 +296,7 @@ func jsonSink(w io.Writer) func(events.Event) {
 // refusing a desktop that does not fit the run: a Wayland session borrows
 // no X display and runs no X window manager, and has no browser.
 func applyDesktop(files *scenarios.Files, desktop, display string) error {
-	s := &files.Operator.Session
+	s := &files.Operator.Desktop
 	if desktop == "" {
 		desktop = s.Desktop
 	} else if err := scenarios.CheckDesktop(desktop, files.Scenario); err != nil {

@@ -132,7 +132,7 @@ func TestRunJSON(t *testing.T) {
 	if len(evs) < 4 || evs[0].Kind != events.KindRunStarted || evs[len(evs)-1].Kind != events.KindRunEnded {
 		t.Fatalf("%d events on stdout, want run.started ... run.ended:\n%s", len(evs), out)
 	}
-	var verdict *events.Verdict
+	var verdict *events.Decision
 	for _, e := range evs {
 		if e.Kind == events.KindVerdict {
 			verdict = e.Verdict

@@ -83,7 +83,7 @@ func TestReplayPrintNeutralisesHostileText(t *testing.T) {
 		{Seq: 3, Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: hostileSeq}},
 		{Seq: 4, Kind: events.KindModelFailed, Message: hostileSeq, Data: events.ModelFailed{Consecutive: 1}},
 		{Seq: 5, Kind: events.KindCheck, Check: &events.Check{Name: "fatal_pattern", Evidence: hostileSeq}},
-		{Seq: 6, Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "app-failed", Outcome: "completed", Reasons: []string{hostileSeq}}},
+		{Seq: 6, Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: "app-failed", Outcome: "completed", Reasons: []string{hostileSeq}}},
 	} {
 		b, err := json.Marshal(e)
 		if err != nil {

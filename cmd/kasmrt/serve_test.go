@@ -244,7 +244,7 @@ func TestServeDrivesSessionsOverHTTP(t *testing.T) {
 		wantEnded(t, o.Report, 30*time.Second)
 		for _, e := range readEvents(t, o.Report) {
 			switch d := e.Data.(type) {
-			case events.SessionStarted:
+			case events.DisplayStarted:
 				displays[d.Display] = true
 			case events.AppLaunched:
 				pids = append(pids, d.PID)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kasmrt/kasmrt/engine/cache"
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 	"github.com/kasmrt/kasmrt/suite"
 	"github.com/kasmrt/kasmrt/themes"
@@ -344,7 +345,7 @@ func printRunLine(w io.Writer, n, total int, r suite.RunResult) {
 
 func printSuiteSummary(w io.Writer, s *suite.Summary, out string) {
 	fmt.Fprintf(w, "\nsuite %s: %d runs in %.1fs", s.Name, len(s.Runs), s.Ended.Sub(s.Started).Seconds())
-	for _, v := range []string{"pass", "pass-with-concerns", "app-failed", "test-error", suite.VerdictInterrupted, suite.VerdictNotRun} {
+	for _, v := range []events.Verdict{events.VerdictPass, events.VerdictPassConcerns, events.VerdictAppFailed, events.VerdictTestError, suite.VerdictInterrupted, suite.VerdictNotRun} {
 		if n := s.Counts[v]; n > 0 {
 			fmt.Fprintf(w, ", %d %s", n, v)
 		}
@@ -358,7 +359,7 @@ func printSuiteSummary(w io.Writer, s *suite.Summary, out string) {
 		// Interrupted and unrun samples judged nothing: the pass rate is
 		// over the others, and they are named beside it.
 		unjudged := ""
-		for _, v := range []string{suite.VerdictInterrupted, suite.VerdictNotRun} {
+		for _, v := range []events.Verdict{suite.VerdictInterrupted, suite.VerdictNotRun} {
 			if n := sc.Verdicts[v]; n > 0 {
 				unjudged += fmt.Sprintf(", %d %s", n, v)
 			}

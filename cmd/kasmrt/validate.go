@@ -146,7 +146,7 @@ func printValidateJSON(w io.Writer, path string, files *scenarios.Files, err err
 			out.DecidedAtLaunch = append(out.DecidedAtLaunch, j)
 		}
 		out.DesktopLacks = engine.DesktopLacks(files)
-		if d := files.Operator.Session.Desktop; d != scenarios.DesktopX11 {
+		if d := files.Operator.Desktop.Desktop; d != scenarios.DesktopX11 {
 			out.Desktop = d
 		}
 		for _, u := range engine.NotOffered(files) {
@@ -209,7 +209,7 @@ func printToolList(w io.Writer, f *scenarios.Files) {
 		}
 	}
 	if lacks := engine.DesktopLacks(f); len(lacks) > 0 {
-		fmt.Fprintf(w, "the %s session lacks (%d):\n", f.Operator.Session.Desktop, len(lacks))
+		fmt.Fprintf(w, "the %s session lacks (%d):\n", f.Operator.Desktop.Desktop, len(lacks))
 		for _, l := range lacks {
 			fmt.Fprintf(w, "  - %s\n", l)
 		}

@@ -94,11 +94,11 @@ func newDesktop(t testing.TB) desktop {
 // Xvfb resets itself whenever its last client disconnects, and a client that
 // connects during the reset fails with "cannot open display"; on this desktop
 // at-spi-bus-launcher connects briefly just as the application starts, so
-// without a standing client the launch fails now and then. (StartSession
+// without a standing client the launch fails now and then. (StartServer
 // could pass -noreset instead.)
-func startX(t testing.TB, ctx context.Context) *x11.Session {
+func startX(t testing.TB, ctx context.Context) *x11.Server {
 	t.Helper()
-	x, err := x11.StartSession(ctx, x11.SessionOptions{})
+	x, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
 		t.Fatalf("start Xvfb: %v", err)
 	}

@@ -126,7 +126,7 @@ func openColourTab(t testing.TB, headful bool) *colourTab {
 		if _, err := exec.LookPath("Xvfb"); err != nil {
 			t.Skip("Xvfb is not installed")
 		}
-		sess, err := x11.StartSession(ctx, x11.SessionOptions{})
+		sess, err := x11.StartServer(ctx, x11.DisplayOptions{})
 		if err != nil {
 			t.Fatalf("StartSession: %v", err)
 		}

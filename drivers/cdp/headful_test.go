@@ -21,9 +21,9 @@ func TestHeadfulOnXvfb(t *testing.T) {
 		t.Skip("Xvfb is not installed")
 	}
 	ctx := callCtx(t)
-	sess, err := x11.StartSession(ctx, x11.SessionOptions{})
+	sess, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { sess.Close() })
 	srv := loginServer(t)

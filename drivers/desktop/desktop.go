@@ -112,9 +112,10 @@ func descendsFrom(pid, ancestor int) bool {
 	return false
 }
 
-// SessionOptions says which desktop session a run uses (an X server, for
-// drivers/x11; a Wayland compositor, for drivers/wayland).
-type SessionOptions struct {
+// DisplayOptions says which display server a run uses and how it is
+// started (an X server, for drivers/x11; a Wayland compositor, for
+// drivers/wayland); the operator file's session: block.
+type DisplayOptions struct {
 	// Desktop is DesktopX11 (or "") or DesktopWayland.
 	Desktop string
 	// Display borrows an existing server (":0"); empty starts our own Xvfb.

@@ -42,7 +42,7 @@ func zenityWindow(t testing.TB) (screen *image.RGBA, window image.Rectangle) {
 	need(t, "Xvfb", "zenity")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	s, err := x11.StartSession(ctx, x11.SessionOptions{})
+	s, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

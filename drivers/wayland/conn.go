@@ -31,11 +31,15 @@ type Conn struct {
 	typedMu sync.Mutex
 	typedAt time.Time
 
+	// clickedAt is when Click last pressed the button; guarded by the
+	// client's inputMu.
+	clickedAt time.Time
+
 	closeOnce sync.Once
 }
 
 // Dial connects to the session whose Wayland socket is at display (a
-// Session's Display), and to sway's IPC socket beside it.
+// Server's Display), and to sway's IPC socket beside it.
 func Dial(display string) (*Conn, error) {
 	p, err := dialIPC(filepath.Join(filepath.Dir(display), ipcSocket))
 	if err != nil {
@@ -340,16 +344,24 @@ func (c *Conn) pauseAfterTyping(ctx context.Context) error {
 	at := c.typedAt
 	c.typedAt = time.Time{}
 	c.typedMu.Unlock()
-	wait := time.Until(at.Add(typingPause))
-	if at.IsZero() || wait <= 0 {
+	if at.IsZero() {
 		return nil
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
+	return sleepUntil(ctx, at.Add(typingPause))
+}
+
+// sleepUntil waits until t (at once if it has passed) or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	wait := time.Until(t)
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-timer.C:
 		return nil
 	}
 }
@@ -375,15 +387,32 @@ func (c *Conn) MovePointer(ctx context.Context, x, y int) error {
 	return c.c.w.roundtrip()
 }
 
-// Click moves the virtual pointer to (x, y) and clicks the left button.
+// clickPause is the least time between two clicks' presses. GTK 3 takes
+// a button release inside a menu that comes less than 500 ms (its
+// MENU_SHELL_TIMEOUT, by the events' timestamps) after the press that
+// opened the menu from its menu bar for the end of that press, and
+// swallows it: a click on a menu item right after the click that opened
+// the menu highlights the item and does not activate it. On X11 the menu
+// bar takes the first click's release itself and forgets that press, so
+// the next release counts; on Wayland it does not, and only time clears
+// it. A person never clicks twice that fast on purpose, so the driver
+// waits as long as a person would before pressing again.
+const clickPause = 600 * time.Millisecond
+
+// Click moves the virtual pointer to (x, y) and clicks the left button,
+// no sooner than clickPause after the previous click.
 func (c *Conn) Click(ctx context.Context, x, y int) error {
 	if x < 0 || y < 0 || x >= c.width || y >= c.height {
 		return fmt.Errorf("click at %d,%d: %w", x, y, desktop.ErrOffScreen)
 	}
 	c.c.inputMu.Lock()
 	defer c.c.inputMu.Unlock()
+	if err := sleepUntil(ctx, c.clickedAt.Add(clickPause)); err != nil {
+		return fmt.Errorf("click at %d,%d: %w", x, y, err)
+	}
 	err := c.c.movePointer(x, y, c.width, c.height)
 	if err == nil {
+		c.clickedAt = time.Now()
 		err = c.c.button(true)
 	}
 	if err == nil {

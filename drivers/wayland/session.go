@@ -29,11 +29,11 @@ const unprivileged = 65534
 // directory; Dial finds it beside the Wayland socket.
 const ipcSocket = "ipc.sock"
 
-// Session is a headless sway the run started: its own runtime directory
+// Server is a headless sway the run started: its own runtime directory
 // (XDG_RUNTIME_DIR, mode 0700) under the system's temporary directory,
 // its Wayland socket there, and no Xwayland, so an application can only
 // be a native Wayland client.
-type Session struct {
+type Server struct {
 	dir     string
 	runtime string
 	socket  string
@@ -44,11 +44,11 @@ type Session struct {
 	closeErr  error
 }
 
-// StartSession starts sway with the wlroots headless backend on a screen
+// StartServer starts sway with the wlroots headless backend on a screen
 // of opts.Width x opts.Height, and waits until it announces its socket. A
 // Wayland session cannot borrow a running compositor: opts.Display must
 // be empty.
-func StartSession(ctx context.Context, opts desktop.SessionOptions) (*Session, error) {
+func StartServer(ctx context.Context, opts desktop.DisplayOptions) (*Server, error) {
 	if opts.Display != "" {
 		return nil, fmt.Errorf("start the Wayland session: a Wayland session is always the run's own; it cannot borrow the display %s", opts.Display)
 	}
@@ -95,7 +95,8 @@ func StartSession(ctx context.Context, opts desktop.SessionOptions) (*Session, e
 		// The compositor needs nothing of the runtime's environment,
 		// which may hold the run's secrets, nor of the operator's session.
 		Env: proc.HelperEnv("XDG_RUNTIME_DIR="+s.runtime, "HOME="+s.dir, "SWAYSOCK="+filepath.Join(s.runtime, ipcSocket),
-			"WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman"),
+			"WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman",
+			"XCURSOR_PATH="+s.cursorPath()),
 		EnvOnly: true,
 		Output:  s.out,
 	})
@@ -136,13 +137,13 @@ func StartSession(ctx context.Context, opts desktop.SessionOptions) (*Session, e
 
 // prepare makes the session's directories, its configuration and the
 // fifo sway announces its socket on.
-func prepare(w, h int) (*Session, error) {
+func prepare(w, h int) (*Server, error) {
 	dir, err := os.MkdirTemp("", "kasmrt-wl-")
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{dir: dir, runtime: filepath.Join(dir, "runtime")}
-	fail := func(err error) (*Session, error) {
+	s := &Server{dir: dir, runtime: filepath.Join(dir, "runtime")}
+	fail := func(err error) (*Server, error) {
 		s.removeDir()
 		return nil, err
 	}
@@ -164,6 +165,9 @@ func prepare(w, h int) (*Session, error) {
 	if err := os.WriteFile(filepath.Join(dir, "sway.conf"), []byte(config(w, h, ready)), 0o644); err != nil {
 		return fail(err)
 	}
+	if err := writeCursorThemes(s.cursorPath()); err != nil {
+		return fail(err)
+	}
 	if root {
 		for _, p := range []string{s.runtime, ready} {
 			if err := os.Chown(p, unprivileged, unprivileged); err != nil {
@@ -177,38 +181,40 @@ func prepare(w, h int) (*Session, error) {
 // config is sway's configuration: one output of the screen's size, no
 // Xwayland, no borders or bars, every window floating (placed at its own
 // size in the middle of the screen, as the X11 session's openbox places
-// it), focus following clicks only, and a last command that writes the
+// it), focus following clicks only, the blank cursor theme (cursor.go),
+// and a last command that writes the
 // Wayland socket's name to the ready fifo once sway serves it.
 func config(w, h int, ready string) string {
-	return fmt.Sprintf(`output * resolution %dx%d position 0 0 scale 1
+	return fmt.Sprintf(`output * resolution %[1]dx%[2]d position 0 0 scale 1
 xwayland disable
 default_border none
 default_floating_border none
 focus_follows_mouse no
 focus_on_window_activation focus
-floating_maximum_size %d x %d
+seat * xcursor_theme %[4]s %[5]d
+floating_maximum_size %[1]d x %[2]d
 for_window [shell=".*"] floating enable
-exec printf '%%s\n' "$WAYLAND_DISPLAY" > '%s'
-`, w, h, w, h, ready)
+exec printf '%%s\n' "$WAYLAND_DISPLAY" > '%[3]s'
+`, w, h, ready, cursorTheme, cursorSize)
 }
 
 // Display is the Wayland socket's path, which a client takes as its
 // WAYLAND_DISPLAY.
-func (s *Session) Display() string { return s.socket }
+func (s *Server) Display() string { return s.socket }
 
 // Owned is true: a Wayland session is always the run's own.
-func (s *Session) Owned() bool { return true }
+func (s *Server) Owned() bool { return true }
 
 // WindowManager names the compositor, which manages the windows.
-func (s *Session) WindowManager() string { return Compositor }
+func (s *Server) WindowManager() string { return Compositor }
 
 // Done is closed when the compositor exits.
-func (s *Session) Done() <-chan struct{} { return s.p.Done() }
+func (s *Server) Done() <-chan struct{} { return s.p.Done() }
 
 // ClientEnv is what an application needs to be a native Wayland client
 // of the session: the socket by its absolute path (the application's
 // XDG_RUNTIME_DIR is its own), and the toolkits told to use Wayland.
-func (s *Session) ClientEnv() []string {
+func (s *Server) ClientEnv() []string {
 	return []string{
 		"WAYLAND_DISPLAY=" + s.socket,
 		"GDK_BACKEND=wayland",
@@ -217,24 +223,31 @@ func (s *Session) ClientEnv() []string {
 		"MOZ_ENABLE_WAYLAND=1",
 		"ELECTRON_OZONE_PLATFORM_HINT=wayland",
 		"XDG_SESSION_TYPE=wayland",
+		// The pointer's image is blank, so captures leave it out (cursor.go).
+		"XCURSOR_PATH=" + s.cursorPath(),
+		"XCURSOR_THEME=" + cursorTheme,
+		fmt.Sprintf("XCURSOR_SIZE=%d", cursorSize),
 	}
 }
+
+// cursorPath is the directory of the session's blank cursor themes.
+func (s *Server) cursorPath() string { return filepath.Join(s.dir, "icons") }
 
 // ClientUnset names the variables that would reach the operator's own
 // session (an X display, another compositor or its IPC), which an
 // application of the run must not inherit.
-func (s *Session) ClientUnset() []string {
+func (s *Server) ClientUnset() []string {
 	return []string{"DISPLAY", "WAYLAND_SOCKET", "SWAYSOCK", "I3SOCK", "XAUTHORITY"}
 }
 
 // AccessibleExtentsInWindow is true: a Wayland client is never told where
 // its windows are, so the extents it reports over AT-SPI are relative to
 // its window, and the runtime places them.
-func (s *Session) AccessibleExtentsInWindow() bool { return true }
+func (s *Server) AccessibleExtentsInWindow() bool { return true }
 
 // Missing says what this session lacks that the X11 session offers, in
 // words the run's log shows when it starts.
-func (s *Session) Missing() []string { return Missing() }
+func (s *Server) Missing() []string { return Missing() }
 
 // Missing says what a Wayland session lacks that the X11 session offers,
 // for the run's log and for validate.
@@ -247,7 +260,7 @@ func Missing() []string {
 
 // Close stops sway and removes the session's directories. It is safe to
 // call more than once.
-func (s *Session) Close() error {
+func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		if s.p != nil {
 			if err := s.p.Stop(2 * time.Second); err != nil {
@@ -259,14 +272,14 @@ func (s *Session) Close() error {
 	return s.closeErr
 }
 
-func (s *Session) removeDir() {
+func (s *Server) removeDir() {
 	if err := os.RemoveAll(s.dir); err != nil && !errors.Is(err, os.ErrNotExist) && s.closeErr == nil {
 		s.closeErr = err
 	}
 }
 
 // tail is the end of sway's output, for error messages.
-func (s *Session) tail() string {
+func (s *Server) tail() string {
 	if s.out == nil {
 		return ""
 	}

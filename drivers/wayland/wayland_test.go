@@ -3,6 +3,7 @@ package wayland
 import (
 	"bytes"
 	"context"
+	"image"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,14 +17,14 @@ import (
 )
 
 // newSession starts a private headless sway for one test and dials it.
-func newSession(t *testing.T) (*Session, *Conn) {
+func newSession(t *testing.T) (*Server, *Conn) {
 	t.Helper()
 	testkit.Need(t, "sway")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := StartSession(ctx, desktop.SessionOptions{Width: 1024, Height: 768})
+	s, err := StartServer(ctx, desktop.DisplayOptions{Width: 1024, Height: 768})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())
@@ -54,7 +55,7 @@ func (l *lockedBuffer) String() string {
 
 // launch starts a native Wayland client of s, as the stage does, with
 // DISPLAY unset, and stops it when the test ends.
-func launch(t *testing.T, s *Session, argv ...string) (*proc.Process, *lockedBuffer) {
+func launch(t *testing.T, s *Server, argv ...string) (*proc.Process, *lockedBuffer) {
 	t.Helper()
 	testkit.Need(t, argv[0])
 	out := &lockedBuffer{}
@@ -326,4 +327,73 @@ func TestReturnAfterANameSaves(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "greeting.txt")); err != nil {
 		t.Errorf("the file was not saved: %v", err)
 	}
+}
+
+// TestCapturesLeaveOutThePointer clicks a still part of a window and
+// moves the pointer a little within it: the captures after each are
+// identical, as an X server's are, because the pointer's image is in
+// neither, over the application's window or over the desktop.
+func TestCapturesLeaveOutThePointer(t *testing.T) {
+	s, c := newSession(t)
+	launch(t, s, "zenity", "--info", "--title", "kasmrt-still", "--text", "Still")
+	w := findWindow(t, c, desktop.WindowMatch{Title: "kasmrt-still"})
+	ctx := context.Background()
+	if ok, err := c.WaitPainted(ctx, w, desktop.SettleOptions{Cap: 10 * time.Second}); !ok || err != nil {
+		t.Fatalf("WaitPainted: %v %v", ok, err)
+	}
+	settled := func() *image.RGBA {
+		t.Helper()
+		img, _, err := c.WaitSettled(ctx, desktop.SettleOptions{Quiet: 200 * time.Millisecond, Cap: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img
+	}
+	sw, sh := c.ScreenSize()
+	for _, tt := range []struct {
+		name         string
+		from, to     image.Point
+		clickAtFirst bool
+	}{
+		// The window's padding, left of its icon: nothing there changes
+		// under the pointer.
+		{"window", image.Pt(w.X+4, w.Y+4), image.Pt(w.X+12, w.Y+10), true},
+		{"desktop", image.Pt(sw/8, sh/8), image.Pt(sw/8+40, sh/8+30), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.clickAtFirst {
+				err = c.Click(ctx, tt.from.X, tt.from.Y)
+			} else {
+				err = c.MovePointer(ctx, tt.from.X, tt.from.Y)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := settled()
+			if err := c.MovePointer(ctx, tt.to.X, tt.to.Y); err != nil {
+				t.Fatal(err)
+			}
+			after := settled()
+			if d := diffBounds(before, after); !d.Empty() {
+				t.Errorf("the captures before and after the pointer moved from %v to %v differ in %v: the pointer's image is in them", tt.from, tt.to, d)
+			}
+		})
+	}
+}
+
+// diffBounds is the smallest rectangle holding every pixel in which two
+// captures of one size differ.
+func diffBounds(a, b *image.RGBA) image.Rectangle {
+	var d image.Rectangle
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			i := a.PixOffset(x, y)
+			if !bytes.Equal(a.Pix[i:i+4], b.Pix[i:i+4]) {
+				d = d.Union(image.Rect(x, y, x+1, y+1))
+			}
+		}
+	}
+	return d
 }

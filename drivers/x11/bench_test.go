@@ -17,11 +17,11 @@ import (
 
 // benchDisplay starts a 1280x800 Xvfb showing a full xterm of text, so PNG
 // encoding has realistic work, and returns the xterm's window.
-func benchDisplay(b *testing.B) (*Session, *Conn, Window) {
+func benchDisplay(b *testing.B) (*Server, *Conn, Window) {
 	b.Helper()
-	s, err := StartSession(context.Background(), SessionOptions{})
+	s, err := StartServer(context.Background(), DisplayOptions{})
 	if err != nil {
-		b.Fatalf("StartSession: %v", err)
+		b.Fatalf("StartServer: %v", err)
 	}
 	b.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())
@@ -258,7 +258,7 @@ func BenchmarkStartSession(b *testing.B) {
 				needTool(b, "openbox")
 			}
 			timed(b, func(int) error {
-				s, err := StartSession(context.Background(), SessionOptions{WindowManager: wm})
+				s, err := StartServer(context.Background(), DisplayOptions{WindowManager: wm})
 				if err != nil {
 					return err
 				}
@@ -266,4 +266,31 @@ func BenchmarkStartSession(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkCaptureAlloc isolates what Capture's fresh image costs: the
+// same MIT-SHM capture into a new RGBA image each time (Capture) and into
+// one image kept between captures.
+func BenchmarkCaptureAlloc(b *testing.B) {
+	_, c, _ := benchDisplay(b)
+	if c.CaptureMethod() != "MIT-SHM" {
+		b.Fatalf("the server did not attach the MIT-SHM segment")
+	}
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Capture(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kept", func(b *testing.B) {
+		img := image.NewRGBA(image.Rect(0, 0, c.width, c.height))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.captureInto(img); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

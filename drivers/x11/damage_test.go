@@ -38,7 +38,7 @@ func TestLateAppHelper(t *testing.T) {
 
 // startLateApp runs the late app on s and returns its window, focused
 // and painted white.
-func startLateApp(t *testing.T, s *Session, c *Conn, delay time.Duration) Window {
+func startLateApp(t *testing.T, s *Server, c *Conn, delay time.Duration) Window {
 	t.Helper()
 	p, err := proc.Start(context.Background(), proc.Spec{
 		Argv: []string{os.Args[0], "-test.run=^TestLateAppHelper$"},

@@ -9,7 +9,7 @@ type (
 	Window              = desktop.Window
 	WindowMatch         = desktop.WindowMatch
 	Hit                 = desktop.Hit
-	SessionOptions      = desktop.SessionOptions
+	DisplayOptions      = desktop.DisplayOptions
 	SettleOptions       = desktop.SettleOptions
 	UnknownKeyError     = desktop.UnknownKeyError
 	KeyNotOnLayoutError = desktop.KeyNotOnLayoutError

@@ -21,7 +21,7 @@ func TestReset(t *testing.T) {
 	testkit.Need(t, "Xvfb", "openbox", "xmessage", "xprop")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := StartSession(ctx, SessionOptions{Width: 640, Height: 400, WindowManager: WindowManagerOpenbox})
+	s, err := StartServer(ctx, DisplayOptions{Width: 640, Height: 400, WindowManager: WindowManagerOpenbox})
 	if err != nil {
 		t.Fatal(err)
 	}

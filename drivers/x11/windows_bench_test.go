@@ -15,9 +15,9 @@ func BenchmarkWindows(b *testing.B) {
 	needTool(b, "openbox")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := StartSession(ctx, SessionOptions{WindowManager: WindowManagerOpenbox})
+	s, err := StartServer(ctx, DisplayOptions{WindowManager: WindowManagerOpenbox})
 	if err != nil {
-		b.Fatalf("StartSession: %v", err)
+		b.Fatalf("StartServer: %v", err)
 	}
 	b.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())

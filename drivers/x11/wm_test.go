@@ -13,14 +13,14 @@ import (
 
 // newManagedDisplay starts a private Xvfb with the session's window
 // manager and dials it.
-func newManagedDisplay(t *testing.T) (*Session, *Conn) {
+func newManagedDisplay(t *testing.T) (*Server, *Conn) {
 	t.Helper()
 	testkit.Need(t, "Xvfb", "openbox")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	s, err := StartSession(ctx, SessionOptions{WindowManager: WindowManagerOpenbox})
+	s, err := StartServer(ctx, DisplayOptions{WindowManager: WindowManagerOpenbox})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	if got := s.WindowManager(); got != WindowManagerOpenbox {

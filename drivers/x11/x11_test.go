@@ -21,14 +21,14 @@ import (
 // newDisplay starts a private Xvfb for one test (they start in ~60 ms, and a
 // private server keeps focus and pointer state out of other tests) and
 // dials it.
-func newDisplay(t *testing.T) (*Session, *Conn) {
+func newDisplay(t *testing.T) (*Server, *Conn) {
 	t.Helper()
 	testkit.Need(t, "Xvfb")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	s, err := StartSession(ctx, SessionOptions{})
+	s, err := StartServer(ctx, DisplayOptions{})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	c, err := Dial(s.Display())
@@ -97,7 +97,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestSessionStartClose(t *testing.T) {
+func TestServerStartClose(t *testing.T) {
 	t.Parallel()
 	s, c := newDisplay(t)
 	if !s.Owned() || !strings.HasPrefix(s.Display(), ":") {
@@ -123,12 +123,12 @@ func TestSessionStartClose(t *testing.T) {
 	}
 }
 
-func TestSessionSize(t *testing.T) {
+func TestServerSize(t *testing.T) {
 	t.Parallel()
 	testkit.Need(t, "Xvfb")
-	s, err := StartSession(context.Background(), SessionOptions{Width: 640, Height: 480, Depth: 24})
+	s, err := StartServer(context.Background(), DisplayOptions{Width: 640, Height: 480, Depth: 24})
 	if err != nil {
-		t.Fatalf("StartSession: %v", err)
+		t.Fatalf("StartServer: %v", err)
 	}
 	defer s.Close()
 	c, err := Dial(s.Display())
@@ -145,10 +145,10 @@ func TestSessionSize(t *testing.T) {
 	}
 }
 
-func TestSessionBorrow(t *testing.T) {
+func TestServerBorrow(t *testing.T) {
 	t.Parallel()
 	owner, _ := newDisplay(t)
-	borrowed, err := StartSession(context.Background(), SessionOptions{Display: owner.Display()})
+	borrowed, err := StartServer(context.Background(), DisplayOptions{Display: owner.Display()})
 	if err != nil {
 		t.Fatalf("borrow: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestSessionBorrow(t *testing.T) {
 	c.Close()
 
 	// A borrowed session notices the server dying.
-	again, err := StartSession(context.Background(), SessionOptions{Display: owner.Display()})
+	again, err := StartServer(context.Background(), DisplayOptions{Display: owner.Display()})
 	if err != nil {
 		t.Fatalf("borrow again: %v", err)
 	}
@@ -178,9 +178,9 @@ func TestSessionBorrow(t *testing.T) {
 	}
 }
 
-func TestSessionBorrowMissingDisplay(t *testing.T) {
+func TestServerBorrowMissingDisplay(t *testing.T) {
 	t.Parallel()
-	_, err := StartSession(context.Background(), SessionOptions{Display: ":7311"})
+	_, err := StartServer(context.Background(), DisplayOptions{Display: ":7311"})
 	if err == nil || !strings.Contains(err.Error(), ":7311") {
 		t.Fatalf("error %v, want one naming the display", err)
 	}

@@ -1,15 +1,12 @@
 package events
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -39,51 +36,10 @@ func TestArchitectureEventTable(t *testing.T) {
 }
 
 // kindConstants returns the values of the package's constants of type
-// Kind, read from its non-test files.
+// Kind, read from its non-test files (kindNames).
 func kindConstants(t *testing.T) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kinds []string
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatalf("parse %s: %v", name, err)
-		}
-		for _, decl := range f.Decls {
-			gen, ok := decl.(*ast.GenDecl)
-			if !ok || gen.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range gen.Specs {
-				vs := spec.(*ast.ValueSpec)
-				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Kind" {
-					continue
-				}
-				for _, v := range vs.Values {
-					lit, ok := v.(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						t.Fatalf("%s: a Kind constant that is not a string literal: %s", fset.Position(v.Pos()), vs.Names[0])
-					}
-					s, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					kinds = append(kinds, s)
-				}
-			}
-		}
-	}
-	if len(kinds) < 10 {
-		t.Fatalf("found only %d Kind constants (%v): the source reading is broken", len(kinds), kinds)
-	}
-	return kinds
+	return slices.Sorted(maps.Values(kindNames(t)))
 }
 
 // documentedKinds returns the kinds named in the first column of the

@@ -18,7 +18,7 @@ type Kind string
 // fields it uses are listed after it.
 const (
 	KindRunStarted     Kind = "run.started"     // RunStarted
-	KindSessionStarted Kind = "session.started" // SessionStarted
+	KindDisplayStarted Kind = "session.started" // DisplayStarted (the kind keeps its first name)
 	KindAppLaunched    Kind = "app.launched"    // AppLaunched
 	KindAppWindow      Kind = "app.window"      // AppWindow; Box: the window
 	KindAppExited      Kind = "app.exited"      // Message: how it ended
@@ -48,12 +48,27 @@ const (
 	KindLog            Kind = "log"             // Message: a diagnostic line
 )
 
-// Step statuses, as report.json's steps[].status uses them.
+// Source says who chose a step or an operator action: the event's
+// source, report.json's steps[].source.
+type Source string
+
+// Sources of steps and actions.
 const (
-	StatusOK        = "ok"
-	StatusRefused   = "refused"
-	StatusMalformed = "malformed"
-	StatusError     = "error"
+	SourceScript   Source = "script"   // a scripted scenario's step
+	SourceModel    Source = "model"    // the model's call in a goal run
+	SourceAgent    Source = "agent"    // an outside agent's call (MCP, HTTP)
+	SourceOperator Source = "operator" // the operator, steering from the console
+)
+
+// Status is how a step ended, as report.json's steps[].status writes it.
+type Status string
+
+// Step statuses.
+const (
+	StatusOK        Status = "ok"
+	StatusRefused   Status = "refused"
+	StatusMalformed Status = "malformed"
+	StatusError     Status = "error"
 )
 
 // Event is one entry of a run's event stream. Only the fields its kind
@@ -66,8 +81,8 @@ type Event struct {
 	Step       int            `json:"step,omitempty"`
 	Tool       string         `json:"tool,omitempty"`
 	Args       map[string]any `json:"args,omitempty"`
-	Source     string         `json:"source,omitempty"` // script | model | operator
-	Status     string         `json:"status,omitempty"`
+	Source     Source         `json:"source,omitempty"`
+	Status     Status         `json:"status,omitempty"`
 	Message    string         `json:"message,omitempty"`
 	Screen     string         `json:"screen,omitempty"` // path relative to the report directory
 	DurationMS int64          `json:"duration_ms,omitempty"`
@@ -79,7 +94,7 @@ type Event struct {
 	Check     *Check             `json:"check,omitempty"`
 	Question  *Question          `json:"question,omitempty"`
 	Steer     *Steer             `json:"steer,omitempty"`
-	Verdict   *Verdict           `json:"verdict,omitempty"`
+	Verdict   *Decision          `json:"verdict,omitempty"`
 	Usage     map[string]float64 `json:"usage,omitempty"`
 	// Data is the kind's own payload (see Payload); nil for kinds without
 	// one.
@@ -173,20 +188,34 @@ type Steer struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Verdicts, and the outcomes the model may record.
+// Verdict is the run's result as the runtime decides it; the exit code
+// follows it.
+type Verdict string
+
+// Verdicts.
 const (
-	VerdictPass         = "pass"
-	VerdictPassConcerns = "pass-with-concerns"
-	VerdictAppFailed    = "app-failed"
-	VerdictTestError    = "test-error"
-	ModelGoalMet        = "goal-met"
-	ModelGoalNotMet     = "goal-not-met"
+	VerdictPass         Verdict = "pass"
+	VerdictPassConcerns Verdict = "pass-with-concerns"
+	VerdictAppFailed    Verdict = "app-failed"
+	VerdictTestError    Verdict = "test-error"
 )
 
-// Verdict is the run's verdict and why.
-type Verdict struct {
-	Verdict string   `json:"verdict"`
-	Outcome string   `json:"outcome"`
+// The verdicts the model may record with record_verdict; they inform the
+// runtime's Verdict and never decide it.
+const (
+	ModelGoalMet    = "goal-met"
+	ModelGoalNotMet = "goal-not-met"
+)
+
+// Outcome says why a run ended the way it did (completed, deadline,
+// app-exited…); the engine names them (engine.Outcome*).
+type Outcome string
+
+// Decision is the verdict event's payload: the run's verdict, its
+// outcome and the reasons.
+type Decision struct {
+	Verdict Verdict  `json:"verdict"`
+	Outcome Outcome  `json:"outcome"`
 	Reasons []string `json:"reasons,omitempty"`
 }
 

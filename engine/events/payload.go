@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
 )
 
 // Payload is the part of an event only its kind has, written under
@@ -16,6 +17,21 @@ type Payload interface {
 	Kind() Kind
 	// redacted returns a copy with every string value passed through r.
 	redacted(r func(string) string) Payload
+}
+
+// DataOf returns e's payload as a P, and whether e carries one: ok is
+// false when e's kind is not P's (a consumer reading the wrong type for
+// the kind it switched on) or when e has no payload (a stream written
+// before its kind had one). Consumers read payloads only through it, and
+// never drop ok (TestPayloadReadsAreChecked), so a missing or mismatched
+// payload is a branch the reader wrote, not a zero value it did not see.
+func DataOf[P Payload](e Event) (p P, ok bool) {
+	p, ok = e.Data.(P)
+	if !ok || p.Kind() != e.Kind {
+		var zero P
+		return zero, false
+	}
+	return p, true
 }
 
 // RunStarted is run.started's payload: what is about to run.
@@ -32,8 +48,9 @@ type RunStarted struct {
 	Steps     int      `json:"steps"`
 }
 
-// SessionStarted is session.started's payload: the X session the run uses.
-type SessionStarted struct {
+// DisplayStarted is session.started's payload: the display server the run
+// uses. The kind keeps the name it was first written with.
+type DisplayStarted struct {
 	Display string `json:"display"`
 	Owned   bool   `json:"owned"` // the run started it (an embedded Xvfb)
 	Width   int    `json:"width"`
@@ -87,6 +104,18 @@ type ScreenCaptured struct {
 	// it by default, since a dialog is a fraction of the screen. Absent
 	// when the application has no window, or the capture is a page.
 	Window *Rect `json:"window,omitempty"`
+	// Pixels, on a live run's bus, is the capture itself as the run keeps
+	// it (secrets already masked), so a console in the run's process draws
+	// it without reading back and decoding the PNG the report writes.
+	// Never written: events.jsonl, a replay and a console attached over
+	// the network have the file only.
+	Pixels ScreenPixels `json:"-"`
+}
+
+// ScreenPixels is a capture's pixels in memory. The image is shared with
+// the run, which never changes it: a reader copies before drawing on it.
+type ScreenPixels interface {
+	Image() (*image.RGBA, error)
 }
 
 // FinalCapture is final's payload: the screen as the run ended, taken
@@ -97,7 +126,7 @@ type FinalCapture struct {
 	Height int `json:"height,omitempty"`
 	// Ending is the outcome the run ended with (completed, deadline,
 	// interrupted…), so the capture says what it documents.
-	Ending string `json:"ending"`
+	Ending Outcome `json:"ending"`
 	// Window is the application's window on the capture, as on a screen
 	// event; absent when it had none left.
 	Window *Rect `json:"window,omitempty"`
@@ -170,7 +199,7 @@ type RawData struct {
 }
 
 func (RunStarted) Kind() Kind     { return KindRunStarted }
-func (SessionStarted) Kind() Kind { return KindSessionStarted }
+func (DisplayStarted) Kind() Kind { return KindDisplayStarted }
 func (AppLaunched) Kind() Kind    { return KindAppLaunched }
 func (AppWindow) Kind() Kind      { return KindAppWindow }
 func (ToolList) Kind() Kind       { return KindTools }
@@ -199,7 +228,7 @@ func (p RunStarted) redacted(r func(string) string) Payload {
 	return p
 }
 
-func (p SessionStarted) redacted(r func(string) string) Payload {
+func (p DisplayStarted) redacted(r func(string) string) Payload {
 	p.Display, p.WindowManager = r(p.Display), r(p.WindowManager)
 	return p
 }
@@ -281,8 +310,8 @@ func decodePayload(kind Kind, raw json.RawMessage) (Payload, error) {
 	switch kind {
 	case KindRunStarted:
 		return decodeAs[RunStarted](raw)
-	case KindSessionStarted:
-		return decodeAs[SessionStarted](raw)
+	case KindDisplayStarted:
+		return decodeAs[DisplayStarted](raw)
 	case KindAppLaunched:
 		return decodeAs[AppLaunched](raw)
 	case KindAppWindow:

@@ -14,7 +14,7 @@ import (
 func payloadSamples() []Payload {
 	return []Payload{
 		RunStarted{Scenario: "s", File: "s.yaml", SHA256: "ab", Mode: "goal", Goal: "g", Plan: []string{"p"}, DeadlineS: 600, ReserveS: 30, Tools: []string{"wait"}, Steps: 2},
-		SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800, Kept: true},
+		DisplayStarted{Display: ":99", Owned: true, Width: 1280, Height: 800, Kept: true},
 		AppLaunched{PID: 42, Command: []string{"xterm", "-e", "sh"}, Browser: "launch", Headless: true},
 		AppWindow{ID: "0x200003", Title: "Groceries", Class: "Zenity"},
 		ToolList{Tools: []string{"click", "wait"}, ATSPIControls: 2, CDPTab: true},
@@ -36,7 +36,13 @@ func payloadSamples() []Payload {
 		ConsoleSummary{Total: 300, Recorded: 200, Counts: map[string]int{"log": 299, "exception": 1}},
 		CapacityWait{Group: "model", Limit: 1, For: "model"},
 		CapacityAcquired{Group: "model", Limit: 1, For: "model", WaitedMS: 1200},
+		Baseline{Name: "dialog", Result: BaselineDiffers, File: "baselines/dialog.png", DiffPixels: 12, Pixels: 4800, DiffRatio: 0.0025,
+			MaxDiffRatio: 0.001, Threshold: 0.1, SizeDiffers: true, Width: 80, Height: 60,
+			Expected: "baselines/dialog.expected.png", Actual: "baselines/dialog.actual.png", Diff: "baselines/dialog.diff.png"},
 		CacheReport{Mode: "read-write", Cached: 10, Hits: 5, Misses: 1, FellBackAt: 6, Saved: 5, Stored: true, Final: true},
+		TakeoverStarted{Addr: "127.0.0.1:5900", By: "console", PausesDeadline: true},
+		TakeoverEnded{DurationS: 12.5, Ended: TakeoverHandedBack, WindowsOpened: []string{"Save As"}, WindowsClosed: []string{"Find"},
+			FocusBefore: "Untitled", FocusAfter: "Save As", ScreenChanged: true},
 	}
 }
 
@@ -94,7 +100,7 @@ func TestReadVersion1Stream(t *testing.T) {
 	if run.Scenario != "fill the entry dialog" || run.Mode != "goal" || run.DeadlineS != 600 || len(run.Plan) != 4 || !slices.Contains(run.Tools, "type_text") {
 		t.Errorf("run.started = %+v", run)
 	}
-	if s, _ := byKind[KindSessionStarted][0].Data.(SessionStarted); s.Width != 1280 || s.Height != 800 || !s.Owned {
+	if s, _ := byKind[KindDisplayStarted][0].Data.(DisplayStarted); s.Width != 1280 || s.Height != 800 || !s.Owned {
 		t.Errorf("session.started = %+v", s)
 	}
 	if a, _ := byKind[KindAppLaunched][0].Data.(AppLaunched); a.PID == 0 || len(a.Command) != 4 || a.Command[0] != "zenity" {
@@ -162,6 +168,9 @@ var structural = []string{
 var structuralData = map[Kind][]string{
 	KindRunStarted: {"Data.SHA256", "Data.Mode"},
 	KindFinal:      {"Data.Ending"},
+	KindBaseline:   {"Data.Result"},
+	// How a takeover ended is the runtime's own word.
+	KindTakeoverEnded: {"Data.Ended"},
 }
 
 // TestRedactionCoversEveryString plants a marker in every string field of

@@ -20,7 +20,7 @@ func TestReadFile(t *testing.T) {
 	}
 	a := line(Event{Seq: 1, Kind: KindRunStarted})
 	b := line(Event{Seq: 2, Kind: KindStepEnded, Step: 1, Tool: "click", Status: StatusRefused, Message: "observe first"})
-	c := line(Event{Seq: 3, Kind: KindVerdict, Verdict: &Verdict{Verdict: VerdictPass}})
+	c := line(Event{Seq: 3, Kind: KindVerdict, Verdict: &Decision{Verdict: VerdictPass}})
 	tests := []struct {
 		name    string
 		content string

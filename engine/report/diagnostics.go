@@ -25,9 +25,10 @@ type Startup struct {
 }
 
 func startupFrom(e events.Event) *Startup {
-	d, _ := e.Data.(events.AppWindows)
-	st := &Startup{Match: d.Match, TimeoutS: d.TimeoutS, Reason: e.Message, Screen: e.Screen,
-		Suggestion: d.Suggestion, Windows: d.Windows}
+	st := &Startup{Reason: e.Message, Screen: e.Screen}
+	if d, ok := events.DataOf[events.AppWindows](e); ok {
+		st.Match, st.TimeoutS, st.Suggestion, st.Windows = d.Match, d.TimeoutS, d.Suggestion, d.Windows
+	}
 	if st.Windows == nil {
 		st.Windows = []events.WindowSeen{}
 	}
@@ -51,8 +52,10 @@ type Hung struct {
 }
 
 func hungFrom(e events.Event) *Hung {
-	d, _ := e.Data.(events.AppHung)
-	h := &Hung{Reason: e.Message, Window: d.Window, TimeoutS: d.TimeoutS, Screen: e.Screen, Windows: d.Windows, Threads: d.Threads}
+	h := &Hung{Reason: e.Message, Screen: e.Screen}
+	if d, ok := events.DataOf[events.AppHung](e); ok {
+		h.Window, h.TimeoutS, h.Windows, h.Threads = d.Window, d.TimeoutS, d.Windows, d.Threads
+	}
 	if h.Windows == nil {
 		h.Windows = []events.WindowSeen{}
 	}

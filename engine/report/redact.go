@@ -106,7 +106,7 @@ func (r Report) Redacted(redact func(string) string) Report {
 		f.Note = redact(f.Note)
 		r.Final = &f
 	}
-	r.Session.Display, r.Session.WindowManager = redact(r.Session.Display), redact(r.Session.WindowManager)
+	r.Display.Display, r.Display.WindowManager = redact(r.Display.Display), redact(r.Display.WindowManager)
 	return r
 }
 

@@ -77,15 +77,15 @@ func FuzzSecretValue(f *testing.F) {
 		bus := events.NewBus(red.String, w.Event)
 		published := []events.Event{
 			{Data: events.RunStarted{Scenario: "pin " + secret, File: "s.yaml", SHA256: "ab12", Mode: "goal", Goal: "type " + secret, Plan: []string{secret}, DeadlineS: 600, ReserveS: 30, Tools: []string{"type_text"}}},
-			{Data: events.SessionStarted{Display: ":99", Owned: true, Width: 1280, Height: 800}},
+			{Data: events.DisplayStarted{Display: ":99", Owned: true, Width: 1280, Height: 800}},
 			{Data: events.AppLaunched{PID: 2026, Command: []string{"app", "--pin=" + secret}}},
 			{Data: events.ScreenCaptured{Width: 1280, Height: 800, Settled: true}, Screen: "screens/0001.png"},
-			{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret, "n": 1280.0}, Source: "model", Status: events.StatusOK, Message: "typed " + secret, Screen: "screens/0001.png", DurationMS: 2026},
+			{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret, "n": 1280.0}, Source: events.SourceModel, Status: events.StatusOK, Message: "typed " + secret, Screen: "screens/0001.png", DurationMS: 2026},
 			{Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "is " + secret + " right?"}},
 			{Kind: events.KindConcern, Message: secret},
 			{Kind: events.KindCheck, Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "crash " + secret}},
 			{Data: events.LoopEnded{Iterations: 1280}, Message: "ended " + secret},
-			{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{"because " + secret}}},
+			{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{"because " + secret}}},
 			{Data: events.RunEnded{Report: dir}},
 		}
 		bus.Publish(events.Event{Kind: events.KindLog, Message: "start"})
@@ -119,7 +119,7 @@ func FuzzSecretValue(f *testing.F) {
 			}
 		}
 		mask := red.String
-		if s, _ := evs[2].Data.(events.SessionStarted); s.Width != 1280 || s.Height != 800 {
+		if s, _ := evs[2].Data.(events.DisplayStarted); s.Width != 1280 || s.Height != 800 {
 			t.Errorf("secret %q: session.started = %+v", secret, s)
 		}
 		if a, _ := evs[3].Data.(events.AppLaunched); a.PID != 2026 || a.Command[1] != mask("--pin="+secret) {
@@ -140,7 +140,7 @@ func FuzzSecretValue(f *testing.F) {
 		if err := json.Unmarshal(raw, &rep); err != nil {
 			t.Fatalf("secret %q: report.json is not valid: %v\n%s", secret, err, raw)
 		}
-		if rep.Schema != Schema || rep.Verdict != events.VerdictAppFailed || rep.Timing.DeadlineS != 600 || rep.Session.Width != 1280 || rep.Loop.Iterations != 1280 || len(rep.Steps) != 1 || rep.Steps[0].DurationMS != 2026 {
+		if rep.Schema != Schema || rep.Verdict != events.VerdictAppFailed || rep.Timing.DeadlineS != 600 || rep.Display.Width != 1280 || rep.Loop.Iterations != 1280 || len(rep.Steps) != 1 || rep.Steps[0].DurationMS != 2026 {
 			t.Errorf("secret %q: report.json lost structure: %s", secret, raw)
 		}
 		if !rep.Timing.Started.Equal(evs[1].T) {
@@ -170,8 +170,8 @@ func TestTypedPrefixesNeverWritten(t *testing.T) {
 	for n := 1; n <= len(secret); n++ {
 		bus.Publish(events.Event{Data: events.ConsoleMessage{Level: "log", Source: "console", Text: "input changed: " + secret[:n]}})
 	}
-	bus.Publish(events.Event{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret[:9]}, Source: "model", Status: events.StatusOK, Message: "typed " + secret[:12] + "…"})
-	bus.Publish(events.Event{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictPass, Outcome: "completed"}})
+	bus.Publish(events.Event{Kind: events.KindStepEnded, Step: 1, Tool: "type_text", Args: map[string]any{"text": secret[:9]}, Source: events.SourceModel, Status: events.StatusOK, Message: "typed " + secret[:12] + "…"})
+	bus.Publish(events.Event{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictPass, Outcome: "completed"}})
 	if err := w.WriteReport(); err != nil {
 		t.Fatal(err)
 	}

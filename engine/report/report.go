@@ -20,8 +20,8 @@ type Report struct {
 	Mode         string                `json:"mode"`
 	Goal         string                `json:"goal,omitempty"`
 	Plan         []string              `json:"plan"`
-	Verdict      string                `json:"verdict"`
-	Outcome      string                `json:"outcome"`
+	Verdict      events.Verdict        `json:"verdict"`
+	Outcome      events.Outcome        `json:"outcome"`
 	Reasons      []string              `json:"reasons"`
 	ModelVerdict *ModelVerdict         `json:"model_verdict"`
 	Concerns     []string              `json:"concerns"`
@@ -34,7 +34,7 @@ type Report struct {
 	Steering     []events.Steer        `json:"steering"`
 	Budgets      []events.Budget       `json:"budgets"`
 	Usage        Usage                 `json:"usage"`
-	Session      events.SessionStarted `json:"session"`
+	Display      events.DisplayStarted `json:"session"`
 	Timing       Timing                `json:"timing"`
 	Screens      int                   `json:"screens"`
 	// Final is the capture taken as the run ended; null when the run never
@@ -116,8 +116,8 @@ type Step struct {
 	N          int            `json:"n"`
 	Tool       string         `json:"tool"`
 	Args       map[string]any `json:"args"`
-	Source     string         `json:"source"`
-	Status     string         `json:"status"`
+	Source     events.Source  `json:"source"`
+	Status     events.Status  `json:"status"`
 	Message    string         `json:"message"`
 	Screen     string         `json:"screen"`
 	Started    time.Time      `json:"started"`
@@ -140,12 +140,12 @@ type Grounding struct {
 // Final is the run's last capture: the screen as the application was left,
 // or why there is none (the display was gone).
 type Final struct {
-	Screen string    `json:"screen"`
-	T      time.Time `json:"t"`
-	Width  int       `json:"width,omitempty"`
-	Height int       `json:"height,omitempty"`
-	Ending string    `json:"ending"`
-	Note   string    `json:"note,omitempty"`
+	Screen string         `json:"screen"`
+	T      time.Time      `json:"t"`
+	Width  int            `json:"width,omitempty"`
+	Height int            `json:"height,omitempty"`
+	Ending events.Outcome `json:"ending"`
+	Note   string         `json:"note,omitempty"`
 }
 
 // Usage sums the numeric usage fields of every model response.
@@ -188,25 +188,33 @@ func (b *Builder) Event(e events.Event) {
 	switch e.Kind {
 	case events.KindRunStarted:
 		r.Timing.Started = e.T
-		d, _ := e.Data.(events.RunStarted)
+		d, ok := events.DataOf[events.RunStarted](e)
+		if !ok {
+			break
+		}
 		r.Scenario = ScenarioInfo{Name: d.Scenario, File: d.File, SHA256: d.SHA256}
 		r.Mode, r.Goal = d.Mode, d.Goal
 		r.Plan = orList(d.Plan, r.Plan)
 		r.Tools = orList(d.Tools, r.Tools)
 		r.Timing.DeadlineS = d.DeadlineS
 	case events.KindTools:
-		d, _ := e.Data.(events.ToolList)
-		r.Tools = orList(d.Tools, r.Tools)
-	case events.KindSessionStarted:
-		r.Session, _ = e.Data.(events.SessionStarted)
+		if d, ok := events.DataOf[events.ToolList](e); ok {
+			r.Tools = orList(d.Tools, r.Tools)
+		}
+	case events.KindDisplayStarted:
+		if d, ok := events.DataOf[events.DisplayStarted](e); ok {
+			r.Display = d
+		}
 	case events.KindScreen:
 		r.Screens++
 	case events.KindFinal:
 		if e.Screen != "" {
 			r.Screens++
 		}
-		d, _ := e.Data.(events.FinalCapture)
-		r.Final = &Final{Screen: e.Screen, T: e.T, Width: d.Width, Height: d.Height, Ending: d.Ending, Note: e.Message}
+		r.Final = &Final{Screen: e.Screen, T: e.T, Note: e.Message}
+		if d, ok := events.DataOf[events.FinalCapture](e); ok {
+			r.Final.Width, r.Final.Height, r.Final.Ending = d.Width, d.Height, d.Ending
+		}
 	case events.KindAppWindows:
 		r.Startup = startupFrom(e)
 	case events.KindAppHung:
@@ -214,8 +222,9 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindConsole, events.KindConsoleSummary:
 		r.Browser = consoleInto(r.Browser, e)
 	case events.KindBaseline:
-		d, _ := e.Data.(events.Baseline)
-		r.Baselines = append(r.Baselines, Baseline{Step: e.Step, Baseline: d})
+		if d, ok := events.DataOf[events.Baseline](e); ok {
+			r.Baselines = append(r.Baselines, Baseline{Step: e.Step, Baseline: d})
+		}
 	case events.KindStepStarted:
 		b.started[e.Step] = e.T
 	case events.KindStepEnded:
@@ -251,11 +260,15 @@ func (b *Builder) Event(e events.Event) {
 			r.Usage.Total[k] += v
 		}
 	case events.KindCache:
-		d, _ := e.Data.(events.CacheReport)
-		r.Cache = &Cache{CacheReport: d, Account: e.Message}
+		r.Cache = &Cache{Account: e.Message}
+		if d, ok := events.DataOf[events.CacheReport](e); ok {
+			r.Cache.CacheReport = d
+		}
 	case events.KindLoopEnded:
-		d, _ := e.Data.(events.LoopEnded)
-		r.Loop = Loop{Ended: e.Message, Iterations: d.Iterations, Malformed: d.Malformed, ToolErrors: d.ToolErrors, Rescued: d.Rescued}
+		r.Loop = Loop{Ended: e.Message}
+		if d, ok := events.DataOf[events.LoopEnded](e); ok {
+			r.Loop.Iterations, r.Loop.Malformed, r.Loop.ToolErrors, r.Loop.Rescued = d.Iterations, d.Malformed, d.ToolErrors, d.Rescued
+		}
 	case events.KindVerdict:
 		if v := e.Verdict; v != nil {
 			r.Verdict, r.Outcome = v.Verdict, v.Outcome
@@ -264,6 +277,15 @@ func (b *Builder) Event(e events.Event) {
 	case events.KindRunEnded:
 		t := e.T
 		r.Timing.Ended = &t
+	case events.KindTakeoverStarted, events.KindTakeoverEnded:
+		// A takeover's account is in events.jsonl and the concern it
+		// raised; report.json keeps no section of its own for it.
+	case events.KindAppLaunched, events.KindAppWindow, events.KindAppExited, events.KindProposal,
+		events.KindModelRequest, events.KindModelRetry, events.KindModelFailed, events.KindModelDisabled,
+		events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog:
+		// Not summarised in report.json: what they say is in
+		// events.jsonl, and the checks, the verdict's reasons and the
+		// usage already count what the run made of them.
 	}
 }
 

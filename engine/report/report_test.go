@@ -35,7 +35,7 @@ func TestFoldFillsEveryField(t *testing.T) {
 		{Seq: 15, T: at(4), Kind: events.KindCheck, Check: &events.Check{Name: "window_present", OK: false, Evidence: "gone"}},
 		{Seq: 16, T: at(4), Kind: events.KindCheck, Check: &events.Check{Name: "fatal_pattern", OK: false, Evidence: "Segmentation fault"}},
 		{Seq: 17, T: at(4), Kind: events.KindLoopEnded, Message: "verdict", Data: events.LoopEnded{Iterations: 2, Malformed: 1, ToolErrors: 0, Rescued: 1}},
-		{Seq: 18, T: at(4), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: "app-failed", Outcome: "completed", Reasons: []string{"r"}}},
+		{Seq: 18, T: at(4), Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: "app-failed", Outcome: "completed", Reasons: []string{"r"}}},
 		{Seq: 19, T: at(5), Kind: events.KindAppWindows, Message: "no window", Data: events.AppWindows{Match: "x"}},
 		{Seq: 20, T: at(5), Kind: events.KindFinal, Screen: "screens/0002.png", Data: events.FinalCapture{Width: 4, Height: 3, Ending: "completed"}},
 		{Seq: 21, T: at(5), Kind: events.KindRunEnded},
@@ -62,12 +62,12 @@ func TestFoldFillsEveryField(t *testing.T) {
 		{"window present", *r.Checks.WindowPresent, false},
 		{"fatal line", *r.Checks.FatalPattern, "Segmentation fault"},
 		{"loop", r.Loop, Loop{Iterations: 2, Malformed: 1, Rescued: 1, Ended: "verdict"}},
-		{"verdict", r.Verdict + "/" + r.Outcome, "app-failed/completed"},
+		{"verdict", string(r.Verdict) + "/" + string(r.Outcome), "app-failed/completed"},
 		{"ended", *r.Timing.Ended, at(5)},
 		{"deadline", r.Timing.DeadlineS, 600.0},
 		// The final capture is announced by its own event alone.
 		{"screens", r.Screens, 2},
-		{"final", r.Final.Screen + " " + r.Final.Ending, "screens/0002.png completed"},
+		{"final", r.Final.Screen + " " + string(r.Final.Ending), "screens/0002.png completed"},
 		// report.json lists the windows seen even when there were none.
 		{"startup windows a list", r.Startup.Windows != nil && len(r.Startup.Windows) == 0, true},
 	}

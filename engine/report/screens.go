@@ -2,9 +2,10 @@ package report
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"image"
 	"image/png"
 	"io/fs"
@@ -29,6 +30,9 @@ type Frame struct {
 	// encoder, when set, is the report's, which reuses what the screen
 	// shares with the one encoded before it.
 	encoder *screenpng.Encoder
+	// opaque says img's every pixel is opaque by construction (an X11
+	// capture), so encoding it reads no pixel's alpha.
+	opaque bool
 
 	// decode, for a frame made from a PNG, sets img or decodeErr.
 	decode    sync.Once
@@ -63,6 +67,21 @@ func (w *Writer) NewFrame(img *image.RGBA) *Frame {
 	f.encoder = &w.encoder
 	return f
 }
+
+// NewCaptureFrame is NewFrame of an X11 capture: every pixel of img is
+// opaque (the capture sets each one's alpha), so its PNG is encoded
+// without reading the alpha of 1,024,000 pixels again first. img must not
+// change afterwards.
+func (w *Writer) NewCaptureFrame(img *image.RGBA) *Frame {
+	f := w.NewFrame(img)
+	f.opaque = true
+	return f
+}
+
+// KnownOpaque says the frame's every pixel is opaque by construction (it
+// was made by NewCaptureFrame), so what is made from it, such as the
+// model's downscale, is too.
+func (f *Frame) KnownOpaque() bool { return f.opaque }
 
 // NewPNGFrame wraps a capture that came encoded as PNG (a headless page,
 // as the browser encoded it): data is written as it is and never encoded
@@ -121,9 +140,12 @@ func (f *Frame) PNG() ([]byte, error) { return f.pngOn(0) }
 func (f *Frame) pngOn(cores int) ([]byte, error) {
 	f.encode.Do(func() {
 		f.cores = cores
-		if f.encoder != nil {
+		switch {
+		case f.encoder != nil && f.opaque:
+			f.png, f.err = f.encoder.EncodeOpaque(f.img, cores)
+		case f.encoder != nil:
 			f.png, f.err = f.encoder.Encode(f.img, cores)
-		} else {
+		default:
 			f.png, f.err = screenpng.BytesOn(f.img, cores)
 		}
 		if f.err != nil {
@@ -146,16 +168,38 @@ func (f *Frame) EncodedOn() (cores int, encoded bool) {
 	return f.cores, true
 }
 
-// Sum is the SHA-256 of the screen's pixels, computed once: what repeat
-// detection compares instead of keeping the screens. It decodes a frame
-// made from a PNG, and fails as Image does.
+// Sum identifies the screen's pixels, computed once: what repeat
+// detection compares instead of keeping the screens. Two frames of one
+// process with the same size and pixels have the same sum, and two that
+// differ in a single byte almost surely do not. It decodes a frame made
+// from a PNG, and fails as Image does.
 func (f *Frame) Sum() ([32]byte, error) {
 	img, err := f.Image()
 	if err != nil {
 		return [32]byte{}, err
 	}
-	f.hash.Do(func() { f.sum = sha256.Sum256(img.Pix) })
+	f.hash.Do(func() { f.sum = pixelSum(img) })
 	return f.sum, nil
+}
+
+// pixelSeed seeds every frame's sum in this process. It is chosen once
+// and never changes, so the sums of one run compare; no sum is kept past
+// the process, so a fresh seed per process costs nothing.
+var pixelSeed = maphash.MakeSeed()
+
+// pixelSum is img's size and a 64-bit maphash of its pixels. Repeat
+// detection compares a run's few hundred screens with each other, where a
+// 64-bit hash's chance of a collision is below 1e-14; maphash reads a
+// 4 MB screen about six times as fast as SHA-256, whose resistance to a
+// chosen collision nothing here needs (docs/benchmarks.md, "Per step at
+// 1280x800").
+func pixelSum(img *image.RGBA) [32]byte {
+	var sum [32]byte
+	binary.LittleEndian.PutUint64(sum[0:], maphash.Bytes(pixelSeed, img.Pix))
+	binary.LittleEndian.PutUint32(sum[8:], uint32(img.Rect.Dx()))
+	binary.LittleEndian.PutUint32(sum[12:], uint32(img.Rect.Dy()))
+	binary.LittleEndian.PutUint32(sum[16:], uint32(img.Stride))
+	return sum
 }
 
 // screenQueue bounds the screens waiting to be written, so a run that

@@ -302,3 +302,99 @@ func TestPNGFrameBadPNG(t *testing.T) {
 		})
 	}
 }
+
+// TestFrameSumTellsScreensApart is repeat detection's contract: frames
+// with the same size and pixels have one sum, whichever frame computed it,
+// and a single byte's change anywhere, or the same bytes at another size,
+// gives another. A sum of a downscale or of part of the pixels would miss
+// the letter typed into a terminal.
+func TestFrameSumTellsScreensApart(t *testing.T) {
+	t.Parallel()
+	screen := func(w, h int) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		r := rand.New(rand.NewPCG(8, 9))
+		for i := range img.Pix {
+			img.Pix[i] = byte(r.Uint32())
+		}
+		return img
+	}
+	sum := func(img *image.RGBA) [32]byte {
+		t.Helper()
+		s, err := NewFrame(img).Sum()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base := screen(1280, 800)
+	changed := func(offset int) *image.RGBA {
+		img := screen(1280, 800)
+		img.Pix[offset] ^= 0x01
+		return img
+	}
+	tests := []struct {
+		name  string
+		other *image.RGBA
+		same  bool
+	}{
+		{"the same pixels in another frame", screen(1280, 800), true},
+		{"the first byte changed", changed(0), false},
+		{"one byte in the middle changed", changed(base.PixOffset(640, 400) + 1), false},
+		{"the last byte changed", changed(len(base.Pix) - 1), false},
+		{"the same bytes at another size", &image.RGBA{Pix: base.Pix, Stride: 800 * 4, Rect: image.Rect(0, 0, 800, 1280)}, false},
+	}
+	want := sum(base)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sum(tc.other); (got == want) != tc.same {
+				t.Errorf("same sum = %v, want %v", got == want, tc.same)
+			}
+		})
+	}
+	f := NewFrame(base)
+	a, _ := f.Sum()
+	b, _ := f.Sum()
+	if a != b || a != want {
+		t.Error("one frame's sum changed between calls")
+	}
+}
+
+// TestCaptureFrameSamePNG: a capture frame (an X11 screen, opaque by
+// construction) is written as the very bytes a frame checked for
+// transparency would be, in a run of screens of one writer.
+func TestCaptureFrameSamePNG(t *testing.T) {
+	t.Parallel()
+	checked, err := Create(filepath.Join(t.TempDir(), "a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checked.Close()
+	known, err := Create(filepath.Join(t.TempDir(), "b"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer known.Close()
+	r := rand.New(rand.NewPCG(6, 7))
+	img := image.NewRGBA(image.Rect(0, 0, 320, 200))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.IntN(4)) * 60
+		if i%4 == 3 {
+			img.Pix[i] = 0xff
+		}
+	}
+	for i := range 3 {
+		next := image.NewRGBA(img.Rect)
+		copy(next.Pix, img.Pix)
+		next.Pix[next.PixOffset(i*50, i*30)] ^= 0xff
+		a, errA := checked.NewFrame(next).PNG()
+		f := known.NewCaptureFrame(next)
+		b, errB := f.PNG()
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("screen %d: the capture frame's PNG differs (%v, %v)", i, errA, errB)
+		}
+		if !f.KnownOpaque() || checked.NewFrame(next).KnownOpaque() {
+			t.Error("KnownOpaque is not the constructor's")
+		}
+		img = next
+	}
+}

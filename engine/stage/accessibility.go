@@ -61,7 +61,7 @@ func (st *Stage) accessibilityOff() (reason string, relevant bool) {
 			return st.Tool == "click_element" || st.Expect.NeedsAccessibility()
 		})
 	switch {
-	case op.Session.Accessibility != nil && !*op.Session.Accessibility:
+	case op.Desktop.Accessibility != nil && !*op.Desktop.Accessibility:
 		return "accessibility is off (session.accessibility: false)", relevant
 	case slices.Contains(op.Tools.Disabled, "click_element"):
 		return "click_element is disabled (tools.disabled)", relevant
@@ -127,7 +127,7 @@ func (st *Stage) discoverControls(ctx context.Context) {
 		return
 	}
 	a.App, a.Found = found.App, true
-	if extentsInWindow(st.Session) || toolkitPlacesInWindow(found.Toolkit) {
+	if extentsInWindow(st.Server) || toolkitPlacesInWindow(found.Toolkit) {
 		a.App = placedApp{AccessibleApp: found.App, desk: st.Desk, pid: st.App.PID()}
 	}
 	if found.NoCache != nil {

@@ -173,7 +173,7 @@ func (st *Stage) launchBrowser(ctx, life context.Context) error {
 		// The start page is loaded by Navigate below, which waits for it,
 		// rather than from the command line, which does not.
 		w.b, err = st.cfg.Machine.LaunchBrowser(ctx, cdp.LaunchOptions{
-			Display: st.Session.Display(), Headless: spec.Headless,
+			Display: st.Server.Display(), Headless: spec.Headless,
 			Width: width, Height: height, Output: st.cfg.Output(),
 			Unset: st.cfg.Unset,
 		})

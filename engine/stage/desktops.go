@@ -10,7 +10,7 @@ import (
 
 // StartSession starts the session opts.Desktop names: an X session (the
 // default) or a Wayland compositor.
-func (Drivers) StartSession(ctx context.Context, opts desktop.SessionOptions) (Session, error) {
+func (Drivers) StartDisplayServer(ctx context.Context, opts desktop.DisplayOptions) (DisplayServer, error) {
 	if opts.Desktop == desktop.DesktopWayland {
 		return startWayland(ctx, opts)
 	}
@@ -46,7 +46,7 @@ type missingOps interface {
 // appSessionEnv is the environment that puts a client on the session, the
 // variables it must not inherit besides the run's secrets, and the X
 // display a helper (the session bus) is given ("" for none).
-func (st *Stage) appSessionEnv(sess Session) (env, unset []string, display string) {
+func (st *Stage) appSessionEnv(sess DisplayServer) (env, unset []string, display string) {
 	if ce, ok := sess.(clientEnv); ok {
 		return ce.ClientEnv(), append(slices.Clone(st.cfg.Unset), ce.ClientUnset()...), ""
 	}

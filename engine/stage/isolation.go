@@ -21,7 +21,7 @@ import (
 // (a Wayland compositor's socket): the bus's services get it too, so a
 // service the application activates (a portal) reaches the same screen.
 func (st *Stage) isolation(ctx context.Context, display string, sessionEnv []string) ([]string, error) {
-	op := st.cfg.Files.Operator.Session
+	op := st.cfg.Files.Operator.Desktop
 	if op.Isolate != nil && !*op.Isolate {
 		return nil, nil
 	}

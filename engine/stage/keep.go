@@ -9,7 +9,7 @@ import (
 // starting one is most of a short run's fixed cost, so between runs it is
 // reset to what it held when new instead of stopped (StartKeepable).
 type Keepable interface {
-	Session
+	DisplayServer
 	// WindowManagerExited reports whether the window manager the session
 	// started has exited: a display without it is not as a new one.
 	WindowManagerExited() bool

@@ -17,7 +17,7 @@ import (
 // screen and dies on cue, so the engine's rules run without an X server
 // (docs/architecture.md, "Test layers").
 type Machine interface {
-	StartSession(ctx context.Context, opts desktop.SessionOptions) (Session, error)
+	StartDisplayServer(ctx context.Context, opts desktop.DisplayOptions) (DisplayServer, error)
 	Dial(display string) (Desktop, error)
 	StartApp(ctx context.Context, spec proc.Spec) (App, error)
 	// LaunchBrowser starts Chromium for the run; AttachBrowser connects to
@@ -82,22 +82,23 @@ type AccessibleApp interface {
 	WindowExtents(ctx context.Context, c atspi.Control) (image.Rectangle, error)
 }
 
-// Session is what a run needs of the desktop session (the X server) it
-// uses.
-type Session interface {
+// DisplayServer is what a run needs of the display server it uses (an X
+// server: an embedded Xvfb, or one named by the operator file's
+// session.display).
+type DisplayServer interface {
 	Display() string
 	// Owned reports whether the run started the server itself.
 	Owned() bool
 	// Done is closed when the server goes away.
 	Done() <-chan struct{}
-	// WindowManager names the window manager the session runs, or "".
+	// WindowManager names the window manager the server runs, or "".
 	WindowManager() string
 	Close() error
 }
 
 // kept reports whether the session is a display kept from an earlier run
 // (a suite worker's), which a session says by having Kept() true.
-func kept(s Session) bool {
+func kept(s DisplayServer) bool {
 	k, ok := s.(interface{ Kept() bool })
 	return ok && k.Kept()
 }

@@ -17,7 +17,7 @@ type windowLocal interface {
 }
 
 // extentsInWindow reports whether sess is such a session.
-func extentsInWindow(sess Session) bool {
+func extentsInWindow(sess DisplayServer) bool {
 	l, ok := sess.(windowLocal)
 	return ok && l.AccessibleExtentsInWindow()
 }
@@ -55,7 +55,25 @@ func (a placedApp) origin(ctx context.Context, c atspi.Control) (image.Point, bo
 	if !ok {
 		return image.Point{}, false
 	}
-	return image.Pt(w.X, w.Y).Sub(own.Min), true
+	return offset(w, own), true
+}
+
+// offset is what moves a point of the application's window own onto the
+// screen, where the desktop has that window as w. A window the application
+// measures larger than the desktop does has client-side decorations: GTK
+// draws its shadow (and resize border) around the window on Wayland, and
+// its coordinates count from the shadow's corner while the compositor's
+// count from the window's (the xdg_surface geometry). The toolkit does not
+// say how the shadow is split, so it is taken as even on both sides, which
+// is GTK's within its few pixels of vertical offset; without this a GTK 3
+// dialog's buttons are pressed a shadow's width (26 px) off their centre,
+// past the edge of a narrow one.
+func offset(w desktop.Window, own image.Rectangle) image.Point {
+	o := image.Pt(w.X, w.Y).Sub(own.Min)
+	if shadow := own.Size().Sub(image.Pt(w.Width, w.Height)).Div(2); shadow.X > 0 && shadow.Y > 0 {
+		o = o.Sub(shadow)
+	}
+	return o
 }
 
 // window is the application's window of that size (the focused one when
@@ -143,7 +161,7 @@ func (a placedApp) Controls(ctx context.Context) ([]atspi.Control, error) {
 				cs[i].Extents = image.Rectangle{}
 				continue
 			}
-			off = image.Pt(w.X, w.Y).Sub(own.Min)
+			off = offset(w, own)
 			origins[key{own}] = off
 		}
 		cs[i].Extents = c.Extents.Add(off)

@@ -77,8 +77,8 @@ type Stage struct {
 	cfg Config
 	rep Reporter
 
-	Session Session
-	Desk    Desktop
+	Server DisplayServer
+	Desk   Desktop
 	// App is the application under test: the launched app, or the
 	// browser standing in for it when the scenario has no app: section.
 	App App
@@ -120,22 +120,22 @@ func New(cfg Config, rep Reporter) *Stage {
 func (st *Stage) Set(ctx, life context.Context) error {
 	files := st.cfg.Files
 	op := files.Operator
-	sess, err := st.cfg.Machine.StartSession(ctx, desktop.SessionOptions{
-		Desktop: op.Session.Desktop,
-		Display: st.cfg.Display, Width: op.Session.Width, Height: op.Session.Height, Depth: op.Session.Depth,
+	sess, err := st.cfg.Machine.StartDisplayServer(ctx, desktop.DisplayOptions{
+		Desktop: op.Desktop.Desktop,
+		Display: st.cfg.Display, Width: op.Desktop.Width, Height: op.Desktop.Height, Depth: op.Desktop.Depth,
 		WindowManager: st.windowManager(),
 	})
 	if err != nil {
 		return couldNotStart(fmt.Sprintf("start the X session: %v", err), err)
 	}
-	st.Session = sess
+	st.Server = sess
 	conn, err := st.cfg.Machine.Dial(sess.Display())
 	if err != nil {
 		return couldNotStart(fmt.Sprintf("connect to the X session: %v", err), err)
 	}
 	st.Desk = conn
 	w, h := conn.ScreenSize()
-	st.rep.Publish(events.Event{Data: events.SessionStarted{
+	st.rep.Publish(events.Event{Data: events.DisplayStarted{
 		Display: sess.Display(), Owned: sess.Owned(), Width: w, Height: h,
 		WindowManager: sess.WindowManager(), Kept: kept(sess),
 	}})
@@ -264,10 +264,10 @@ func (st *Stage) startupTimeout() time.Duration {
 // windowManager is the window manager the run's embedded Xvfb runs (none
 // asked of a Wayland session, whose compositor manages its windows).
 func (st *Stage) windowManager() string {
-	if st.cfg.Files.Operator.Session.Desktop == desktop.DesktopWayland {
+	if st.cfg.Files.Operator.Desktop.Desktop == desktop.DesktopWayland {
 		return ""
 	}
-	if wm := st.cfg.Files.Operator.Session.WindowManager; wm != "" {
+	if wm := st.cfg.Files.Operator.Desktop.WindowManager; wm != "" {
 		return wm
 	}
 	return desktop.WindowManagerOpenbox
@@ -297,8 +297,8 @@ func (st *Stage) Strike() {
 			st.rep.Logf("close the connection to the X session: %v", err)
 		}
 	}
-	if st.Session != nil {
-		if err := st.Session.Close(); err != nil {
+	if st.Server != nil {
+		if err := st.Server.Close(); err != nil {
 			st.rep.Logf("stop the X session: %v", err)
 		}
 	}

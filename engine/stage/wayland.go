@@ -11,10 +11,10 @@ import (
 // driver that names drivers/wayland (TestOnlyTheStageAdaptersImportTheirDrivers).
 
 // startWayland starts a headless compositor of the run's own.
-func startWayland(ctx context.Context, opts desktop.SessionOptions) (Session, error) {
-	s, err := wayland.StartSession(ctx, opts)
+func startWayland(ctx context.Context, opts desktop.DisplayOptions) (DisplayServer, error) {
+	s, err := wayland.StartServer(ctx, opts)
 	if err != nil {
-		// A nil *wayland.Session in a Session would not compare equal to nil.
+		// A nil *wayland.Server in a Session would not compare equal to nil.
 		return nil, err
 	}
 	return s, nil
@@ -40,9 +40,9 @@ func Lacks(desktopName string) []string {
 
 // Ensure the Wayland driver's types satisfy what a run needs of them.
 var (
-	_ Session     = (*wayland.Session)(nil)
-	_ clientEnv   = (*wayland.Session)(nil)
-	_ missingOps  = (*wayland.Session)(nil)
-	_ windowLocal = (*wayland.Session)(nil)
-	_ Desktop     = (*wayland.Conn)(nil)
+	_ DisplayServer = (*wayland.Server)(nil)
+	_ clientEnv     = (*wayland.Server)(nil)
+	_ missingOps    = (*wayland.Server)(nil)
+	_ windowLocal   = (*wayland.Server)(nil)
+	_ Desktop       = (*wayland.Conn)(nil)
 )

@@ -15,10 +15,10 @@ import (
 // desktop contract's types; wayland.go is the second desktop's adapter.
 
 // startX11 starts (or borrows) an X session.
-func startX11(ctx context.Context, opts desktop.SessionOptions) (Session, error) {
-	s, err := x11.StartSession(ctx, opts)
+func startX11(ctx context.Context, opts desktop.DisplayOptions) (DisplayServer, error) {
+	s, err := x11.StartServer(ctx, opts)
 	if err != nil {
-		// A nil *x11.Session in a Session would not compare equal to nil.
+		// A nil *x11.Server in a DisplayServer would not compare equal to nil.
 		return nil, err
 	}
 	return s, nil
@@ -41,18 +41,18 @@ func CheckChord(chord string) error { return x11.CheckChord(chord) }
 
 // StartKeepable starts a session a suite worker can keep between its runs
 // (Keepable); with opts.Display set it borrows that display.
-func StartKeepable(ctx context.Context, opts desktop.SessionOptions) (Keepable, error) {
-	s, err := x11.StartSession(ctx, opts)
+func StartKeepable(ctx context.Context, opts desktop.DisplayOptions) (Keepable, error) {
+	s, err := x11.StartServer(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &x11Keepable{Session: s}, nil
+	return &x11Keepable{Server: s}, nil
 }
 
 // x11Keepable is an X session kept between runs, with what its display
 // held when new.
 type x11Keepable struct {
-	*x11.Session
+	*x11.Server
 	fresh x11.Fresh
 }
 
@@ -84,7 +84,7 @@ func (k *x11Keepable) Reset(ctx context.Context, timeout time.Duration, width, h
 
 // Ensure the X11 driver's types satisfy what a run needs of them.
 var (
-	_ Session  = (*x11.Session)(nil)
-	_ Desktop  = (*x11.Conn)(nil)
-	_ Keepable = (*x11Keepable)(nil)
+	_ DisplayServer = (*x11.Server)(nil)
+	_ Desktop       = (*x11.Conn)(nil)
+	_ Keepable      = (*x11Keepable)(nil)
 )

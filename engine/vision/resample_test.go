@@ -104,7 +104,7 @@ func TestDownscaleStaysLegible(t *testing.T) {
 	testkit.Need(t, "Xvfb", "xterm", ocr.Command)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := x11.StartSession(ctx, x11.SessionOptions{})
+	s, err := x11.StartServer(ctx, x11.DisplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,17 +84,31 @@ func (d *Downscaler) Downscale(img image.Image) (image.Image, Scale) {
 	if !ok {
 		return Downscale(img, d.profile)
 	}
+	small, s := d.downscale(rgba, false)
+	return small, s
+}
+
+// DownscaleOpaque is Downscale of a screen the caller knows to be opaque
+// (an X11 capture, whose every pixel the capture made opaque): no pixel's
+// alpha is read, and the result, at whatever size, is opaque too.
+func (d *Downscaler) DownscaleOpaque(img *image.RGBA) (*image.RGBA, Scale) {
+	return d.downscale(img, true)
+}
+
+// downscale is Downscale of an RGBA screen, known to be opaque or not yet.
+func (d *Downscaler) downscale(rgba *image.RGBA, opaque bool) (*image.RGBA, Scale) {
+	img := image.Image(rgba)
 	b := img.Bounds()
 	w, h := d.profile.Image.Fit(b.Dx(), b.Dy())
 	s := Scale{Screen: image.Pt(b.Dx(), b.Dy()), Sent: image.Pt(w, h)}
 	if s.Sent == s.Screen {
-		return img, s
+		return rgba, s
 	}
 	d.mu.Lock()
-	dst, ok := d.last.scale(rgba, w, h, false)
+	dst, ok := d.last.scale(rgba, w, h, opaque)
 	d.mu.Unlock()
 	if !ok {
-		return resize(img, w, h, draw.CatmullRom), s
+		return resize(img, w, h, draw.CatmullRom).(*image.RGBA), s
 	}
 	return dst, s
 }

@@ -91,3 +91,56 @@ func TestBytesSameOnAnyCores(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeOpaque: an image known to be opaque (an X11 capture) encodes
+// to the very bytes the checked path gives, alone and in an Encoder's run
+// of screens, and its alpha is never read: a translucent pixel, which the
+// checked path sends to the standard encoder as RGBA, is written as RGB.
+func TestEncodeOpaque(t *testing.T) {
+	t.Parallel()
+	screen := loadScreen(t)
+	want, err := Bytes(screen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := BytesOpaqueOn(screen, 0)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("BytesOpaqueOn differs from Bytes (err %v)", err)
+	}
+	next := image.NewRGBA(screen.Rect)
+	copy(next.Pix, screen.Pix)
+	next.Pix[next.PixOffset(700, 300)] ^= 0xff
+	var checked, known Encoder
+	for i, img := range []*image.RGBA{screen, next, screen} {
+		a, errA := checked.Encode(img, 0)
+		b, errB := known.EncodeOpaque(img, 0)
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("screen %d: EncodeOpaque differs from Encode (%v, %v)", i, errA, errB)
+		}
+	}
+
+	translucent := image.NewRGBA(screen.Rect)
+	copy(translucent.Pix, screen.Pix)
+	translucent.Pix[translucent.PixOffset(10, 10)+3] = 0x80
+	colourType := func(data []byte) byte { return data[8+8+9] } // IHDR's colour type
+	for _, tc := range []struct {
+		name   string
+		encode func() ([]byte, error)
+		want   byte
+	}{
+		{"Bytes", func() ([]byte, error) { return Bytes(translucent) }, 6},
+		{"BytesOpaqueOn", func() ([]byte, error) { return BytesOpaqueOn(translucent, 0) }, 2},
+		{"Encoder.EncodeOpaque", func() ([]byte, error) { var e Encoder; return e.EncodeOpaque(translucent, 0) }, 2},
+	} {
+		data, err := tc.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := colourType(data); got != tc.want {
+			t.Errorf("%s: colour type %d, want %d", tc.name, got, tc.want)
+		}
+		if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func benchMetrics(out []byte, prefix string) map[string]map[string]float64 {
 			continue
 		}
 		name := strings.TrimPrefix(f[0], prefix)
-		if i := strings.LastIndex(name, "-"); i > 0 {
+		if i := strings.LastIndex(name, "-"); i >= 0 {
 			name = name[:i]
 		}
 		m := map[string]float64{}

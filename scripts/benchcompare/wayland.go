@@ -27,7 +27,7 @@ func compareWayland(ctx context.Context, n int) ([]row, error) {
 			return nil, fmt.Errorf("%s is not installed (scripts/setup.sh)", bin)
 		}
 	}
-	sess, err := wayland.StartSession(ctx, desktop.SessionOptions{Width: 1280, Height: 800})
+	sess, err := wayland.StartServer(ctx, desktop.DisplayOptions{Width: 1280, Height: 800})
 	if err != nil {
 		return nil, err
 	}
@@ -66,18 +66,15 @@ func compareWayland(ctx context.Context, n int) ([]row, error) {
 	// The runtime's settle for an action (runner defaults).
 	settle := desktop.SettleOptions{Interval: 60 * time.Millisecond, Cap: 2 * time.Second, Quiet: 30 * time.Millisecond, Response: 300 * time.Millisecond}
 
-	observe, err := runs(n, func(int) error {
+	observe := func(int) error {
 		img, err := c.Capture(ctx)
 		if err != nil {
 			return err
 		}
 		_, err = screenpng.Bytes(img)
 		return err
-	})
-	if err != nil {
-		return nil, err
 	}
-	key, err := runs(n, func(int) error {
+	key := func(int) error {
 		since := time.Now()
 		if err := c.PressKey(ctx, "a"); err != nil {
 			return err
@@ -89,9 +86,6 @@ func compareWayland(ctx context.Context, n int) ([]row, error) {
 		}
 		_, err = screenpng.Bytes(img)
 		return err
-	})
-	if err != nil {
-		return nil, err
 	}
 
 	shot := filepath.Join(dir, "shot.png")
@@ -104,22 +98,26 @@ func compareWayland(ctx context.Context, n int) ([]row, error) {
 		}
 		return nil
 	}
-	grim, err := runs(n, func(int) error { return run("grim", "-l", "1", shot) })
-	if err != nil {
-		return nil, err
-	}
-	wtype, err := runs(n, func(int) error {
+	grim := func(int) error { return run("grim", "-l", "1", shot) }
+	wtype := func(int) error {
 		if err := run("wtype", "b"); err != nil {
 			return err
 		}
 		return run("grim", "-l", "1", shot)
-	})
+	}
+	observes, grims, err := interleave(n, observe, grim)
+	if err != nil {
+		return nil, err
+	}
+	keys, wtypes, err := interleave(n, key, wtype)
 	if err != nil {
 		return nil, err
 	}
 	cmd := "go run ./scripts/benchcompare -only wayland"
 	return []row{
-		{what: "Wayland (headless sway 1280x800): observe_screen, the screen as a PNG", other: "grim", kasmrt: median(observe), p95: quantile(observe, 0.95), them: median(grim), reproduce: cmd},
-		{what: "Wayland: a key until the screen it led to (settled on damage)", other: "wtype + grim (no settle)", kasmrt: median(key), p95: quantile(key, 0.95), them: median(wtype), reproduce: cmd},
+		{what: "Wayland (headless sway 1280x800): observe_screen, the screen as a PNG", other: "grim",
+			kasmrt: median(observes), p95: p95(observes), them: median(grims), themP95: p95(grims), reproduce: cmd},
+		{what: "Wayland: a key until the screen it led to (settled on damage)", other: "wtype + grim (no settle)",
+			kasmrt: median(keys), p95: p95(keys), them: median(wtypes), themP95: p95(wtypes), reproduce: cmd},
 	}, nil
 }

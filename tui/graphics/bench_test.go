@@ -2,6 +2,7 @@ package graphics
 
 import (
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -27,6 +28,25 @@ func BenchmarkFit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFitWindow fits the console's window view: a 1000x600 crop of a
+// 1280x800 capture, away from its corner, to the pane as sixel and kitty
+// frames are fitted, and to the sub-pixels of half-block cells.
+func BenchmarkFitWindow(b *testing.B) {
+	crop := loadFrame(b, "frame-1280x800.png").SubImage(image.Rect(140, 100, 1140, 700))
+	b.Run("pane", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Fit(crop, benchCols, benchRows, 0, 0)
+		}
+	})
+	b.Run("blocks", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			fitSubpixels(crop, 140, 40)
+		}
+	})
 }
 
 // BenchmarkSixel measures a steady-state frame: fit to the pane and encode

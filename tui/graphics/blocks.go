@@ -122,7 +122,7 @@ func fitSubpixels(img image.Image, cols, rows int) *image.RGBA {
 	// sharpening for the last step, where it matters.
 	src, sb := img, b
 	if sw, sh := 2*dst.Rect.Dx(), 2*dst.Rect.Dy(); b.Dx() > sw && b.Dy() > sh {
-		small := boxScale(toRGBA(img), sw, sh)
+		small := boxScale(asRGBA(img), sw, sh)
 		src, sb = small, small.Rect
 	}
 	draw.CatmullRom.Scale(dst, dst.Rect, src, sb, draw.Src, nil)

@@ -23,12 +23,12 @@ func Fit(img image.Image, cols, rows, cellW, cellH int) *image.RGBA {
 	if cellW <= 0 || cellH <= 0 {
 		cellW, cellH = DefaultCellWidth, DefaultCellHeight
 	}
-	src := toRGBA(img)
-	w, h := fitSize(src.Rect.Dx(), src.Rect.Dy(), cols*cellW, rows*cellH)
-	if w == src.Rect.Dx() && h == src.Rect.Dy() {
-		return src
+	b := img.Bounds()
+	w, h := fitSize(b.Dx(), b.Dy(), cols*cellW, rows*cellH)
+	if w == b.Dx() && h == b.Dy() {
+		return toRGBA(img)
 	}
-	return boxScale(src, w, h)
+	return boxScale(asRGBA(img), w, h)
 }
 
 // fitSize returns the largest size with the aspect of sw×sh that fits in
@@ -47,6 +47,16 @@ func fitSize(sw, sh, maxW, maxH int) (int, int) {
 	return max(1, sw*maxH/sh), maxH
 }
 
+// asRGBA returns img as an *image.RGBA, copying only when it is another
+// kind of image: a crop of a capture (the window view, the zoom) is read
+// where it lies, not copied first.
+func asRGBA(img image.Image) *image.RGBA {
+	if m, ok := img.(*image.RGBA); ok {
+		return m
+	}
+	return toRGBA(img)
+}
+
 // toRGBA returns img as an *image.RGBA with origin (0,0), copying only when
 // it has to.
 func toRGBA(img image.Image) *image.RGBA {
@@ -59,8 +69,8 @@ func toRGBA(img image.Image) *image.RGBA {
 	return m
 }
 
-// boxScale downscales src to w×h by averaging the source rectangle under
-// each destination pixel.
+// boxScale downscales src, whatever its origin, to w×h by averaging the
+// source rectangle under each destination pixel.
 func boxScale(src *image.RGBA, w, h int) *image.RGBA {
 	sw, sh := src.Rect.Dx(), src.Rect.Dy()
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -87,7 +97,8 @@ func boxScale(src *image.RGBA, w, h int) *image.RGBA {
 		}
 		clear(sums)
 		for sy := y0; sy < y1; sy++ {
-			row := src.Pix[sy*src.Stride : sy*src.Stride+4*sw]
+			off := src.PixOffset(src.Rect.Min.X, src.Rect.Min.Y+sy)
+			row := src.Pix[off : off+4*sw]
 			for sx, o := range owner {
 				p := row[4*sx : 4*sx+4 : 4*sx+4]
 				s := sums[o : o+4 : o+4]

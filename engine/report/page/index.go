@@ -62,7 +62,7 @@ func WriteIndex(out string, dirs []string) error {
 		rel = filepath.ToSlash(rel)
 		rep := report.Fold(evs)
 		run := runView{Href: rel + "/" + FileName, Dir: b.clean(rel), Scenario: b.clean(rep.Scenario.Name),
-			Verdict: b.clean(rep.Verdict), Outcome: b.clean(rep.Outcome), Steps: len(rep.Steps)}
+			Verdict: b.clean(string(rep.Verdict)), Outcome: b.clean(string(rep.Outcome)), Steps: len(rep.Steps)}
 		if run.Verdict == "" {
 			run.Verdict = "unfinished"
 		}

@@ -20,10 +20,10 @@ func failingLaterEvents() []events.Event {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	evs := []events.Event{
 		{T: at(0), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "later failure", File: "f.yaml", Mode: "goal", Goal: "g", DeadlineS: 60}},
-		{T: at(10), Kind: events.KindStepEnded, Step: 1, Tool: "observe_screen", Source: "model", Status: events.StatusOK, Message: "observed"},
-		{T: at(20), Kind: events.KindStepEnded, Step: 2, Tool: "press_key", Args: map[string]any{"key": "a"}, Source: "model", Status: events.StatusOK, Message: "pressed a"},
-		{T: at(30), Kind: events.KindStepEnded, Step: 3, Tool: "click", Args: map[string]any{"target": "center"}, Source: "model", Status: events.StatusError, Message: "click failed"},
-		{T: at(40), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{"step 3 failed"}}},
+		{T: at(10), Kind: events.KindStepEnded, Step: 1, Tool: "observe_screen", Source: events.SourceModel, Status: events.StatusOK, Message: "observed"},
+		{T: at(20), Kind: events.KindStepEnded, Step: 2, Tool: "press_key", Args: map[string]any{"key": "a"}, Source: events.SourceModel, Status: events.StatusOK, Message: "pressed a"},
+		{T: at(30), Kind: events.KindStepEnded, Step: 3, Tool: "click", Args: map[string]any{"target": "center"}, Source: events.SourceModel, Status: events.StatusError, Message: "click failed"},
+		{T: at(40), Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictAppFailed, Outcome: "completed", Reasons: []string{"step 3 failed"}}},
 		{T: at(50), Kind: events.KindRunEnded, Data: events.RunEnded{Report: "r"}},
 	}
 	for i := range evs {

@@ -335,17 +335,17 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	rep := report.Fold(evs)
 	b := &builder{redact: redact, sizes: map[string][2]int{}, start: rep.Timing.Started}
 	for _, e := range evs {
-		if d, ok := e.Data.(events.ScreenCaptured); ok && e.Screen != "" {
+		if d, ok := events.DataOf[events.ScreenCaptured](e); ok && e.Screen != "" {
 			b.sizes[e.Screen] = [2]int{d.Width, d.Height}
 		}
-		if d, ok := e.Data.(events.FinalCapture); ok && e.Screen != "" {
+		if d, ok := events.DataOf[events.FinalCapture](e); ok && e.Screen != "" {
 			b.sizes[e.Screen] = [2]int{d.Width, d.Height}
 		}
 	}
 	v := view{
 		Scenario: b.clean(rep.Scenario.Name), File: b.clean(rep.Scenario.File),
 		Mode: b.clean(rep.Mode), Goal: b.clean(rep.Goal), Plan: b.cleanAll(rep.Plan),
-		Verdict: b.clean(rep.Verdict), Outcome: b.clean(rep.Outcome), Reasons: b.cleanAll(rep.Reasons),
+		Verdict: b.clean(string(rep.Verdict)), Outcome: b.clean(string(rep.Outcome)), Reasons: b.cleanAll(rep.Reasons),
 		Concerns: b.cleanAll(rep.Concerns), AppLog: b.clean(appLogTail), AppLogNote: b.clean(appLogNote),
 		Warning: b.clean(warning),
 	}
@@ -365,7 +365,7 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 	v.Checks = b.checks(rep.Checks)
 	v.Steps = b.steps(rep, evs)
 	for _, st := range v.Steps {
-		if st.Status != events.StatusOK {
+		if st.Status != string(events.StatusOK) {
 			v.FirstFailed = st.N
 			break
 		}
@@ -401,7 +401,7 @@ func build(evs []events.Event, appLogTail, appLogNote, warning string, redact fu
 		v.Console = cv
 	}
 	if f := rep.Final; f != nil {
-		v.Final = &finalView{Screen: b.shot(f.Screen, nil), Ending: b.clean(f.Ending), Note: b.clean(f.Note)}
+		v.Final = &finalView{Screen: b.shot(f.Screen, nil), Ending: b.clean(string(f.Ending)), Note: b.clean(f.Note)}
 	}
 	return v
 }
@@ -478,8 +478,8 @@ func (b *builder) steps(rep report.Report, evs []events.Event) []stepView {
 	for _, s := range rep.Steps {
 		args, _ := json.Marshal(events.RedactValue(s.Args, b.redact))
 		sv := stepView{
-			N: s.N, Tool: b.clean(s.Tool), Args: b.clean(string(args)), Source: b.clean(s.Source),
-			Status: b.clean(s.Status), Message: b.clean(s.Message), Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
+			N: s.N, Tool: b.clean(s.Tool), Args: b.clean(string(args)), Source: b.clean(string(s.Source)),
+			Status: b.clean(string(s.Status)), Message: b.clean(s.Message), Duration: formatDuration(time.Duration(s.DurationMS) * time.Millisecond),
 			Screen: b.shot(s.Screen, points[s.N]), Grounding: grounding[s.N],
 		}
 		if !b.start.IsZero() {
@@ -500,9 +500,9 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 		case events.KindScreen, events.KindBudget, events.KindModelRequest, events.KindStepStarted, events.KindProposal:
 			continue
 		case events.KindStepEnded:
-			row.Class, row.Step = e.Status, e.Step
+			row.Class, row.Step = string(e.Status), e.Step
 			argText, _ := json.Marshal(events.RedactValue(e.Args, b.redact))
-			row.Text = fmt.Sprintf("step %d %s %s → %s: %s", e.Step, e.Tool, argText, strings.ToUpper(e.Status), e.Message)
+			row.Text = fmt.Sprintf("step %d %s %s → %s: %s", e.Step, e.Tool, argText, strings.ToUpper(string(e.Status)), e.Message)
 		case events.KindGrounding:
 			row.Class, row.Step = "grounding", e.Step
 			if g := e.Grounding; g != nil {
@@ -539,27 +539,39 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 		case events.KindModelFailed, events.KindModelRetry, events.KindModelDisabled:
 			row.Class, row.Text = "concern", string(e.Kind)+": "+e.Message
 		case events.KindFinal:
-			d, _ := e.Data.(events.FinalCapture)
-			row.Text = fmt.Sprintf("final capture (%s) %s%s", d.Ending, e.Screen, e.Message)
+			row.Text = "final capture " + e.Screen + e.Message
+			if d, ok := events.DataOf[events.FinalCapture](e); ok {
+				row.Text = fmt.Sprintf("final capture (%s) %s%s", d.Ending, e.Screen, e.Message)
+			}
 		case events.KindAppWindow:
-			d, _ := e.Data.(events.AppWindow)
-			row.Text = fmt.Sprintf("app window %s %q (%s)", d.ID, d.Title, d.Class)
+			row.Text = "app window"
+			if d, ok := events.DataOf[events.AppWindow](e); ok {
+				row.Text = fmt.Sprintf("app window %s %q (%s)", d.ID, d.Title, d.Class)
+			}
 		case events.KindAppLaunched:
-			d, _ := e.Data.(events.AppLaunched)
-			row.Text = fmt.Sprintf("app launched: %s (pid %d)", strings.Join(d.Command, " "), d.PID)
+			row.Text = "app launched"
+			if d, ok := events.DataOf[events.AppLaunched](e); ok {
+				row.Text = fmt.Sprintf("app launched: %s (pid %d)", strings.Join(d.Command, " "), d.PID)
+			}
 		case events.KindModelReply:
 			row.Text = "model reply: " + e.Message
 		case events.KindLoopEnded:
 			row.Text = "loop ended: " + e.Message
+		case events.KindRunStarted, events.KindDisplayStarted, events.KindTools, events.KindAppExited,
+			events.KindAppWindows, events.KindAppHung, events.KindConsole, events.KindConsoleSummary,
+			events.KindCapacityWait, events.KindCapacityAcquired, events.KindRespond, events.KindLog, events.KindRunEnded,
+			events.KindBaseline, events.KindTakeoverStarted, events.KindTakeoverEnded:
+			// A row of the kind and its message; the page's sections show
+			// the detail (the run's header, startup, hung, the console,
+			// the screenshot checks).
+			row.Text = kindLine(e)
 		case events.KindCache:
 			// The account names the mode, the hits and misses, where the
 			// model took over and the model calls saved.
 			row.Text = e.Message
 		default:
-			row.Text = string(e.Kind)
-			if e.Message != "" {
-				row.Text += ": " + e.Message
-			}
+			// A kind from a newer version of kasmrt.
+			row.Text = kindLine(e)
 		}
 		row.Text = b.clean(row.Text)
 		rows = append(rows, row)
@@ -567,7 +579,16 @@ func (b *builder) timeline(evs []events.Event) []rowView {
 	return rows
 }
 
-func verdictClass(v string) string {
+// kindLine is a timeline row that names the event's kind and says its
+// message.
+func kindLine(e events.Event) string {
+	if e.Message != "" {
+		return string(e.Kind) + ": " + e.Message
+	}
+	return string(e.Kind)
+}
+
+func verdictClass(v events.Verdict) string {
 	switch v {
 	case events.VerdictPass:
 		return "ok"
@@ -639,9 +660,14 @@ func (b *builder) exchanges(evs []events.Event) []exchangeView {
 	for _, e := range evs {
 		switch e.Kind {
 		case events.KindModelRequest:
-			d, _ := e.Data.(events.ModelRequest)
-			out = append(out, exchangeView{Iteration: d.Iteration,
-				Request: fmt.Sprintf("%d messages, %d images (%d bytes)", d.Messages, d.Images, d.ImageBytes)})
+			// A request without its payload still opens an exchange, so
+			// its reply has one to join.
+			x := exchangeView{}
+			if d, ok := events.DataOf[events.ModelRequest](e); ok {
+				x.Iteration = d.Iteration
+				x.Request = fmt.Sprintf("%d messages, %d images (%d bytes)", d.Messages, d.Images, d.ImageBytes)
+			}
+			out = append(out, x)
 			cur = &out[len(out)-1]
 		case events.KindModelReply, events.KindModelFailed:
 			if cur == nil {

@@ -193,7 +193,7 @@ func TestWriteIndex(t *testing.T) {
 	passed := write("passed",
 		events.Event{Seq: 1, Kind: events.KindRunStarted, T: t0, Data: events.RunStarted{Scenario: "login"}},
 		events.Event{Seq: 2, Kind: events.KindFinal, T: t0.Add(time.Second), Screen: "screens/0001.png", Data: events.FinalCapture{Width: 10, Height: 10, Ending: "completed"}},
-		events.Event{Seq: 3, Kind: events.KindVerdict, T: t0.Add(time.Second), Verdict: &events.Verdict{Verdict: events.VerdictPass, Outcome: "completed"}},
+		events.Event{Seq: 3, Kind: events.KindVerdict, T: t0.Add(time.Second), Verdict: &events.Decision{Verdict: events.VerdictPass, Outcome: "completed"}},
 		events.Event{Seq: 4, Kind: events.KindRunEnded, T: t0.Add(2500 * time.Millisecond)})
 	unfinished := write("unfinished", events.Event{Seq: 1, Kind: events.KindRunStarted, T: t0, Data: events.RunStarted{Scenario: "search"}})
 	out := filepath.Join(root, "index.html")

@@ -23,17 +23,17 @@ func fixtureEvents() []events.Event {
 	pt := &events.Point{X: 40, Y: 30}
 	evs := []events.Event{
 		{T: at(0), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "fixture " + hostile, File: "f.yaml", Mode: "goal", Goal: "g " + hostile, Plan: []string{"p1"}, DeadlineS: 60}},
-		{T: at(10), Kind: events.KindSessionStarted, Data: events.SessionStarted{Display: ":9", Owned: true, Width: 100, Height: 80}},
+		{T: at(10), Kind: events.KindDisplayStarted, Data: events.DisplayStarted{Display: ":9", Owned: true, Width: 100, Height: 80}},
 		{T: at(20), Kind: events.KindAppWindow, Box: &events.Rect{W: 100, H: 80}, Data: events.AppWindow{ID: "0x1", Title: hostile, Class: "X"}},
 		{T: at(30), Kind: events.KindScreen, Screen: "screens/0001.png", Data: events.ScreenCaptured{Width: 100, Height: 80}},
 		{T: at(40), Kind: events.KindModelRequest, Data: events.ModelRequest{Iteration: 1, Messages: 2, Images: 1, ImageBytes: 9}},
 		{T: at(50), Kind: events.KindModelReply, Message: "prose " + hostile, DurationMS: 10, Usage: map[string]float64{"total_tokens": 12}, Data: events.ModelReply{Calls: 1, Attempts: 1}},
-		{T: at(60), Kind: events.KindStepEnded, Step: 1, Tool: "click", Args: map[string]any{"target": "center"}, Source: "model", Status: events.StatusRefused, Message: "refused " + hostile},
-		{T: at(70), Kind: events.KindStepStarted, Step: 2, Tool: "click_grounded", Args: map[string]any{"description": hostile}, Source: "model"},
+		{T: at(60), Kind: events.KindStepEnded, Step: 1, Tool: "click", Args: map[string]any{"target": "center"}, Source: events.SourceModel, Status: events.StatusRefused, Message: "refused " + hostile},
+		{T: at(70), Kind: events.KindStepStarted, Step: 2, Tool: "click_grounded", Args: map[string]any{"description": hostile}, Source: events.SourceModel},
 		{T: at(80), Kind: events.KindScreen, Screen: "screens/0002.png", Data: events.ScreenCaptured{Width: 100, Height: 80}},
 		{T: at(85), Kind: events.KindGrounding, Step: 2, Point: &events.Point{X: 55, Y: 20}, Screen: "screens/0001.png", Grounding: &events.Grounding{Step: 2, Attempt: 1, Description: hostile, Expect: "e", Point: &events.Point{X: 55, Y: 20}, Outcome: events.GroundingLocated, Reason: "whole screen", Before: "screens/0001.png", Pass: 1}},
 		{T: at(90), Kind: events.KindGrounding, Step: 2, Point: pt, Screen: "screens/0002.png", Grounding: &events.Grounding{Step: 2, Attempt: 1, Description: hostile, Expect: "e", Point: pt, Outcome: events.GroundingConfirmed, Reason: "r " + hostile, Before: "screens/0001.png", After: "screens/0002.png", Pass: 2, Crop: &events.Rect{X: 30, Y: 0, W: 50, H: 50}}},
-		{T: at(100), Kind: events.KindStepEnded, Step: 2, Tool: "click_grounded", Args: map[string]any{"description": hostile}, Source: "model", Status: events.StatusOK, Message: "ok", Screen: "screens/0002.png", Point: pt, DurationMS: 30},
+		{T: at(100), Kind: events.KindStepEnded, Step: 2, Tool: "click_grounded", Args: map[string]any{"description": hostile}, Source: events.SourceModel, Status: events.StatusOK, Message: "ok", Screen: "screens/0002.png", Point: pt, DurationMS: 30},
 		{T: at(110), Kind: events.KindBudget, Budgets: []events.Budget{{Name: "iterations", Used: 2, Limit: 10}}},
 		{T: at(120), Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "q " + hostile}},
 		{T: at(130), Kind: events.KindAnswer, Question: &events.Question{ID: "q1", Text: "q " + hostile, Answer: "a " + hostile, By: "console"}},
@@ -41,7 +41,7 @@ func fixtureEvents() []events.Event {
 		{T: at(145), Kind: events.KindConsole, Data: events.ConsoleMessage{Level: "error", Source: "console", Text: "console " + hostile, URL: "http://x/" + hostile, Line: 3}},
 		{T: at(150), Kind: events.KindScreen, Screen: "screens/0003.png", Data: events.ScreenCaptured{Width: 100, Height: 80}},
 		{T: at(150), Kind: events.KindFinal, Screen: "screens/0003.png", Data: events.FinalCapture{Width: 100, Height: 80, Ending: "completed"}},
-		{T: at(160), Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictPassConcerns, Outcome: "completed", Reasons: []string{"why " + hostile}}},
+		{T: at(160), Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictPassConcerns, Outcome: "completed", Reasons: []string{"why " + hostile}}},
 		{T: at(170), Kind: events.KindRunEnded, Data: events.RunEnded{Report: "r"}},
 	}
 	for i := range evs {

@@ -46,7 +46,7 @@ func TestTimelineRows(t *testing.T) {
 		{events.Event{Kind: events.KindSteer, Steer: &events.Steer{Action: "pause"}}, "info", "operator pause"},
 		{events.Event{Kind: events.KindSteer, Steer: &events.Steer{Action: "hint", Value: "the OK button", Reason: "stuck"}}, "info", "operator hint the OK button stuck"},
 		{events.Event{Kind: events.KindModelFailed, Message: "503"}, "concern", "model.failed: 503"},
-		{events.Event{Kind: events.KindVerdict, Verdict: &events.Verdict{Verdict: events.VerdictPass, Outcome: "completed"}}, "ok", "verdict pass (completed)"},
+		{events.Event{Kind: events.KindVerdict, Verdict: &events.Decision{Verdict: events.VerdictPass, Outcome: "completed"}}, "ok", "verdict pass (completed)"},
 		{events.Event{Kind: events.KindAppLaunched, Data: events.AppLaunched{Command: []string{"xterm", "-e", "true"}, PID: 7}}, "info", "app launched: xterm -e true (pid 7)"},
 		{events.Event{Kind: events.KindRunEnded}, "info", "run.ended"},
 		{events.Event{Kind: events.KindCache, Message: "action cache (read-write): 5 hits, 1 misses (of 9 cached calls), 5 model calls saved; fell back to the model at step 6",

@@ -17,9 +17,9 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/proc"
 )
 
-// Session is an X server in use by a run: one it started (owned) or one it
+// Server is an X server in use by a run: one it started (owned) or one it
 // borrowed.
-type Session struct {
+type Server struct {
 	display string
 	owned   bool
 	cmd     *exec.Cmd
@@ -27,19 +27,19 @@ type Session struct {
 	stderr  *tailBuffer
 	// watch is the connection that notices a borrowed server dying.
 	watch *xgb.Conn
-	// wm is the window manager an owned session started, if any.
+	// wm is the window manager an owned server started, if any.
 	wm *windowManager
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// StartSession starts Xvfb on a free display (chosen by the server through
+// StartServer starts Xvfb on a free display (chosen by the server through
 // -displayfd) in its own process group, or borrows opts.Display. A borrowed
 // display must accept a connection.
-func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+func StartServer(ctx context.Context, opts DisplayOptions) (*Server, error) {
 	if opts.Display != "" {
-		return borrowSession(opts.Display)
+		return borrowServer(opts.Display)
 	}
 	// An announced display that refuses its first connection is started
 	// again: under heavy load a server can lose its socket to a display
@@ -69,7 +69,7 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 }
 
 // startXvfb starts one Xvfb and waits for it to announce its display.
-func startXvfb(ctx context.Context, opts SessionOptions) (*Session, error) {
+func startXvfb(ctx context.Context, opts DisplayOptions) (*Server, error) {
 	w, h, d := opts.Width, opts.Height, opts.Depth
 	if w == 0 {
 		w = 1280
@@ -112,7 +112,7 @@ func startXvfb(ctx context.Context, opts SessionOptions) (*Session, error) {
 		return nil, fmt.Errorf("start Xvfb: %w", err)
 	}
 	wr.Close()
-	s := &Session{owned: true, cmd: cmd, done: make(chan struct{}), stderr: stderr}
+	s := &Server{owned: true, cmd: cmd, done: make(chan struct{}), stderr: stderr}
 	go func() {
 		_ = cmd.Wait()
 		close(s.done)
@@ -144,12 +144,12 @@ func startXvfb(ctx context.Context, opts SessionOptions) (*Session, error) {
 	return s, nil
 }
 
-func borrowSession(display string) (*Session, error) {
+func borrowServer(display string) (*Server, error) {
 	x, err := xgb.NewConnDisplay(display)
 	if err != nil {
 		return nil, fmt.Errorf("borrow X display %s: %w", display, err)
 	}
-	s := &Session{display: display, done: make(chan struct{}), watch: x}
+	s := &Server{display: display, done: make(chan struct{}), watch: x}
 	go func() {
 		// We select no events, so WaitForEvent returns (nil, nil) only when
 		// the connection ends: the server died or Close closed it.
@@ -165,13 +165,13 @@ func borrowSession(display string) (*Session, error) {
 }
 
 // Display is the display name to give clients (":99").
-func (s *Session) Display() string { return s.display }
+func (s *Server) Display() string { return s.display }
 
 // Owned reports whether the session started its own Xvfb.
-func (s *Session) Owned() bool { return s.owned }
+func (s *Server) Owned() bool { return s.owned }
 
 // WindowManager names the window manager the session started, or "".
-func (s *Session) WindowManager() string {
+func (s *Server) WindowManager() string {
 	if s.wm == nil {
 		return ""
 	}
@@ -181,7 +181,7 @@ func (s *Session) WindowManager() string {
 // WindowManagerExited reports whether the window manager the session
 // started has exited while the server runs on; it is false when the
 // session started none.
-func (s *Session) WindowManagerExited() bool {
+func (s *Server) WindowManagerExited() bool {
 	if s.wm == nil {
 		return false
 	}
@@ -195,12 +195,12 @@ func (s *Session) WindowManagerExited() bool {
 
 // Done is closed when the X server has gone away (or, for a borrowed
 // display, when the session is closed).
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Close stops an owned Xvfb (SIGTERM to its process group, SIGKILL after
 // two seconds) and waits for it; for a borrowed display it only lets go.
 // It is safe to call more than once.
-func (s *Session) Close() error {
+func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		if !s.owned {
 			s.watch.Close()
@@ -225,7 +225,7 @@ func (s *Session) Close() error {
 }
 
 // stderrTail is the end of an owned server's stderr, for error messages.
-func (s *Session) stderrTail() string {
+func (s *Server) stderrTail() string {
 	if s.stderr == nil {
 		return ""
 	}
