@@ -67,7 +67,7 @@ type Browser struct {
 	proc       *proc.Process // nil when attached
 	tempDir    string        // profile directory to remove, or ""
 	wsURL      string
-	output     *tailBuffer
+	output     *proc.Tail
 	tab        *Tab
 	cancelConn context.CancelFunc
 
@@ -112,7 +112,7 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Browser, error) {
 		timeout = 20 * time.Second
 	}
 
-	b := &Browser{output: &tailBuffer{max: 4 << 10}}
+	b := &Browser{output: proc.NewTail(4 << 10)}
 	profile := opts.UserDataDir
 	if profile == "" {
 		dir, err := os.MkdirTemp("", "kasmrt-chromium-")
@@ -232,7 +232,7 @@ func Attach(ctx context.Context, debuggerURL string) (*Browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attach to chromium: %w", err)
 	}
-	b := &Browser{output: &tailBuffer{max: 1}}
+	b := &Browser{output: proc.NewTail(1)}
 	if err := b.attach(ctx, wsURL); err != nil {
 		return nil, fmt.Errorf("attach to chromium at %s: %w", wsURL, err)
 	}
@@ -468,26 +468,3 @@ func (a *attachAllocator) Wait() { a.wg.Wait() }
 
 // Attaches tells chromedp that this allocator starts no process.
 func (a *attachAllocator) Attaches() bool { return true }
-
-// tailBuffer keeps the last max bytes written to it, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
-}

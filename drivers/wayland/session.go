@@ -38,7 +38,7 @@ type Server struct {
 	runtime string
 	socket  string
 	p       *proc.Process
-	out     *tailBuffer
+	out     *proc.Tail
 
 	closeOnce sync.Once
 	closeErr  error
@@ -86,7 +86,7 @@ func StartServer(ctx context.Context, opts desktop.DisplayOptions) (*Server, err
 		id := fmt.Sprint(unprivileged)
 		argv = append([]string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups", "--"}, argv...)
 	}
-	s.out = &tailBuffer{max: 4 << 10}
+	s.out = proc.NewTail(4 << 10)
 	// The compositor outlives ctx, which bounds only the start: it runs
 	// until Close, or until the runtime dies (the reaper's parent-death
 	// signal).
@@ -283,28 +283,5 @@ func (s *Server) tail() string {
 	if s.out == nil {
 		return ""
 	}
-	return strings.TrimSpace(s.out.String())
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
+	return s.out.String()
 }

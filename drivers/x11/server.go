@@ -24,7 +24,7 @@ type Server struct {
 	owned   bool
 	cmd     *exec.Cmd
 	done    chan struct{}
-	stderr  *tailBuffer
+	stderr  *proc.Tail
 	// watch is the connection that notices a borrowed server dying.
 	watch *xgb.Conn
 	// wm is the window manager an owned server started, if any.
@@ -105,7 +105,7 @@ func startXvfb(ctx context.Context, opts DisplayOptions) (*Server, error) {
 	// The parent-death signal ends the server when the runtime is killed
 	// before it can stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stderr := &tailBuffer{max: 4 << 10}
+	stderr := proc.NewTail(4 << 10)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		wr.Close()
@@ -229,28 +229,5 @@ func (s *Server) stderrTail() string {
 	if s.stderr == nil {
 		return ""
 	}
-	return strings.TrimSpace(s.stderr.String())
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
+	return s.stderr.String()
 }

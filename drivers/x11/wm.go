@@ -52,7 +52,7 @@ type windowManager struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
 	dir    string // its configuration and home, removed on stop
-	stderr *tailBuffer
+	stderr *proc.Tail
 	// probeConn is the connection that made the readiness probe, open
 	// until stop (see waitManaging).
 	probeConn *xgb.Conn
@@ -90,7 +90,7 @@ func startWindowManager(ctx context.Context, name, display string) (*windowManag
 	// Like the server, it dies with the runtime if the runtime is killed
 	// before it can stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stderr := &tailBuffer{max: 4 << 10}
+	stderr := proc.NewTail(4 << 10)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
