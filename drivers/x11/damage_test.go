@@ -296,47 +296,52 @@ func drawEvery(t *testing.T, display string, period time.Duration) *drawLog {
 				return
 			case <-tick.C:
 			}
+			sent := time.Now()
 			xproto.ChangeGC(x, gc, xproto.GcForeground, []uint32{i * 0x010203 & 0xffffff})
 			xproto.PolyFillRectangle(x, xproto.Drawable(screen.Root), gc, []xproto.Rectangle{{X: 600, Y: 400, Width: 50, Height: 50}})
 			xproto.GetInputFocus(x).Reply()
-			log.drew(time.Now())
+			log.drew(sent, time.Now())
 		}
 	}()
 	t.Cleanup(func() { close(done); <-stopped; x.Close() })
 	return log
 }
 
-// drawLog records when drawEvery's drawings reached the server, so a test
-// can tell a settle the drawing never allowed from one a loaded machine
-// allowed by stalling the drawer.
+// drawLog records when each of drawEvery's drawings was sent and when the
+// server had done it, so a test can tell a settle the drawing never
+// allowed from one a loaded machine allowed by stalling the drawer. The
+// server drew each somewhere between the two times.
 type drawLog struct {
 	mu    sync.Mutex
-	times []time.Time
+	draws []drawing
 }
 
-func (l *drawLog) drew(at time.Time) {
+type drawing struct{ sent, done time.Time }
+
+func (l *drawLog) drew(sent, done time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.times = append(l.times, at)
+	l.draws = append(l.draws, drawing{sent, done})
 }
 
-// stalled reports whether the drawing paused for quiet or longer
-// between from and to.
+// stalled reports whether the server may have drawn nothing for quiet or
+// longer between from and to: it counts a gap from a drawing's sending to
+// the next one's completion, the longest the server's own gap can be.
 func (l *drawLog) stalled(from, to time.Time, quiet time.Duration) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	last := from
-	for _, at := range l.times {
-		if at.Before(from) {
+	for _, d := range l.draws {
+		if d.done.Before(from) {
 			continue
 		}
-		if at.After(to) {
+		if d.sent.After(to) {
 			break
 		}
-		if at.Sub(last) >= quiet {
+		if d.done.Sub(last) >= quiet {
 			return true
 		}
-		last = at
+		last = d.sent
 	}
 	return to.Sub(last) >= quiet
 }
