@@ -896,15 +896,16 @@ func TestLoopSteering(t *testing.T) {
 	t.Parallel()
 	t.Run("pause and resume", func(t *testing.T) {
 		t.Parallel()
+		// Paused before the first turn, so no request can be on its way
+		// when the pause lands (a pause that comes while a turn is being
+		// sent holds the next one); resumed a moment later.
 		r := loopRun(t, loopCase{machine: &fakeMachine{}, script: []mt.Exchange{loopObserve, loopObserve, loopGoalMet},
-			sink: func(run *Runner, e events.Event) {
-				if e.Kind == events.KindStepEnded && e.Step == 1 {
-					go func() {
-						run.Steer(events.Steer{Action: events.SteerPause})
-						time.Sleep(300 * time.Millisecond)
-						run.Steer(events.Steer{Action: events.SteerResume})
-					}()
-				}
+			before: func(run *Runner) {
+				run.Steer(events.Steer{Action: events.SteerPause})
+				go func() {
+					time.Sleep(300 * time.Millisecond)
+					run.Steer(events.Steer{Action: events.SteerResume})
+				}()
 			}})
 		loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 		if got := loopSteerActions(r); !slices.Equal(got, []string{"pause", "resume"}) {
