@@ -5,9 +5,11 @@ import (
 	"image"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/kasmrt/kasmrt/drivers/proc"
 	"github.com/kasmrt/kasmrt/drivers/x11"
 	"github.com/kasmrt/kasmrt/internal/testkit"
 )
@@ -19,6 +21,10 @@ type sixelXterm struct {
 	ctx     context.Context
 	display string
 	conn    *x11.Conn
+	// out is what xterm printed and replayErr the replay's stderr, for a
+	// failure to show why nothing was drawn.
+	out       *proc.Tail
+	replayErr string
 }
 
 // startSixelXterm starts the replay in an xterm of geometry (cols×rows,
@@ -43,17 +49,22 @@ func startSixelXterm(t *testing.T, geometry, class string) *sixelXterm {
 		t.Fatalf("dial X: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	// The replay's stderr goes to a file (its screen is the terminal), so
+	// a failure can say why it drew nothing.
+	replayErr := filepath.Join(t.TempDir(), "replay.stderr")
 	xt := exec.CommandContext(ctx, "xterm", "-display", sess.Display(), "-ti", "vt340",
 		"-xrm", "XTerm*decTerminalID: vt340", "-xrm", "XTerm*numColorRegisters: 256",
 		"-xrm", "XTerm*sixelScrolling: true", "-class", class,
 		"-geometry", geometry, "-fn", "fixed",
-		"-e", bin, "replay", dir, "--graphics", "sixel")
-	xt.Env = append(os.Environ(), "TERM=xterm", "NO_COLOR=")
+		"-e", "sh", "-c", `"$0" "$@" 2>"$KASM_REPLAY_STDERR"; echo "replay exited $?" >>"$KASM_REPLAY_STDERR"`, bin, "replay", dir, "--graphics", "sixel")
+	xt.Env = append(os.Environ(), "TERM=xterm", "NO_COLOR=", "KASM_REPLAY_STDERR="+replayErr)
+	out := proc.NewTail(8 << 10)
+	xt.Stdout, xt.Stderr = out, out
 	if err := xt.Start(); err != nil {
 		t.Fatalf("start xterm: %v", err)
 	}
 	t.Cleanup(func() { _ = xt.Process.Kill(); _ = xt.Wait() })
-	return &sixelXterm{ctx: ctx, display: sess.Display(), conn: conn}
+	return &sixelXterm{ctx: ctx, display: sess.Display(), conn: conn, out: out, replayErr: replayErr}
 }
 
 // waitImage waits until the screen region r shows at least want distinct
@@ -73,7 +84,9 @@ func (x *sixelXterm) waitImage(t *testing.T, what string, r image.Rectangle, wan
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("%s: %v shows %d distinct colours, want an image (≥ %d)", what, r, colours, want)
+	replayErr, _ := os.ReadFile(x.replayErr)
+	t.Fatalf("%s: %v shows %d distinct colours, want an image (≥ %d)\nxterm printed:\n%s\nthe replay's stderr:\n%s",
+		what, r, colours, want, x.out, replayErr)
 }
 
 func distinctColours(img *image.RGBA, r image.Rectangle) int {
