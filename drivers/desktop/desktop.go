@@ -185,3 +185,18 @@ type SettleOptions struct {
 	// Compare compares captures even when the server offers DAMAGE.
 	Compare bool
 }
+
+// WithDefaults fills what o leaves unset with the values every desktop
+// driver settles by: captures 100 ms apart, a 2 s cap, 30 ms of quiet.
+func (o SettleOptions) WithDefaults() SettleOptions {
+	if o.Interval <= 0 {
+		o.Interval = 100 * time.Millisecond
+	}
+	if o.Cap <= 0 {
+		o.Cap = 2 * time.Second
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = 30 * time.Millisecond
+	}
+	return o
+}

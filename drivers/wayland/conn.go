@@ -83,19 +83,6 @@ func (c *Conn) Capture(ctx context.Context) (*image.RGBA, error) {
 	return img, nil
 }
 
-func settleDefaults(o desktop.SettleOptions) desktop.SettleOptions {
-	if o.Interval <= 0 {
-		o.Interval = 100 * time.Millisecond
-	}
-	if o.Cap <= 0 {
-		o.Cap = 2 * time.Second
-	}
-	if o.Quiet <= 0 {
-		o.Quiet = 30 * time.Millisecond
-	}
-	return o
-}
-
 // WaitSettled waits until the screen is still or opts.Cap has passed, and
 // returns a capture taken then and whether the screen settled. The
 // compositor reports drawing (screencopy's copy with damage answers once
@@ -105,7 +92,7 @@ func settleDefaults(o desktop.SettleOptions) desktop.SettleOptions {
 // opts.Compare, captures are taken opts.Interval apart until two are
 // identical. A cancelled ctx is an error.
 func (c *Conn) WaitSettled(ctx context.Context, opts desktop.SettleOptions) (*image.RGBA, bool, error) {
-	opts = settleDefaults(opts)
+	opts = opts.WithDefaults()
 	if opts.Compare {
 		return c.settleByComparing(ctx, opts)
 	}

@@ -8,19 +8,6 @@ import (
 	"time"
 )
 
-func settleDefaults(o SettleOptions) SettleOptions {
-	if o.Interval <= 0 {
-		o.Interval = 100 * time.Millisecond
-	}
-	if o.Cap <= 0 {
-		o.Cap = 2 * time.Second
-	}
-	if o.Quiet <= 0 {
-		o.Quiet = 30 * time.Millisecond
-	}
-	return o
-}
-
 // WaitSettled waits until the screen is still or opts.Cap has passed, and
 // returns a capture taken then and whether the screen settled. With the
 // DAMAGE extension the screen is still once nothing has been drawn for
@@ -29,7 +16,7 @@ func settleDefaults(o SettleOptions) SettleOptions {
 // opts.Interval apart until two are identical. A cancelled ctx is an
 // error.
 func (c *Conn) WaitSettled(ctx context.Context, opts SettleOptions) (*image.RGBA, bool, error) {
-	opts = settleDefaults(opts)
+	opts = opts.WithDefaults()
 	if c.damage != nil && !opts.Compare {
 		if _, _, err := c.damage.state(); err == nil {
 			return c.settleByDamage(ctx, opts)
