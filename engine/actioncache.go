@@ -39,6 +39,10 @@ type actionCache struct {
 	// replayed is the cached call being replayed now, nil when the model
 	// chose the call.
 	replayed *cache.Step
+	// judged are the success criteria as the replay found them at the
+	// cached verdict, which ended the loop; the run's judgement publishes
+	// them rather than evaluating the criteria twice.
+	judged []criterion
 
 	// steps are this run's calls with what each was made on, crops their
 	// grounded clicks' crops by file name, end the model's verdict.
@@ -178,6 +182,10 @@ func (s *runState) replay(ctx context.Context) (model.Response, bool, error) {
 			s.fallBack(ac, "before the cached verdict, "+why)
 			return model.Response{}, false, nil
 		}
+		if why := s.cachedEndUnmet(ctx, ac); why != "" {
+			s.fallBack(ac, why)
+			return model.Response{}, false, nil
+		}
 		ac.endSaved, ac.replaying = true, false
 		s.outcome.modelVerdict, s.outcome.modelReason = end.Verdict, end.Reason
 		s.loop.ended = fmt.Sprintf("the action cache's trajectory ended where the model recorded its verdict (%s)", end.Verdict)
@@ -206,6 +214,38 @@ func (s *runState) replay(ctx context.Context) (model.Response, bool, error) {
 		Text:      fmt.Sprintf("Replayed from the action cache (call %d of %d).", ac.next, len(ac.stored.Steps)),
 		ToolCalls: []model.ToolCall{{ID: fmt.Sprintf("cache_%d", ac.next), Name: st.Tool, Arguments: string(raw)}},
 	}, true, nil
+}
+
+// cachedEndUnmet evaluates the success criteria where the cached run's
+// model recorded its verdict, before the replay ends the loop there. A
+// criterion that does not hold says why the model plans from here: the
+// app is not where the goal wants it, and the model may still get it
+// there. Otherwise the results are kept for the run's judgement. A
+// window that differs from its baseline is kept as the verdict too: the
+// look is the app's, not something the model plans around.
+func (s *runState) cachedEndUnmet(ctx context.Context, ac *actionCache) string {
+	if !s.judgesSuccess(ctx) {
+		return ""
+	}
+	var judged []criterion
+	s.evaluateSuccess(ctx, func(c criterion) { judged = append(judged, c) })
+	if ctx.Err() != nil {
+		return ""
+	}
+	if n := len(judged); n > 0 && judged[n-1].unmet && judged[n-1].name != successPrefix+"screenshot" {
+		return fmt.Sprintf("the cached run's verdict does not hold here: %s", judged[n-1].reason)
+	}
+	ac.judged = judged
+	return ""
+}
+
+// turnSource is the source of the current turn's call: the action cache
+// while it replays one, else the model.
+func (s *runState) turnSource() events.Source {
+	if ac := s.actionCache; ac != nil && ac.replayed != nil {
+		return events.SourceCache
+	}
+	return events.SourceModel
 }
 
 // fallBack hands planning to the model from the next step on.

@@ -81,7 +81,7 @@ func (b *guardBook) check(c call, declared map[string]scenarios.DeclaredTool, wh
 		}
 		return failed(failMalformed, "%s", strings.Join(msgs, "; "))
 	}
-	if c.Source == events.SourceModel && spec.NeedsObservation && !b.observed {
+	if c.Source.Planned() && spec.NeedsObservation && !b.observed {
 		return failed(failRefused, "%s refused: the screen changed since the last observation; call observe_screen (or check_expectation) first", c.Tool)
 	}
 	if spec.Declared {

@@ -281,7 +281,7 @@ func (s *runState) recordUnrunStep(c model.ToolCall, status events.Status, msg s
 
 // tallyUnrun counts a model call that was not executed for the verdict.
 func (s *runState) tallyUnrun(c model.ToolCall, status events.Status) {
-	s.tally(call{Tool: c.Name, Source: "model"}, s.book.tools[c.Name], result{status: status}, false)
+	s.tally(call{Tool: c.Name, Source: s.turnSource()}, s.book.tools[c.Name], result{status: status}, false)
 }
 
 // recordStep publishes a step that ran nothing, with the failure screen
@@ -296,7 +296,7 @@ func (s *runState) recordStep(c model.ToolCall, status events.Status, msg string
 	if screen {
 		res = s.withFailureScreen(s.life, s.stepN, res)
 	}
-	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: "model",
+	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: s.turnSource(),
 		Status: status, Message: res.message, Screen: res.screen})
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,6 +111,9 @@ func TestRulesCacheReplayPassesTheGuards(t *testing.T) {
 		before: func(run *Runner) { copyCache(t, folder, run) }})
 	loopWantSteps(t, second.rep, loopStep{"type_text", "refused", "observe_screen"},
 		loopStep{"observe_screen", "ok", ""}, loopStep{"type_text", "ok", ""}, loopStep{"record_verdict", "ok", ""})
+	if got := []events.Source{second.rep.Steps[0].Source, second.rep.Steps[1].Source}; got[0] != events.SourceCache || got[1] != events.SourceModel {
+		t.Errorf("step sources %v, want the replayed call's cache and then the model's", got)
+	}
 	if c := cacheReport(t, second); c.Hits != 1 || c.FellBackAt != 2 || c.Misses != 1 {
 		t.Errorf("cache account %+v, want the one replayed call and a fall back at step 2", c)
 	}
@@ -201,4 +205,88 @@ func TestRulesCacheGroundedCrop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cacheChecked is cacheScenario with success criteria a tool makes hold:
+// done.txt in the scenario's directory, where declared tools run.
+const cacheChecked = cacheScenario + `tools:
+  finish:
+    run: shell
+    command: touch done.txt
+  done_file:
+    run: shell
+    command: test -f done.txt
+success:
+  tools: [done_file]
+`
+
+// TestRulesCacheVerdictMeetsTheSuccessCriteria: a replay that reaches the
+// cached verdict ends the loop only when the success criteria hold there;
+// evaluated once, they are the run's judgement. When they do not hold
+// (the cached trajectory lost the call that made them hold), the model
+// plans from there, told why, and the run passes once it gets the app
+// where the goal wants it.
+func TestRulesCacheVerdictMeetsTheSuccessCriteria(t *testing.T) {
+	t.Parallel()
+	var folder string
+	first := loopRun(t, loopCase{scenario: cacheChecked, operator: cacheOperator, env: cacheEnv, machine: &fakeMachine{},
+		script: []mt.Exchange{loopObserve, mt.Call("finish", `{}`), loopGoalMet},
+		before: func(run *Runner) { folder = cacheFolder(run) }})
+	loopWant(t, first, events.VerdictPass, OutcomeCompleted, 3, 0)
+	if c := cacheReport(t, first); !c.Stored {
+		t.Fatalf("the first run stored nothing: %+v", c)
+	}
+
+	t.Run("the criteria hold: judged once", func(t *testing.T) {
+		warm := loopRun(t, loopCase{scenario: cacheChecked, operator: cacheOperator, env: cacheEnv, machine: &fakeMachine{},
+			before: func(run *Runner) { copyCache(t, folder, run) }})
+		loopWant(t, warm, events.VerdictPass, OutcomeCompleted, 0, 0)
+		loopWantSteps(t, warm.rep, loopStep{"observe_screen", "ok", ""}, loopStep{"finish", "ok", ""}, loopStep{"done_file", "ok", ""})
+		var checks []string
+		for _, e := range loopEvents(warm, events.KindCheck) {
+			if strings.HasPrefix(e.Check.Name, successPrefix) {
+				checks = append(checks, fmt.Sprintf("%s %v", e.Check.Name, e.Check.OK))
+			}
+		}
+		if got := strings.Join(checks, ", "); got != "success.tools.done_file true" {
+			t.Errorf("check events %q, want the one success criterion, held", got)
+		}
+	})
+
+	t.Run("the criteria do not hold: the model plans from there", func(t *testing.T) {
+		names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
+		raw, err := os.ReadFile(names[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr cache.Trajectory
+		if err := json.Unmarshal(raw, &tr); err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Steps) != 2 || tr.Steps[1].Tool != "finish" {
+			t.Fatalf("stored trajectory %+v", tr)
+		}
+		tr.Steps = tr.Steps[:1]
+		lost := t.TempDir()
+		if err := cache.Store(lost, tr, nil); err != nil {
+			t.Fatal(err)
+		}
+		warm := loopRun(t, loopCase{scenario: cacheChecked, operator: cacheOperator, env: cacheEnv, machine: &fakeMachine{},
+			script: []mt.Exchange{mt.Call("finish", `{}`), loopGoalMet},
+			before: func(run *Runner) { copyCache(t, lost, run) }})
+		loopWant(t, warm, events.VerdictPass, OutcomeCompleted, 2, 0)
+		loopWantSteps(t, warm.rep, loopStep{"observe_screen", "ok", ""}, loopStep{"done_file", "error", ""},
+			loopStep{"finish", "ok", ""}, loopStep{"record_verdict", "ok", ""}, loopStep{"done_file", "ok", ""})
+		c := cacheReport(t, warm)
+		if c.Hits != 1 || c.FellBackAt != 3 || c.Misses != 1 {
+			t.Errorf("cache account %+v, want the one replayed call and a fall back at step 3", c)
+		}
+		why := "the cached run's verdict does not hold here: success.tools.done_file failed"
+		if evs := loopEvents(warm, events.KindCache); len(evs) < 2 || !strings.Contains(evs[0].Message, why) {
+			t.Errorf("the fall back does not say why: %v", evs)
+		}
+		if len(warm.reqs) == 0 || !strings.Contains(string(warm.reqs[0].Raw), why) {
+			t.Errorf("the model was not told why it plans from here")
+		}
+	})
 }

@@ -24,36 +24,78 @@ const successPrefix = "success."
 // and a run a deterministic check already failed are not judged: their
 // verdict is settled. Each criterion becomes a check event; the first
 // that fails ends the evaluation as app-failed (success-failed), and one
-// that cannot be evaluated as test-error (success-error).
+// that cannot be evaluated as test-error (success-error). Criteria the
+// action cache already found holding, just before it ended the loop, are
+// published as it found them.
 func (s *runState) judgeSuccess(ctx context.Context) {
-	crit := s.files.Scenario.Success
-	if crit == nil || s.outcome.escalated || s.outcome.end != nil || ctx.Err() != nil {
+	if !s.judgesSuccess(ctx) {
 		return
 	}
-	if s.r.agent == nil && !s.loop.ran {
+	publish := func(c criterion) {
+		s.successCheck(c.name, c.ok, c.evidence)
+		if c.verdict != "" {
+			s.stop(c.verdict, c.outcome, c.reason)
+		}
+	}
+	if ac := s.actionCache; ac != nil && ac.judged != nil {
+		for _, c := range ac.judged {
+			publish(c)
+		}
 		return
+	}
+	s.evaluateSuccess(ctx, publish)
+}
+
+// judgesSuccess reports whether the run's success criteria are to be
+// judged now.
+func (s *runState) judgesSuccess(ctx context.Context) bool {
+	crit := s.files.Scenario.Success
+	if crit == nil || s.outcome.escalated || s.outcome.end != nil || ctx.Err() != nil {
+		return false
+	}
+	if s.r.agent == nil && !s.loop.ran {
+		return false
 	}
 	// A crash or a lost window since the last call is the app's failure,
 	// named as such, not a success criterion's.
-	if !s.checkAfterStep(ctx) && s.outcome.end != nil {
-		return
-	}
+	return s.checkAfterStep(ctx) || s.outcome.end == nil
+}
+
+// criterion is one success criterion's result; verdict, outcome and
+// reason are set on the one that decides the run.
+type criterion struct {
+	name, evidence string
+	ok             bool
+	verdict        events.Verdict
+	outcome        events.Outcome
+	reason         string
+	// unmet is set when the criterion was evaluated and does not hold:
+	// the app is not where the goal wants it.
+	unmet bool
+}
+
+// evaluateSuccess evaluates the criteria in order and tells emit each
+// result, up to the first that does not hold or cannot be evaluated. A
+// run cut short ends the evaluation without a result.
+func (s *runState) evaluateSuccess(ctx context.Context, emit func(criterion)) {
+	crit := s.files.Scenario.Success
 	for _, p := range s.probes(&crit.Expect) {
 		seen, _, err := s.await(ctx, p)
 		name := successPrefix + p.name
 		switch {
 		case err == nil:
-			s.successCheck(name, true, "held: "+p.what)
+			emit(criterion{name: name, ok: true, evidence: "held: " + p.what})
 			continue
 		case errors.Is(err, errCannotCheck):
-			s.successCheck(name, false, fmt.Sprintf("cannot check that %s: %s", p.what, seen))
-			s.stop(events.VerdictTestError, OutcomeSuccessError, fmt.Sprintf("%s cannot be evaluated: cannot check that %s: %s", name, p.what, seen))
+			emit(criterion{name: name, evidence: fmt.Sprintf("cannot check that %s: %s", p.what, seen),
+				verdict: events.VerdictTestError, outcome: OutcomeSuccessError,
+				reason: fmt.Sprintf("%s cannot be evaluated: cannot check that %s: %s", name, p.what, seen)})
 		case !errors.Is(err, errNotHeld):
 			// The run was cut short: interruption names why.
 		default:
 			evidence := fmt.Sprintf("expected %s (within %s); found %s", p.what, p.within, seen)
-			s.successCheck(name, false, evidence)
-			s.stop(events.VerdictAppFailed, OutcomeSuccessFailed, name+" failed: "+evidence)
+			emit(criterion{name: name, evidence: evidence, unmet: true,
+				verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, reason: name + " failed: " + evidence})
 		}
 		return
 	}
@@ -62,16 +104,16 @@ func (s *runState) judgeSuccess(ctx context.Context) {
 		name := successPrefix + "tools." + tool
 		switch {
 		case res.status == events.StatusOK:
-			s.successCheck(name, true, res.message)
+			emit(criterion{name: name, ok: true, evidence: res.message})
 			continue
 		case ctx.Err() != nil:
 		case res.fail == failAssertion:
-			s.successCheck(name, false, res.message)
-			s.stop(events.VerdictAppFailed, OutcomeSuccessFailed, name+" failed: "+res.message)
+			emit(criterion{name: name, evidence: res.message, unmet: true,
+				verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, reason: name + " failed: " + res.message})
 		default:
 			// The command could not run: it checked nothing.
-			s.successCheck(name, false, res.message)
-			s.stop(events.VerdictTestError, OutcomeSuccessError, name+" cannot be evaluated: "+res.message)
+			emit(criterion{name: name, evidence: res.message,
+				verdict: events.VerdictTestError, outcome: OutcomeSuccessError, reason: name + " cannot be evaluated: " + res.message})
 		}
 		return
 	}

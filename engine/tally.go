@@ -49,7 +49,7 @@ type declaredCall struct {
 // steps fail the run on their own. spec is the call's tool (zero for an
 // unknown one); ran says the call got past the guards.
 func (s *runState) tally(c call, spec scenarios.ToolSpec, res result, ran bool) {
-	if c.Source != events.SourceModel && c.Source != events.SourceAgent {
+	if !c.Source.Planned() && c.Source != events.SourceAgent {
 		return
 	}
 	s.outcome.calls.record(c.Tool, spec, res, ran, s.files.Scenario.Tools[c.Tool].Check)

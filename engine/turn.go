@@ -155,11 +155,11 @@ func (l *goalLoop) answerTurn(ctx context.Context, resp model.Response) bool {
 // about a call that cannot run. A rejection is the call's answer.
 func (l *goalLoop) approved(ctx context.Context, c model.ToolCall, args map[string]any) bool {
 	s := l.run
-	if !s.r.steer.inStepMode() || s.guard(call{Tool: c.Name, Args: args, Source: "model"}).status != "" {
+	if !s.r.steer.inStepMode() || s.guard(call{Tool: c.Name, Args: args, Source: s.turnSource()}).status != "" {
 		return true
 	}
 	s.r.steer.clearDecision()
-	s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: "model"})
+	s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: s.turnSource()})
 	d, err := s.r.steer.awaitDecision(ctx)
 	if err != nil {
 		return false
@@ -182,7 +182,7 @@ func (l *goalLoop) approved(ctx context.Context, c model.ToolCall, args map[stri
 func (l *goalLoop) runModelCall(ctx context.Context, c model.ToolCall, args map[string]any) bool {
 	s := l.run
 	before := s.lastSum()
-	res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: "model"})
+	res := s.step(ctx, call{ID: c.ID, Tool: c.Name, Args: args, Source: s.turnSource()})
 	s.cacheCall(c.Name, args, res)
 	msg := res.message
 	if change := s.screenChange(c.Name, args, before, res); change != "" {

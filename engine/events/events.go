@@ -58,7 +58,13 @@ const (
 	SourceModel    Source = "model"    // the model's call in a goal run
 	SourceAgent    Source = "agent"    // an outside agent's call (MCP, HTTP)
 	SourceOperator Source = "operator" // the operator, steering from the console
+	SourceCache    Source = "cache"    // a goal run's call replayed from the action cache
 )
+
+// Planned reports whether a goal run's planner chose the call: the model,
+// or the action cache replaying a call the model once chose. Such calls
+// meet every guard the model's do.
+func (s Source) Planned() bool { return s == SourceModel || s == SourceCache }
 
 // Status is how a step ended, as report.json's steps[].status writes it.
 type Status string
