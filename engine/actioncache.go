@@ -233,7 +233,7 @@ func (s *runState) cachedEndUnmet(ctx context.Context, ac *actionCache) string {
 		return ""
 	}
 	if n := len(judged); n > 0 && judged[n-1].unmet && judged[n-1].name != successPrefix+"screenshot" {
-		return fmt.Sprintf("the cached run's verdict does not hold here: %s", judged[n-1].reason)
+		return fmt.Sprintf("the cached run's verdict does not hold: %s", judged[n-1].reason)
 	}
 	ac.judged = judged
 	return ""

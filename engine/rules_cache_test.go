@@ -281,7 +281,7 @@ func TestRulesCacheVerdictMeetsTheSuccessCriteria(t *testing.T) {
 		if c.Hits != 1 || c.FellBackAt != 3 || c.Misses != 1 {
 			t.Errorf("cache account %+v, want the one replayed call and a fall back at step 3", c)
 		}
-		why := "the cached run's verdict does not hold here: success.tools.done_file failed"
+		why := "the cached run's verdict does not hold: success.tools.done_file failed"
 		if evs := loopEvents(warm, events.KindCache); len(evs) < 2 || !strings.Contains(evs[0].Message, why) {
 			t.Errorf("the fall back does not say why: %v", evs)
 		}
