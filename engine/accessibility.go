@@ -24,10 +24,10 @@ const (
 // whyNotOffered is " (click_element is not offered: why)" for a
 // click_element call the run cannot take, and "" otherwise.
 func (s *runState) whyNotOffered(tool string) string {
-	if tool != "click_element" || s.a11y == nil || s.a11y.Missing == "" {
+	if tool != "click_element" || s.env.a11y == nil || s.env.a11y.Missing == "" {
 		return ""
 	}
-	return " (click_element is not offered: " + s.a11y.Missing + ")"
+	return " (click_element is not offered: " + s.env.a11y.Missing + ")"
 }
 
 // clickElement clicks a named control as a person would: with the pointer
@@ -42,10 +42,10 @@ func (s *runState) whyNotOffered(tool string) string {
 // goes through the application's own event loop.
 func (s *runState) clickElement(ctx context.Context, c call) result {
 	name, _ := c.Args["name"].(string)
-	if s.a11y == nil || !s.a11y.Found {
+	if s.env.a11y == nil || !s.env.a11y.Found {
 		why := "the application publishes no named controls"
-		if s.a11y != nil && s.a11y.Missing != "" {
-			why = "click_element is not offered: " + s.a11y.Missing
+		if s.env.a11y != nil && s.env.a11y.Missing != "" {
+			why = "click_element is not offered: " + s.env.a11y.Missing
 		}
 		return failed(failResolution, "%s", why)
 	}
@@ -58,7 +58,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	var ctl atspi.Control
 	var err, notFound error
 	for {
-		ctl, err = s.a11y.App.Find(findCtx, name)
+		ctl, err = s.env.a11y.App.Find(findCtx, name)
 		var nf *atspi.NotFoundError
 		if errors.As(err, &nf) {
 			notFound = err
@@ -79,7 +79,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	p := &events.Point{X: centre.X, Y: centre.Y}
 	why := s.pointerMisses(ctx, ctl, centre)
 	if why == "" {
-		r := s.input(ctx, func() error { return s.desk.Click(ctx, centre.X, centre.Y) }, "", p)
+		r := s.input(ctx, func() error { return s.env.desk.Click(ctx, centre.X, centre.Y) }, "", p)
 		if r.status == events.StatusOK {
 			r.message = fmt.Sprintf("clicked the %s %q with the pointer at its centre", ctl.Role, ctl.Name)
 		}
@@ -87,7 +87,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	}
 	how := "its accessibility action (no pointer click reaches it: " + why + ")"
 	var actErr error
-	r := s.input(ctx, func() error { actErr = s.a11y.App.Activate(ctx, ctl); return actErr }, "", p)
+	r := s.input(ctx, func() error { actErr = s.env.a11y.App.Activate(ctx, ctl); return actErr }, "", p)
 	switch {
 	case r.status == events.StatusOK:
 		r.message = fmt.Sprintf("clicked the %s %q through %s", ctl.Role, ctl.Name, how)
@@ -107,11 +107,11 @@ func (s *runState) pointerMisses(ctx context.Context, ctl atspi.Control, p image
 	if ctl.Extents.Empty() {
 		return "the toolkit reports no extents"
 	}
-	w, h := s.desk.ScreenSize()
+	w, h := s.env.desk.ScreenSize()
 	if !p.In(image.Rect(0, 0, w, h)) {
 		return fmt.Sprintf("its centre %d,%d is off the %dx%d screen", p.X, p.Y, w, h)
 	}
-	if at, ok := s.desk.(windowAtPoint); ok {
+	if at, ok := s.env.desk.(windowAtPoint); ok {
 		hit, found, err := at.WindowAt(p.X, p.Y)
 		switch {
 		case err != nil:
@@ -125,14 +125,14 @@ func (s *runState) pointerMisses(ctx context.Context, ctl atspi.Control, p image
 			// opened it, which is the window its items are in; a managed
 			// window under the point must be the control's own, not a
 			// dialog over it.
-			own, err := s.a11y.App.WindowExtents(ctx, ctl)
+			own, err := s.env.a11y.App.WindowExtents(ctx, ctl)
 			box := image.Rect(hit.X, hit.Y, hit.X+hit.Width, hit.Y+hit.Height)
 			if err == nil && !own.Empty() && !sameBox(own, box) {
 				return fmt.Sprintf("another of the application's windows (%s) covers %d,%d", describeWindow(hit.Window), p.X, p.Y)
 			}
 		}
 	}
-	in, err := s.a11y.App.Contains(ctx, ctl, p)
+	in, err := s.env.a11y.App.Contains(ctx, ctl, p)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("the application cannot say what is at %d,%d: %v", p.X, p.Y, err)
@@ -162,8 +162,8 @@ func area(r image.Rectangle) int { return r.Dx() * r.Dy() }
 // ownsWindow reports whether w belongs to the application under test.
 func (s *runState) ownsWindow(w desktop.Window) bool {
 	appPID := 0
-	if s.app != nil {
-		appPID = s.app.PID()
+	if s.env.app != nil {
+		appPID = s.env.app.PID()
 	}
-	return ownedBy(w, appPID, s.session != nil && s.session.Owned())
+	return ownedBy(w, appPID, s.env.session != nil && s.env.session.Owned())
 }

@@ -262,8 +262,8 @@ func (s *runState) fallBack(ac *actionCache, why string) {
 // page element the call names.
 func (s *runState) madeOn(ctx context.Context, tool string, args map[string]any) *pendingCall {
 	p := &pendingCall{}
-	if s.desk != nil {
-		if w, ok, err := s.desk.FocusedWindow(); err == nil && ok {
+	if s.env.desk != nil {
+		if w, ok, err := s.env.desk.FocusedWindow(); err == nil && ok {
 			p.step.Window = s.r.Redact(fmt.Sprintf("%q (%s)", w.Title, w.Class))
 		}
 	}
@@ -278,18 +278,18 @@ func (s *runState) madeOn(ctx context.Context, tool string, args map[string]any)
 		}
 	}
 	switch name, _ := args["name"].(string); {
-	case tool == "click_element" && s.a11y != nil && s.a11y.Found:
+	case tool == "click_element" && s.env.a11y != nil && s.env.a11y.Found:
 		findCtx, cancel := context.WithTimeout(ctx, findBound)
 		defer cancel()
-		if ctl, err := s.a11y.App.Find(findCtx, name); err == nil {
+		if ctl, err := s.env.a11y.App.Find(findCtx, name); err == nil {
 			p.step.Control = &cache.Control{Name: s.r.Redact(ctl.Name), Role: ctl.Role}
 		}
-	case s.web != nil && args["target"] != nil:
+	case s.env.web != nil && args["target"] != nil:
 		target, _ := args["target"].(string)
 		if sel, found := s.files.Scenario.CDPTargets[target]; found {
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
-			if el, err := s.web.Tab.Query(callCtx, sel); err == nil {
+			if el, err := s.env.web.Tab.Query(callCtx, sel); err == nil {
 				p.step.Target = &cache.Target{Name: target, Found: el.Found, Text: truncate(s.r.Redact(el.Text), maxQueryTextChars)}
 			}
 		}
@@ -411,7 +411,7 @@ func (s *runState) cacheCall(tool string, args map[string]any, res result) {
 		// The crop is of the screen the call was chosen on, and is left
 		// out when a secret may show on a screen: the mask may not cover
 		// the crop's copy.
-		if p.img != nil && !s.onScreen.any() {
+		if p.img != nil && !s.env.onScreen.any() {
 			if png, err := cache.Crop(p.img, image.Pt(st.Point.X, st.Point.Y)); err == nil {
 				st.Crop = cache.CropName(ac.key, len(ac.steps)+1)
 				ac.crops[st.Crop] = png

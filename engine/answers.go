@@ -60,17 +60,17 @@ func answerRef(questionID string) string { return "answer_" + questionID }
 func (s *runState) keepAnswer(a inbox.Answer) result {
 	ref := answerRef(a.QuestionID)
 	mark := a.Mark.Effective()
-	s.answers = append(s.answers, answerValue{ref: ref, value: a.Value(), secret: mark == inbox.MarkSecret, question: a.QuestionID})
+	s.env.answers = append(s.env.answers, answerValue{ref: ref, value: a.Value(), secret: mark == inbox.MarkSecret, question: a.QuestionID})
 	if !s.book.offers.Values {
 		offers := s.book.offers
 		offers.Values = true
 		s.setTools(offers)
 	}
-	if mark == inbox.MarkSecret && s.appOut != nil {
+	if mark == inbox.MarkSecret && s.env.appOut != nil {
 		// The application's output is redacted as it is written, by a
 		// redactor made when it started; from now on it masks the secret
 		// answers too, before type_text can make an application echo one.
-		s.appOut.Use(s.r.redact.With(s.r.answers.all()...))
+		s.env.appOut.Use(s.r.redact.With(s.r.answers.all()...))
 	}
 	n := utf8.RuneCountInString(a.Value())
 	switch mark {
@@ -88,7 +88,7 @@ func (s *runState) value(ref string) (value string, secret, found bool) {
 	if v, sec, ok := s.files.Scenario.Value(ref); ok {
 		return v, sec, true
 	}
-	for _, a := range s.answers {
+	for _, a := range s.env.answers {
 		if a.ref == ref {
 			return a.value, a.secret, true
 		}

@@ -37,7 +37,7 @@ type cdpCall func(s *runState, ctx, callCtx context.Context, c call) result
 // ever reported.
 func cdpTool(body cdpCall) builtinTool {
 	return func(s *runState, ctx context.Context, _ int, c call) result {
-		if s.web == nil {
+		if s.env.web == nil {
 			return failed(failResolution, "%s: no browser tab is attached", c.Tool)
 		}
 		callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
@@ -47,7 +47,7 @@ func cdpTool(body cdpCall) builtinTool {
 }
 
 func (s *runState) cdpURL(_, callCtx context.Context, _ call) result {
-	u, err := s.web.Tab.URL(callCtx)
+	u, err := s.env.web.Tab.URL(callCtx)
 	if err != nil {
 		return s.cdpFailure(err)
 	}
@@ -56,7 +56,7 @@ func (s *runState) cdpURL(_, callCtx context.Context, _ call) result {
 
 func (s *runState) cdpListInteractive(_, callCtx context.Context, c call) result {
 	filter, _ := c.Args["filter"].(string)
-	els, err := s.web.Tab.ListInteractive(callCtx, filter)
+	els, err := s.env.web.Tab.ListInteractive(callCtx, filter)
 	if err != nil {
 		return s.cdpFailure(err)
 	}
@@ -79,7 +79,7 @@ func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
 	if r.status != "" {
 		return r
 	}
-	st, err := s.web.Tab.Query(callCtx, sel)
+	st, err := s.env.web.Tab.Query(callCtx, sel)
 	if err != nil {
 		return s.cdpFailure(err)
 	}
@@ -96,9 +96,9 @@ func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
 	if r.status != "" {
 		return r
 	}
-	pc, marks := s.web.Tab.(pointClicker)
+	pc, marks := s.env.web.Tab.(pointClicker)
 	if !marks {
-		return s.cdpInput(ctx, func() error { return s.web.Tab.Click(callCtx, sel) }, "clicked "+target)
+		return s.cdpInput(ctx, func() error { return s.env.web.Tab.Click(callCtx, sel) }, "clicked "+target)
 	}
 	var at image.Point
 	r = s.cdpInput(ctx, func() error {
@@ -116,7 +116,7 @@ func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
 // run's captures: the page is the screen, or a headful browser the run
 // launched shows it in its window.
 func (s *runState) pageOnScreen() bool {
-	return s.web.PageIsTheScreen() || s.hasWin && !s.web.Headless && !s.web.Attached
+	return s.env.web.PageIsTheScreen() || s.env.hasWin && !s.env.web.Headless && !s.env.web.Attached
 }
 
 // pointClicker is a tab that says where a click by selector landed, so
@@ -129,14 +129,14 @@ type pointClicker interface {
 // or nil when they cannot be related (an attached or a headless browser
 // whose page is not the screen).
 func (s *runState) screenPoint(ctx context.Context, p image.Point) *events.Point {
-	if s.web.PageIsTheScreen() {
+	if s.env.web.PageIsTheScreen() {
 		// The capture is the page's viewport.
 		return &events.Point{X: p.X, Y: p.Y}
 	}
 	if !s.pageOnScreen() {
 		return nil
 	}
-	origin, err := s.web.Tab.ViewportOrigin(ctx)
+	origin, err := s.env.web.Tab.ViewportOrigin(ctx)
 	if err != nil {
 		return nil
 	}
@@ -164,7 +164,7 @@ func (s *runState) cdpFill(ctx, callCtx context.Context, c call) result {
 		what = "secret value"
 		s.secretGoesIn(callCtx, ref, value, sel)
 	}
-	return s.cdpInput(ctx, func() error { return s.web.Tab.Fill(callCtx, sel, value) },
+	return s.cdpInput(ctx, func() error { return s.env.web.Tab.Fill(callCtx, sel, value) },
 		fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))
 }
 
@@ -180,7 +180,7 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 	var el cdp.Element
 	r := s.cdpInput(ctx, func() error {
 		var err error
-		el, err = s.web.Tab.ClickDescribed(callCtx, handle, text)
+		el, err = s.env.web.Tab.ClickDescribed(callCtx, handle, text)
 		return err
 	}, "")
 	if r.status != events.StatusOK {
@@ -214,7 +214,7 @@ type pageAction struct {
 // pageMark marks the start of a cdp_* action.
 func (s *runState) pageMark() pageAction {
 	m := pageAction{at: time.Now()}
-	if d, ok := s.web.Tab.(pageDrawer); ok {
+	if d, ok := s.env.web.Tab.(pageDrawer); ok {
 		m.loads = d.LoadsBegun()
 	}
 	return m
@@ -258,11 +258,11 @@ const pageSettleAttempts = 3
 // announced late on a loaded machine) means the still screen may be the
 // page being left: the page is waited for again before anything is kept.
 func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) result {
-	if s.web.Headless || s.web.Attached {
+	if s.env.web.Headless || s.env.web.Attached {
 		return s.settled(ctx, r)
 	}
-	d, ok := s.web.Tab.(pageDrawer)
-	if !ok || s.desk == nil {
+	d, ok := s.env.web.Tab.(pageDrawer)
+	if !ok || s.env.desk == nil {
 		return s.settled(ctx, r)
 	}
 	for attempt := 1; ; attempt++ {
@@ -288,7 +288,7 @@ func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) 
 			// All drawing counts then: slower, not wrong.
 			s.log("read where the browser is on the screen: %v", err)
 		}
-		img, settled, err := s.desk.WaitSettled(ctx, opts)
+		img, settled, err := s.env.desk.WaitSettled(ctx, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return r
@@ -328,7 +328,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 		waitCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		start := time.Now()
-		err := s.web.Tab.Wait(waitCtx, spec)
+		err := s.env.web.Tab.Wait(waitCtx, spec)
 		if err != nil {
 			var te *cdp.WaitTimeoutError
 			if errors.As(err, &te) {
@@ -343,7 +343,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 // cdpFailure turns a driver error into a resolution failure the model can
 // act on; a browser that is gone is left to the checks after the step.
 func (s *runState) cdpFailure(err error) result {
-	if s.web != nil && !s.web.Alive() {
+	if s.env.web != nil && !s.env.web.Alive() {
 		return failed(failResolution, "the browser is gone: %v", err)
 	}
 	return failed(failResolution, "%s", explainDriverError(err))

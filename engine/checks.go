@@ -167,10 +167,10 @@ func (s *runState) titleProbe(t *scenarios.TitleCheck, within time.Duration) pro
 		what = fmt.Sprintf("the window title contains %q", t.Contains)
 	}
 	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
-		if !s.hasWin {
+		if !s.env.hasWin {
 			return false, "the run has no application window (a headless or attached browser has none)", errCannotCheck
 		}
-		w, err := s.desk.Window(s.win.ID)
+		w, err := s.env.desk.Window(s.env.win.ID)
 		if err != nil {
 			return false, "the application window is gone", nil
 		}
@@ -216,20 +216,20 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 // switch_window chose, else the startup window; the page, when the page
 // is the screen; the whole screen without a window).
 func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
-	if s.web.PageIsTheScreen() {
-		return s.web.Screenshot(ctx)
+	if s.env.web.PageIsTheScreen() {
+		return s.env.web.Screenshot(ctx)
 	}
-	if s.desk == nil {
+	if s.env.desk == nil {
 		return nil, fmt.Errorf("%w: there is no screen to read", errCannotCheck)
 	}
-	img, err := s.desk.Capture(ctx)
+	img, err := s.env.desk.Capture(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	if !s.hasWin {
+	if !s.env.hasWin {
 		return img, nil
 	}
-	w, err := s.desk.Window(s.currentWindow().ID)
+	w, err := s.env.desk.Window(s.currentWindow().ID)
 	if err != nil {
 		return img, nil
 	}
@@ -262,13 +262,13 @@ func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within ti
 	}
 	return probe{what: fmt.Sprintf("cdp target %s: %s", name, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if s.web == nil {
+			if s.env.web == nil {
 				return false, "no browser tab is attached", errCannotCheck
 			}
 			sel := s.files.Scenario.CDPTargets[name]
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
-			st, err := s.web.Tab.Query(callCtx, sel)
+			st, err := s.env.web.Tab.Query(callCtx, sel)
 			if err != nil {
 				var se *cdp.SelectorError
 				if errors.As(err, &se) {
@@ -354,7 +354,7 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 	}
 	return probe{what: fmt.Sprintf("the control at %s is %s", target, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if !s.hasWin {
+			if !s.env.hasWin {
 				return false, "click targets are relative to the app window, and the run has none", errCannotCheck
 			}
 			p, err := s.clickPoint(ctx, target)
@@ -381,12 +381,12 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 // that published none at launch cannot be asked (errCannotCheck); a walk
 // that fails is worth another try.
 func (s *runState) accessibleControls(ctx context.Context) ([]atspi.Control, error) {
-	if s.a11y == nil || !s.a11y.Found {
+	if s.env.a11y == nil || !s.env.a11y.Found {
 		return nil, fmt.Errorf("%w: the application publishes no accessible controls (see the accessibility line of the run's log)", errCannotCheck)
 	}
 	ctx, cancel := context.WithTimeout(ctx, a11yWalkTimeout)
 	defer cancel()
-	controls, err := s.a11y.App.Controls(ctx)
+	controls, err := s.env.a11y.App.Controls(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the application's accessible controls: %w", err)
 	}
@@ -433,18 +433,18 @@ func describeControl(c atspi.Control, redact func(string) string) string {
 func (s *runState) exitProbe(code int, within time.Duration) probe {
 	return probe{what: fmt.Sprintf("the application exited with code %d", code), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if s.app == nil {
+			if s.env.app == nil {
 				return false, "no application was launched", errCannotCheck
 			}
-			if s.app.Alive() {
+			if s.env.app.Alive() {
 				return false, "the application is still running", nil
 			}
-			st := s.app.ExitStatus()
+			st := s.env.app.ExitStatus()
 			holds := st.Signal == 0 && st.Code == code
 			if holds {
 				// The scenario expected this ending: the run ends
 				// normally, as with app.success_exit_codes.
-				s.expectedExit = &code
+				s.env.expectedExit = &code
 			}
 			return holds, "the application " + st.String(), nil
 		}}
@@ -460,7 +460,7 @@ func (s *runState) cdpNavigate(ctx context.Context, c call) result {
 	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 	defer cancel()
 	start, began := time.Now(), s.pageMark()
-	if err := s.web.Tab.Navigate(navCtx, u); err != nil {
+	if err := s.env.web.Tab.Navigate(navCtx, u); err != nil {
 		return s.cdpFailure(err)
 	}
 	return s.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)

@@ -50,12 +50,12 @@ func (s *runState) withFailureScreen(ctx context.Context, n int, res result) res
 // failureScreen captures the screen for step n without settling (the
 // failure is what is shown, not what follows it), or says why it cannot.
 func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
-	if s.desk == nil {
+	if s.env.desk == nil {
 		return "", "the X session is not running"
 	}
-	if s.session != nil {
+	if s.env.session != nil {
 		select {
-		case <-s.session.Done():
+		case <-s.env.session.Done():
 			return "", "the X server went away"
 		default:
 		}
@@ -66,14 +66,14 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 	defer cancel()
 	var img *image.RGBA
 	var err error
-	if s.web.PageIsTheScreen() {
-		if !s.web.Alive() {
+	if s.env.web.PageIsTheScreen() {
+		if !s.env.web.Alive() {
 			return "", "the browser is gone"
 		}
 		// A page between documents (a failed navigation that is committing
 		// its error page) refuses captures for a moment: ask again.
 		for {
-			img, err = s.web.Screenshot(ctx)
+			img, err = s.env.web.Screenshot(ctx)
 			if err == nil || ctx.Err() != nil {
 				break
 			}
@@ -83,7 +83,7 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 			}
 		}
 	} else {
-		img, err = s.desk.Capture(ctx)
+		img, err = s.env.desk.Capture(ctx)
 	}
 	if err != nil {
 		return "", fmt.Sprintf("capture the screen: %v", err)
@@ -138,7 +138,7 @@ type windowsSeen struct {
 // seeWindows lists the display's windows now.
 func (s *runState) seeWindows() windowsSeen {
 	seen := windowsSeen{mine: map[uint32]bool{}}
-	if l, ok := s.desk.(windowLister); ok {
+	if l, ok := s.env.desk.(windowLister); ok {
 		ws, err := l.Windows()
 		if err != nil {
 			s.log("list the windows: %v", err)
@@ -146,10 +146,10 @@ func (s *runState) seeWindows() windowsSeen {
 		seen.all = ws
 	}
 	appPID := 0
-	if s.app != nil {
-		appPID = s.app.PID()
+	if s.env.app != nil {
+		appPID = s.env.app.PID()
 	}
-	owned := s.session != nil && s.session.Owned()
+	owned := s.env.session != nil && s.env.session.Owned()
 	for _, w := range seen.all {
 		if !ownedBy(w, appPID, owned) {
 			continue
@@ -192,13 +192,13 @@ func (seen windowsSeen) explain(m desktop.WindowMatch) (why, suggestion string, 
 // app.window for them: a splash screen replaced by the main window reads as
 // a lost window until the scenario names the right one.
 func (s *runState) windowsInstead() string {
-	if s.app == nil || !s.app.Alive() {
+	if s.env.app == nil || !s.env.app.Alive() {
 		return ""
 	}
 	seen := s.seeWindows()
 	var others []desktop.Window
 	for _, w := range seen.shown {
-		if w.ID != s.win.ID {
+		if w.ID != s.env.win.ID {
 			others = append(others, w)
 		}
 	}

@@ -70,7 +70,7 @@ func TestOutputScannerKnowsWhereLinesWereCut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := s.fatalLine; !strings.Contains(got, "Segfault") || strings.Contains(got, secret[:5]) || strings.Contains(got, secret[5:]) {
+	if got := s.env.fatalLine; !strings.Contains(got, "Segfault") || strings.Contains(got, secret[:5]) || strings.Contains(got, secret[5:]) {
 		t.Errorf("fatal evidence %q", got)
 	}
 }
@@ -89,7 +89,7 @@ func TestOutputScannerBlankLines(t *testing.T) {
 	if _, err := s.outputScanner().Write([]byte("starting\n\nFatal error: out of memory\n")); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.fatalLine; !strings.Contains(got, "Fatal error: out of memory") || strings.Contains(got, "\n") {
+	if got := s.env.fatalLine; !strings.Contains(got, "Fatal error: out of memory") || strings.Contains(got, "\n") {
 		t.Errorf("fatal evidence %q, want the one line", got)
 	}
 }

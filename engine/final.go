@@ -19,13 +19,13 @@ const finalCaptureTimeout = 5 * time.Second
 // that never had a display records nothing; one whose display is gone
 // records why there is no capture.
 func (s *runState) finalCapture(ctx context.Context, outcome events.Outcome) {
-	if s.desk == nil {
+	if s.env.desk == nil {
 		return
 	}
 	final := events.FinalCapture{Ending: outcome}
-	if s.session != nil {
+	if s.env.session != nil {
 		select {
-		case <-s.session.Done():
+		case <-s.env.session.Done():
 			s.publish(events.Event{Message: "no final capture: the X server went away", Data: final})
 			return
 		default:
@@ -37,10 +37,10 @@ func (s *runState) finalCapture(ctx context.Context, outcome events.Outcome) {
 	// screen, so it is not a screen event.
 	var img *image.RGBA
 	var err error
-	if s.web.PageIsTheScreen() {
-		img, err = s.web.Screenshot(ctx)
+	if s.env.web.PageIsTheScreen() {
+		img, err = s.env.web.Screenshot(ctx)
 	} else {
-		img, err = s.desk.Capture(ctx)
+		img, err = s.env.desk.Capture(ctx)
 	}
 	var rel string
 	if err == nil {

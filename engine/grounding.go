@@ -117,7 +117,7 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 		// The point goes to the report and the events, never into the
 		// message: the model never sees pixel coordinates.
 		point := &events.Point{X: pt.X, Y: pt.Y}
-		r := s.input(ctx, func() error { return s.desk.Click(ctx, pt.X, pt.Y) }, fmt.Sprintf("clicked %q", description), point)
+		r := s.input(ctx, func() error { return s.env.desk.Click(ctx, pt.X, pt.Y) }, fmt.Sprintf("clicked %q", description), point)
 		clicks++
 		if r.status != events.StatusOK {
 			return r

@@ -16,7 +16,7 @@ import (
 // window failed, a window only the scenario's matcher missed is the
 // author's mistake.
 func (s *runState) launch(ctx context.Context) error {
-	s.stage = stage.New(stage.Config{
+	s.env.stage = stage.New(stage.Config{
 		Files:     s.files,
 		Machine:   s.r.machine,
 		Display:   s.r.display(),
@@ -27,12 +27,12 @@ func (s *runState) launch(ctx context.Context) error {
 		Output:    s.outputScanner,
 		Redact:    s.r.Redact,
 	}, stageReporter{s})
-	err := s.stage.Set(ctx, s.life)
+	err := s.env.stage.Set(ctx, s.env.life)
 	// What was launched is the run's to check, even when the rest failed.
-	st := s.stage
-	s.session, s.desk, s.app = st.Server, st.Desk, st.App
-	s.win, s.hasWin = st.Window, st.HasWindow
-	s.web, s.a11y, s.appEnv = st.Web, st.A11y, st.AppEnv
+	st := s.env.stage
+	s.env.session, s.env.desk, s.env.app = st.Server, st.Desk, st.App
+	s.env.win, s.env.hasWin = st.Window, st.HasWindow
+	s.env.web, s.env.a11y, s.env.appEnv = st.Web, st.A11y, st.AppEnv
 	var f *stage.Failure
 	if errors.As(err, &f) {
 		s.judgeLaunch(ctx, f)

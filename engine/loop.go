@@ -90,7 +90,7 @@ func Check(f *scenarios.Files) error {
 func (s *runState) newModel() (*modelState, error) {
 	// The command line resolves the name before launching; a runner used
 	// on its own resolves it on first use.
-	if err := ResolveModelName(s.life, s.files, s.r.opts.ModelTransport); err != nil {
+	if err := ResolveModelName(s.env.life, s.files, s.r.opts.ModelTransport); err != nil {
 		return nil, err
 	}
 	cfg, err := ModelConfig(s.files.Operator, s.r.opts.ModelTransport)
@@ -188,7 +188,7 @@ func (s *runState) maxIterations() int {
 func (l *goalLoop) endLoopOnChecks() {
 	s := l.run
 	switch {
-	case s.appFinished:
+	case s.env.appFinished:
 		s.loop.ended = "the application exited successfully"
 	case s.outcome.end != nil:
 		s.loop.ended = "a deterministic check failed: " + s.outcome.end.reason
@@ -294,7 +294,7 @@ func (s *runState) recordStep(c model.ToolCall, status events.Status, msg string
 	}
 	res := result{status: status, message: msg}
 	if screen {
-		res = s.withFailureScreen(s.life, s.stepN, res)
+		res = s.withFailureScreen(s.env.life, s.stepN, res)
 	}
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: s.turnSource(),
 		Status: status, Message: res.message, Screen: res.screen})

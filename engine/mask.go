@@ -83,13 +83,13 @@ func (s *runState) keepScreen(ctx context.Context, img *image.RGBA) (string, []b
 // on the screen saved as rel.
 func (s *runState) reportShown(shown []string, rel string) {
 	for _, ref := range shown {
-		if s.onScreen.reported[ref] {
+		if s.env.onScreen.reported[ref] {
 			continue
 		}
-		if s.onScreen.reported == nil {
-			s.onScreen.reported = map[string]bool{}
+		if s.env.onScreen.reported == nil {
+			s.env.onScreen.reported = map[string]bool{}
 		}
-		s.onScreen.reported[ref] = true
+		s.env.onScreen.reported[ref] = true
 		s.concern(fmt.Sprintf("the application displayed the secret %q on the screen (first in %s); it is blacked out in every saved screen and every image the model gets", ref, rel))
 	}
 }
@@ -100,7 +100,7 @@ func (s *runState) reportShown(shown []string, rel string) {
 // given. It returns the refs OCR read. A run that gave the application no
 // secret costs nothing here (BenchmarkMaskSecrets).
 func (s *runState) maskSecrets(ctx context.Context, img *image.RGBA) []string {
-	m := &s.onScreen
+	m := &s.env.onScreen
 	if !m.any() {
 		return nil
 	}
@@ -185,7 +185,7 @@ func changedBox(before, after *image.RGBA) image.Rectangle {
 // the words that spell a watched secret, and the refs found. A screen
 // that has not changed since the last read is not read again.
 func (s *runState) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Rectangle, []string) {
-	m := &s.onScreen
+	m := &s.env.onScreen
 	if m.seed == (maphash.Seed{}) {
 		m.seed = maphash.MakeSeed()
 	}
@@ -222,10 +222,10 @@ func (s *runState) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Re
 // application's mapped windows (read apart, each small enough to be read
 // at twice its size), or the whole screen when they are not known.
 func (s *runState) secretReadAreas(screen image.Rectangle) []image.Rectangle {
-	if s.web.PageIsTheScreen() || s.desk == nil || !s.hasWin {
+	if s.env.web.PageIsTheScreen() || s.env.desk == nil || !s.env.hasWin {
 		return []image.Rectangle{screen}
 	}
-	ws, err := s.desk.Windows()
+	ws, err := s.env.desk.Windows()
 	if err != nil {
 		return []image.Rectangle{screen}
 	}
@@ -382,12 +382,12 @@ func approxContains(text, pattern []rune, k int) bool {
 // focused element, the focused accessible's extents, or, where none is
 // known, whatever the typing changes on the screen.
 func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string) {
-	m := &s.onScreen
+	m := &s.env.onScreen
 	if m.watched == nil {
 		m.watched = map[string]string{}
 	}
 	m.watched[ref] = value
-	if s.web != nil {
+	if s.env.web != nil {
 		sel := selector
 		if sel == "" {
 			sel = ":focus"
@@ -415,15 +415,15 @@ func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string
 		m.fields = append(m.fields, secretField{ref: ref, box: acc.Extents, place: acc.Place})
 		return
 	}
-	if s.desk == nil {
+	if s.env.desk == nil {
 		return
 	}
 	var before *image.RGBA
 	var err error
-	if s.web.PageIsTheScreen() {
-		before, err = s.web.Screenshot(ctx)
+	if s.env.web.PageIsTheScreen() {
+		before, err = s.env.web.Screenshot(ctx)
 	} else {
-		before, err = s.desk.Capture(ctx)
+		before, err = s.env.desk.Capture(ctx)
 	}
 	if err != nil {
 		s.log("capture the screen before typing a secret: %v", err)
@@ -441,7 +441,7 @@ type boxReader interface {
 // captures, or is nil when they cannot be related (an attached or
 // headless browser whose page is not the screen).
 func (s *runState) pageBox(selector string) func(ctx context.Context) (image.Rectangle, bool, error) {
-	br, ok := s.web.Tab.(boxReader)
+	br, ok := s.env.web.Tab.(boxReader)
 	if !ok {
 		return nil
 	}
@@ -473,10 +473,10 @@ func (s *runState) watchGivenSecrets() {
 		given += "\x00" + v
 	}
 	watch := func(ref, value string) {
-		if s.onScreen.watched == nil {
-			s.onScreen.watched = map[string]string{}
+		if s.env.onScreen.watched == nil {
+			s.env.onScreen.watched = map[string]string{}
 		}
-		s.onScreen.watched[ref] = value
+		s.env.onScreen.watched[ref] = value
 	}
 	for ref := range s.files.Scenario.Provides {
 		value, secret, _ := s.files.Scenario.Value(ref)

@@ -279,7 +279,7 @@ func TestMaskTypedChange(t *testing.T) {
 		}
 	}
 	s := &runState{}
-	s.onScreen.typedBefore, s.onScreen.typedRef = before, "pin"
+	s.env.onScreen.typedBefore, s.env.onScreen.typedRef = before, "pin"
 	if shown := s.maskSecrets(context.Background(), after); shown != nil {
 		t.Errorf("maskSecrets read %v with no value watched", shown)
 	}
@@ -358,7 +358,7 @@ func TestSecretWordsOnScreen(t *testing.T) {
 	}
 	img := screen("password: " + maskSecret)
 	s := &runState{}
-	s.onScreen.watched = map[string]string{"password": maskSecret}
+	s.env.onScreen.watched = map[string]string{"password": maskSecret}
 	if shown := s.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "password" {
 		t.Errorf("maskSecrets read %v, want the password", shown)
 	}
@@ -387,7 +387,7 @@ func TestSecretWordsAfterALongPrefix(t *testing.T) {
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	maskDrawText(t, img, image.Pt(10, 26), "Open https://example.test/login?passphrase="+maskPassphrase)
 	s := &runState{}
-	s.onScreen.watched = map[string]string{"passphrase": maskPassphrase}
+	s.env.onScreen.watched = map[string]string{"passphrase": maskPassphrase}
 	if shown := s.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "passphrase" {
 		t.Errorf("maskSecrets read %v, want the passphrase", shown)
 	}
@@ -436,11 +436,11 @@ func TestSecretWordsUnread(t *testing.T) {
 	}
 	state := func(desk stage.Desktop) *runState {
 		s := &runState{bus: events.NewBus(func(s string) string { return s })}
-		s.desk = desk
-		s.onScreen.watched = map[string]string{"password": maskSecret}
+		s.env.desk = desk
+		s.env.onScreen.watched = map[string]string{"password": maskSecret}
 		if desk != nil {
-			s.win, _ = f.window()
-			s.hasWin = true
+			s.env.win, _ = f.window()
+			s.env.hasWin = true
 		}
 		return s
 	}
@@ -555,7 +555,7 @@ func BenchmarkMaskSecrets(b *testing.B) {
 	})
 	b.Run("one field", func(b *testing.B) {
 		s := &runState{}
-		s.onScreen.fields = []secretField{{ref: "password", box: image.Rect(300, 200, 700, 240)}}
+		s.env.onScreen.fields = []secretField{{ref: "password", box: image.Rect(300, 200, 700, 240)}}
 		for b.Loop() {
 			s.maskSecrets(context.Background(), img)
 		}
@@ -625,7 +625,7 @@ func TestWatchGivenCredentials(t *testing.T) {
 		s := &runState{files: &scenarios.Files{Scenario: sc, Operator: op}}
 		s.watchGivenSecrets()
 		var values []string
-		for _, v := range s.onScreen.watched {
+		for _, v := range s.env.onScreen.watched {
 			values = append(values, v)
 		}
 		if got := slices.Contains(values, token); got != c.watched {

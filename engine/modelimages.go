@@ -54,10 +54,10 @@ func (m *modelImages) png(f *report.Frame) ([]byte, error) {
 // screens are compared with, and an encoding is the same bytes whatever
 // came before it.
 func (s *runState) warmModelImages(ctx context.Context) {
-	if s.desk == nil || s.web.PageIsTheScreen() || s.model == nil {
+	if s.env.desk == nil || s.env.web.PageIsTheScreen() || s.model == nil {
 		return
 	}
-	desk, rep, images := s.desk, s.rep, s.model.images
+	desk, rep, images := s.env.desk, s.rep, s.model.images
 	go func() {
 		img, err := desk.Capture(ctx)
 		if err != nil {

@@ -43,7 +43,7 @@ func (s *runState) bindings() []memory.Binding {
 		v, secret, _ := s.files.Scenario.Value(ref)
 		out = append(out, memory.Binding{Ref: ref, Length: utf8.RuneCountInString(v), Secret: secret})
 	}
-	for _, a := range s.answers {
+	for _, a := range s.env.answers {
 		out = append(out, memory.Binding{Ref: a.ref, Length: utf8.RuneCountInString(a.value), Secret: a.secret,
 			Note: "the operator's answer to " + a.question})
 	}
@@ -58,18 +58,18 @@ type titledTab interface {
 // tabs describes the attached browser tab, redacted: pages show what
 // was typed into them, and their addresses carry query strings.
 func (s *runState) tabs(ctx context.Context) []memory.Tab {
-	if s.web == nil || s.web.Tab == nil {
+	if s.env.web == nil || s.env.web.Tab == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 	defer cancel()
-	u, err := s.web.Tab.URL(ctx)
+	u, err := s.env.web.Tab.URL(ctx)
 	if err != nil {
 		s.log("read the tab's address for the Environment Update: %v", err)
 		return nil
 	}
 	var title string
-	if t, ok := s.web.Tab.(titledTab); ok {
+	if t, ok := s.env.web.Tab.(titledTab); ok {
 		if title, err = t.Title(ctx); err != nil {
 			s.log("read the tab's title for the Environment Update: %v", err)
 		}
@@ -81,7 +81,7 @@ func (s *runState) tabs(ctx context.Context) []memory.Tab {
 // window (every window's, when none has the focus), bounded, and keeps
 // the names for click_element's enum.
 func (s *runState) focusedControls(ctx context.Context) memory.Controls {
-	if _, offered := s.book.tools["click_element"]; !offered || s.a11y == nil || !s.a11y.Found {
+	if _, offered := s.book.tools["click_element"]; !offered || s.env.a11y == nil || !s.env.a11y.Found {
 		return memory.Controls{}
 	}
 	controls, err := s.accessibleControls(ctx)
@@ -119,7 +119,7 @@ func (s *runState) focusedControls(ctx context.Context) memory.Controls {
 			out.More++
 		}
 	}
-	s.controlsSeen = [2][]string{s.controlsSeen[1], names}
+	s.env.controlsSeen = [2][]string{s.env.controlsSeen[1], names}
 	return out
 }
 
@@ -133,7 +133,7 @@ func (s *runState) inWindow(ctx context.Context, controls []atspi.Control, box i
 	defer cancel()
 	var out []atspi.Control
 	for _, c := range controls {
-		win, err := s.a11y.App.WindowExtents(ctx, c)
+		win, err := s.env.a11y.App.WindowExtents(ctx, c)
 		if err != nil || win.Empty() || sameBox(win, box) {
 			out = append(out, c)
 		}
@@ -147,7 +147,7 @@ func (s *runState) inWindow(ctx context.Context, controls []atspi.Control, box i
 // guard takes any name, so a name typed with a plain "-" for the
 // application's "−" still reaches the forgiving match.
 func (s *runState) withControlNames(t scenarios.ToolSpec) scenarios.ToolSpec {
-	prev, last := s.controlsSeen[0], s.controlsSeen[1]
+	prev, last := s.env.controlsSeen[0], s.env.controlsSeen[1]
 	if len(last) == 0 || len(last) > maxControlsEnum || !slices.Equal(prev, last) {
 		return t
 	}
@@ -158,7 +158,7 @@ func (s *runState) withControlNames(t scenarios.ToolSpec) scenarios.ToolSpec {
 // enum, so type_text and cdp_fill take them like provided values (a ref
 // without an enum is refused as no value provided).
 func (s *runState) withAnswerRefs(t scenarios.ToolSpec) scenarios.ToolSpec {
-	if len(s.answers) == 0 {
+	if len(s.env.answers) == 0 {
 		return t
 	}
 	i := slices.IndexFunc(t.Params, func(p scenarios.Param) bool { return p.Name == "ref" })
@@ -166,7 +166,7 @@ func (s *runState) withAnswerRefs(t scenarios.ToolSpec) scenarios.ToolSpec {
 		return t
 	}
 	refs := slices.Clone(t.Params[i].Enum)
-	for _, a := range s.answers {
+	for _, a := range s.env.answers {
 		if !slices.Contains(refs, a.ref) {
 			refs = append(refs, a.ref)
 		}

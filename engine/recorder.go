@@ -223,8 +223,8 @@ func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 	defer stop()
 
 	seen := Seen{Pointer: at, Tools: slices.Clone(s.book.names), Vocabulary: s.vocabulary()}
-	if s.hasWin && s.desk != nil {
-		if w, err := s.desk.Window(s.win.ID); err == nil {
+	if s.env.hasWin && s.env.desk != nil {
+		if w, err := s.env.desk.Window(s.env.win.ID); err == nil {
 			seen.Title = s.r.Redact(w.Title)
 		}
 	}
@@ -378,12 +378,12 @@ func boxDistance2(r image.Rectangle, p image.Point) int {
 
 // lookElements reads the first match of every cdp_targets selector.
 func (s *runState) lookElements(ctx context.Context, seen *Seen) {
-	if s.web == nil || s.web.Tab == nil {
+	if s.env.web == nil || s.env.web.Tab == nil {
 		return
 	}
 	for _, name := range sortedKeys(s.files.Scenario.CDPTargets) {
 		callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
-		st, err := s.web.Tab.Query(callCtx, s.files.Scenario.CDPTargets[name])
+		st, err := s.env.web.Tab.Query(callCtx, s.files.Scenario.CDPTargets[name])
 		cancel()
 		if err != nil {
 			s.log("read cdp target %s for the recorder: %v", name, err)
@@ -427,7 +427,7 @@ func (s *runState) vocabulary() Vocabulary {
 			v.Declared = append(v.Declared, DeclaredCall{Tool: name, Args: c})
 		}
 	}
-	for _, a := range s.answers {
+	for _, a := range s.env.answers {
 		v.Refs = append(v.Refs, a.ref)
 	}
 	return v

@@ -40,8 +40,8 @@ const pingRound = time.Second
 // checks; an application none of whose windows takes part (xterm) is not
 // judged, and neither is one the run's end cut short.
 func (s *runState) checkResponsive(ctx context.Context) {
-	pinger, ok := s.desk.(appPinger)
-	if !ok || s.app == nil || !s.app.Alive() || !s.hasWin || ctx.Err() != nil {
+	pinger, ok := s.env.desk.(appPinger)
+	if !ok || s.env.app == nil || !s.env.app.Alive() || !s.env.hasWin || ctx.Err() != nil {
 		return
 	}
 	timeout := time.Duration(s.files.Scenario.App.HangTimeoutS() * float64(time.Second))
@@ -51,9 +51,9 @@ func (s *runState) checkResponsive(ctx context.Context) {
 		w, asked, err := s.pingOnce(ctx, pinger, time.Until(deadline))
 		switch {
 		case err == nil && asked:
-			s.responsive = &events.Check{Name: checkAppResponsive, OK: true}
+			s.env.responsive = &events.Check{Name: checkAppResponsive, OK: true}
 			return
-		case !asked || ctx.Err() != nil || !s.app.Alive():
+		case !asked || ctx.Err() != nil || !s.env.app.Alive():
 			// No window takes part, the run is ending, or the app died
 			// while it was asked (process_alive says so).
 			return
@@ -65,7 +65,7 @@ func (s *runState) checkResponsive(ctx context.Context) {
 	}
 	evidence := fmt.Sprintf("the application stopped answering: its window %s did not answer _NET_WM_PING within %s (app.hang_timeout_s)",
 		describeWindow(silent), timeout)
-	s.responsive = &events.Check{Name: checkAppResponsive, OK: false, Evidence: evidence}
+	s.env.responsive = &events.Check{Name: checkAppResponsive, OK: false, Evidence: evidence}
 	s.diagnoseHang(ctx, silent, timeout, evidence)
 }
 
@@ -130,7 +130,7 @@ func (s *runState) pingable() []desktop.Window {
 func (s *runState) diagnoseHang(ctx context.Context, w desktop.Window, timeout time.Duration, evidence string) {
 	rel, noScreen := s.failureScreen(ctx, s.stepN)
 	var threads []events.ThreadSeen
-	for _, t := range proc.Threads(s.app.PID()) {
+	for _, t := range proc.Threads(s.env.app.PID()) {
 		threads = append(threads, events.ThreadSeen{PID: t.PID, TID: t.TID, Name: t.Name, State: t.State, WChan: t.WChan})
 	}
 	s.publish(events.Event{Message: evidence, Screen: rel, Data: events.AppHung{

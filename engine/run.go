@@ -306,7 +306,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	lifeCtx, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelLife()
 	st := newRunState(r, bus, rep)
-	st.life = lifeCtx
+	st.env.life = lifeCtx
 	st.start()
 	r.mu.Lock()
 	early := r.early

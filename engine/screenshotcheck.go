@@ -133,12 +133,12 @@ func (s *runState) windowCapture(ctx context.Context) (*image.RGBA, error) {
 		err  error
 	)
 	switch {
-	case s.web.PageIsTheScreen():
-		full, err = s.web.Screenshot(ctx)
-	case s.desk == nil:
+	case s.env.web.PageIsTheScreen():
+		full, err = s.env.web.Screenshot(ctx)
+	case s.env.desk == nil:
 		return nil, fmt.Errorf("%w: there is no screen to read", errCannotCheck)
 	default:
-		full, err = s.desk.Capture(ctx)
+		full, err = s.env.desk.Capture(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("capture the screen: %w", err)
@@ -148,7 +148,7 @@ func (s *runState) windowCapture(ctx context.Context) (*image.RGBA, error) {
 	draw.Draw(screen, screen.Bounds(), full, full.Bounds().Min, draw.Src)
 	s.maskSecrets(ctx, screen)
 	area := screen.Bounds()
-	if !s.web.PageIsTheScreen() && s.hasWin {
+	if !s.env.web.PageIsTheScreen() && s.env.hasWin {
 		if area, err = s.windowArea(screen.Bounds(), nil); err != nil {
 			return nil, err
 		}
@@ -168,8 +168,8 @@ func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) 
 		return out, nil
 	}
 	origin := image.Point{}
-	if !s.web.PageIsTheScreen() && s.hasWin {
-		w, err := s.desk.Window(s.currentWindow().ID)
+	if !s.env.web.PageIsTheScreen() && s.env.hasWin {
+		w, err := s.env.desk.Window(s.currentWindow().ID)
 		if err != nil {
 			return nil, fmt.Errorf("the application window is gone: %w", err)
 		}
@@ -178,7 +178,7 @@ func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) 
 	for _, name := range c.Mask {
 		if sel, ok := s.files.Scenario.CDPTargets[name]; ok {
 			var place func(context.Context) (image.Rectangle, bool, error)
-			if s.web != nil {
+			if s.env.web != nil {
 				place = s.pageBox(sel)
 			}
 			if place == nil {

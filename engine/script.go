@@ -33,7 +33,7 @@ func (s *runState) runScript(ctx context.Context) {
 			s.stop(events.VerdictTestError, OutcomeStepError, fmt.Sprintf("step %d (%s) could not run: %s", i+1, st.Tool, res.message))
 		}
 		if !s.checkAfterStep(ctx) {
-			if left := len(s.files.Scenario.Steps) - i - 1; s.appFinished && left > 0 {
+			if left := len(s.files.Scenario.Steps) - i - 1; s.env.appFinished && left > 0 {
 				s.concern(fmt.Sprintf("the application exited successfully after step %d; %d later steps did not run", i+1, left))
 			}
 			return

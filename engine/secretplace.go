@@ -52,8 +52,8 @@ func (s *runState) destination(ctx context.Context, fillTarget string) (scenario
 		d.CDPTargets = []string{fillTarget}
 		parts = append(parts, fmt.Sprintf("cdp target %q", fillTarget))
 	}
-	if s.web != nil {
-		if fr, ok := s.web.Tab.(focusReader); ok {
+	if s.env.web != nil {
+		if fr, ok := s.env.web.Tab.(focusReader); ok {
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
 			selectors := s.files.Scenario.CDPTargets
@@ -76,7 +76,7 @@ func (s *runState) destination(ctx context.Context, fillTarget string) (scenario
 			}
 		}
 	}
-	if fillTarget == "" && s.web == nil {
+	if fillTarget == "" && s.env.web == nil {
 		if acc, ok := s.focusedAccessible(ctx); ok {
 			d.Role, d.Name = acc.Role, acc.Name
 			parts = append(parts, fmt.Sprintf("the focused %s %q", acc.Role, acc.Name))
@@ -101,12 +101,12 @@ func quoteAll(names []string) []string {
 // focusedAccessible reads the application's focused accessible over
 // AT-SPI, when the run has found the application there.
 func (s *runState) focusedAccessible(ctx context.Context) (atspi.Accessible, bool) {
-	if s.a11y == nil || !s.a11y.Found {
+	if s.env.a11y == nil || !s.env.a11y.Found {
 		return atspi.Accessible{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	acc, ok, err := s.a11y.App.Focused(ctx)
+	acc, ok, err := s.env.a11y.App.Focused(ctx)
 	if err != nil || !ok {
 		return atspi.Accessible{}, false
 	}

@@ -17,10 +17,10 @@ import (
 // textReader is the run's OCR, made on first use; one tesseract runs at a
 // time for the run.
 func (s *runState) textReader() vision.OCR {
-	if s.ocrReader == nil {
-		s.ocrReader = ocr.NewReader(1)
+	if s.env.ocrReader == nil {
+		s.env.ocrReader = ocr.NewReader(1)
 	}
-	return vision.OCR{Reader: s.ocrReader}
+	return vision.OCR{Reader: s.env.ocrReader}
 }
 
 // windowArea is the part of the screen the current window covers (the one
@@ -29,13 +29,13 @@ func (s *runState) textReader() vision.OCR {
 func (s *runState) windowArea(screen image.Rectangle, region *scenarios.Region) (image.Rectangle, error) {
 	area := screen
 	origin := screen.Min
-	if s.hasWin {
-		w, err := s.desk.Window(s.currentWindow().ID)
+	if s.env.hasWin {
+		w, err := s.env.desk.Window(s.currentWindow().ID)
 		if err != nil {
 			return image.Rectangle{}, fmt.Errorf("the application window is gone: %w", err)
 		}
-		if w.ID == s.win.ID {
-			s.win = w
+		if w.ID == s.env.win.ID {
+			s.env.win = w
 		}
 		origin = image.Pt(w.X, w.Y)
 		area = image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(screen)
@@ -53,7 +53,7 @@ func (s *runState) windowArea(screen image.Rectangle, region *scenarios.Region) 
 // readText reads the words in the window (or a region of it) on a fresh
 // capture.
 func (s *runState) readText(ctx context.Context, region *scenarios.Region) ([]ocr.Word, image.Rectangle, error) {
-	img, err := s.desk.Capture(ctx)
+	img, err := s.env.desk.Capture(ctx)
 	if err != nil {
 		return nil, image.Rectangle{}, fmt.Errorf("capture the screen: %w", err)
 	}
@@ -124,16 +124,16 @@ func (s *runState) nameTarget(ctx context.Context, t scenarios.ClickTarget) (eve
 // nameTargetControl finds the control a name target names, with a place
 // on the screen.
 func (s *runState) nameTargetControl(ctx context.Context, t scenarios.ClickTarget) (atspi.Control, error) {
-	if s.a11y == nil || !s.a11y.Found {
+	if s.env.a11y == nil || !s.env.a11y.Found {
 		why := "the application's accessible controls are not known"
-		if s.a11y != nil && s.a11y.Missing != "" {
-			why += ": " + s.a11y.Missing
+		if s.env.a11y != nil && s.env.a11y.Missing != "" {
+			why += ": " + s.env.a11y.Missing
 		}
 		return atspi.Control{}, errors.New(why)
 	}
 	findCtx, cancel := context.WithTimeout(ctx, findBound)
 	defer cancel()
-	controls, err := s.a11y.App.Controls(findCtx)
+	controls, err := s.env.a11y.App.Controls(findCtx)
 	if err != nil {
 		return atspi.Control{}, fmt.Errorf("list the application's controls: %w", err)
 	}
@@ -180,7 +180,7 @@ func (s *runState) textCondition(ctx context.Context, text string) (bool, error)
 // unavailable as before.
 func (s *runState) ocrJudgement(ctx context.Context, expectation string) (met bool, reason string, ok bool) {
 	quotes := scenarios.QuotedTexts(expectation)
-	if len(quotes) == 0 || s.desk == nil {
+	if len(quotes) == 0 || s.env.desk == nil {
 		return false, "", false
 	}
 	words, _, err := s.readText(ctx, nil)

@@ -69,7 +69,8 @@ type runState struct {
 	rep   *report.Writer
 	files *scenarios.Files
 
-	environment
+	// env is what the run launched and acts on (environment).
+	env environment
 	// book is what a call is checked against and the budgets it spends
 	// (guardbook.go).
 	book guardBook
@@ -261,14 +262,14 @@ func (s *runState) interruption(parent, work context.Context) {
 // outputScanner is the application's stdout/stderr sink: app.log, and the
 // fatal log patterns.
 func (s *runState) outputScanner() io.Writer {
-	if s.appOut == nil {
-		s.appOut = s.r.redact.Stream(s.rep.AppLog())
+	if s.env.appOut == nil {
+		s.env.appOut = s.r.redact.Stream(s.rep.AppLog())
 	}
 	// midLine is set while this source's line continues in its next write
 	// (the pump splits lines longer than its read).
 	midLine := false
 	return writerFunc(func(p []byte) (int, error) {
-		if _, err := s.appOut.Write(p); err != nil {
+		if _, err := s.env.appOut.Write(p); err != nil {
 			return 0, err
 		}
 		if len(p) == 0 || len(s.r.fatal) == 0 {
@@ -291,11 +292,11 @@ func (s *runState) outputScanner() io.Writer {
 				if !re.MatchString(text) {
 					continue
 				}
-				s.fatalMu.Lock()
-				if s.fatalLine == "" {
-					s.fatalLine = s.fatalEvidence(text, re, first && startsMid, endsMid)
+				s.env.fatalMu.Lock()
+				if s.env.fatalLine == "" {
+					s.env.fatalLine = s.fatalEvidence(text, re, first && startsMid, endsMid)
 				}
-				s.fatalMu.Unlock()
+				s.env.fatalMu.Unlock()
 			}
 		}
 		return len(p), nil
@@ -311,10 +312,10 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 func (s *runState) checks() []events.Check {
 	var out []events.Check
 	exitedOK := s.exitedSuccessfully() || s.exitedAsExpected()
-	if s.app != nil {
-		c := events.Check{Name: "process_alive", OK: s.app.Alive() || exitedOK}
-		if !s.app.Alive() {
-			c.Evidence = "the application " + s.app.ExitStatus().String()
+	if s.env.app != nil {
+		c := events.Check{Name: "process_alive", OK: s.env.app.Alive() || exitedOK}
+		if !s.env.app.Alive() {
+			c.Evidence = "the application " + s.env.app.ExitStatus().String()
 			switch {
 			case s.exitedAsExpected():
 				c.Evidence += ", as the scenario expects (app.expect_exit)"
@@ -328,9 +329,9 @@ func (s *runState) checks() []events.Check {
 		}
 		out = append(out, c)
 	}
-	if s.hasWin {
+	if s.env.hasWin {
 		c := events.Check{Name: "window_present", OK: true}
-		w, err := s.desk.Window(s.win.ID)
+		w, err := s.env.desk.Window(s.env.win.ID)
 		switch {
 		case exitedOK:
 			c.Evidence = "the application exited successfully, so its window is gone"
@@ -339,20 +340,20 @@ func (s *runState) checks() []events.Check {
 			// ends; the exit itself is checked once the steps are done.
 			c.Evidence = "the window is gone; the application is expected to exit (app.expect_exit)"
 		case err != nil:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.win.ID, err)+s.windowsInstead()
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.env.win.ID, err)+s.windowsInstead()
 		case !w.Viewable:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.win.ID)+s.windowsInstead()
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.env.win.ID)+s.windowsInstead()
 		default:
-			s.win = w
+			s.env.win = w
 		}
 		out = append(out, c)
 	}
-	if s.responsive != nil {
-		out = append(out, *s.responsive)
+	if s.env.responsive != nil {
+		out = append(out, *s.env.responsive)
 	}
-	s.fatalMu.Lock()
-	line := s.fatalLine
-	s.fatalMu.Unlock()
+	s.env.fatalMu.Lock()
+	line := s.env.fatalLine
+	s.env.fatalMu.Unlock()
 	c := events.Check{Name: "fatal_pattern", OK: line == ""}
 	if line != "" {
 		c.Evidence = line
@@ -363,14 +364,14 @@ func (s *runState) checks() []events.Check {
 // exitedSuccessfully reports whether the app has exited with one of the
 // scenario's success exit codes (an app that exits when its job is done).
 func (s *runState) exitedSuccessfully() bool {
-	if s.app == nil || s.app.Alive() || s.files.Scenario.App == nil {
+	if s.env.app == nil || s.env.app.Alive() || s.files.Scenario.App == nil {
 		return false
 	}
-	st := s.app.ExitStatus()
+	st := s.env.app.ExitStatus()
 	if st.Signal != 0 {
 		return false
 	}
-	if s.expectedExit != nil && st.Code == *s.expectedExit {
+	if s.env.expectedExit != nil && st.Code == *s.env.expectedExit {
 		return true
 	}
 	for _, code := range s.files.Scenario.App.SuccessExitCodes {
@@ -395,7 +396,7 @@ func (s *runState) exitGrace() time.Duration {
 // still answers, and stops the run on the first failure.
 func (s *runState) checkAfterStep(ctx context.Context) bool {
 	if s.exitedSuccessfully() {
-		s.appFinished = true
+		s.env.appFinished = true
 		return false
 	}
 	if s.sessionLost() {
@@ -404,18 +405,18 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 	checks := s.checks()
 	if s.windowGoneBeforeExit(checks) {
 		select {
-		case <-s.app.Done():
+		case <-s.env.app.Done():
 		case <-time.After(s.exitGrace()):
 		}
 		if s.exitedSuccessfully() {
-			s.appFinished = true
+			s.env.appFinished = true
 			return false
 		}
 		checks = s.checks()
 	}
 	if !slices.ContainsFunc(checks, func(c events.Check) bool { return !c.OK }) {
 		s.checkResponsive(ctx)
-		if r := s.responsive; r != nil && !r.OK {
+		if r := s.env.responsive; r != nil && !r.OK {
 			checks = append(checks, *r)
 		}
 	}
@@ -439,7 +440,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
 	// An app that exited since the checks began counts too: its window
 	// went first, and the wait for its end returns at once.
-	if s.app == nil || s.files.Scenario.App == nil || len(s.files.Scenario.App.SuccessExitCodes) == 0 {
+	if s.env.app == nil || s.files.Scenario.App == nil || len(s.files.Scenario.App.SuccessExitCodes) == 0 {
 		return false
 	}
 	for _, c := range checks {
@@ -482,12 +483,12 @@ func (s *runState) captureWith(ctx context.Context, settle *desktop.SettleOption
 	var err error
 	settled := true
 	switch {
-	case s.web.PageIsTheScreen():
-		encoded, err = s.web.CapturePNG(ctx)
+	case s.env.web.PageIsTheScreen():
+		encoded, err = s.env.web.CapturePNG(ctx)
 	case settle != nil:
-		img, settled, err = s.desk.WaitSettled(ctx, *settle)
+		img, settled, err = s.env.desk.WaitSettled(ctx, *settle)
 	default:
-		img, err = s.desk.Capture(ctx)
+		img, err = s.env.desk.Capture(ctx)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
@@ -505,7 +506,7 @@ func (s *runState) captureWith(ctx context.Context, settle *desktop.SettleOption
 // it, kept as it is and not decoded here unless a secret may be masked on
 // it. sent is capture's. The error is a PNG that could not be read.
 func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []byte, settled, sent bool) (string, *report.Frame, error) {
-	if img == nil && s.onScreen.any() {
+	if img == nil && s.env.onScreen.any() {
 		// Masking needs the pixels, and the report then writes the
 		// masked ones, encoded again.
 		var err error
@@ -546,7 +547,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	var checks []events.Check
 	s.sessionLost()
 	s.announce(ctx, true)
-	if s.app != nil {
+	if s.env.app != nil {
 		checks = s.checks()
 		if c, ok := s.expectedExitCheck(); ok {
 			checks = append(checks, c)
@@ -577,16 +578,16 @@ func (s *runState) finish(ctx context.Context) Result {
 // shutdown stops everything the run launched, then closes app.log once
 // the output pumps have ended with their processes.
 func (s *runState) shutdown() {
-	if s.stage != nil {
-		s.stage.Strike()
+	if s.env.stage != nil {
+		s.env.stage.Strike()
 	}
-	if s.appOut != nil {
-		if err := s.appOut.Close(); err != nil {
+	if s.env.appOut != nil {
+		if err := s.env.appOut.Close(); err != nil {
 			s.log("write app.log: %v", err)
 		}
 	}
-	if s.ocrReader != nil {
-		_ = s.ocrReader.Close() // the long-lived tesseract, if one ran
+	if s.env.ocrReader != nil {
+		_ = s.env.ocrReader.Close() // the long-lived tesseract, if one ran
 	}
 }
 

@@ -246,7 +246,7 @@ func (s *runState) lookAround(ctx context.Context) lookAround {
 	}
 	l.rel, l.img = rel, img
 	l.windows = map[uint32]string{}
-	if ws, err := s.desk.Windows(); err != nil {
+	if ws, err := s.env.desk.Windows(); err != nil {
 		s.log("list the windows for the takeover: %v", err)
 	} else {
 		for _, w := range ws {
@@ -256,7 +256,7 @@ func (s *runState) lookAround(ctx context.Context) lookAround {
 			}
 		}
 	}
-	if w, ok, err := s.desk.FocusedWindow(); err == nil && ok {
+	if w, ok, err := s.env.desk.FocusedWindow(); err == nil && ok {
 		l.focus = truncate(s.r.Redact(w.Title), 120)
 	}
 	return l
@@ -280,7 +280,7 @@ func (s *runState) takeoverPoint(ctx context.Context) string {
 		d.failed(ErrRunOver)
 		return ""
 	}
-	if s.desk == nil || s.session == nil || s.web.PageIsTheScreen() {
+	if s.env.desk == nil || s.env.session == nil || s.env.web.PageIsTheScreen() {
 		d.failed(errors.New("this run has no desktop to take over (a headless browser's page is its screen)"))
 		return ""
 	}
@@ -305,10 +305,10 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 	defer os.RemoveAll(dir)
 	before := s.lookAround(ctx)
 	var env []string
-	if xa := s.r.getenv("XAUTHORITY"); xa != "" && !s.session.Owned() {
+	if xa := s.r.getenv("XAUTHORITY"); xa != "" && !s.env.session.Owned() {
 		env = append(env, "XAUTHORITY="+xa)
 	}
-	srv, err := s.r.vnc.StartVNC(ctx, vnc.Options{Display: s.session.Display(), Addr: d.addr, Password: password, Dir: dir, Env: env})
+	srv, err := s.r.vnc.StartVNC(ctx, vnc.Options{Display: s.env.session.Display(), Addr: d.addr, Password: password, Dir: dir, Env: env})
 	if err != nil {
 		err = fmt.Errorf("start the VNC server for the takeover: %w", err)
 		s.log("%v", err)
@@ -332,7 +332,7 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 		how = events.TakeoverClientLeft
 	case <-ctx.Done():
 		how = events.TakeoverRunEnded
-	case <-s.session.Done():
+	case <-s.env.session.Done():
 		how = events.TakeoverRunEnded
 	}
 	if err := srv.Stop(); err != nil {
@@ -346,7 +346,7 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 
 	// The work context may be over (the deadline during the takeover):
 	// the look at what changed is part of the record all the same.
-	lookCtx, cancel := context.WithTimeout(s.life, 10*time.Second)
+	lookCtx, cancel := context.WithTimeout(s.env.life, 10*time.Second)
 	defer cancel()
 	after := s.lookAround(lookCtx)
 	ended := events.TakeoverEnded{DurationS: took.Round(100 * time.Millisecond).Seconds(), Ended: how,

@@ -133,7 +133,7 @@ func (s *runState) observeScreen(ctx context.Context) result {
 
 func (s *runState) pressKey(ctx context.Context, c call) result {
 	key, _ := c.Args["key"].(string)
-	return s.input(ctx, func() error { return s.desk.PressKey(ctx, key) }, fmt.Sprintf("pressed %s", key), nil)
+	return s.input(ctx, func() error { return s.env.desk.PressKey(ctx, key) }, fmt.Sprintf("pressed %s", key), nil)
 }
 
 func (s *runState) click(ctx context.Context, c call) result {
@@ -142,7 +142,7 @@ func (s *runState) click(ctx context.Context, c call) result {
 	if err != nil {
 		return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
 	}
-	return s.input(ctx, func() error { return s.desk.Click(ctx, p.X, p.Y) }, "clicked "+target, &p)
+	return s.input(ctx, func() error { return s.env.desk.Click(ctx, p.X, p.Y) }, "clicked "+target, &p)
 }
 
 // typeText types a provided value; the result names its ref and length,
@@ -157,7 +157,7 @@ func (s *runState) typeText(ctx context.Context, c call) result {
 		return r
 	}
 	if !secret {
-		return s.input(ctx, func() error { return s.desk.TypeText(ctx, value) },
+		return s.input(ctx, func() error { return s.env.desk.TypeText(ctx, value) },
 			fmt.Sprintf("typed the value %q (%d characters)", ref, len([]rune(value))), nil)
 	}
 	checked := s.focusMark(ctx)
@@ -237,9 +237,9 @@ func (s *runState) respond(n int, c call) result {
 // driverFailure turns a driver error into a result, noticing when the X
 // server itself is gone.
 func (s *runState) driverFailure(err error) result {
-	if s.session != nil {
+	if s.env.session != nil {
 		select {
-		case <-s.session.Done():
+		case <-s.env.session.Done():
 			s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
 		default:
 		}
@@ -286,10 +286,10 @@ func (s *runState) settledWith(ctx context.Context, r result, opts desktop.Settl
 // a point the scenario author placed relative to the window, where its
 // text is read or where its accessible control is.
 func (s *runState) clickPoint(ctx context.Context, target string) (events.Point, error) {
-	if !s.hasWin {
+	if !s.env.hasWin {
 		return events.Point{}, errors.New("the application window is not known")
 	}
-	w, err := s.desk.Window(s.currentWindow().ID)
+	w, err := s.env.desk.Window(s.currentWindow().ID)
 	if err != nil {
 		return events.Point{}, fmt.Errorf("the application window is gone: %w", err)
 	}
@@ -330,12 +330,12 @@ func (s *runState) declared(ctx context.Context, c call) result {
 	}
 	env := []string{}
 	switch {
-	case s.appEnv != nil:
+	case s.env.appEnv != nil:
 		// The same display, HOME and XDG directories as the app, so a
 		// check finds the files it wrote.
-		env = append(env, s.appEnv...)
-	case s.session != nil:
-		env = append(env, "DISPLAY="+s.session.Display())
+		env = append(env, s.env.appEnv...)
+	case s.env.session != nil:
+		env = append(env, "DISPLAY="+s.env.session.Display())
 	}
 	for _, k := range sortedKeys(dt.Env) {
 		env = append(env, k+"="+dt.Env[k])
@@ -451,16 +451,16 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
 	switch {
 	case c.ScreenChanging:
-		_, settled, err := s.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		_, settled, err := s.env.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
 		if err != nil && ctx.Err() != nil {
 			return true, nil
 		}
 		return !settled, err
 	case c.WindowTitle != "":
-		if !s.hasWin {
+		if !s.env.hasWin {
 			return false, errors.New("no application window to read the title of")
 		}
-		w, err := s.desk.Window(s.currentWindow().ID)
+		w, err := s.env.desk.Window(s.currentWindow().ID)
 		if err != nil {
 			return false, err
 		}
@@ -508,18 +508,18 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 
 // appDone is closed when the application exits (never, without one).
 func (s *runState) appDone() <-chan struct{} {
-	if s.app == nil {
+	if s.env.app == nil {
 		return nil
 	}
-	return s.app.Done()
+	return s.env.app.Done()
 }
 
 // sessionDone is closed when the X server goes away.
 func (s *runState) sessionDone() <-chan struct{} {
-	if s.session == nil {
+	if s.env.session == nil {
 		return nil
 	}
-	return s.session.Done()
+	return s.env.session.Done()
 }
 
 // sessionLost reports whether the X server is gone, and if so records it
@@ -527,15 +527,15 @@ func (s *runState) sessionDone() <-chan struct{} {
 // moment to be noticed too: a killed server takes its clients with it, and
 // the cause, not the symptom, is what the report must name.
 func (s *runState) sessionLost() bool {
-	if s.session == nil {
+	if s.env.session == nil {
 		return false
 	}
 	var grace <-chan time.Time // nil: do not wait
-	if s.app != nil && !s.app.Alive() {
+	if s.env.app != nil && !s.env.app.Alive() {
 		grace = time.After(s.r.serverGrace)
 	}
 	select {
-	case <-s.session.Done():
+	case <-s.env.session.Done():
 	case <-grace:
 		return false
 	default:
@@ -543,7 +543,7 @@ func (s *runState) sessionLost() bool {
 			return false
 		}
 		select {
-		case <-s.session.Done():
+		case <-s.env.session.Done():
 		case <-grace:
 			return false
 		}

@@ -40,7 +40,7 @@ func (m focusMark) String() string {
 func (s *runState) focusMark(ctx context.Context) focusMark {
 	d, where := s.destination(ctx, "")
 	m := focusMark{where: where, read: d.Origin != "" || d.Role != ""}
-	if w, ok, err := s.desk.FocusedWindow(); err == nil && ok {
+	if w, ok, err := s.env.desk.FocusedWindow(); err == nil && ok {
 		m.window = w.ID
 	}
 	return m
@@ -62,7 +62,7 @@ func (s *runState) typeWatchingFocus(ctx context.Context, value string, checked 
 	}
 	for i := 0; i < len(runes); i += secretChunk {
 		end := min(i+secretChunk, len(runes))
-		if err := s.desk.TypeText(ctx, string(runes[i:end])); err != nil {
+		if err := s.env.desk.TypeText(ctx, string(runes[i:end])); err != nil {
 			return "", err
 		}
 		if now := s.focusMark(ctx); start.movedTo(now) {

@@ -19,12 +19,12 @@ import (
 // WM_CLASS.
 func (s *runState) isAppWindow(w desktop.Window) bool {
 	switch {
-	case s.hasWin && w.ID == s.win.ID:
+	case s.env.hasWin && w.ID == s.env.win.ID:
 		return true
 	case w.PID != 0:
-		return s.app != nil && (desktop.WindowMatch{PID: s.app.PID(), IncludeHidden: true}).Matches(w)
+		return s.env.app != nil && (desktop.WindowMatch{PID: s.env.app.PID(), IncludeHidden: true}).Matches(w)
 	}
-	return s.hasWin && w.Class != "" && w.Class == s.win.Class && w.Instance == s.win.Instance
+	return s.env.hasWin && w.Class != "" && w.Class == s.env.win.Class && w.Instance == s.env.win.Instance
 }
 
 // appWindow is one of the application's windows as the model and the
@@ -39,14 +39,14 @@ type appWindow struct {
 // kinds of the popups (tooltips, menus) it shows over them, which are
 // never its windows.
 func (s *runState) appWindows() (wins []appWindow, popups []string, err error) {
-	if s.desk == nil || !s.hasWin {
+	if s.env.desk == nil || !s.env.hasWin {
 		return nil, nil, nil
 	}
-	ws, err := s.desk.Windows()
+	ws, err := s.env.desk.Windows()
 	if err != nil {
 		return nil, nil, err
 	}
-	focused, hasFocus, err := s.desk.FocusedWindow()
+	focused, hasFocus, err := s.env.desk.FocusedWindow()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,8 +56,8 @@ func (s *runState) appWindows() (wins []appWindow, popups []string, err error) {
 		case w.Popup != "":
 			// A popup is the app's by its pid; one without (an Xt menu)
 			// by the startup window's class.
-			mine := w.PID != 0 && s.app != nil && (desktop.WindowMatch{PID: s.app.PID()}).Matches(w) ||
-				w.PID == 0 && w.Class != "" && w.Class == s.win.Class
+			mine := w.PID != 0 && s.env.app != nil && (desktop.WindowMatch{PID: s.env.app.PID()}).Matches(w) ||
+				w.PID == 0 && w.Class != "" && w.Class == s.env.win.Class
 			if mine && !slices.Contains(popups, w.Popup) {
 				popups = append(popups, w.Popup)
 			}
@@ -98,15 +98,15 @@ func (s *runState) windowTitles() string {
 // only when no window of the app has the focus does the startup window get
 // it.
 func (s *runState) focusForInput() {
-	if !s.hasWin {
+	if !s.env.hasWin {
 		return
 	}
 	target := s.currentWindow()
-	w, ok, err := s.desk.FocusedWindow()
-	if err == nil && ok && (w.ID == target.ID || !s.hasTarget && s.isAppWindow(w)) {
+	w, ok, err := s.env.desk.FocusedWindow()
+	if err == nil && ok && (w.ID == target.ID || !s.env.hasTarget && s.isAppWindow(w)) {
 		return
 	}
-	if err := s.desk.Focus(target); err != nil && !errors.Is(err, desktop.ErrWindowGone) {
+	if err := s.env.desk.Focus(target); err != nil && !errors.Is(err, desktop.ErrWindowGone) {
 		s.log("focus the application window: %v", err)
 	}
 }
@@ -114,14 +114,14 @@ func (s *runState) focusForInput() {
 // currentWindow is the window click targets and the title condition refer
 // to: the one switch_window chose while it exists, else the startup window.
 func (s *runState) currentWindow() desktop.Window {
-	if s.hasTarget {
-		if w, err := s.desk.Window(s.target.ID); err == nil && w.Viewable {
-			s.target = w
+	if s.env.hasTarget {
+		if w, err := s.env.desk.Window(s.env.target.ID); err == nil && w.Viewable {
+			s.env.target = w
 			return w
 		}
-		s.hasTarget = false
+		s.env.hasTarget = false
 	}
-	return s.win
+	return s.env.win
 }
 
 // switchWindow gives the focus to a window the scenario named.
@@ -131,12 +131,12 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 		return failed(failResolution, "no window %q in the scenario's windows", name)
 	}
 	m := desktop.WindowMatch{Class: wm.Class, Title: wm.Title}
-	if (wm.PID == nil || *wm.PID) && s.app != nil {
-		m.PID = s.app.PID()
+	if (wm.PID == nil || *wm.PID) && s.env.app != nil {
+		m.PID = s.env.app.PID()
 	}
 	findCtx, cancel := context.WithTimeout(ctx, switchWindowTimeout)
 	defer cancel()
-	w, err := s.desk.FindWindow(findCtx, m)
+	w, err := s.env.desk.FindWindow(findCtx, m)
 	if err != nil {
 		if ctx.Err() != nil {
 			return failed(failResolution, "switch_window was interrupted: %v", context.Cause(ctx))
@@ -147,10 +147,10 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 		}
 		return failed(failResolution, "%s", msg)
 	}
-	if err := s.desk.Focus(w); err != nil {
+	if err := s.env.desk.Focus(w); err != nil {
 		return s.driverFailure(err)
 	}
-	s.target, s.hasTarget = w, true
+	s.env.target, s.env.hasTarget = w, true
 	// A dialog can be mapped and focused before it has drawn anything
 	// that takes input (GTK 4's file chooser): it is ready by the startup
 	// window's rule, painted and then still.
@@ -159,7 +159,7 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 	op := s.files.Operator.Runner
 	paintCtx, cancelPaint := context.WithTimeout(ctx, switchWindowTimeout)
 	defer cancelPaint()
-	painted, err := s.desk.WaitPainted(paintCtx, w, desktop.SettleOptions{
+	painted, err := s.env.desk.WaitPainted(paintCtx, w, desktop.SettleOptions{
 		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
 		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
 	})
@@ -188,10 +188,10 @@ func (s *runState) expectExit() *scenarios.ExpectExit {
 // scenario expects (app.expect_exit).
 func (s *runState) exitedAsExpected() bool {
 	e := s.expectExit()
-	if e == nil || s.app == nil || s.app.Alive() {
+	if e == nil || s.env.app == nil || s.env.app.Alive() {
 		return false
 	}
-	st := s.app.ExitStatus()
+	st := s.env.app.ExitStatus()
 	if st.Signal != 0 {
 		return false
 	}
@@ -207,7 +207,7 @@ func (s *runState) exitedAsExpected() bool {
 // allows, once the steps or the loop are done.
 func (s *runState) awaitExpectedExit(ctx context.Context) {
 	e := s.expectExit()
-	if e == nil || s.app == nil || s.outcome.end != nil {
+	if e == nil || s.env.app == nil || s.outcome.end != nil {
 		return
 	}
 	within := time.Duration(e.WithinS * float64(time.Second))
@@ -215,7 +215,7 @@ func (s *runState) awaitExpectedExit(ctx context.Context) {
 		within = scenarios.DefaultExpectExitWithinS * time.Second
 	}
 	select {
-	case <-s.app.Done():
+	case <-s.env.app.Done():
 	case <-time.After(within):
 	case <-ctx.Done():
 	}
@@ -227,21 +227,21 @@ func (s *runState) expectedExitCheck() (events.Check, bool) {
 	e := s.expectExit()
 	// A run that stopped early for another reason never reached the end
 	// the scenario expects, so there is no exit to check.
-	if e == nil || s.app == nil || s.outcome.end != nil && s.app.Alive() {
+	if e == nil || s.env.app == nil || s.outcome.end != nil && s.env.app.Alive() {
 		return events.Check{}, false
 	}
 	c := events.Check{Name: "expected_exit", OK: s.exitedAsExpected()}
 	switch {
-	case s.app.Alive():
+	case s.env.app.Alive():
 		within := e.WithinS
 		if within == 0 {
 			within = scenarios.DefaultExpectExitWithinS
 		}
 		c.Evidence = fmt.Sprintf("the application was still running %gs after the last step; the scenario expects it to exit (app.expect_exit)", within)
 	case c.OK:
-		c.Evidence = "the application " + s.app.ExitStatus().String()
+		c.Evidence = "the application " + s.env.app.ExitStatus().String()
 	default:
-		c.Evidence = fmt.Sprintf("the application %s; the scenario expects exit codes %v", s.app.ExitStatus(), e.ExitCodes())
+		c.Evidence = fmt.Sprintf("the application %s; the scenario expects exit codes %v", s.env.app.ExitStatus(), e.ExitCodes())
 	}
 	return c, true
 }

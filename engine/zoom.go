@@ -59,10 +59,10 @@ func (s *runState) locate(ctx context.Context, n, attempt int, img *image.RGBA, 
 // otherwise the whole screen. what names it for the result.
 func (s *runState) zoomedCheck(img *image.RGBA) (image.Image, string) {
 	screen := img.Bounds()
-	if s.model == nil || !s.hasWin || s.web.PageIsTheScreen() || !vision.Downscales(screen.Size(), s.model.profile) {
+	if s.model == nil || !s.env.hasWin || s.env.web.PageIsTheScreen() || !vision.Downscales(screen.Size(), s.model.profile) {
 		return img, ""
 	}
-	w, err := s.desk.Window(s.currentWindow().ID)
+	w, err := s.env.desk.Window(s.currentWindow().ID)
 	if err != nil {
 		return img, ""
 	}
