@@ -23,11 +23,11 @@ const (
 
 // whyNotOffered is " (click_element is not offered: why)" for a
 // click_element call the run cannot take, and "" otherwise.
-func (s *runState) whyNotOffered(tool string) string {
-	if tool != "click_element" || s.env.a11y == nil || s.env.a11y.Missing == "" {
+func (e *environment) whyNotOffered(tool string) string {
+	if tool != "click_element" || e.a11y == nil || e.a11y.Missing == "" {
 		return ""
 	}
-	return " (click_element is not offered: " + s.env.a11y.Missing + ")"
+	return " (click_element is not offered: " + e.a11y.Missing + ")"
 }
 
 // clickElement clicks a named control as a person would: with the pointer
@@ -77,7 +77,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	}
 	centre := ctl.Centre()
 	p := &events.Point{X: centre.X, Y: centre.Y}
-	why := s.pointerMisses(ctx, ctl, centre)
+	why := s.env.pointerMisses(ctx, ctl, centre)
 	if why == "" {
 		r := s.input(ctx, func() error { return s.env.desk.Click(ctx, centre.X, centre.Y) }, "", p)
 		if r.status == events.StatusOK {
@@ -103,36 +103,36 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 // or "" when it would: p is on the screen, the window under it is the
 // application's, and the control holds p as the application lays it out
 // now.
-func (s *runState) pointerMisses(ctx context.Context, ctl atspi.Control, p image.Point) string {
+func (e *environment) pointerMisses(ctx context.Context, ctl atspi.Control, p image.Point) string {
 	if ctl.Extents.Empty() {
 		return "the toolkit reports no extents"
 	}
-	w, h := s.env.desk.ScreenSize()
+	w, h := e.desk.ScreenSize()
 	if !p.In(image.Rect(0, 0, w, h)) {
 		return fmt.Sprintf("its centre %d,%d is off the %dx%d screen", p.X, p.Y, w, h)
 	}
-	if at, ok := s.env.desk.(windowAtPoint); ok {
+	if at, ok := e.desk.(windowAtPoint); ok {
 		hit, found, err := at.WindowAt(p.X, p.Y)
 		switch {
 		case err != nil:
 			return fmt.Sprintf("the window under %d,%d cannot be read: %v", p.X, p.Y, err)
 		case !found:
 			return fmt.Sprintf("no application window is under %d,%d", p.X, p.Y)
-		case !s.ownsWindow(hit.Window):
+		case !e.ownsWindow(hit.Window):
 			return fmt.Sprintf("another program's window (%s) covers %d,%d", describeWindow(hit.Window), p.X, p.Y)
 		case !hit.Popup:
 			// A popup of the app (a menu) stands above the window that
 			// opened it, which is the window its items are in; a managed
 			// window under the point must be the control's own, not a
 			// dialog over it.
-			own, err := s.env.a11y.App.WindowExtents(ctx, ctl)
+			own, err := e.a11y.App.WindowExtents(ctx, ctl)
 			box := image.Rect(hit.X, hit.Y, hit.X+hit.Width, hit.Y+hit.Height)
 			if err == nil && !own.Empty() && !sameBox(own, box) {
 				return fmt.Sprintf("another of the application's windows (%s) covers %d,%d", describeWindow(hit.Window), p.X, p.Y)
 			}
 		}
 	}
-	in, err := s.env.a11y.App.Contains(ctx, ctl, p)
+	in, err := e.a11y.App.Contains(ctx, ctl, p)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("the application cannot say what is at %d,%d: %v", p.X, p.Y, err)
@@ -160,10 +160,10 @@ func sameBox(a, b image.Rectangle) bool {
 func area(r image.Rectangle) int { return r.Dx() * r.Dy() }
 
 // ownsWindow reports whether w belongs to the application under test.
-func (s *runState) ownsWindow(w desktop.Window) bool {
+func (e *environment) ownsWindow(w desktop.Window) bool {
 	appPID := 0
-	if s.env.app != nil {
-		appPID = s.env.app.PID()
+	if e.app != nil {
+		appPID = e.app.PID()
 	}
-	return ownedBy(w, appPID, s.env.session != nil && s.env.session.Owned())
+	return ownedBy(w, appPID, e.session != nil && e.session.Owned())
 }

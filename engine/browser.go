@@ -46,10 +46,10 @@ func cdpTool(body cdpCall) builtinTool {
 	}
 }
 
-func (s *runState) cdpURL(_, callCtx context.Context, _ call) result {
-	u, err := s.env.web.Tab.URL(callCtx)
+func (e *environment) cdpURL(_, callCtx context.Context, _ call) result {
+	u, err := e.web.Tab.URL(callCtx)
 	if err != nil {
-		return s.cdpFailure(err)
+		return e.cdpFailure(err)
 	}
 	return ok(u)
 }
@@ -58,7 +58,7 @@ func (s *runState) cdpListInteractive(_, callCtx context.Context, c call) result
 	filter, _ := c.Args["filter"].(string)
 	els, err := s.env.web.Tab.ListInteractive(callCtx, filter)
 	if err != nil {
-		return s.cdpFailure(err)
+		return s.env.cdpFailure(err)
 	}
 	return ok(listInteractive(els, filter, s.r.Redact))
 }
@@ -81,7 +81,7 @@ func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
 	}
 	st, err := s.env.web.Tab.Query(callCtx, sel)
 	if err != nil {
-		return s.cdpFailure(err)
+		return s.env.cdpFailure(err)
 	}
 	if !st.Found && c.Source == events.SourceScript {
 		// A script reads an element it expects to be there; the model,
@@ -107,7 +107,7 @@ func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
 		return err
 	}, "clicked "+target)
 	if r.status == events.StatusOK {
-		r.point = s.screenPoint(callCtx, at)
+		r.point = s.env.screenPoint(callCtx, at)
 	}
 	return r
 }
@@ -115,8 +115,8 @@ func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
 // pageOnScreen reports whether the page's viewport can be placed on the
 // run's captures: the page is the screen, or a headful browser the run
 // launched shows it in its window.
-func (s *runState) pageOnScreen() bool {
-	return s.env.web.PageIsTheScreen() || s.env.hasWin && !s.env.web.Headless && !s.env.web.Attached
+func (e *environment) pageOnScreen() bool {
+	return e.web.PageIsTheScreen() || e.hasWin && !e.web.Headless && !e.web.Attached
 }
 
 // pointClicker is a tab that says where a click by selector landed, so
@@ -128,15 +128,15 @@ type pointClicker interface {
 // screenPoint maps a point of the page's viewport to the run's captures,
 // or nil when they cannot be related (an attached or a headless browser
 // whose page is not the screen).
-func (s *runState) screenPoint(ctx context.Context, p image.Point) *events.Point {
-	if s.env.web.PageIsTheScreen() {
+func (e *environment) screenPoint(ctx context.Context, p image.Point) *events.Point {
+	if e.web.PageIsTheScreen() {
 		// The capture is the page's viewport.
 		return &events.Point{X: p.X, Y: p.Y}
 	}
-	if !s.pageOnScreen() {
+	if !e.pageOnScreen() {
 		return nil
 	}
-	origin, err := s.env.web.Tab.ViewportOrigin(ctx)
+	origin, err := e.web.Tab.ViewportOrigin(ctx)
 	if err != nil {
 		return nil
 	}
@@ -188,7 +188,7 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 	}
 	r.message = "clicked " + el.String()
 	if !el.Box.Empty() {
-		r.point = s.screenPoint(callCtx, image.Pt((el.Box.Min.X+el.Box.Max.X)/2, (el.Box.Min.Y+el.Box.Max.Y)/2))
+		r.point = s.env.screenPoint(callCtx, image.Pt((el.Box.Min.X+el.Box.Max.X)/2, (el.Box.Min.Y+el.Box.Max.Y)/2))
 	}
 	return r
 }
@@ -196,10 +196,10 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 // cdpInput runs a page-changing action and captures the settled screen,
 // like the X11 input tools (step clears the observation record).
 func (s *runState) cdpInput(ctx context.Context, act func() error, done string) result {
-	began := s.pageMark()
+	began := s.env.pageMark()
 	err := act()
 	if err != nil {
-		return s.cdpFailure(err)
+		return s.env.cdpFailure(err)
 	}
 	return s.pageSettled(ctx, ok(done), began)
 }
@@ -212,9 +212,9 @@ type pageAction struct {
 }
 
 // pageMark marks the start of a cdp_* action.
-func (s *runState) pageMark() pageAction {
+func (e *environment) pageMark() pageAction {
 	m := pageAction{at: time.Now()}
-	if d, ok := s.env.web.Tab.(pageDrawer); ok {
+	if d, ok := e.web.Tab.(pageDrawer); ok {
 		m.loads = d.LoadsBegun()
 	}
 	return m
@@ -324,7 +324,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 		timeout = defaultCDPWaitS * time.Second
 	}
 	return s.hold(ctx, timeout, func(ctx context.Context) result {
-		began := s.pageMark()
+		began := s.env.pageMark()
 		waitCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		start := time.Now()
@@ -334,7 +334,7 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 			if errors.As(err, &te) {
 				return failed(failResolution, "%s did not hold within %.1fs; last seen: %s", name, time.Since(start).Seconds(), te.Last)
 			}
-			return s.cdpFailure(err)
+			return s.env.cdpFailure(err)
 		}
 		return s.pageSettled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())), began)
 	})
@@ -342,8 +342,8 @@ func (s *runState) cdpWait(ctx context.Context, c call) result {
 
 // cdpFailure turns a driver error into a resolution failure the model can
 // act on; a browser that is gone is left to the checks after the step.
-func (s *runState) cdpFailure(err error) result {
-	if s.env.web != nil && !s.env.web.Alive() {
+func (e *environment) cdpFailure(err error) result {
+	if e.web != nil && !e.web.Alive() {
 		return failed(failResolution, "the browser is gone: %v", err)
 	}
 	return failed(failResolution, "%s", explainDriverError(err))

@@ -33,7 +33,7 @@ func builtinTools() map[string]builtinTool {
 		"check_expectation":    (*runState).checkExpectation,
 		"click_grounded":       (*runState).clickGrounded,
 		"click_element":        func(s *runState, ctx context.Context, _ int, c call) result { return s.clickElement(ctx, c) },
-		"cdp_url":              cdpTool((*runState).cdpURL),
+		"cdp_url":              cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.env.cdpURL(ctx, callCtx, c) }),
 		"cdp_list_interactive": cdpTool((*runState).cdpListInteractive),
 		"cdp_click_described":  cdpTool((*runState).cdpClickDescribed),
 		"cdp_query":            cdpTool((*runState).cdpQuery),

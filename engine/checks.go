@@ -150,7 +150,7 @@ func (s *runState) probes(e *scenarios.Expect) []probe {
 		out = append(out, named("screenshot", s.screenshotProbe(c, within(c.Within))))
 	}
 	if e.ExitCode != nil {
-		out = append(out, named("exit_code", s.exitProbe(*e.ExitCode, within(0))))
+		out = append(out, named("exit_code", s.env.exitProbe(*e.ExitCode, within(0))))
 	}
 	return out
 }
@@ -189,13 +189,13 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 	want := normalizeSpace(t.Contains)
 	return probe{what: fmt.Sprintf("the screen shows %q", want), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			img, err := s.windowImage(ctx)
+			img, err := s.env.windowImage(ctx)
 			if err != nil {
 				return false, "", err
 			}
 			ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 			defer cancel()
-			words, err := s.textReader().ReadText(ctx, img)
+			words, err := s.env.textReader().ReadText(ctx, img)
 			if errors.Is(err, ocr.ErrNotInstalled) {
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
 			}
@@ -215,21 +215,21 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 // windowImage captures the current window's part of the screen (the one
 // switch_window chose, else the startup window; the page, when the page
 // is the screen; the whole screen without a window).
-func (s *runState) windowImage(ctx context.Context) (image.Image, error) {
-	if s.env.web.PageIsTheScreen() {
-		return s.env.web.Screenshot(ctx)
+func (e *environment) windowImage(ctx context.Context) (image.Image, error) {
+	if e.web.PageIsTheScreen() {
+		return e.web.Screenshot(ctx)
 	}
-	if s.env.desk == nil {
+	if e.desk == nil {
 		return nil, fmt.Errorf("%w: there is no screen to read", errCannotCheck)
 	}
-	img, err := s.env.desk.Capture(ctx)
+	img, err := e.desk.Capture(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	if !s.env.hasWin {
+	if !e.hasWin {
 		return img, nil
 	}
-	w, err := s.env.desk.Window(s.currentWindow().ID)
+	w, err := e.desk.Window(e.currentWindow().ID)
 	if err != nil {
 		return img, nil
 	}
@@ -323,7 +323,7 @@ func (s *runState) controlProbe(name string, c scenarios.ControlCheck, within ti
 		what = fmt.Sprintf("the control %q is %s", name, want)
 	}
 	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
-		controls, err := s.accessibleControls(ctx)
+		controls, err := s.env.accessibleControls(ctx)
 		if err != nil {
 			return false, "", err
 		}
@@ -362,7 +362,7 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 				// The window went away: no control is there any more.
 				return false, err.Error(), nil
 			}
-			controls, err := s.accessibleControls(ctx)
+			controls, err := s.env.accessibleControls(ctx)
 			if err != nil {
 				return false, "", err
 			}
@@ -380,13 +380,13 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 // accessibleControls lists the application's named controls now. An app
 // that published none at launch cannot be asked (errCannotCheck); a walk
 // that fails is worth another try.
-func (s *runState) accessibleControls(ctx context.Context) ([]atspi.Control, error) {
-	if s.env.a11y == nil || !s.env.a11y.Found {
+func (e *environment) accessibleControls(ctx context.Context) ([]atspi.Control, error) {
+	if e.a11y == nil || !e.a11y.Found {
 		return nil, fmt.Errorf("%w: the application publishes no accessible controls (see the accessibility line of the run's log)", errCannotCheck)
 	}
 	ctx, cancel := context.WithTimeout(ctx, a11yWalkTimeout)
 	defer cancel()
-	controls, err := s.env.a11y.App.Controls(ctx)
+	controls, err := e.a11y.App.Controls(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the application's accessible controls: %w", err)
 	}
@@ -430,21 +430,21 @@ func describeControl(c atspi.Control, redact func(string) string) string {
 	return fmt.Sprintf("the %s %q (%s)", c.Role, redact(c.Name), stateWords(pick(c.Enabled), pick(c.Checked), pick(c.Focused)))
 }
 
-func (s *runState) exitProbe(code int, within time.Duration) probe {
+func (e *environment) exitProbe(code int, within time.Duration) probe {
 	return probe{what: fmt.Sprintf("the application exited with code %d", code), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if s.env.app == nil {
+			if e.app == nil {
 				return false, "no application was launched", errCannotCheck
 			}
-			if s.env.app.Alive() {
+			if e.app.Alive() {
 				return false, "the application is still running", nil
 			}
-			st := s.env.app.ExitStatus()
+			st := e.app.ExitStatus()
 			holds := st.Signal == 0 && st.Code == code
 			if holds {
 				// The scenario expected this ending: the run ends
 				// normally, as with app.success_exit_codes.
-				s.env.expectedExit = &code
+				e.expectedExit = &code
 			}
 			return holds, "the application " + st.String(), nil
 		}}
@@ -459,9 +459,9 @@ func (s *runState) cdpNavigate(ctx context.Context, c call) result {
 	}
 	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 	defer cancel()
-	start, began := time.Now(), s.pageMark()
+	start, began := time.Now(), s.env.pageMark()
 	if err := s.env.web.Tab.Navigate(navCtx, u); err != nil {
-		return s.cdpFailure(err)
+		return s.env.cdpFailure(err)
 	}
 	return s.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)
 }

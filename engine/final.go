@@ -52,6 +52,6 @@ func (s *runState) finalCapture(ctx context.Context, outcome events.Outcome) {
 	}
 	b := img.Bounds()
 	final.Width, final.Height = b.Dx(), b.Dy()
-	final.Window = s.screenWindow()
+	final.Window = s.env.screenWindow()
 	s.publish(events.Event{Screen: rel, Data: final})
 }

@@ -341,7 +341,7 @@ func (s *runState) modelTools() []model.Tool {
 	for _, name := range s.book.names {
 		t := s.book.tools[name]
 		if name == "click_element" {
-			t = s.withControlNames(t)
+			t = s.env.withControlNames(t)
 		}
 		params, _ := json.Marshal(t.JSONSchema())
 		out = append(out, model.Tool{Name: name, Description: t.Description, Parameters: params})

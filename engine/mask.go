@@ -195,8 +195,8 @@ func (s *runState) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Re
 	}
 	var boxes []image.Rectangle
 	found := map[string]bool{}
-	reader := s.textReader()
-	for _, area := range s.secretReadAreas(img.Bounds()) {
+	reader := s.env.textReader()
+	for _, area := range s.env.secretReadAreas(img.Bounds()) {
 		words, err := reader.ReadText(ctx, img.SubImage(area))
 		if err != nil {
 			// Unread, the area cannot be cleared: it is masked whole
@@ -221,17 +221,17 @@ func (s *runState) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Re
 // secretReadAreas is where OCR looks for secrets: each of the
 // application's mapped windows (read apart, each small enough to be read
 // at twice its size), or the whole screen when they are not known.
-func (s *runState) secretReadAreas(screen image.Rectangle) []image.Rectangle {
-	if s.env.web.PageIsTheScreen() || s.env.desk == nil || !s.env.hasWin {
+func (e *environment) secretReadAreas(screen image.Rectangle) []image.Rectangle {
+	if e.web.PageIsTheScreen() || e.desk == nil || !e.hasWin {
 		return []image.Rectangle{screen}
 	}
-	ws, err := s.env.desk.Windows()
+	ws, err := e.desk.Windows()
 	if err != nil {
 		return []image.Rectangle{screen}
 	}
 	var areas []image.Rectangle
 	for _, w := range ws {
-		if !w.Viewable || !s.isAppWindow(w) {
+		if !w.Viewable || !e.isAppWindow(w) {
 			continue
 		}
 		if a := image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(screen); !a.Empty() {
@@ -392,7 +392,7 @@ func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string
 		if sel == "" {
 			sel = ":focus"
 		}
-		if place := s.pageBox(sel); place != nil {
+		if place := s.env.pageBox(sel); place != nil {
 			pctx, cancel := context.WithTimeout(ctx, placeTimeout)
 			box, ok, err := place(pctx)
 			cancel()
@@ -411,7 +411,7 @@ func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string
 				m.fields = append(m.fields, f)
 			}
 		}
-	} else if acc, ok := s.focusedAccessible(ctx); ok && !acc.Extents.Empty() {
+	} else if acc, ok := s.env.focusedAccessible(ctx); ok && !acc.Extents.Empty() {
 		m.fields = append(m.fields, secretField{ref: ref, box: acc.Extents, place: acc.Place})
 		return
 	}
@@ -440,12 +440,12 @@ type boxReader interface {
 // pageBox reads a page element's box in the coordinates of the run's
 // captures, or is nil when they cannot be related (an attached or
 // headless browser whose page is not the screen).
-func (s *runState) pageBox(selector string) func(ctx context.Context) (image.Rectangle, bool, error) {
-	br, ok := s.env.web.Tab.(boxReader)
+func (e *environment) pageBox(selector string) func(ctx context.Context) (image.Rectangle, bool, error) {
+	br, ok := e.web.Tab.(boxReader)
 	if !ok {
 		return nil
 	}
-	if !s.pageOnScreen() {
+	if !e.pageOnScreen() {
 		return nil
 	}
 	return func(ctx context.Context) (image.Rectangle, bool, error) {
@@ -453,7 +453,7 @@ func (s *runState) pageBox(selector string) func(ctx context.Context) (image.Rec
 		if err != nil || !ok {
 			return box, ok, err
 		}
-		origin := s.screenPoint(ctx, image.Point{})
+		origin := e.screenPoint(ctx, image.Point{})
 		if origin == nil {
 			return image.Rectangle{}, false, errors.New("the page's place on the screen cannot be read")
 		}

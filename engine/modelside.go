@@ -84,13 +84,13 @@ func (s *runState) focusedControls(ctx context.Context) memory.Controls {
 	if _, offered := s.book.tools["click_element"]; !offered || s.env.a11y == nil || !s.env.a11y.Found {
 		return memory.Controls{}
 	}
-	controls, err := s.accessibleControls(ctx)
+	controls, err := s.env.accessibleControls(ctx)
 	if err != nil {
 		s.log("list the named controls for the Environment Update: %v", err)
 		return memory.Controls{}
 	}
 	var out memory.Controls
-	if wins, _, err := s.appWindows(); err == nil {
+	if wins, _, err := s.env.appWindows(); err == nil {
 		for _, w := range wins {
 			if !w.focused {
 				continue
@@ -101,7 +101,7 @@ func (s *runState) focusedControls(ctx context.Context) memory.Controls {
 				break
 			}
 			box := image.Rect(w.win.X, w.win.Y, w.win.X+w.win.Width, w.win.Y+w.win.Height)
-			if mine := s.inWindow(ctx, controls, box); len(mine) > 0 {
+			if mine := s.env.inWindow(ctx, controls, box); len(mine) > 0 {
 				out.Window, controls = title, mine
 			}
 		}
@@ -128,12 +128,12 @@ func (s *runState) focusedControls(ctx context.Context) memory.Controls {
 // kept. Controls' own extents cannot tell: GTK 4 gives them relative to
 // their window. The walks up to the windows are bounded together by
 // windowsBound, so a slow bus costs an update little.
-func (s *runState) inWindow(ctx context.Context, controls []atspi.Control, box image.Rectangle) []atspi.Control {
+func (e *environment) inWindow(ctx context.Context, controls []atspi.Control, box image.Rectangle) []atspi.Control {
 	ctx, cancel := context.WithTimeout(ctx, windowsBound)
 	defer cancel()
 	var out []atspi.Control
 	for _, c := range controls {
-		win, err := s.env.a11y.App.WindowExtents(ctx, c)
+		win, err := e.a11y.App.WindowExtents(ctx, c)
 		if err != nil || win.Empty() || sameBox(win, box) {
 			out = append(out, c)
 		}
@@ -146,8 +146,8 @@ func (s *runState) inWindow(ctx context.Context, controls []atspi.Control, box i
 // maxControlsEnum). Only the model's copy of the schema carries it: the
 // guard takes any name, so a name typed with a plain "-" for the
 // application's "−" still reaches the forgiving match.
-func (s *runState) withControlNames(t scenarios.ToolSpec) scenarios.ToolSpec {
-	prev, last := s.env.controlsSeen[0], s.env.controlsSeen[1]
+func (e *environment) withControlNames(t scenarios.ToolSpec) scenarios.ToolSpec {
+	prev, last := e.controlsSeen[0], e.controlsSeen[1]
 	if len(last) == 0 || len(last) > maxControlsEnum || !slices.Equal(prev, last) {
 		return t
 	}
@@ -157,8 +157,8 @@ func (s *runState) withControlNames(t scenarios.ToolSpec) scenarios.ToolSpec {
 // withAnswerRefs adds the refs of the operator's answers to a tool's ref
 // enum, so type_text and cdp_fill take them like provided values (a ref
 // without an enum is refused as no value provided).
-func (s *runState) withAnswerRefs(t scenarios.ToolSpec) scenarios.ToolSpec {
-	if len(s.env.answers) == 0 {
+func (e *environment) withAnswerRefs(t scenarios.ToolSpec) scenarios.ToolSpec {
+	if len(e.answers) == 0 {
 		return t
 	}
 	i := slices.IndexFunc(t.Params, func(p scenarios.Param) bool { return p.Name == "ref" })
@@ -166,7 +166,7 @@ func (s *runState) withAnswerRefs(t scenarios.ToolSpec) scenarios.ToolSpec {
 		return t
 	}
 	refs := slices.Clone(t.Params[i].Enum)
-	for _, a := range s.env.answers {
+	for _, a := range e.answers {
 		if !slices.Contains(refs, a.ref) {
 			refs = append(refs, a.ref)
 		}

@@ -228,7 +228,7 @@ func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 			seen.Title = s.r.Redact(w.Title)
 		}
 	}
-	if wins, _, err := s.appWindows(); err == nil {
+	if wins, _, err := s.env.appWindows(); err == nil {
 		for i := len(wins) - 1; i >= 0; i-- {
 			w := wins[i].win
 			seen.Windows = append(seen.Windows, SeenWindow{Class: w.Class, Instance: w.Instance,
@@ -277,7 +277,7 @@ func (s *runState) lookControls(ctx context.Context, seen *Seen) {
 	}
 	seen.ControlsWindow, seen.More = listed.Window, listed.More
 	states := map[string]SeenControl{}
-	if all, err := s.accessibleControls(ctx); err == nil {
+	if all, err := s.env.accessibleControls(ctx); err == nil {
 		for _, c := range all {
 			name := s.r.Redact(c.Name)
 			if _, dup := states[name]; !dup {
@@ -300,14 +300,14 @@ const maxSeenLines = 60
 // readLines reads the window by OCR and returns the line nearest at ("" when
 // at is nil) and every line read.
 func (s *runState) readLines(ctx context.Context, at *events.Point) (string, []string) {
-	img, err := s.windowImage(ctx)
+	img, err := s.env.windowImage(ctx)
 	if err != nil {
 		s.log("read the window for the recorder: %v", err)
 		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 	defer cancel()
-	words, err := s.textReader().ReadText(ctx, img)
+	words, err := s.env.textReader().ReadText(ctx, img)
 	if err != nil {
 		s.log("read the window's text for the recorder: %v", err)
 		return "", nil

@@ -113,7 +113,7 @@ func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Dur
 
 // pingable lists the application's windows to ask, the current one first.
 func (s *runState) pingable() []desktop.Window {
-	current := s.currentWindow()
+	current := s.env.currentWindow()
 	out := []desktop.Window{current}
 	for _, w := range s.seeWindows().shown {
 		if w.ID != current.ID {

@@ -149,7 +149,7 @@ func (s *runState) windowCapture(ctx context.Context) (*image.RGBA, error) {
 	s.maskSecrets(ctx, screen)
 	area := screen.Bounds()
 	if !s.env.web.PageIsTheScreen() && s.env.hasWin {
-		if area, err = s.windowArea(screen.Bounds(), nil); err != nil {
+		if area, err = s.env.windowArea(screen.Bounds(), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -169,7 +169,7 @@ func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) 
 	}
 	origin := image.Point{}
 	if !s.env.web.PageIsTheScreen() && s.env.hasWin {
-		w, err := s.env.desk.Window(s.currentWindow().ID)
+		w, err := s.env.desk.Window(s.env.currentWindow().ID)
 		if err != nil {
 			return nil, fmt.Errorf("the application window is gone: %w", err)
 		}
@@ -179,7 +179,7 @@ func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) 
 		if sel, ok := s.files.Scenario.CDPTargets[name]; ok {
 			var place func(context.Context) (image.Rectangle, bool, error)
 			if s.env.web != nil {
-				place = s.pageBox(sel)
+				place = s.env.pageBox(sel)
 			}
 			if place == nil {
 				return nil, fmt.Errorf("%w: the cdp target %s cannot be masked: the page's place on the screen is not known", errCannotCheck, name)
@@ -199,7 +199,7 @@ func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) 
 		var box image.Rectangle
 		switch t.Kind() {
 		case "name":
-			ctl, err := s.nameTargetControl(ctx, t)
+			ctl, err := s.env.nameTargetControl(ctx, t)
 			if err != nil {
 				return nil, fmt.Errorf("find the click target %s to mask: %w", name, err)
 			}

@@ -77,7 +77,7 @@ func (s *runState) destination(ctx context.Context, fillTarget string) (scenario
 		}
 	}
 	if fillTarget == "" && s.env.web == nil {
-		if acc, ok := s.focusedAccessible(ctx); ok {
+		if acc, ok := s.env.focusedAccessible(ctx); ok {
 			d.Role, d.Name = acc.Role, acc.Name
 			parts = append(parts, fmt.Sprintf("the focused %s %q", acc.Role, acc.Name))
 		} else {
@@ -100,13 +100,13 @@ func quoteAll(names []string) []string {
 
 // focusedAccessible reads the application's focused accessible over
 // AT-SPI, when the run has found the application there.
-func (s *runState) focusedAccessible(ctx context.Context) (atspi.Accessible, bool) {
-	if s.env.a11y == nil || !s.env.a11y.Found {
+func (e *environment) focusedAccessible(ctx context.Context) (atspi.Accessible, bool) {
+	if e.a11y == nil || !e.a11y.Found {
 		return atspi.Accessible{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	acc, ok, err := s.env.a11y.App.Focused(ctx)
+	acc, ok, err := e.a11y.App.Focused(ctx)
 	if err != nil || !ok {
 		return atspi.Accessible{}, false
 	}

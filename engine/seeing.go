@@ -16,26 +16,26 @@ import (
 
 // textReader is the run's OCR, made on first use; one tesseract runs at a
 // time for the run.
-func (s *runState) textReader() vision.OCR {
-	if s.env.ocrReader == nil {
-		s.env.ocrReader = ocr.NewReader(1)
+func (e *environment) textReader() vision.OCR {
+	if e.ocrReader == nil {
+		e.ocrReader = ocr.NewReader(1)
 	}
-	return vision.OCR{Reader: s.env.ocrReader}
+	return vision.OCR{Reader: e.ocrReader}
 }
 
 // windowArea is the part of the screen the current window covers (the one
 // switch_window chose, else the startup window; the whole screen without a
 // known window), and region, when given, is taken inside it.
-func (s *runState) windowArea(screen image.Rectangle, region *scenarios.Region) (image.Rectangle, error) {
+func (e *environment) windowArea(screen image.Rectangle, region *scenarios.Region) (image.Rectangle, error) {
 	area := screen
 	origin := screen.Min
-	if s.env.hasWin {
-		w, err := s.env.desk.Window(s.currentWindow().ID)
+	if e.hasWin {
+		w, err := e.desk.Window(e.currentWindow().ID)
 		if err != nil {
 			return image.Rectangle{}, fmt.Errorf("the application window is gone: %w", err)
 		}
-		if w.ID == s.env.win.ID {
-			s.env.win = w
+		if w.ID == e.win.ID {
+			e.win = w
 		}
 		origin = image.Pt(w.X, w.Y)
 		area = image.Rect(w.X, w.Y, w.X+w.Width, w.Y+w.Height).Intersect(screen)
@@ -52,16 +52,16 @@ func (s *runState) windowArea(screen image.Rectangle, region *scenarios.Region) 
 
 // readText reads the words in the window (or a region of it) on a fresh
 // capture.
-func (s *runState) readText(ctx context.Context, region *scenarios.Region) ([]ocr.Word, image.Rectangle, error) {
-	img, err := s.env.desk.Capture(ctx)
+func (e *environment) readText(ctx context.Context, region *scenarios.Region) ([]ocr.Word, image.Rectangle, error) {
+	img, err := e.desk.Capture(ctx)
 	if err != nil {
 		return nil, image.Rectangle{}, fmt.Errorf("capture the screen: %w", err)
 	}
-	area, err := s.windowArea(img.Bounds(), region)
+	area, err := e.windowArea(img.Bounds(), region)
 	if err != nil {
 		return nil, image.Rectangle{}, err
 	}
-	words, err := s.textReader().ReadText(ctx, img.SubImage(area))
+	words, err := e.textReader().ReadText(ctx, img.SubImage(area))
 	if err != nil {
 		return nil, image.Rectangle{}, err
 	}
@@ -81,7 +81,7 @@ func (s *runState) textTarget(ctx context.Context, t scenarios.ClickTarget) (eve
 
 // textTargetBox is where on the screen a text target's words are read.
 func (s *runState) textTargetBox(ctx context.Context, t scenarios.ClickTarget) (image.Rectangle, error) {
-	words, area, err := s.readText(ctx, t.Within)
+	words, area, err := s.env.readText(ctx, t.Within)
 	if err != nil {
 		return image.Rectangle{}, err
 	}
@@ -112,8 +112,8 @@ func distance2(p image.Point, q events.Point) int {
 
 // nameTarget finds the control a name target names, narrowed by role
 // ("button" matches "push button"), and returns its centre.
-func (s *runState) nameTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
-	ctl, err := s.nameTargetControl(ctx, t)
+func (e *environment) nameTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
+	ctl, err := e.nameTargetControl(ctx, t)
 	if err != nil {
 		return events.Point{}, err
 	}
@@ -123,17 +123,17 @@ func (s *runState) nameTarget(ctx context.Context, t scenarios.ClickTarget) (eve
 
 // nameTargetControl finds the control a name target names, with a place
 // on the screen.
-func (s *runState) nameTargetControl(ctx context.Context, t scenarios.ClickTarget) (atspi.Control, error) {
-	if s.env.a11y == nil || !s.env.a11y.Found {
+func (e *environment) nameTargetControl(ctx context.Context, t scenarios.ClickTarget) (atspi.Control, error) {
+	if e.a11y == nil || !e.a11y.Found {
 		why := "the application's accessible controls are not known"
-		if s.env.a11y != nil && s.env.a11y.Missing != "" {
-			why += ": " + s.env.a11y.Missing
+		if e.a11y != nil && e.a11y.Missing != "" {
+			why += ": " + e.a11y.Missing
 		}
 		return atspi.Control{}, errors.New(why)
 	}
 	findCtx, cancel := context.WithTimeout(ctx, findBound)
 	defer cancel()
-	controls, err := s.env.a11y.App.Controls(findCtx)
+	controls, err := e.a11y.App.Controls(findCtx)
 	if err != nil {
 		return atspi.Control{}, fmt.Errorf("list the application's controls: %w", err)
 	}
@@ -165,8 +165,8 @@ func roleMatches(role, want string) bool {
 }
 
 // textCondition reports whether text is read in the window now.
-func (s *runState) textCondition(ctx context.Context, text string) (bool, error) {
-	words, _, err := s.readText(ctx, nil)
+func (e *environment) textCondition(ctx context.Context, text string) (bool, error) {
+	words, _, err := e.readText(ctx, nil)
 	if err != nil {
 		return false, err
 	}
@@ -183,7 +183,7 @@ func (s *runState) ocrJudgement(ctx context.Context, expectation string) (met bo
 	if len(quotes) == 0 || s.env.desk == nil {
 		return false, "", false
 	}
-	words, _, err := s.readText(ctx, nil)
+	words, _, err := s.env.readText(ctx, nil)
 	if err != nil {
 		s.log("read the window's text for check_expectation: %v", err)
 		return false, "", false

@@ -208,7 +208,7 @@ func (s *runState) setTools(offers Offers) {
 	if s.r.inbox != nil {
 		offers.Inbox = true
 	}
-	s.book.setTools(offers, ToolList(s.files, offers), s.withAnswerRefs)
+	s.book.setTools(offers, ToolList(s.files, offers), s.env.withAnswerRefs)
 }
 
 // execute launches the app and runs the steps or the loop. A panic in
@@ -536,7 +536,7 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	b := frame.Bounds()
 	s.book.lastFrame = frame
 	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
-		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.screenWindow(), Pixels: frame,
+		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.env.screenWindow(), Pixels: frame,
 	}})
 	return rel, frame, nil
 }

@@ -95,7 +95,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 // list, arguments that fit its schema, the observation prerequisite for
 // model-chosen input, and the tool's budget. A zero result means go.
 func (s *runState) guard(c call) result {
-	return s.book.check(c, s.files.Scenario.Tools, s.whyNotOffered)
+	return s.book.check(c, s.files.Scenario.Tools, s.env.whyNotOffered)
 }
 
 // run executes a guarded call: a declared tool's commands, or the
@@ -185,13 +185,13 @@ func (s *runState) wait(ctx context.Context, c call) result {
 		case <-time.After(time.Duration(secs * float64(time.Second))):
 		case <-ctx.Done():
 			return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
-		case <-s.appDone():
+		case <-s.env.appDone():
 			// Waiting on a dead app helps nobody; the checks after the
 			// step report it, unless the X server took it down.
 			if !s.sessionLost() {
 				return ok(fmt.Sprintf("waited %.1fs; the application exited", time.Since(start).Seconds()))
 			}
-		case <-s.sessionDone():
+		case <-s.env.sessionDone():
 		}
 		if s.sessionLost() {
 			return failed(failResolution, "the X server went away %.1fs into the wait", time.Since(start).Seconds())
@@ -289,7 +289,7 @@ func (s *runState) clickPoint(ctx context.Context, target string) (events.Point,
 	if !s.env.hasWin {
 		return events.Point{}, errors.New("the application window is not known")
 	}
-	w, err := s.env.desk.Window(s.currentWindow().ID)
+	w, err := s.env.desk.Window(s.env.currentWindow().ID)
 	if err != nil {
 		return events.Point{}, fmt.Errorf("the application window is gone: %w", err)
 	}
@@ -305,7 +305,7 @@ func (s *runState) clickPoint(ctx context.Context, target string) (events.Point,
 	case "text":
 		return s.textTarget(ctx, t)
 	case "name":
-		return s.nameTarget(ctx, t)
+		return s.env.nameTarget(ctx, t)
 	}
 	return events.Point{X: w.X + t.X, Y: w.Y + t.Y}, nil
 }
@@ -460,7 +460,7 @@ func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition
 		if !s.env.hasWin {
 			return false, errors.New("no application window to read the title of")
 		}
-		w, err := s.env.desk.Window(s.currentWindow().ID)
+		w, err := s.env.desk.Window(s.env.currentWindow().ID)
 		if err != nil {
 			return false, err
 		}
@@ -473,9 +473,9 @@ func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition
 		}
 		return !fileExists(path), nil
 	case c.TextVisible != "":
-		return s.textCondition(ctx, c.TextVisible)
+		return s.env.textCondition(ctx, c.TextVisible)
 	case c.TextAbsent != "":
-		visible, err := s.textCondition(ctx, c.TextAbsent)
+		visible, err := s.env.textCondition(ctx, c.TextAbsent)
 		return !visible, err
 	}
 	return false, nil
@@ -507,19 +507,19 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 }
 
 // appDone is closed when the application exits (never, without one).
-func (s *runState) appDone() <-chan struct{} {
-	if s.env.app == nil {
+func (e *environment) appDone() <-chan struct{} {
+	if e.app == nil {
 		return nil
 	}
-	return s.env.app.Done()
+	return e.app.Done()
 }
 
 // sessionDone is closed when the X server goes away.
-func (s *runState) sessionDone() <-chan struct{} {
-	if s.env.session == nil {
+func (e *environment) sessionDone() <-chan struct{} {
+	if e.session == nil {
 		return nil
 	}
-	return s.env.session.Done()
+	return e.session.Done()
 }
 
 // sessionLost reports whether the X server is gone, and if so records it

@@ -17,14 +17,14 @@ import (
 // found at startup, one whose _NET_WM_PID is the app or a descendant, or,
 // for a client that sets no pid (Xt apps), one with the startup window's
 // WM_CLASS.
-func (s *runState) isAppWindow(w desktop.Window) bool {
+func (e *environment) isAppWindow(w desktop.Window) bool {
 	switch {
-	case s.env.hasWin && w.ID == s.env.win.ID:
+	case e.hasWin && w.ID == e.win.ID:
 		return true
 	case w.PID != 0:
-		return s.env.app != nil && (desktop.WindowMatch{PID: s.env.app.PID(), IncludeHidden: true}).Matches(w)
+		return e.app != nil && (desktop.WindowMatch{PID: e.app.PID(), IncludeHidden: true}).Matches(w)
 	}
-	return s.env.hasWin && w.Class != "" && w.Class == s.env.win.Class && w.Instance == s.env.win.Instance
+	return e.hasWin && w.Class != "" && w.Class == e.win.Class && w.Instance == e.win.Instance
 }
 
 // appWindow is one of the application's windows as the model and the
@@ -38,15 +38,15 @@ type appWindow struct {
 // of the stack first, marking the one with the focus, and, apart, the
 // kinds of the popups (tooltips, menus) it shows over them, which are
 // never its windows.
-func (s *runState) appWindows() (wins []appWindow, popups []string, err error) {
-	if s.env.desk == nil || !s.env.hasWin {
+func (e *environment) appWindows() (wins []appWindow, popups []string, err error) {
+	if e.desk == nil || !e.hasWin {
 		return nil, nil, nil
 	}
-	ws, err := s.env.desk.Windows()
+	ws, err := e.desk.Windows()
 	if err != nil {
 		return nil, nil, err
 	}
-	focused, hasFocus, err := s.env.desk.FocusedWindow()
+	focused, hasFocus, err := e.desk.FocusedWindow()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,12 +56,12 @@ func (s *runState) appWindows() (wins []appWindow, popups []string, err error) {
 		case w.Popup != "":
 			// A popup is the app's by its pid; one without (an Xt menu)
 			// by the startup window's class.
-			mine := w.PID != 0 && s.env.app != nil && (desktop.WindowMatch{PID: s.env.app.PID()}).Matches(w) ||
-				w.PID == 0 && w.Class != "" && w.Class == s.env.win.Class
+			mine := w.PID != 0 && e.app != nil && (desktop.WindowMatch{PID: e.app.PID()}).Matches(w) ||
+				w.PID == 0 && w.Class != "" && w.Class == e.win.Class
 			if mine && !slices.Contains(popups, w.Popup) {
 				popups = append(popups, w.Popup)
 			}
-		case w.Title != "" && s.isAppWindow(w):
+		case w.Title != "" && e.isAppWindow(w):
 			wins = append(wins, appWindow{win: w, focused: hasFocus && focused.ID == w.ID})
 		}
 	}
@@ -73,7 +73,7 @@ func (s *runState) appWindows() (wins []appWindow, popups []string, err error) {
 // marked, then the kinds of popup showing over them. Titles are the
 // application's text, so they are redacted.
 func (s *runState) windowTitles() string {
-	ws, popups, err := s.appWindows()
+	ws, popups, err := s.env.appWindows()
 	if err != nil || len(ws) == 0 {
 		return ""
 	}
@@ -101,9 +101,9 @@ func (s *runState) focusForInput() {
 	if !s.env.hasWin {
 		return
 	}
-	target := s.currentWindow()
+	target := s.env.currentWindow()
 	w, ok, err := s.env.desk.FocusedWindow()
-	if err == nil && ok && (w.ID == target.ID || !s.env.hasTarget && s.isAppWindow(w)) {
+	if err == nil && ok && (w.ID == target.ID || !s.env.hasTarget && s.env.isAppWindow(w)) {
 		return
 	}
 	if err := s.env.desk.Focus(target); err != nil && !errors.Is(err, desktop.ErrWindowGone) {
@@ -113,15 +113,15 @@ func (s *runState) focusForInput() {
 
 // currentWindow is the window click targets and the title condition refer
 // to: the one switch_window chose while it exists, else the startup window.
-func (s *runState) currentWindow() desktop.Window {
-	if s.env.hasTarget {
-		if w, err := s.env.desk.Window(s.env.target.ID); err == nil && w.Viewable {
-			s.env.target = w
+func (e *environment) currentWindow() desktop.Window {
+	if e.hasTarget {
+		if w, err := e.desk.Window(e.target.ID); err == nil && w.Viewable {
+			e.target = w
 			return w
 		}
-		s.env.hasTarget = false
+		e.hasTarget = false
 	}
-	return s.env.win
+	return e.win
 }
 
 // switchWindow gives the focus to a window the scenario named.

@@ -62,7 +62,7 @@ func (s *runState) zoomedCheck(img *image.RGBA) (image.Image, string) {
 	if s.model == nil || !s.env.hasWin || s.env.web.PageIsTheScreen() || !vision.Downscales(screen.Size(), s.model.profile) {
 		return img, ""
 	}
-	w, err := s.env.desk.Window(s.currentWindow().ID)
+	w, err := s.env.desk.Window(s.env.currentWindow().ID)
 	if err != nil {
 		return img, ""
 	}
