@@ -15,7 +15,6 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/model"
-	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -167,11 +166,66 @@ func (s *runState) runLoop(ctx context.Context) {
 	s.model = m
 	s.warmModelImages(ctx)
 	mem := memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
-	l := &goalLoop{run: s, conv: newConversation(mem, s.firstMessage(mem)), maxIter: s.maxIterations()}
+	l := &goalLoop{
+		run: s, conv: newConversation(mem, s.firstMessage(mem)), maxIter: s.maxIterations(),
+		stats: &s.loop, facts: &s.outcome, model: m, book: &s.book, steer: s.r.steer, files: s.files,
+		bus: s.bus, redact: s.r.Redact,
+	}
 	for {
 		if l.turn(ctx) {
 			return
 		}
+	}
+}
+
+// runCall is the stepper's run of a turn's call: the step, as the turn's
+// source, then the action cache's record of it.
+func (s *runState) runCall(ctx context.Context, c call) result {
+	c.Source = s.turnSource()
+	res := s.step(ctx, c)
+	s.cacheCall(c.Tool, c.Args, res)
+	return res
+}
+
+// approve reports whether the model's call may run: outside step mode
+// always; in step mode once the operator approves it. A call the guard
+// refuses anyway is not offered: it is refused when it runs, without
+// asking the operator about a call that cannot run. A rejection is
+// recorded as the call's step and is what the model is told.
+func (s *runState) approve(ctx context.Context, c model.ToolCall, args map[string]any) (ok bool, rejection string) {
+	if !s.r.steer.inStepMode() || s.guard(call{Tool: c.Name, Args: args, Source: s.turnSource()}).status != "" {
+		return true, ""
+	}
+	s.r.steer.clearDecision()
+	s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: s.turnSource()})
+	d, err := s.r.steer.awaitDecision(ctx)
+	if err != nil {
+		return false, ""
+	}
+	if d.approve {
+		return true, ""
+	}
+	msg := "the operator rejected this call"
+	if d.reason != "" {
+		msg += ": " + d.reason
+	}
+	s.unrun([]model.ToolCall{c}, events.StatusRefused, msg)
+	return false, msg
+}
+
+// checkApp is checkAfterStep for the loop: why the loop ends when the
+// checks stopped the run, or "".
+func (s *runState) checkApp(ctx context.Context) string {
+	if s.checkAfterStep(ctx) {
+		return ""
+	}
+	switch {
+	case s.env.appFinished:
+		return "the application exited successfully"
+	case s.outcome.end != nil:
+		return "a deterministic check failed: " + s.outcome.end.reason
+	default:
+		return "the run was stopped"
 	}
 }
 
@@ -182,41 +236,6 @@ func (s *runState) maxIterations() int {
 		return n
 	}
 	return s.files.Operator.Runner.MaxIterations
-}
-
-// endLoopOnChecks records why the loop ended when the checks stopped it.
-func (l *goalLoop) endLoopOnChecks() {
-	s := l.run
-	switch {
-	case s.env.appFinished:
-		s.loop.ended = "the application exited successfully"
-	case s.outcome.end != nil:
-		s.loop.ended = "a deterministic check failed: " + s.outcome.end.reason
-	default:
-		s.loop.ended = "the run was stopped"
-	}
-}
-
-// malformed counts a malformed reply; at the allowance the loop degrades.
-// It reports whether the loop must end.
-func (l *goalLoop) malformed(what string) bool {
-	s := l.run
-	s.loop.malformed++
-	s.budgets()
-	limit := s.files.Operator.Runner.MaxRetriesPerStep
-	if s.loop.malformed >= limit {
-		l.degrade(fmt.Sprintf("%d malformed replies (runner.max_retries_per_step = %d); the last: %s", s.loop.malformed, limit, what))
-		return true
-	}
-	return false
-}
-
-// degrade ends the loop; the deterministic checks decide the verdict.
-func (l *goalLoop) degrade(why string) {
-	s := l.run
-	s.loop.ended = "degraded: " + why
-	s.outcome.loopOutcome = OutcomeDegraded
-	s.concern("the loop degraded: " + why)
 }
 
 // maxCallsRecorded is how many calls of a turn with several are recorded
@@ -232,15 +251,14 @@ const (
 	maxToolNameBytes = 64
 )
 
-// recordSeveralCalls records a turn's calls, none of which ran: the first
+// unrun records the model's calls that did not run: the first
 // maxCallsRecorded as steps of their own, the rest as one summary step
-// (tool more_calls) counting them by tool. Only the turn's last step gets
-// a screen.
-func (l *goalLoop) recordSeveralCalls(calls []model.ToolCall, msg string) {
-	s := l.run
+// (tool more_calls) counting them by tool. Only the last step gets a
+// screen.
+func (s *runState) unrun(calls []model.ToolCall, status events.Status, msg string) {
 	kept, rest := calls[:min(len(calls), maxCallsRecorded)], calls[min(len(calls), maxCallsRecorded):]
 	for i, c := range kept {
-		s.recordUnrunStep(c, events.StatusMalformed, msg, i == len(kept)-1 && len(rest) == 0)
+		s.recordUnrunStep(c, status, msg, i == len(kept)-1 && len(rest) == 0)
 	}
 	if len(rest) == 0 {
 		return
@@ -250,7 +268,7 @@ func (l *goalLoop) recordSeveralCalls(calls []model.ToolCall, msg string) {
 		counts[truncate(c.Name, maxToolNameBytes)]++
 		// Each call counts in the verdict's summary as itself, not as
 		// the one step that records them.
-		s.tallyUnrun(c, events.StatusMalformed)
+		s.tallyUnrun(c, status)
 	}
 	names := sortedKeys(counts)
 	slices.SortStableFunc(names, func(a, b string) int { return counts[b] - counts[a] })
@@ -263,17 +281,12 @@ func (l *goalLoop) recordSeveralCalls(calls []model.ToolCall, msg string) {
 		parts = append(parts, fmt.Sprintf("%s ×%d", name, counts[name]))
 	}
 	summary := fmt.Sprintf("%d more calls in this turn (%s), recorded as this one step; %s", len(rest), strings.Join(parts, ", "), msg)
-	s.recordStep(model.ToolCall{Name: "more_calls", Arguments: fmt.Sprintf(`{"calls": %d}`, len(rest))}, events.StatusMalformed, summary, true)
+	s.recordStep(model.ToolCall{Name: "more_calls", Arguments: fmt.Sprintf(`{"calls": %d}`, len(rest))}, status, summary, true)
 }
 
-// recordUnrun records a model call that was not executed as a step, so the
-// report and the console show every refusal.
-func (s *runState) recordUnrun(c model.ToolCall, status events.Status, msg string) {
-	s.recordUnrunStep(c, status, msg, true)
-}
-
-// recordUnrunStep is recordUnrun with the failure screen left out unless
-// screen is set.
+// recordUnrunStep records a model call that was not executed as a step,
+// so the report and the console show every refusal, with the failure
+// screen when screen is set.
 func (s *runState) recordUnrunStep(c model.ToolCall, status events.Status, msg string, screen bool) {
 	s.recordStep(c, status, msg, screen)
 	s.tallyUnrun(c, status)
@@ -322,17 +335,6 @@ func (s *runState) budgets() {
 		}
 	}
 	s.publish(events.Event{Kind: events.KindBudget, Budgets: b})
-}
-
-// lastSum is the last capture's sum, decoding a headless page's screen
-// if nothing has yet. It is zero when there is no capture, or when the
-// pixels do not decode, which is logged as a failed capture is.
-func (s *runState) lastSum() [32]byte {
-	sum, err := s.book.lastSum()
-	if err != nil {
-		s.log("compare the screen with the last one: %v", err)
-	}
-	return sum
 }
 
 // modelTools is the run's tool list in the model's form.
@@ -430,9 +432,6 @@ func (s *runState) seed(iteration int) *int64 {
 	v := PairedSeed(s.files.Scenario.Name, iteration, s.r.opts.SampleIndex)
 	return &v
 }
-
-// modelPNG is the screen as the model sees it (modelImages.png).
-func (s *runState) modelPNG(f *report.Frame) ([]byte, error) { return s.model.images.png(f) }
 
 func parseArgs(raw string) (map[string]any, error) {
 	if strings.TrimSpace(raw) == "" {

@@ -27,10 +27,11 @@ const (
 	windowsBound      = time.Second
 )
 
-// tellMemory gives the model's memory what the next Environment Update
-// says besides the images: the values there are to type, the browser's
-// tab and the focused window's named controls.
-func (s *runState) tellMemory(ctx context.Context, mem *memory.Memory) {
+// surroundings gives the model's memory what the next Environment Update
+// says besides the images: the application's windows, the values there
+// are to type, the browser's tab and the focused window's named controls.
+func (s *runState) surroundings(ctx context.Context, mem *memory.Memory) {
+	mem.SetWindows(s.windowTitles())
 	mem.SetBindings(s.bindings())
 	mem.SetTabs(s.tabs(ctx))
 	mem.SetControls(s.focusedControls(ctx))
@@ -189,12 +190,12 @@ func withEnum(t scenarios.ToolSpec, name string, values []string) scenarios.Tool
 // screenChange says, after an input action the model chose, whether the
 // screen changed: without it an unchanged screen is only a handle sent
 // again, which the model easily takes for progress.
-func (s *runState) screenChange(tool string, args map[string]any, before [32]byte, res result) string {
-	if !s.book.isAction(tool) || res.status != events.StatusOK || res.screen == "" || before == ([32]byte{}) {
+func (l *goalLoop) screenChange(tool string, args map[string]any, before [32]byte, res result) string {
+	if !l.book.isAction(tool) || res.status != events.StatusOK || res.screen == "" || before == ([32]byte{}) {
 		return ""
 	}
 	what := strings.TrimSpace(tool + " " + mainArg(args))
-	if s.lastSum() == before {
+	if l.lastSum() == before {
 		return "The screen did not change after " + what + "."
 	}
 	return "The screen changed after " + what + "."

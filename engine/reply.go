@@ -13,8 +13,8 @@ import (
 // requests: at most memory.reply_max_bytes bytes, cut on a character
 // boundary and marked. Every later request resends the history, so one
 // runaway reply must not grow all of them.
-func (s *runState) historyText(text string) string {
-	limit := s.files.Operator.Memory.ReplyMaxBytes
+func (l *goalLoop) historyText(text string) string {
+	limit := l.files.Operator.Memory.ReplyMaxBytes
 	if limit <= 0 || len(text) <= limit {
 		return text
 	}
@@ -34,11 +34,11 @@ func (s *runState) historyText(text string) string {
 // (or guessed one) and wrote it in a call must not have it sent back in
 // every later request, nor kept in the summary of earlier turns, which
 // cuts arguments where a redactor could no longer recognise them.
-func (s *runState) historyCalls(calls []model.ToolCall) []model.ToolCall {
-	limit := s.files.Operator.Memory.ReplyMaxBytes
+func (l *goalLoop) historyCalls(calls []model.ToolCall) []model.ToolCall {
+	limit := l.files.Operator.Memory.ReplyMaxBytes
 	out, copied := calls, false
 	for i, c := range calls {
-		args := s.redactArguments(c.Arguments)
+		args := redactArguments(c.Arguments, l.redact)
 		if limit > 0 && len(args) > limit {
 			note, _ := json.Marshal(map[string]string{"cut": fmt.Sprintf("%d bytes of arguments left out", len(args))})
 			args = string(note)
@@ -61,16 +61,16 @@ func (s *runState) historyCalls(calls []model.ToolCall) []model.ToolCall {
 // breaks the JSON around them; arguments that are not JSON are redacted
 // as the text they are. Arguments without a secret are returned as they
 // came.
-func (s *runState) redactArguments(raw string) string {
+func redactArguments(raw string, redact func(string) string) string {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return s.r.Redact(raw)
+		return redact(raw)
 	}
 	changed := false
 	v = redactJSON(v, func(x string) string {
-		y := s.r.Redact(x)
+		y := redact(x)
 		changed = changed || y != x
 		return y
 	})
@@ -79,7 +79,7 @@ func (s *runState) redactArguments(raw string) string {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return s.r.Redact(raw)
+		return redact(raw)
 	}
 	return string(b)
 }

@@ -63,10 +63,10 @@ func TestLoopCapsToolCallArgumentsInHistory(t *testing.T) {
 // arguments with a note, leaving the calls the run checks as they came.
 func TestRulesHistoryCuts(t *testing.T) {
 	t.Parallel()
-	state := func(limit int) *runState {
+	state := func(limit int) *goalLoop {
 		op := &scenarios.Operator{}
 		op.Memory.ReplyMaxBytes = limit
-		return &runState{r: &Runner{}, files: &scenarios.Files{Operator: op}}
+		return &goalLoop{redact: (&Runner{}).Redact, files: &scenarios.Files{Operator: op}}
 	}
 	for _, c := range []struct {
 		name  string
@@ -151,7 +151,7 @@ func TestLoopRedactsToolCallArgumentsInHistory(t *testing.T) {
 func TestHistoryCallsRedacted(t *testing.T) {
 	t.Parallel()
 	const secret = "Quokka-Velvet-8342"
-	s := &runState{r: &Runner{redact: redact.New(secret)}, files: &scenarios.Files{Operator: &scenarios.Operator{}}}
+	s := &goalLoop{redact: (&Runner{redact: redact.New(secret)}).Redact, files: &scenarios.Files{Operator: &scenarios.Operator{}}}
 	calls := []model.ToolCall{
 		{ID: "c1", Name: "type_text", Arguments: `{"text": "` + secret + `", "n": 1.50}`},
 		{ID: "c2", Name: "press_key", Arguments: `{"key":"Return","notes":["typed Quokka-Vel"],"` + secret + `":true}`},

@@ -165,14 +165,21 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 
 func (s *runState) publish(e events.Event) events.Event { return s.bus.Publish(e) }
 
-func (s *runState) log(format string, args ...any) {
-	s.publish(events.Event{Kind: events.KindLog, Message: fmt.Sprintf(format, args...)})
+func (s *runState) log(format string, args ...any) { logTo(s.bus, format, args...) }
+
+// logTo publishes a log line on bus.
+func logTo(bus *events.Bus, format string, args ...any) {
+	bus.Publish(events.Event{Kind: events.KindLog, Message: fmt.Sprintf(format, args...)})
 }
 
 // concern raises a concern once, however often it is raised.
-func (s *runState) concern(msg string) {
-	if s.outcome.addConcern(msg) {
-		s.publish(events.Event{Kind: events.KindConcern, Message: msg})
+func (s *runState) concern(msg string) { raiseConcern(s.bus, &s.outcome, msg) }
+
+// raiseConcern adds msg to the verdict's concerns and publishes it, once
+// however often it is raised.
+func raiseConcern(bus *events.Bus, facts *verdictFacts, msg string) {
+	if facts.addConcern(msg) {
+		bus.Publish(events.Event{Kind: events.KindConcern, Message: msg})
 	}
 }
 
