@@ -268,7 +268,7 @@ func (s *runState) madeOn(ctx context.Context, tool string, args map[string]any)
 		}
 	}
 	if tool != "record_verdict" {
-		_, where := s.destination(ctx, "")
+		_, where := s.env.destination(ctx, "")
 		p.step.Focus = s.r.Redact(where)
 	}
 	if s.book.lastFrame != nil {

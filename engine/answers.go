@@ -84,11 +84,11 @@ func (s *runState) keepAnswer(a inbox.Answer) result {
 
 // value finds what type_text types for ref: a value the scenario
 // provides, else an operator's answer.
-func (s *runState) value(ref string) (value string, secret, found bool) {
-	if v, sec, ok := s.files.Scenario.Value(ref); ok {
+func (e *environment) value(ref string) (value string, secret, found bool) {
+	if v, sec, ok := e.files.Scenario.Value(ref); ok {
 		return v, sec, true
 	}
-	for _, a := range s.env.answers {
+	for _, a := range e.answers {
 		if a.ref == ref {
 			return a.value, a.secret, true
 		}

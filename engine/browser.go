@@ -54,45 +54,45 @@ func (e *environment) cdpURL(_, callCtx context.Context, _ call) result {
 	return ok(u)
 }
 
-func (s *runState) cdpListInteractive(_, callCtx context.Context, c call) result {
+func (e *environment) cdpListInteractive(_, callCtx context.Context, c call) result {
 	filter, _ := c.Args["filter"].(string)
-	els, err := s.env.web.Tab.ListInteractive(callCtx, filter)
+	els, err := e.web.Tab.ListInteractive(callCtx, filter)
 	if err != nil {
-		return s.env.cdpFailure(err)
+		return e.cdpFailure(err)
 	}
-	return ok(listInteractive(els, filter, s.r.Redact))
+	return ok(listInteractive(els, filter, e.r.Redact))
 }
 
 // cdpTarget resolves a call's target, a cdp_targets name, to the selector
 // the scenario gives it.
-func (s *runState) cdpTarget(c call) (target, selector string, r result) {
+func (e *environment) cdpTarget(c call) (target, selector string, r result) {
 	target, _ = c.Args["target"].(string)
-	selector, found := s.files.Scenario.CDPTargets[target]
+	selector, found := e.files.Scenario.CDPTargets[target]
 	if !found {
 		return target, "", failed(failResolution, "no cdp target %q", target)
 	}
 	return target, selector, result{}
 }
 
-func (s *runState) cdpQuery(_, callCtx context.Context, c call) result {
-	target, sel, r := s.cdpTarget(c)
+func (e *environment) cdpQuery(_, callCtx context.Context, c call) result {
+	target, sel, r := e.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
-	st, err := s.env.web.Tab.Query(callCtx, sel)
+	st, err := e.web.Tab.Query(callCtx, sel)
 	if err != nil {
-		return s.env.cdpFailure(err)
+		return e.cdpFailure(err)
 	}
 	if !st.Found && c.Source == events.SourceScript {
 		// A script reads an element it expects to be there; the model,
 		// exploring, is told and carries on.
-		return failed(failAssertion, "%s", describeState(target, st, s.r.Redact))
+		return failed(failAssertion, "%s", describeState(target, st, e.r.Redact))
 	}
-	return ok(describeState(target, st, s.r.Redact))
+	return ok(describeState(target, st, e.r.Redact))
 }
 
 func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
-	target, sel, r := s.cdpTarget(c)
+	target, sel, r := s.env.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
@@ -147,22 +147,22 @@ func (e *environment) screenPoint(ctx context.Context, p image.Point) *events.Po
 // cdpFill fills a named element with a provided value; the result names
 // its ref and length, never the value.
 func (s *runState) cdpFill(ctx, callCtx context.Context, c call) result {
-	target, sel, r := s.cdpTarget(c)
+	target, sel, r := s.env.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
 	ref, _ := c.Args["ref"].(string)
-	value, secret, found := s.value(ref)
+	value, secret, found := s.env.value(ref)
 	if !found {
 		return failed(failResolution, "no provided value %q", ref)
 	}
-	if r := s.secretPlaceRefusal(ctx, c.Tool, ref, target); r.status != "" {
+	if r := s.env.secretPlaceRefusal(ctx, c.Tool, ref, target); r.status != "" {
 		return r
 	}
 	what := "value"
 	if secret {
 		what = "secret value"
-		s.secretGoesIn(callCtx, ref, value, sel)
+		s.env.secretGoesIn(callCtx, ref, value, sel)
 	}
 	return s.cdpInput(ctx, func() error { return s.env.web.Tab.Fill(callCtx, sel, value) },
 		fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))
@@ -273,8 +273,8 @@ func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) 
 			s.log("wait for the page to be drawn: %v", err)
 		}
 		begun := d.LoadsBegun()
-		opts := s.settleOptions(false)
-		opts.Response = max(opts.Quiet, min(frames/2, s.settleOptions(true).Response))
+		opts := s.env.settleOptions(false)
+		opts.Response = max(opts.Quiet, min(frames/2, s.env.settleOptions(true).Response))
 		// Drawing since the action is the response only while the
 		// document is the one the action began on: after a navigation,
 		// what was drawn since may be the page left (a link's pressed

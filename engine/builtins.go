@@ -26,21 +26,23 @@ func builtinTools() map[string]builtinTool {
 			name, _ := c.Args["name"].(string)
 			return s.switchWindow(ctx, name)
 		},
-		"record_verdict":       func(s *runState, ctx context.Context, _ int, c call) result { return s.recordVerdict(ctx, c) },
-		"escalate":             func(s *runState, _ context.Context, _ int, c call) result { return s.escalate(c) },
-		"respond":              func(s *runState, _ context.Context, n int, c call) result { return s.respond(n, c) },
-		"ask_human":            func(s *runState, ctx context.Context, _ int, c call) result { return s.askHuman(ctx, c) },
-		"check_expectation":    (*runState).checkExpectation,
-		"click_grounded":       (*runState).clickGrounded,
-		"click_element":        func(s *runState, ctx context.Context, _ int, c call) result { return s.clickElement(ctx, c) },
-		"cdp_url":              cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.env.cdpURL(ctx, callCtx, c) }),
-		"cdp_list_interactive": cdpTool((*runState).cdpListInteractive),
-		"cdp_click_described":  cdpTool((*runState).cdpClickDescribed),
-		"cdp_query":            cdpTool((*runState).cdpQuery),
-		"cdp_click":            cdpTool((*runState).cdpClick),
-		"cdp_fill":             cdpTool((*runState).cdpFill),
-		"cdp_wait":             cdpTool(func(s *runState, ctx, _ context.Context, c call) result { return s.cdpWait(ctx, c) }),
-		"cdp_navigate":         cdpTool(func(s *runState, ctx, _ context.Context, c call) result { return s.cdpNavigate(ctx, c) }),
+		"record_verdict":    func(s *runState, ctx context.Context, _ int, c call) result { return s.recordVerdict(ctx, c) },
+		"escalate":          func(s *runState, _ context.Context, _ int, c call) result { return s.escalate(c) },
+		"respond":           func(s *runState, _ context.Context, n int, c call) result { return s.respond(n, c) },
+		"ask_human":         func(s *runState, ctx context.Context, _ int, c call) result { return s.askHuman(ctx, c) },
+		"check_expectation": (*runState).checkExpectation,
+		"click_grounded":    (*runState).clickGrounded,
+		"click_element":     func(s *runState, ctx context.Context, _ int, c call) result { return s.clickElement(ctx, c) },
+		"cdp_url":           cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.env.cdpURL(ctx, callCtx, c) }),
+		"cdp_list_interactive": cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result {
+			return s.env.cdpListInteractive(ctx, callCtx, c)
+		}),
+		"cdp_click_described": cdpTool((*runState).cdpClickDescribed),
+		"cdp_query":           cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.env.cdpQuery(ctx, callCtx, c) }),
+		"cdp_click":           cdpTool((*runState).cdpClick),
+		"cdp_fill":            cdpTool((*runState).cdpFill),
+		"cdp_wait":            cdpTool(func(s *runState, ctx, _ context.Context, c call) result { return s.cdpWait(ctx, c) }),
+		"cdp_navigate":        cdpTool(func(s *runState, ctx, _ context.Context, c call) result { return s.cdpNavigate(ctx, c) }),
 		// A scripted expect: step runs nothing; its checks run after it.
 		scenarios.ExpectTool: func(*runState, context.Context, int, call) result { return ok("") },
 	}

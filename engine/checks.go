@@ -129,22 +129,22 @@ func (s *runState) probes(e *scenarios.Expect) []probe {
 		return time.Duration(e.WithinS(own) * float64(time.Second))
 	}
 	if t := e.WindowTitle; t != nil {
-		out = append(out, named("window_title", s.titleProbe(t, within(t.Within))))
+		out = append(out, named("window_title", s.env.titleProbe(t, within(t.Within))))
 	}
 	if t := e.ScreenText; t != nil {
-		out = append(out, named("screen_text", s.screenTextProbe(t, within(t.Within))))
+		out = append(out, named("screen_text", s.env.screenTextProbe(t, within(t.Within))))
 	}
 	for _, name := range sortedKeys(e.CDP) {
 		c := e.CDP[name]
-		out = append(out, named("cdp."+name, s.elementProbe(name, c, within(c.Within))))
+		out = append(out, named("cdp."+name, s.env.elementProbe(name, c, within(c.Within))))
 	}
 	for _, name := range sortedKeys(e.Controls) {
 		c := e.Controls[name]
-		out = append(out, named("controls."+name, s.controlProbe(name, c, within(c.Within))))
+		out = append(out, named("controls."+name, s.env.controlProbe(name, c, within(c.Within))))
 	}
 	for _, name := range sortedKeys(e.ClickTargets) {
 		c := e.ClickTargets[name]
-		out = append(out, named("click_targets."+name, s.pointProbe(name, c, within(c.Within))))
+		out = append(out, named("click_targets."+name, s.env.pointProbe(name, c, within(c.Within))))
 	}
 	if c := e.Screenshot; c != nil {
 		out = append(out, named("screenshot", s.screenshotProbe(c, within(c.Within))))
@@ -161,20 +161,20 @@ func named(name string, p probe) probe {
 	return p
 }
 
-func (s *runState) titleProbe(t *scenarios.TitleCheck, within time.Duration) probe {
+func (e *environment) titleProbe(t *scenarios.TitleCheck, within time.Duration) probe {
 	what := fmt.Sprintf("the window title equals %q", t.Equals)
 	if t.Contains != "" {
 		what = fmt.Sprintf("the window title contains %q", t.Contains)
 	}
 	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
-		if !s.env.hasWin {
+		if !e.hasWin {
 			return false, "the run has no application window (a headless or attached browser has none)", errCannotCheck
 		}
-		w, err := s.env.desk.Window(s.env.win.ID)
+		w, err := e.desk.Window(e.win.ID)
 		if err != nil {
 			return false, "the application window is gone", nil
 		}
-		seen := fmt.Sprintf("the title %q", s.r.Redact(w.Title))
+		seen := fmt.Sprintf("the title %q", e.r.Redact(w.Title))
 		if t.Contains != "" {
 			return strings.Contains(w.Title, t.Contains), seen, nil
 		}
@@ -185,17 +185,17 @@ func (s *runState) titleProbe(t *scenarios.TitleCheck, within time.Duration) pro
 // maxScreenTextQuote bounds how much of the text read a message quotes.
 const maxScreenTextQuote = 300
 
-func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Duration) probe {
+func (e *environment) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Duration) probe {
 	want := normalizeSpace(t.Contains)
 	return probe{what: fmt.Sprintf("the screen shows %q", want), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			img, err := s.env.windowImage(ctx)
+			img, err := e.windowImage(ctx)
 			if err != nil {
 				return false, "", err
 			}
 			ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 			defer cancel()
-			words, err := s.env.textReader().ReadText(ctx, img)
+			words, err := e.textReader().ReadText(ctx, img)
 			if errors.Is(err, ocr.ErrNotInstalled) {
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
 			}
@@ -204,7 +204,7 @@ func (s *runState) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Dur
 			}
 			read := normalizeSpace(ocr.Text(words))
 			// Redact before quoting: the screen may show a typed secret.
-			seen := fmt.Sprintf("the text read %q", truncate(s.r.Redact(read), maxScreenTextQuote))
+			seen := fmt.Sprintf("the text read %q", truncate(e.r.Redact(read), maxScreenTextQuote))
 			if read == "" {
 				seen = "no text on screen"
 			}
@@ -240,7 +240,7 @@ func (e *environment) windowImage(ctx context.Context) (image.Image, error) {
 	return img.SubImage(area), nil
 }
 
-func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within time.Duration) probe {
+func (e *environment) elementProbe(name string, c scenarios.ElementCheck, within time.Duration) probe {
 	var want []string
 	if c.Present != nil {
 		want = append(want, map[bool]string{true: "present", false: "absent"}[*c.Present])
@@ -262,13 +262,13 @@ func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within ti
 	}
 	return probe{what: fmt.Sprintf("cdp target %s: %s", name, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if s.env.web == nil {
+			if e.web == nil {
 				return false, "no browser tab is attached", errCannotCheck
 			}
-			sel := s.files.Scenario.CDPTargets[name]
+			sel := e.files.Scenario.CDPTargets[name]
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
-			st, err := s.env.web.Tab.Query(callCtx, sel)
+			st, err := e.web.Tab.Query(callCtx, sel)
 			if err != nil {
 				var se *cdp.SelectorError
 				if errors.As(err, &se) {
@@ -277,7 +277,7 @@ func (s *runState) elementProbe(name string, c scenarios.ElementCheck, within ti
 				// Between two documents the page cannot be asked: not yet.
 				return false, "the page could not be read: " + err.Error(), nil
 			}
-			return elementHolds(c, st), describeCount(describeState(name, st, s.r.Redact), st), nil
+			return elementHolds(c, st), describeCount(describeState(name, st, e.r.Redact), st), nil
 		}}
 }
 
@@ -312,7 +312,7 @@ func describeCount(desc string, st cdp.ElementState) string {
 	return fmt.Sprintf("%s (%d matches)", desc, st.Count)
 }
 
-func (s *runState) controlProbe(name string, c scenarios.ControlCheck, within time.Duration) probe {
+func (e *environment) controlProbe(name string, c scenarios.ControlCheck, within time.Duration) probe {
 	absent := c.Present != nil && !*c.Present
 	want := stateWords(c.Enabled, c.Checked, c.Focused)
 	what := fmt.Sprintf("the control %q is present", name)
@@ -323,7 +323,7 @@ func (s *runState) controlProbe(name string, c scenarios.ControlCheck, within ti
 		what = fmt.Sprintf("the control %q is %s", name, want)
 	}
 	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
-		controls, err := s.env.accessibleControls(ctx)
+		controls, err := e.accessibleControls(ctx)
 		if err != nil {
 			return false, "", err
 		}
@@ -331,17 +331,17 @@ func (s *runState) controlProbe(name string, c scenarios.ControlCheck, within ti
 		var nf *atspi.NotFoundError
 		switch {
 		case errors.As(err, &nf):
-			return absent, s.r.Redact(err.Error()), nil
+			return absent, e.r.Redact(err.Error()), nil
 		case err != nil:
-			return false, s.r.Redact(err.Error()), nil
+			return false, e.r.Redact(err.Error()), nil
 		case absent:
-			return false, fmt.Sprintf("the %s %q is there", ctl.Role, s.r.Redact(ctl.Name)), nil
+			return false, fmt.Sprintf("the %s %q is there", ctl.Role, e.r.Redact(ctl.Name)), nil
 		}
-		return statesMatch(ctl, c.Enabled, c.Checked, c.Focused), describeControl(ctl, s.r.Redact), nil
+		return statesMatch(ctl, c.Enabled, c.Checked, c.Focused), describeControl(ctl, e.r.Redact), nil
 	}}
 }
 
-func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time.Duration) probe {
+func (e *environment) pointProbe(target string, c scenarios.PointCheck, within time.Duration) probe {
 	var want []string
 	if c.Role != "" {
 		want = append(want, "a "+c.Role)
@@ -354,15 +354,15 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 	}
 	return probe{what: fmt.Sprintf("the control at %s is %s", target, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if !s.env.hasWin {
+			if !e.hasWin {
 				return false, "click targets are relative to the app window, and the run has none", errCannotCheck
 			}
-			p, err := s.clickPoint(ctx, target)
+			p, err := e.clickPoint(ctx, target)
 			if err != nil {
 				// The window went away: no control is there any more.
 				return false, err.Error(), nil
 			}
-			controls, err := s.env.accessibleControls(ctx)
+			controls, err := e.accessibleControls(ctx)
 			if err != nil {
 				return false, "", err
 			}
@@ -373,7 +373,7 @@ func (s *runState) pointProbe(target string, c scenarios.PointCheck, within time
 			holds := (c.Name == "" || strings.EqualFold(strings.TrimSpace(ctl.Name), strings.TrimSpace(c.Name))) &&
 				(c.Role == "" || strings.EqualFold(ctl.Role, c.Role)) &&
 				statesMatch(ctl, c.Enabled, c.Checked, c.Focused)
-			return holds, fmt.Sprintf("at (%d, %d) is %s", p.X, p.Y, describeControl(ctl, s.r.Redact)), nil
+			return holds, fmt.Sprintf("at (%d, %d) is %s", p.X, p.Y, describeControl(ctl, e.r.Redact)), nil
 		}}
 }
 

@@ -115,7 +115,7 @@ type windowLister interface {
 // the run is a test-error; when it showed none, the application failed.
 func (s *runState) startupTimedOut(ctx context.Context, m desktop.WindowMatch, timeout time.Duration, what string) {
 	rel, noScreen := s.failureScreen(ctx, 0)
-	seen := s.seeWindows()
+	seen := s.env.seeWindows()
 	why, suggestion, authorsMistake := seen.explain(m)
 	reason := fmt.Sprintf("no %s matching %s appeared within %s%s", what, m, timeout, why)
 	verdict, outcome := events.VerdictAppFailed, OutcomeStartup
@@ -136,20 +136,20 @@ type windowsSeen struct {
 }
 
 // seeWindows lists the display's windows now.
-func (s *runState) seeWindows() windowsSeen {
+func (e *environment) seeWindows() windowsSeen {
 	seen := windowsSeen{mine: map[uint32]bool{}}
-	if l, ok := s.env.desk.(windowLister); ok {
+	if l, ok := e.desk.(windowLister); ok {
 		ws, err := l.Windows()
 		if err != nil {
-			s.log("list the windows: %v", err)
+			e.log("list the windows: %v", err)
 		}
 		seen.all = ws
 	}
 	appPID := 0
-	if s.env.app != nil {
-		appPID = s.env.app.PID()
+	if e.app != nil {
+		appPID = e.app.PID()
 	}
-	owned := s.env.session != nil && s.env.session.Owned()
+	owned := e.session != nil && e.session.Owned()
 	for _, w := range seen.all {
 		if !ownedBy(w, appPID, owned) {
 			continue
@@ -191,14 +191,14 @@ func (seen windowsSeen) explain(m desktop.WindowMatch) (why, suggestion string, 
 // application shows after the one the run followed went away, with an
 // app.window for them: a splash screen replaced by the main window reads as
 // a lost window until the scenario names the right one.
-func (s *runState) windowsInstead() string {
-	if s.env.app == nil || !s.env.app.Alive() {
+func (e *environment) windowsInstead() string {
+	if e.app == nil || !e.app.Alive() {
 		return ""
 	}
-	seen := s.seeWindows()
+	seen := e.seeWindows()
 	var others []desktop.Window
 	for _, w := range seen.shown {
-		if w.ID != s.env.win.ID {
+		if w.ID != e.win.ID {
 			others = append(others, w)
 		}
 	}

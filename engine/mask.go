@@ -70,7 +70,7 @@ const placeTimeout = time.Second
 // in place, so the caller's image (the model's, the judge's) is the saved
 // one.
 func (s *runState) keepScreen(ctx context.Context, img *image.RGBA) (string, []byte, error) {
-	shown := s.maskSecrets(ctx, img)
+	shown := s.env.maskSecrets(ctx, img)
 	rel, data, err := s.rep.SaveScreen(img)
 	if err != nil {
 		return "", nil, err
@@ -99,8 +99,8 @@ func (s *runState) reportShown(shown []string, rel string) {
 // changed, and wherever OCR reads a secret value the application was
 // given. It returns the refs OCR read. A run that gave the application no
 // secret costs nothing here (BenchmarkMaskSecrets).
-func (s *runState) maskSecrets(ctx context.Context, img *image.RGBA) []string {
-	m := &s.env.onScreen
+func (e *environment) maskSecrets(ctx context.Context, img *image.RGBA) []string {
+	m := &e.onScreen
 	if !m.any() {
 		return nil
 	}
@@ -134,7 +134,7 @@ func (s *runState) maskSecrets(ctx context.Context, img *image.RGBA) []string {
 	var shown []string
 	if len(m.watched) > 0 {
 		var read []image.Rectangle
-		read, shown = s.readSecrets(ctx, img)
+		read, shown = e.readSecrets(ctx, img)
 		boxes = append(boxes, read...)
 	}
 	blackOut(img, boxes)
@@ -184,8 +184,8 @@ func changedBox(before, after *image.RGBA) image.Rectangle {
 // readSecrets reads the application's windows and returns the boxes of
 // the words that spell a watched secret, and the refs found. A screen
 // that has not changed since the last read is not read again.
-func (s *runState) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Rectangle, []string) {
-	m := &s.env.onScreen
+func (e *environment) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Rectangle, []string) {
+	m := &e.onScreen
 	if m.seed == (maphash.Seed{}) {
 		m.seed = maphash.MakeSeed()
 	}
@@ -195,13 +195,13 @@ func (s *runState) readSecrets(ctx context.Context, img *image.RGBA) ([]image.Re
 	}
 	var boxes []image.Rectangle
 	found := map[string]bool{}
-	reader := s.env.textReader()
-	for _, area := range s.env.secretReadAreas(img.Bounds()) {
+	reader := e.textReader()
+	for _, area := range e.secretReadAreas(img.Bounds()) {
 		words, err := reader.ReadText(ctx, img.SubImage(area))
 		if err != nil {
 			// Unread, the area cannot be cleared: it is masked whole
 			// rather than risk showing a secret.
-			s.log("read the screen for secrets: %v", err)
+			e.log("read the screen for secrets: %v", err)
 			boxes = append(boxes, area)
 			continue
 		}
@@ -381,18 +381,18 @@ func approxContains(text, pattern []rune, k int) bool {
 // goes into is masked — the cdp_fill target's box (selector), the page's
 // focused element, the focused accessible's extents, or, where none is
 // known, whatever the typing changes on the screen.
-func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string) {
-	m := &s.env.onScreen
+func (e *environment) secretGoesIn(ctx context.Context, ref, value, selector string) {
+	m := &e.onScreen
 	if m.watched == nil {
 		m.watched = map[string]string{}
 	}
 	m.watched[ref] = value
-	if s.env.web != nil {
+	if e.web != nil {
 		sel := selector
 		if sel == "" {
 			sel = ":focus"
 		}
-		if place := s.env.pageBox(sel); place != nil {
+		if place := e.pageBox(sel); place != nil {
 			pctx, cancel := context.WithTimeout(ctx, placeTimeout)
 			box, ok, err := place(pctx)
 			cancel()
@@ -411,22 +411,22 @@ func (s *runState) secretGoesIn(ctx context.Context, ref, value, selector string
 				m.fields = append(m.fields, f)
 			}
 		}
-	} else if acc, ok := s.env.focusedAccessible(ctx); ok && !acc.Extents.Empty() {
+	} else if acc, ok := e.focusedAccessible(ctx); ok && !acc.Extents.Empty() {
 		m.fields = append(m.fields, secretField{ref: ref, box: acc.Extents, place: acc.Place})
 		return
 	}
-	if s.env.desk == nil {
+	if e.desk == nil {
 		return
 	}
 	var before *image.RGBA
 	var err error
-	if s.env.web.PageIsTheScreen() {
-		before, err = s.env.web.Screenshot(ctx)
+	if e.web.PageIsTheScreen() {
+		before, err = e.web.Screenshot(ctx)
 	} else {
-		before, err = s.env.desk.Capture(ctx)
+		before, err = e.desk.Capture(ctx)
 	}
 	if err != nil {
-		s.log("capture the screen before typing a secret: %v", err)
+		e.log("capture the screen before typing a secret: %v", err)
 		return
 	}
 	m.typedBefore, m.typedRef = before, ref
@@ -463,8 +463,8 @@ func (e *environment) pageBox(selector string) func(ctx context.Context) (image.
 
 // watchGivenSecrets starts OCR's watch for secrets the application gets at
 // launch, in its command line or environment: it may print them.
-func (s *runState) watchGivenSecrets() {
-	a := s.files.Scenario.App
+func (e *environment) watchGivenSecrets() {
+	a := e.files.Scenario.App
 	if a == nil {
 		return
 	}
@@ -473,13 +473,13 @@ func (s *runState) watchGivenSecrets() {
 		given += "\x00" + v
 	}
 	watch := func(ref, value string) {
-		if s.env.onScreen.watched == nil {
-			s.env.onScreen.watched = map[string]string{}
+		if e.onScreen.watched == nil {
+			e.onScreen.watched = map[string]string{}
 		}
-		s.env.onScreen.watched[ref] = value
+		e.onScreen.watched[ref] = value
 	}
-	for ref := range s.files.Scenario.Provides {
-		value, secret, _ := s.files.Scenario.Value(ref)
+	for ref := range e.files.Scenario.Provides {
+		value, secret, _ := e.files.Scenario.Value(ref)
 		if secret && value != "" && strings.Contains(given, value) {
 			watch(ref, value)
 		}
@@ -487,10 +487,10 @@ func (s *runState) watchGivenSecrets() {
 	// A scenario may pass on a variable the operator file also names
 	// (app.env: {TOKEN: ${HOOK_TOKEN}}): the credential is then the
 	// application's to print, and is looked for like a secret.
-	if s.files.Operator == nil {
+	if e.files.Operator == nil {
 		return
 	}
-	for i, value := range s.files.Operator.Credentials() {
+	for i, value := range e.files.Operator.Credentials() {
 		if len(value) >= minReadSecret && strings.Contains(given, value) {
 			watch(fmt.Sprintf("operator credential %d", i+1), value)
 		}

@@ -280,7 +280,7 @@ func TestMaskTypedChange(t *testing.T) {
 	}
 	s := &runState{}
 	s.env.onScreen.typedBefore, s.env.onScreen.typedRef = before, "pin"
-	if shown := s.maskSecrets(context.Background(), after); shown != nil {
+	if shown := s.env.maskSecrets(context.Background(), after); shown != nil {
 		t.Errorf("maskSecrets read %v with no value watched", shown)
 	}
 	masked := typed.Inset(-maskMargin)
@@ -296,7 +296,7 @@ func TestMaskTypedChange(t *testing.T) {
 	// The place stays masked on the next screen.
 	next := image.NewRGBA(before.Bounds())
 	copy(next.Pix, before.Pix)
-	s.maskSecrets(context.Background(), next)
+	s.env.maskSecrets(context.Background(), next)
 	if c := next.RGBAAt(50, 35); c.R != 0 {
 		t.Errorf("the next screen is not masked where the secret was typed: %v", c)
 	}
@@ -359,12 +359,12 @@ func TestSecretWordsOnScreen(t *testing.T) {
 	img := screen("password: " + maskSecret)
 	s := &runState{}
 	s.env.onScreen.watched = map[string]string{"password": maskSecret}
-	if shown := s.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "password" {
+	if shown := s.env.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "password" {
 		t.Errorf("maskSecrets read %v, want the password", shown)
 	}
 	// The next screen is another one: it is read again, not taken for
 	// the last one read.
-	if shown := s.maskSecrets(context.Background(), screen("password: ********")); len(shown) != 0 {
+	if shown := s.env.maskSecrets(context.Background(), screen("password: ********")); len(shown) != 0 {
 		t.Errorf("maskSecrets read %v on a screen without the secret", shown)
 	}
 	words, err := ocr.NewReader(1).Read(context.Background(), img)
@@ -388,7 +388,7 @@ func TestSecretWordsAfterALongPrefix(t *testing.T) {
 	maskDrawText(t, img, image.Pt(10, 26), "Open https://example.test/login?passphrase="+maskPassphrase)
 	s := &runState{}
 	s.env.onScreen.watched = map[string]string{"passphrase": maskPassphrase}
-	if shown := s.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "passphrase" {
+	if shown := s.env.maskSecrets(context.Background(), img); len(shown) != 1 || shown[0] != "passphrase" {
 		t.Errorf("maskSecrets read %v, want the passphrase", shown)
 	}
 	words, err := ocr.NewReader(1).Read(context.Background(), img)
@@ -435,7 +435,8 @@ func TestSecretWordsUnread(t *testing.T) {
 		return img
 	}
 	state := func(desk stage.Desktop) *runState {
-		s := &runState{bus: events.NewBus(func(s string) string { return s })}
+		bus := events.NewBus(func(s string) string { return s })
+		s := &runState{bus: bus, env: environment{bus: bus}}
 		s.env.desk = desk
 		s.env.onScreen.watched = map[string]string{"password": maskSecret}
 		if desk != nil {
@@ -447,7 +448,7 @@ func TestSecretWordsUnread(t *testing.T) {
 	t.Run("the application's windows", func(t *testing.T) {
 		t.Parallel()
 		img := white()
-		state(f).maskSecrets(ctx, img)
+		state(f).env.maskSecrets(ctx, img)
 		for _, c := range []struct {
 			at    image.Point
 			black bool
@@ -464,7 +465,7 @@ func TestSecretWordsUnread(t *testing.T) {
 	t.Run("no window known", func(t *testing.T) {
 		t.Parallel()
 		img := white()
-		state(nil).maskSecrets(ctx, img)
+		state(nil).env.maskSecrets(ctx, img)
 		for _, p := range []image.Point{{0, 0}, {639, 399}, {500, 50}} {
 			if img.RGBAAt(p.X, p.Y).R != 0 {
 				t.Errorf("pixel %v is not blacked out", p)
@@ -550,14 +551,14 @@ func BenchmarkMaskSecrets(b *testing.B) {
 	b.Run("nothing to mask", func(b *testing.B) {
 		s := &runState{}
 		for b.Loop() {
-			s.maskSecrets(context.Background(), img)
+			s.env.maskSecrets(context.Background(), img)
 		}
 	})
 	b.Run("one field", func(b *testing.B) {
 		s := &runState{}
 		s.env.onScreen.fields = []secretField{{ref: "password", box: image.Rect(300, 200, 700, 240)}}
 		for b.Loop() {
-			s.maskSecrets(context.Background(), img)
+			s.env.maskSecrets(context.Background(), img)
 		}
 	})
 }
@@ -622,8 +623,8 @@ func TestWatchGivenCredentials(t *testing.T) {
 		if ps != nil {
 			t.Fatal(ps)
 		}
-		s := &runState{files: &scenarios.Files{Scenario: sc, Operator: op}}
-		s.watchGivenSecrets()
+		s := &runState{env: environment{files: &scenarios.Files{Scenario: sc, Operator: op}}}
+		s.env.watchGivenSecrets()
 		var values []string
 		for _, v := range s.env.onScreen.watched {
 			values = append(values, v)

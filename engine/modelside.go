@@ -31,20 +31,20 @@ const (
 // says besides the images: the application's windows, the values there
 // are to type, the browser's tab and the focused window's named controls.
 func (s *runState) surroundings(ctx context.Context, mem *memory.Memory) {
-	mem.SetWindows(s.windowTitles())
-	mem.SetBindings(s.bindings())
-	mem.SetTabs(s.tabs(ctx))
+	mem.SetWindows(s.env.windowTitles())
+	mem.SetBindings(s.env.bindings())
+	mem.SetTabs(s.env.tabs(ctx))
 	mem.SetControls(s.focusedControls(ctx))
 }
 
 // bindings lists the values type_text can type: names and lengths only.
-func (s *runState) bindings() []memory.Binding {
+func (e *environment) bindings() []memory.Binding {
 	var out []memory.Binding
-	for _, ref := range sortedKeys(s.files.Scenario.Provides) {
-		v, secret, _ := s.files.Scenario.Value(ref)
+	for _, ref := range sortedKeys(e.files.Scenario.Provides) {
+		v, secret, _ := e.files.Scenario.Value(ref)
 		out = append(out, memory.Binding{Ref: ref, Length: utf8.RuneCountInString(v), Secret: secret})
 	}
-	for _, a := range s.env.answers {
+	for _, a := range e.answers {
 		out = append(out, memory.Binding{Ref: a.ref, Length: utf8.RuneCountInString(a.value), Secret: a.secret,
 			Note: "the operator's answer to " + a.question})
 	}
@@ -58,24 +58,24 @@ type titledTab interface {
 
 // tabs describes the attached browser tab, redacted: pages show what
 // was typed into them, and their addresses carry query strings.
-func (s *runState) tabs(ctx context.Context) []memory.Tab {
-	if s.env.web == nil || s.env.web.Tab == nil {
+func (e *environment) tabs(ctx context.Context) []memory.Tab {
+	if e.web == nil || e.web.Tab == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 	defer cancel()
-	u, err := s.env.web.Tab.URL(ctx)
+	u, err := e.web.Tab.URL(ctx)
 	if err != nil {
-		s.log("read the tab's address for the Environment Update: %v", err)
+		e.log("read the tab's address for the Environment Update: %v", err)
 		return nil
 	}
 	var title string
-	if t, ok := s.env.web.Tab.(titledTab); ok {
+	if t, ok := e.web.Tab.(titledTab); ok {
 		if title, err = t.Title(ctx); err != nil {
-			s.log("read the tab's title for the Environment Update: %v", err)
+			e.log("read the tab's title for the Environment Update: %v", err)
 		}
 	}
-	return []memory.Tab{{Title: truncate(s.r.Redact(title), 120), URL: truncate(s.r.Redact(u), 200)}}
+	return []memory.Tab{{Title: truncate(e.r.Redact(title), 120), URL: truncate(e.r.Redact(u), 200)}}
 }
 
 // focusedControls lists the named controls in the application's focused

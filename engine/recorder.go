@@ -222,7 +222,7 @@ func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 	stop := context.AfterFunc(callerCtx, cancel)
 	defer stop()
 
-	seen := Seen{Pointer: at, Tools: slices.Clone(s.book.names), Vocabulary: s.vocabulary()}
+	seen := Seen{Pointer: at, Tools: slices.Clone(s.book.names), Vocabulary: s.env.vocabulary()}
 	if s.env.hasWin && s.env.desk != nil {
 		if w, err := s.env.desk.Window(s.env.win.ID); err == nil {
 			seen.Title = s.r.Redact(w.Title)
@@ -236,9 +236,9 @@ func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 		}
 	}
 	s.lookControls(ctx, &seen)
-	seen.NearText, seen.Lines = s.readLines(ctx, at)
-	s.lookElements(ctx, &seen)
-	seen.Window = s.steadyWindow(ctx)
+	seen.NearText, seen.Lines = s.env.readLines(ctx, at)
+	s.env.lookElements(ctx, &seen)
+	seen.Window = s.env.steadyWindow(ctx)
 	return seen
 }
 
@@ -251,12 +251,12 @@ const maxSteadyCaptures = 8
 // (windowCapture) until two captures in a row are identical, as the check
 // waits before comparing; nil when the window did not hold still or could
 // not be captured.
-func (s *runState) steadyWindow(ctx context.Context) *image.RGBA {
+func (e *environment) steadyWindow(ctx context.Context) *image.RGBA {
 	var prev *image.RGBA
 	for range maxSteadyCaptures {
-		img, err := s.windowCapture(ctx)
+		img, err := e.windowCapture(ctx)
 		if err != nil {
-			s.log("capture the window for the recorder: %v", err)
+			e.log("capture the window for the recorder: %v", err)
 			return nil
 		}
 		if baseline.Same(prev, img) {
@@ -264,7 +264,7 @@ func (s *runState) steadyWindow(ctx context.Context) *image.RGBA {
 		}
 		prev = img
 	}
-	s.log("capture the window for the recorder: it kept changing over %d captures", maxSteadyCaptures)
+	e.log("capture the window for the recorder: it kept changing over %d captures", maxSteadyCaptures)
 	return nil
 }
 
@@ -299,29 +299,29 @@ const maxSeenLines = 60
 
 // readLines reads the window by OCR and returns the line nearest at ("" when
 // at is nil) and every line read.
-func (s *runState) readLines(ctx context.Context, at *events.Point) (string, []string) {
-	img, err := s.env.windowImage(ctx)
+func (e *environment) readLines(ctx context.Context, at *events.Point) (string, []string) {
+	img, err := e.windowImage(ctx)
 	if err != nil {
-		s.log("read the window for the recorder: %v", err)
+		e.log("read the window for the recorder: %v", err)
 		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 	defer cancel()
-	words, err := s.env.textReader().ReadText(ctx, img)
+	words, err := e.textReader().ReadText(ctx, img)
 	if err != nil {
-		s.log("read the window's text for the recorder: %v", err)
+		e.log("read the window's text for the recorder: %v", err)
 		return "", nil
 	}
 	var lines []string
 	for _, l := range strings.Split(ocr.Text(words), "\n") {
 		if l = normalizeSpace(l); l != "" && len(lines) < maxSeenLines {
-			lines = append(lines, s.r.Redact(l))
+			lines = append(lines, e.r.Redact(l))
 		}
 	}
 	if at == nil {
 		return "", lines
 	}
-	return s.r.Redact(NearestLine(words, &image.Point{X: at.X, Y: at.Y})), lines
+	return e.r.Redact(NearestLine(words, &image.Point{X: at.X, Y: at.Y})), lines
 }
 
 // NearestLine returns the words of the OCR line nearest p, joined by
@@ -377,26 +377,26 @@ func boxDistance2(r image.Rectangle, p image.Point) int {
 }
 
 // lookElements reads the first match of every cdp_targets selector.
-func (s *runState) lookElements(ctx context.Context, seen *Seen) {
-	if s.env.web == nil || s.env.web.Tab == nil {
+func (e *environment) lookElements(ctx context.Context, seen *Seen) {
+	if e.web == nil || e.web.Tab == nil {
 		return
 	}
-	for _, name := range sortedKeys(s.files.Scenario.CDPTargets) {
+	for _, name := range sortedKeys(e.files.Scenario.CDPTargets) {
 		callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
-		st, err := s.env.web.Tab.Query(callCtx, s.files.Scenario.CDPTargets[name])
+		st, err := e.web.Tab.Query(callCtx, e.files.Scenario.CDPTargets[name])
 		cancel()
 		if err != nil {
-			s.log("read cdp target %s for the recorder: %v", name, err)
+			e.log("read cdp target %s for the recorder: %v", name, err)
 			continue
 		}
 		seen.Elements = append(seen.Elements, SeenElement{Target: name, Found: st.Found, Visible: st.Visible,
-			Text: truncate(s.r.Redact(normalizeSpace(st.Text)), 200)})
+			Text: truncate(e.r.Redact(normalizeSpace(st.Text)), 200)})
 	}
 }
 
 // vocabulary lists the names the run's tools take now.
-func (s *runState) vocabulary() Vocabulary {
-	sc := s.files.Scenario
+func (e *environment) vocabulary() Vocabulary {
+	sc := e.files.Scenario
 	v := Vocabulary{
 		ClickTargets: sortedKeys(sc.ClickTargets),
 		CDPTargets:   sortedKeys(sc.CDPTargets),
@@ -427,7 +427,7 @@ func (s *runState) vocabulary() Vocabulary {
 			v.Declared = append(v.Declared, DeclaredCall{Tool: name, Args: c})
 		}
 	}
-	for _, a := range s.env.answers {
+	for _, a := range e.answers {
 		v.Refs = append(v.Refs, a.ref)
 	}
 	return v

@@ -48,7 +48,7 @@ func (s *runState) checkResponsive(ctx context.Context) {
 	deadline := time.Now().Add(timeout)
 	var silent desktop.Window
 	for {
-		w, asked, err := s.pingOnce(ctx, pinger, time.Until(deadline))
+		w, asked, err := s.env.pingOnce(ctx, pinger, time.Until(deadline))
 		switch {
 		case err == nil && asked:
 			s.env.responsive = &events.Check{Name: checkAppResponsive, OK: true}
@@ -75,8 +75,8 @@ func (s *runState) checkResponsive(ctx context.Context) {
 // the window under it does. asked is false when no window takes part; err
 // is nil when one answered, and w is then the one that did, else the
 // first one asked.
-func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Duration) (w desktop.Window, asked bool, err error) {
-	ws := s.pingable()
+func (e *environment) pingOnce(ctx context.Context, pinger appPinger, left time.Duration) (w desktop.Window, asked bool, err error) {
+	ws := e.pingable()
 	pctx, cancel := context.WithTimeout(ctx, max(min(pingRound, left), 0))
 	defer cancel()
 	type answer struct {
@@ -98,7 +98,7 @@ func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Dur
 		case errors.Is(a.err, desktop.ErrPingUnsupported), errors.Is(a.err, desktop.ErrWindowGone):
 			continue
 		case !errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil:
-			s.log("ask the application whether it answers: %v", a.err)
+			e.log("ask the application whether it answers: %v", a.err)
 			continue
 		}
 		if first == nil || a.w.ID == ws[0].ID {
@@ -112,10 +112,10 @@ func (s *runState) pingOnce(ctx context.Context, pinger appPinger, left time.Dur
 }
 
 // pingable lists the application's windows to ask, the current one first.
-func (s *runState) pingable() []desktop.Window {
-	current := s.env.currentWindow()
+func (e *environment) pingable() []desktop.Window {
+	current := e.currentWindow()
 	out := []desktop.Window{current}
-	for _, w := range s.seeWindows().shown {
+	for _, w := range e.seeWindows().shown {
 		if w.ID != current.ID {
 			out = append(out, w)
 		}
@@ -135,6 +135,6 @@ func (s *runState) diagnoseHang(ctx context.Context, w desktop.Window, timeout t
 	}
 	s.publish(events.Event{Message: evidence, Screen: rel, Data: events.AppHung{
 		Window: describeWindow(w), TimeoutS: timeout.Seconds(),
-		Windows: s.seeWindows().listed(), Threads: threads, NoScreen: noScreen,
+		Windows: s.env.seeWindows().listed(), Threads: threads, NoScreen: noScreen,
 	}})
 }

@@ -41,7 +41,7 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 		diff     *image.RGBA
 	)
 	try := func(ctx context.Context) (bool, string, error) {
-		img, err := s.windowCapture(ctx)
+		img, err := s.env.windowCapture(ctx)
 		if err != nil {
 			return false, "", err
 		}
@@ -69,7 +69,7 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
 			}
 		}
-		masks, err := s.maskAreas(ctx, c)
+		masks, err := s.env.maskAreas(ctx, c)
 		if err != nil {
 			// Without its masks the comparison would count what the
 			// scenario asked to leave out: the check cannot be made.
@@ -127,18 +127,18 @@ func (s *runState) keepBaselineImage(name string, img image.Image) string {
 // windowCapture captures the window a check reads (the page, when the
 // page is the screen), with the secrets on it blacked out as on every
 // kept screen, as an image of its own from (0, 0).
-func (s *runState) windowCapture(ctx context.Context) (*image.RGBA, error) {
+func (e *environment) windowCapture(ctx context.Context) (*image.RGBA, error) {
 	var (
 		full image.Image
 		err  error
 	)
 	switch {
-	case s.env.web.PageIsTheScreen():
-		full, err = s.env.web.Screenshot(ctx)
-	case s.env.desk == nil:
+	case e.web.PageIsTheScreen():
+		full, err = e.web.Screenshot(ctx)
+	case e.desk == nil:
 		return nil, fmt.Errorf("%w: there is no screen to read", errCannotCheck)
 	default:
-		full, err = s.env.desk.Capture(ctx)
+		full, err = e.desk.Capture(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("capture the screen: %w", err)
@@ -146,10 +146,10 @@ func (s *runState) windowCapture(ctx context.Context) (*image.RGBA, error) {
 	// A copy: the capture may be the driver's buffer, and masking paints.
 	screen := image.NewRGBA(full.Bounds())
 	draw.Draw(screen, screen.Bounds(), full, full.Bounds().Min, draw.Src)
-	s.maskSecrets(ctx, screen)
+	e.maskSecrets(ctx, screen)
 	area := screen.Bounds()
-	if !s.env.web.PageIsTheScreen() && s.env.hasWin {
-		if area, err = s.env.windowArea(screen.Bounds(), nil); err != nil {
+	if !e.web.PageIsTheScreen() && e.hasWin {
+		if area, err = e.windowArea(screen.Bounds(), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -159,7 +159,7 @@ func (s *runState) windowCapture(ctx context.Context) (*image.RGBA, error) {
 // maskAreas finds the areas a screenshot check leaves out, in the
 // compared image's coordinates: its regions, the controls and words its
 // click targets name, and its cdp targets' elements.
-func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) ([]image.Rectangle, error) {
+func (e *environment) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) ([]image.Rectangle, error) {
 	var out []image.Rectangle
 	for _, r := range c.MaskRegions {
 		out = append(out, image.Rect(r.X, r.Y, r.X+r.Width, r.Y+r.Height))
@@ -168,18 +168,18 @@ func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) 
 		return out, nil
 	}
 	origin := image.Point{}
-	if !s.env.web.PageIsTheScreen() && s.env.hasWin {
-		w, err := s.env.desk.Window(s.env.currentWindow().ID)
+	if !e.web.PageIsTheScreen() && e.hasWin {
+		w, err := e.desk.Window(e.currentWindow().ID)
 		if err != nil {
 			return nil, fmt.Errorf("the application window is gone: %w", err)
 		}
 		origin = image.Pt(w.X, w.Y)
 	}
 	for _, name := range c.Mask {
-		if sel, ok := s.files.Scenario.CDPTargets[name]; ok {
+		if sel, ok := e.files.Scenario.CDPTargets[name]; ok {
 			var place func(context.Context) (image.Rectangle, bool, error)
-			if s.env.web != nil {
-				place = s.env.pageBox(sel)
+			if e.web != nil {
+				place = e.pageBox(sel)
 			}
 			if place == nil {
 				return nil, fmt.Errorf("%w: the cdp target %s cannot be masked: the page's place on the screen is not known", errCannotCheck, name)
@@ -195,17 +195,17 @@ func (s *runState) maskAreas(ctx context.Context, c *scenarios.ScreenshotCheck) 
 			}
 			continue
 		}
-		t := s.files.Scenario.ClickTargets[name]
+		t := e.files.Scenario.ClickTargets[name]
 		var box image.Rectangle
 		switch t.Kind() {
 		case "name":
-			ctl, err := s.env.nameTargetControl(ctx, t)
+			ctl, err := e.nameTargetControl(ctx, t)
 			if err != nil {
 				return nil, fmt.Errorf("find the click target %s to mask: %w", name, err)
 			}
 			box = ctl.Extents
 		case "text":
-			b, err := s.textTargetBox(ctx, t)
+			b, err := e.textTargetBox(ctx, t)
 			if err != nil {
 				return nil, fmt.Errorf("find the click target %s to mask: %w", name, err)
 			}

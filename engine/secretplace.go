@@ -22,12 +22,12 @@ type focusReader interface {
 // the cdp_fill target, "" for type_text, which types wherever the focus
 // is. It returns a refusal, or a zero result when the value may go there
 // (or is not bound). The refusal names places, never the value.
-func (s *runState) secretPlaceRefusal(ctx context.Context, tool, ref, fillTarget string) result {
-	places := s.files.Scenario.Bound(ref)
+func (e *environment) secretPlaceRefusal(ctx context.Context, tool, ref, fillTarget string) result {
+	places := e.files.Scenario.Bound(ref)
 	if places == nil {
 		return result{}
 	}
-	dest, where := s.destination(ctx, fillTarget)
+	dest, where := e.destination(ctx, fillTarget)
 	for _, p := range places {
 		if p.Allows(dest) {
 			return result{}
@@ -45,18 +45,18 @@ func (s *runState) secretPlaceRefusal(ctx context.Context, tool, ref, fillTarget
 // the page's focused element, the page's origin and the focused
 // accessible's role and name, as far as each can be read. where describes
 // it for the refusal.
-func (s *runState) destination(ctx context.Context, fillTarget string) (scenarios.Destination, string) {
+func (e *environment) destination(ctx context.Context, fillTarget string) (scenarios.Destination, string) {
 	var d scenarios.Destination
 	var parts []string
 	if fillTarget != "" {
 		d.CDPTargets = []string{fillTarget}
 		parts = append(parts, fmt.Sprintf("cdp target %q", fillTarget))
 	}
-	if s.env.web != nil {
-		if fr, ok := s.env.web.Tab.(focusReader); ok {
+	if e.web != nil {
+		if fr, ok := e.web.Tab.(focusReader); ok {
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
-			selectors := s.files.Scenario.CDPTargets
+			selectors := e.files.Scenario.CDPTargets
 			if fillTarget != "" {
 				selectors = nil // the target is known; only the origin is read
 			}
@@ -76,8 +76,8 @@ func (s *runState) destination(ctx context.Context, fillTarget string) (scenario
 			}
 		}
 	}
-	if fillTarget == "" && s.env.web == nil {
-		if acc, ok := s.env.focusedAccessible(ctx); ok {
+	if fillTarget == "" && e.web == nil {
+		if acc, ok := e.focusedAccessible(ctx); ok {
 			d.Role, d.Name = acc.Role, acc.Name
 			parts = append(parts, fmt.Sprintf("the focused %s %q", acc.Role, acc.Name))
 		} else {

@@ -70,8 +70,8 @@ func (e *environment) readText(ctx context.Context, region *scenarios.Region) ([
 
 // textTarget finds where a text target is read: the one place, or the
 // place nearest to its near target.
-func (s *runState) textTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
-	box, err := s.textTargetBox(ctx, t)
+func (e *environment) textTarget(ctx context.Context, t scenarios.ClickTarget) (events.Point, error) {
+	box, err := e.textTargetBox(ctx, t)
 	if err != nil {
 		return events.Point{}, err
 	}
@@ -80,14 +80,14 @@ func (s *runState) textTarget(ctx context.Context, t scenarios.ClickTarget) (eve
 }
 
 // textTargetBox is where on the screen a text target's words are read.
-func (s *runState) textTargetBox(ctx context.Context, t scenarios.ClickTarget) (image.Rectangle, error) {
-	words, area, err := s.env.readText(ctx, t.Within)
+func (e *environment) textTargetBox(ctx context.Context, t scenarios.ClickTarget) (image.Rectangle, error) {
+	words, area, err := e.readText(ctx, t.Within)
 	if err != nil {
 		return image.Rectangle{}, err
 	}
 	matches := ocr.Find(words, t.Text)
 	if t.Near != "" && len(matches) > 1 {
-		anchor, err := s.clickPoint(ctx, t.Near)
+		anchor, err := e.clickPoint(ctx, t.Near)
 		if err != nil {
 			return image.Rectangle{}, fmt.Errorf("the target it is near, %s: %w", t.Near, err)
 		}
@@ -178,14 +178,14 @@ func (e *environment) textCondition(ctx context.Context, text string) (bool, err
 // every quoted text is read. ok is false when the expectation quotes
 // nothing or the text cannot be read; the caller then reports the check
 // unavailable as before.
-func (s *runState) ocrJudgement(ctx context.Context, expectation string) (met bool, reason string, ok bool) {
+func (e *environment) ocrJudgement(ctx context.Context, expectation string) (met bool, reason string, ok bool) {
 	quotes := scenarios.QuotedTexts(expectation)
-	if len(quotes) == 0 || s.env.desk == nil {
+	if len(quotes) == 0 || e.desk == nil {
 		return false, "", false
 	}
-	words, _, err := s.env.readText(ctx, nil)
+	words, _, err := e.readText(ctx, nil)
 	if err != nil {
-		s.log("read the window's text for check_expectation: %v", err)
+		e.log("read the window's text for check_expectation: %v", err)
 		return false, "", false
 	}
 	for _, q := range quotes {
@@ -199,7 +199,7 @@ func (s *runState) ocrJudgement(ctx context.Context, expectation string) (met bo
 // checkByOCR is check_expectation's result when OCR could judge it; the
 // verdict rules are the model judge's (a false scripted check fails).
 func (s *runState) checkByOCR(ctx context.Context, c call, expectation string) (result, bool) {
-	met, reason, judged := s.ocrJudgement(ctx, expectation)
+	met, reason, judged := s.env.ocrJudgement(ctx, expectation)
 	if !judged {
 		return result{}, false
 	}

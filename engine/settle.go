@@ -11,8 +11,8 @@ import (
 // (runner.settle_*). After an input action it also waits, for up to
 // runner.settle_response_ms, for the app to start drawing its answer, so
 // a late redraw is captured rather than the screen before it.
-func (s *runState) settleOptions(afterInput bool) desktop.SettleOptions {
-	op := s.files.Operator.Runner
+func (e *environment) settleOptions(afterInput bool) desktop.SettleOptions {
+	op := e.files.Operator.Runner
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	o := desktop.SettleOptions{
 		Interval: ms(op.SettleIntervalMS),
@@ -28,5 +28,5 @@ func (s *runState) settleOptions(afterInput bool) desktop.SettleOptions {
 // settledAfterInput captures the screen once it settles after an input
 // action and attaches it to r.
 func (s *runState) settledAfterInput(ctx context.Context, r result) result {
-	return s.settledWith(ctx, r, s.settleOptions(true))
+	return s.settledWith(ctx, r, s.env.settleOptions(true))
 }

@@ -80,12 +80,12 @@ func TestRulesSettleOptions(t *testing.T) {
 	t.Parallel()
 	op := &scenarios.Operator{}
 	op.Runner.SettleIntervalMS, op.Runner.SettleCapMS, op.Runner.SettleQuietMS, op.Runner.SettleResponseMS = 30, 400, 60, 250
-	s := &runState{files: &scenarios.Files{Operator: op}}
+	s := &runState{env: environment{files: &scenarios.Files{Operator: op}}}
 	ms := time.Millisecond
-	if got, want := s.settleOptions(false), (desktop.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms}); got != want {
+	if got, want := s.env.settleOptions(false), (desktop.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms}); got != want {
 		t.Errorf("settle options %+v, want %+v", got, want)
 	}
-	if got, want := s.settleOptions(true), (desktop.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms, Response: 250 * ms}); got != want {
+	if got, want := s.env.settleOptions(true), (desktop.SettleOptions{Interval: 30 * ms, Cap: 400 * ms, Quiet: 60 * ms, Response: 250 * ms}); got != want {
 		t.Errorf("settle options after input %+v, want %+v", got, want)
 	}
 }

@@ -96,6 +96,12 @@ type runState struct {
 // the window input goes to, the readers of the screen and what the
 // application says.
 type environment struct {
+	// r, files and bus are the run's runner, files and event bus, which
+	// the environment reads its settings from and logs to.
+	r     *Runner
+	files *scenarios.Files
+	bus   *events.Bus
+
 	// life bounds what the run launches; it outlasts the work context.
 	life context.Context
 	// stage is what the run launched (engine/stage); the fields below
@@ -158,6 +164,7 @@ type loopStats struct {
 func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 	return &runState{
 		r: r, bus: bus, rep: rep, files: r.files,
+		env:       environment{r: r, files: r.files, bus: bus},
 		book:      guardBook{declaredCalls: map[string]int{}},
 		startedAt: time.Now(),
 	}
@@ -166,6 +173,10 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 func (s *runState) publish(e events.Event) events.Event { return s.bus.Publish(e) }
 
 func (s *runState) log(format string, args ...any) { logTo(s.bus, format, args...) }
+
+func (e *environment) publish(ev events.Event) events.Event { return e.bus.Publish(ev) }
+
+func (e *environment) log(format string, args ...any) { logTo(e.bus, format, args...) }
 
 // logTo publishes a log line on bus.
 func logTo(bus *events.Bus, format string, args ...any) {
@@ -193,7 +204,7 @@ func (s *runState) start() {
 	sc := s.files.Scenario
 	total, reserve := s.r.deadlines()
 	s.setTools(OffersFromFiles(s.files))
-	s.watchGivenSecrets()
+	s.env.watchGivenSecrets()
 	mode := sc.Mode()
 	if s.r.agent != nil {
 		mode = "session"
@@ -318,7 +329,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // verdict").
 func (s *runState) checks() []events.Check {
 	var out []events.Check
-	exitedOK := s.exitedSuccessfully() || s.exitedAsExpected()
+	exitedOK := s.env.exitedSuccessfully() || s.exitedAsExpected()
 	if s.env.app != nil {
 		c := events.Check{Name: "process_alive", OK: s.env.app.Alive() || exitedOK}
 		if !s.env.app.Alive() {
@@ -328,8 +339,8 @@ func (s *runState) checks() []events.Check {
 				c.Evidence += ", as the scenario expects (app.expect_exit)"
 			case exitedOK:
 				c.Evidence += ", a success exit code (app.success_exit_codes)"
-			case s.expectExit() != nil:
-				c.Evidence += fmt.Sprintf(", not with a code the scenario expects (app.expect_exit: %v)", s.expectExit().ExitCodes()) + s.lastWords()
+			case s.env.expectExit() != nil:
+				c.Evidence += fmt.Sprintf(", not with a code the scenario expects (app.expect_exit: %v)", s.env.expectExit().ExitCodes()) + s.lastWords()
 			default:
 				c.Evidence += s.lastWords()
 			}
@@ -342,14 +353,14 @@ func (s *runState) checks() []events.Check {
 		switch {
 		case exitedOK:
 			c.Evidence = "the application exited successfully, so its window is gone"
-		case s.expectExit() != nil && (err != nil || !w.Viewable):
+		case s.env.expectExit() != nil && (err != nil || !w.Viewable):
 			// An app on its way out closes its window before its process
 			// ends; the exit itself is checked once the steps are done.
 			c.Evidence = "the window is gone; the application is expected to exit (app.expect_exit)"
 		case err != nil:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.env.win.ID, err)+s.windowsInstead()
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x: %v", s.env.win.ID, err)+s.env.windowsInstead()
 		case !w.Viewable:
-			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.env.win.ID)+s.windowsInstead()
+			c.OK, c.Evidence = false, fmt.Sprintf("window 0x%x is no longer mapped", s.env.win.ID)+s.env.windowsInstead()
 		default:
 			s.env.win = w
 		}
@@ -370,18 +381,18 @@ func (s *runState) checks() []events.Check {
 
 // exitedSuccessfully reports whether the app has exited with one of the
 // scenario's success exit codes (an app that exits when its job is done).
-func (s *runState) exitedSuccessfully() bool {
-	if s.env.app == nil || s.env.app.Alive() || s.files.Scenario.App == nil {
+func (e *environment) exitedSuccessfully() bool {
+	if e.app == nil || e.app.Alive() || e.files.Scenario.App == nil {
 		return false
 	}
-	st := s.env.app.ExitStatus()
+	st := e.app.ExitStatus()
 	if st.Signal != 0 {
 		return false
 	}
-	if s.env.expectedExit != nil && st.Code == *s.env.expectedExit {
+	if e.expectedExit != nil && st.Code == *e.expectedExit {
 		return true
 	}
-	for _, code := range s.files.Scenario.App.SuccessExitCodes {
+	for _, code := range e.files.Scenario.App.SuccessExitCodes {
 		if st.Code == code {
 			return true
 		}
@@ -395,14 +406,14 @@ func (s *runState) exitedSuccessfully() bool {
 // its process has exited, and on a busy machine the gap is seconds (a
 // toolkit takes its leave of the accessibility bus on the way out). It is
 // the time the app may take to answer at all, app.hang_timeout_s.
-func (s *runState) exitGrace() time.Duration {
-	return time.Duration(s.files.Scenario.App.HangTimeoutS() * float64(time.Second))
+func (e *environment) exitGrace() time.Duration {
+	return time.Duration(e.files.Scenario.App.HangTimeoutS() * float64(time.Second))
 }
 
 // checkAfterStep runs the checks, asking a running application whether it
 // still answers, and stops the run on the first failure.
 func (s *runState) checkAfterStep(ctx context.Context) bool {
-	if s.exitedSuccessfully() {
+	if s.env.exitedSuccessfully() {
 		s.env.appFinished = true
 		return false
 	}
@@ -410,12 +421,12 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 		return false
 	}
 	checks := s.checks()
-	if s.windowGoneBeforeExit(checks) {
+	if s.env.windowGoneBeforeExit(checks) {
 		select {
 		case <-s.env.app.Done():
-		case <-time.After(s.exitGrace()):
+		case <-time.After(s.env.exitGrace()):
 		}
-		if s.exitedSuccessfully() {
+		if s.env.exitedSuccessfully() {
 			s.env.appFinished = true
 			return false
 		}
@@ -444,10 +455,10 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 // windowGoneBeforeExit reports whether the window check failed while an
 // app that may end with a success exit code is still running: it may be
 // on its way out.
-func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
+func (e *environment) windowGoneBeforeExit(checks []events.Check) bool {
 	// An app that exited since the checks began counts too: its window
 	// went first, and the wait for its end returns at once.
-	if s.env.app == nil || s.files.Scenario.App == nil || len(s.files.Scenario.App.SuccessExitCodes) == 0 {
+	if e.app == nil || e.files.Scenario.App == nil || len(e.files.Scenario.App.SuccessExitCodes) == 0 {
 		return false
 	}
 	for _, c := range checks {
@@ -465,7 +476,7 @@ func (s *runState) windowGoneBeforeExit(checks []events.Check) bool {
 func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *image.RGBA, error) {
 	var opts *desktop.SettleOptions
 	if settle {
-		o := s.settleOptions(false)
+		o := s.env.settleOptions(false)
 		opts = &o
 	}
 	rel, frame, err := s.captureWith(ctx, opts, sent)
@@ -526,7 +537,7 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	var shown []string
 	var frame *report.Frame
 	if img != nil {
-		shown = s.maskSecrets(ctx, img)
+		shown = s.env.maskSecrets(ctx, img)
 		if encoded == nil {
 			frame = s.rep.NewCaptureFrame(img) // the X server's pixels, opaque
 		} else {
@@ -577,24 +588,24 @@ func (s *runState) finish(ctx context.Context) Result {
 	s.closeCache(v.Verdict)
 	s.finalCapture(ctx, v.Outcome)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
-	s.shutdown()
+	s.env.shutdown()
 	s.publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})
 	return Result{Verdict: v.Verdict, Outcome: v.Outcome, Reasons: v.Reasons}
 }
 
 // shutdown stops everything the run launched, then closes app.log once
 // the output pumps have ended with their processes.
-func (s *runState) shutdown() {
-	if s.env.stage != nil {
-		s.env.stage.Strike()
+func (e *environment) shutdown() {
+	if e.stage != nil {
+		e.stage.Strike()
 	}
-	if s.env.appOut != nil {
-		if err := s.env.appOut.Close(); err != nil {
-			s.log("write app.log: %v", err)
+	if e.appOut != nil {
+		if err := e.appOut.Close(); err != nil {
+			e.log("write app.log: %v", err)
 		}
 	}
-	if s.env.ocrReader != nil {
-		_ = s.env.ocrReader.Close() // the long-lived tesseract, if one ran
+	if e.ocrReader != nil {
+		_ = e.ocrReader.Close() // the long-lived tesseract, if one ran
 	}
 }
 

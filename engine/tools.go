@@ -124,7 +124,7 @@ func (s *runState) observeScreen(ctx context.Context) result {
 	}
 	b := frame.Bounds()
 	r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
-	if titles := s.windowTitles(); titles != "" {
+	if titles := s.env.windowTitles(); titles != "" {
 		r.message += "; the application's windows: " + titles
 	}
 	r.screen, r.frame = rel, frame
@@ -138,7 +138,7 @@ func (s *runState) pressKey(ctx context.Context, c call) result {
 
 func (s *runState) click(ctx context.Context, c call) result {
 	target, _ := c.Args["target"].(string)
-	p, err := s.clickPoint(ctx, target)
+	p, err := s.env.clickPoint(ctx, target)
 	if err != nil {
 		return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
 	}
@@ -149,22 +149,22 @@ func (s *runState) click(ctx context.Context, c call) result {
 // never the value.
 func (s *runState) typeText(ctx context.Context, c call) result {
 	ref, _ := c.Args["ref"].(string)
-	value, secret, found := s.value(ref)
+	value, secret, found := s.env.value(ref)
 	if !found {
 		return failed(failResolution, "no provided value %q", ref)
 	}
-	if r := s.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
+	if r := s.env.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
 		return r
 	}
 	if !secret {
 		return s.input(ctx, func() error { return s.env.desk.TypeText(ctx, value) },
 			fmt.Sprintf("typed the value %q (%d characters)", ref, len([]rune(value))), nil)
 	}
-	checked := s.focusMark(ctx)
-	s.secretGoesIn(ctx, ref, value, "")
+	checked := s.env.focusMark(ctx)
+	s.env.secretGoesIn(ctx, ref, value, "")
 	var moved string
 	r := s.input(ctx, func() (err error) {
-		moved, err = s.typeWatchingFocus(ctx, value, checked)
+		moved, err = s.env.typeWatchingFocus(ctx, value, checked)
 		return err
 	}, fmt.Sprintf("typed the secret value %q (%d characters)", ref, len([]rune(value))), nil)
 	if moved == "" || r.status != events.StatusOK {
@@ -250,7 +250,7 @@ func (s *runState) driverFailure(err error) result {
 // input runs a screen-changing input action on the focused app window and
 // captures the settled screen (step clears the observation record).
 func (s *runState) input(ctx context.Context, act func() error, done string, p *events.Point) result {
-	s.focusForInput()
+	s.env.focusForInput()
 	err := act()
 	if err != nil {
 		if errors.Is(err, desktop.ErrUnknownKey) || errors.Is(err, desktop.ErrKeyNotOnLayout) {
@@ -265,7 +265,7 @@ func (s *runState) input(ctx context.Context, act func() error, done string, p *
 
 // settled captures the screen once it settles and attaches it to r.
 func (s *runState) settled(ctx context.Context, r result) result {
-	return s.settledWith(ctx, r, s.settleOptions(false))
+	return s.settledWith(ctx, r, s.env.settleOptions(false))
 }
 
 // settledWith captures the screen once it settles as opts say and
@@ -285,11 +285,11 @@ func (s *runState) settledWith(ctx context.Context, r result, opts desktop.Settl
 // clickPoint resolves a click target to screen pixels: the window's centre,
 // a point the scenario author placed relative to the window, where its
 // text is read or where its accessible control is.
-func (s *runState) clickPoint(ctx context.Context, target string) (events.Point, error) {
-	if !s.env.hasWin {
+func (e *environment) clickPoint(ctx context.Context, target string) (events.Point, error) {
+	if !e.hasWin {
 		return events.Point{}, errors.New("the application window is not known")
 	}
-	w, err := s.env.desk.Window(s.env.currentWindow().ID)
+	w, err := e.desk.Window(e.currentWindow().ID)
 	if err != nil {
 		return events.Point{}, fmt.Errorf("the application window is gone: %w", err)
 	}
@@ -297,15 +297,15 @@ func (s *runState) clickPoint(ctx context.Context, target string) (events.Point,
 		x, y := w.Center()
 		return events.Point{X: x, Y: y}, nil
 	}
-	t, found := s.files.Scenario.ClickTargets[target]
+	t, found := e.files.Scenario.ClickTargets[target]
 	if !found {
 		return events.Point{}, fmt.Errorf("no click target %q", target)
 	}
 	switch t.Kind() {
 	case "text":
-		return s.textTarget(ctx, t)
+		return e.textTarget(ctx, t)
 	case "name":
-		return s.env.nameTarget(ctx, t)
+		return e.nameTarget(ctx, t)
 	}
 	return events.Point{X: w.X + t.X, Y: w.Y + t.Y}, nil
 }
@@ -428,7 +428,7 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 		// that finished. A reading that ends past the time and still
 		// finds the condition is the step's failure.
 		for {
-			holding, err := s.conditionHolds(ctx, cond)
+			holding, err := s.env.conditionHolds(ctx, cond)
 			if err != nil {
 				return s.driverFailure(err)
 			}
@@ -448,19 +448,19 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 	})
 }
 
-func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
+func (e *environment) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
 	switch {
 	case c.ScreenChanging:
-		_, settled, err := s.env.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		_, settled, err := e.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
 		if err != nil && ctx.Err() != nil {
 			return true, nil
 		}
 		return !settled, err
 	case c.WindowTitle != "":
-		if !s.env.hasWin {
+		if !e.hasWin {
 			return false, errors.New("no application window to read the title of")
 		}
-		w, err := s.env.desk.Window(s.env.currentWindow().ID)
+		w, err := e.desk.Window(e.currentWindow().ID)
 		if err != nil {
 			return false, err
 		}
@@ -469,13 +469,13 @@ func (s *runState) conditionHolds(ctx context.Context, c scenarios.WaitCondition
 		path := c.FileMissing
 		if !filepath.IsAbs(path) {
 			// Relative like the declared tools' commands, which run there.
-			path = filepath.Join(s.r.appDir(), path)
+			path = filepath.Join(e.r.appDir(), path)
 		}
 		return !fileExists(path), nil
 	case c.TextVisible != "":
-		return s.env.textCondition(ctx, c.TextVisible)
+		return e.textCondition(ctx, c.TextVisible)
 	case c.TextAbsent != "":
-		visible, err := s.env.textCondition(ctx, c.TextAbsent)
+		visible, err := e.textCondition(ctx, c.TextAbsent)
 		return !visible, err
 	}
 	return false, nil

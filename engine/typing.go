@@ -37,10 +37,10 @@ func (m focusMark) String() string {
 }
 
 // focusMark reads where typed keys land now.
-func (s *runState) focusMark(ctx context.Context) focusMark {
-	d, where := s.destination(ctx, "")
+func (e *environment) focusMark(ctx context.Context) focusMark {
+	d, where := e.destination(ctx, "")
 	m := focusMark{where: where, read: d.Origin != "" || d.Role != ""}
-	if w, ok, err := s.env.desk.FocusedWindow(); err == nil && ok {
+	if w, ok, err := e.desk.FocusedWindow(); err == nil && ok {
 		m.window = w.ID
 	}
 	return m
@@ -52,9 +52,9 @@ func (s *runState) focusMark(ctx context.Context) focusMark {
 // accessible is no longer the checked one, or the focused window changed
 // while typing, it stops and says where the focus went and how much was
 // typed; moved is "" when the whole value went where it was checked.
-func (s *runState) typeWatchingFocus(ctx context.Context, value string, checked focusMark) (moved string, err error) {
+func (e *environment) typeWatchingFocus(ctx context.Context, value string, checked focusMark) (moved string, err error) {
 	runes := []rune(value)
-	start := s.focusMark(ctx)
+	start := e.focusMark(ctx)
 	// Focusing the application window before typing may change the X
 	// window legitimately; the place the check allowed must stay.
 	if checked.read && start.read && start.where != checked.where {
@@ -62,10 +62,10 @@ func (s *runState) typeWatchingFocus(ctx context.Context, value string, checked 
 	}
 	for i := 0; i < len(runes); i += secretChunk {
 		end := min(i+secretChunk, len(runes))
-		if err := s.env.desk.TypeText(ctx, string(runes[i:end])); err != nil {
+		if err := e.desk.TypeText(ctx, string(runes[i:end])); err != nil {
 			return "", err
 		}
-		if now := s.focusMark(ctx); start.movedTo(now) {
+		if now := e.focusMark(ctx); start.movedTo(now) {
 			return fmt.Sprintf("the focus moved from %s to %s after %d of its %d characters", start, now, end, len(runes)), nil
 		}
 	}

@@ -72,14 +72,14 @@ func (e *environment) appWindows() (wins []appWindow, popups []string, err error
 // result and the Environment Update: titles in quotes, the focused one
 // marked, then the kinds of popup showing over them. Titles are the
 // application's text, so they are redacted.
-func (s *runState) windowTitles() string {
-	ws, popups, err := s.env.appWindows()
+func (e *environment) windowTitles() string {
+	ws, popups, err := e.appWindows()
 	if err != nil || len(ws) == 0 {
 		return ""
 	}
 	parts := make([]string, 0, len(ws))
 	for i := len(ws) - 1; i >= 0; i-- { // top of the stack first
-		p := fmt.Sprintf("%q", truncate(s.r.Redact(ws[i].win.Title), 120))
+		p := fmt.Sprintf("%q", truncate(e.r.Redact(ws[i].win.Title), 120))
 		if ws[i].focused {
 			p += " (focused)"
 		}
@@ -97,17 +97,17 @@ func (s *runState) windowTitles() string {
 // to the app's focused window, so a dialog the app opened gets the keys;
 // only when no window of the app has the focus does the startup window get
 // it.
-func (s *runState) focusForInput() {
-	if !s.env.hasWin {
+func (e *environment) focusForInput() {
+	if !e.hasWin {
 		return
 	}
-	target := s.env.currentWindow()
-	w, ok, err := s.env.desk.FocusedWindow()
-	if err == nil && ok && (w.ID == target.ID || !s.env.hasTarget && s.env.isAppWindow(w)) {
+	target := e.currentWindow()
+	w, ok, err := e.desk.FocusedWindow()
+	if err == nil && ok && (w.ID == target.ID || !e.hasTarget && e.isAppWindow(w)) {
 		return
 	}
-	if err := s.env.desk.Focus(target); err != nil && !errors.Is(err, desktop.ErrWindowGone) {
-		s.log("focus the application window: %v", err)
+	if err := e.desk.Focus(target); err != nil && !errors.Is(err, desktop.ErrWindowGone) {
+		e.log("focus the application window: %v", err)
 	}
 }
 
@@ -142,7 +142,7 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 			return failed(failResolution, "switch_window was interrupted: %v", context.Cause(ctx))
 		}
 		msg := fmt.Sprintf("no window matching %s (window %q) is open", m, name)
-		if titles := s.windowTitles(); titles != "" {
+		if titles := s.env.windowTitles(); titles != "" {
 			msg += "; the application's windows: " + titles
 		}
 		return failed(failResolution, "%s", msg)
@@ -177,8 +177,8 @@ func (s *runState) switchWindow(ctx context.Context, name string) result {
 const switchWindowTimeout = 5 * time.Second
 
 // expectExit is the scenario's expected ending, or nil.
-func (s *runState) expectExit() *scenarios.ExpectExit {
-	if a := s.files.Scenario.App; a != nil {
+func (e *environment) expectExit() *scenarios.ExpectExit {
+	if a := e.files.Scenario.App; a != nil {
 		return a.ExpectExit
 	}
 	return nil
@@ -187,7 +187,7 @@ func (s *runState) expectExit() *scenarios.ExpectExit {
 // exitedAsExpected reports whether the app has exited with a code the
 // scenario expects (app.expect_exit).
 func (s *runState) exitedAsExpected() bool {
-	e := s.expectExit()
+	e := s.env.expectExit()
 	if e == nil || s.env.app == nil || s.env.app.Alive() {
 		return false
 	}
@@ -206,7 +206,7 @@ func (s *runState) exitedAsExpected() bool {
 // awaitExpectedExit gives an app that must exit the time the scenario
 // allows, once the steps or the loop are done.
 func (s *runState) awaitExpectedExit(ctx context.Context) {
-	e := s.expectExit()
+	e := s.env.expectExit()
 	if e == nil || s.env.app == nil || s.outcome.end != nil {
 		return
 	}
@@ -224,7 +224,7 @@ func (s *runState) awaitExpectedExit(ctx context.Context) {
 // expectedExitCheck is the final check of app.expect_exit: the app exited,
 // with one of the expected codes.
 func (s *runState) expectedExitCheck() (events.Check, bool) {
-	e := s.expectExit()
+	e := s.env.expectExit()
 	// A run that stopped early for another reason never reached the end
 	// the scenario expects, so there is no exit to check.
 	if e == nil || s.env.app == nil || s.outcome.end != nil && s.env.app.Alive() {
