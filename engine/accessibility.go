@@ -40,12 +40,12 @@ func (e *environment) whyNotOffered(tool string) string {
 // opens a modal dialog (Mousepad's File → "Save As...") runs the dialog's
 // loop there, where GTK's bridge freezes the application; a pointer click
 // goes through the application's own event loop.
-func (s *runState) clickElement(ctx context.Context, c call) result {
+func (a *actor) clickElement(ctx context.Context, c call) result {
 	name, _ := c.Args["name"].(string)
-	if s.env.a11y == nil || !s.env.a11y.Found {
+	if a.env.a11y == nil || !a.env.a11y.Found {
 		why := "the application publishes no named controls"
-		if s.env.a11y != nil && s.env.a11y.Missing != "" {
-			why = "click_element is not offered: " + s.env.a11y.Missing
+		if a.env.a11y != nil && a.env.a11y.Missing != "" {
+			why = "click_element is not offered: " + a.env.a11y.Missing
 		}
 		return failed(failResolution, "%s", why)
 	}
@@ -58,7 +58,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	var ctl atspi.Control
 	var err, notFound error
 	for {
-		ctl, err = s.env.a11y.App.Find(findCtx, name)
+		ctl, err = a.env.a11y.App.Find(findCtx, name)
 		var nf *atspi.NotFoundError
 		if errors.As(err, &nf) {
 			notFound = err
@@ -77,9 +77,9 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	}
 	centre := ctl.Centre()
 	p := &events.Point{X: centre.X, Y: centre.Y}
-	why := s.env.pointerMisses(ctx, ctl, centre)
+	why := a.env.pointerMisses(ctx, ctl, centre)
 	if why == "" {
-		r := s.input(ctx, func() error { return s.env.desk.Click(ctx, centre.X, centre.Y) }, "", p)
+		r := a.input(ctx, func() error { return a.env.desk.Click(ctx, centre.X, centre.Y) }, "", p)
 		if r.status == events.StatusOK {
 			r.message = fmt.Sprintf("clicked the %s %q with the pointer at its centre", ctl.Role, ctl.Name)
 		}
@@ -87,7 +87,7 @@ func (s *runState) clickElement(ctx context.Context, c call) result {
 	}
 	how := "its accessibility action (no pointer click reaches it: " + why + ")"
 	var actErr error
-	r := s.input(ctx, func() error { actErr = s.env.a11y.App.Activate(ctx, ctl); return actErr }, "", p)
+	r := a.input(ctx, func() error { actErr = a.env.a11y.App.Activate(ctx, ctl); return actErr }, "", p)
 	switch {
 	case r.status == events.StatusOK:
 		r.message = fmt.Sprintf("clicked the %s %q through %s", ctl.Role, ctl.Name, how)

@@ -91,23 +91,23 @@ func (e *environment) cdpQuery(_, callCtx context.Context, c call) result {
 	return ok(describeState(target, st, e.r.Redact))
 }
 
-func (s *runState) cdpClick(ctx, callCtx context.Context, c call) result {
-	target, sel, r := s.env.cdpTarget(c)
+func (a *actor) cdpClick(ctx, callCtx context.Context, c call) result {
+	target, sel, r := a.env.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
-	pc, marks := s.env.web.Tab.(pointClicker)
+	pc, marks := a.env.web.Tab.(pointClicker)
 	if !marks {
-		return s.cdpInput(ctx, func() error { return s.env.web.Tab.Click(callCtx, sel) }, "clicked "+target)
+		return a.cdpInput(ctx, func() error { return a.env.web.Tab.Click(callCtx, sel) }, "clicked "+target)
 	}
 	var at image.Point
-	r = s.cdpInput(ctx, func() error {
+	r = a.cdpInput(ctx, func() error {
 		var err error
 		at, err = pc.ClickPoint(callCtx, sel)
 		return err
 	}, "clicked "+target)
 	if r.status == events.StatusOK {
-		r.point = s.env.screenPoint(callCtx, at)
+		r.point = a.env.screenPoint(callCtx, at)
 	}
 	return r
 }
@@ -146,31 +146,31 @@ func (e *environment) screenPoint(ctx context.Context, p image.Point) *events.Po
 
 // cdpFill fills a named element with a provided value; the result names
 // its ref and length, never the value.
-func (s *runState) cdpFill(ctx, callCtx context.Context, c call) result {
-	target, sel, r := s.env.cdpTarget(c)
+func (a *actor) cdpFill(ctx, callCtx context.Context, c call) result {
+	target, sel, r := a.env.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
 	ref, _ := c.Args["ref"].(string)
-	value, secret, found := s.env.value(ref)
+	value, secret, found := a.env.value(ref)
 	if !found {
 		return failed(failResolution, "no provided value %q", ref)
 	}
-	if r := s.env.secretPlaceRefusal(ctx, c.Tool, ref, target); r.status != "" {
+	if r := a.env.secretPlaceRefusal(ctx, c.Tool, ref, target); r.status != "" {
 		return r
 	}
 	what := "value"
 	if secret {
 		what = "secret value"
-		s.env.secretGoesIn(callCtx, ref, value, sel)
+		a.env.secretGoesIn(callCtx, ref, value, sel)
 	}
-	return s.cdpInput(ctx, func() error { return s.env.web.Tab.Fill(callCtx, sel, value) },
+	return a.cdpInput(ctx, func() error { return a.env.web.Tab.Fill(callCtx, sel, value) },
 		fmt.Sprintf("filled %s with the %s %q (%d characters)", target, what, ref, len([]rune(value))))
 }
 
 // cdpClickDescribed clicks an element by handle or text; not found and
 // ambiguous go back to the model with the candidates.
-func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) result {
+func (a *actor) cdpClickDescribed(ctx, callCtx context.Context, c call) result {
 	handle, _ := c.Args["handle"].(string)
 	text, _ := c.Args["text"].(string)
 	handle, text = strings.TrimSpace(handle), strings.TrimSpace(text)
@@ -178,9 +178,9 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 		return failed(failMalformed, "cdp_click_described takes a handle or a text: exactly one of them")
 	}
 	var el cdp.Element
-	r := s.cdpInput(ctx, func() error {
+	r := a.cdpInput(ctx, func() error {
 		var err error
-		el, err = s.env.web.Tab.ClickDescribed(callCtx, handle, text)
+		el, err = a.env.web.Tab.ClickDescribed(callCtx, handle, text)
 		return err
 	}, "")
 	if r.status != events.StatusOK {
@@ -188,20 +188,20 @@ func (s *runState) cdpClickDescribed(ctx, callCtx context.Context, c call) resul
 	}
 	r.message = "clicked " + el.String()
 	if !el.Box.Empty() {
-		r.point = s.env.screenPoint(callCtx, image.Pt((el.Box.Min.X+el.Box.Max.X)/2, (el.Box.Min.Y+el.Box.Max.Y)/2))
+		r.point = a.env.screenPoint(callCtx, image.Pt((el.Box.Min.X+el.Box.Max.X)/2, (el.Box.Min.Y+el.Box.Max.Y)/2))
 	}
 	return r
 }
 
 // cdpInput runs a page-changing action and captures the settled screen,
 // like the X11 input tools (step clears the observation record).
-func (s *runState) cdpInput(ctx context.Context, act func() error, done string) result {
-	began := s.env.pageMark()
+func (a *actor) cdpInput(ctx context.Context, act func() error, done string) result {
+	began := a.env.pageMark()
 	err := act()
 	if err != nil {
-		return s.env.cdpFailure(err)
+		return a.env.cdpFailure(err)
 	}
-	return s.pageSettled(ctx, ok(done), began)
+	return a.pageSettled(ctx, ok(done), began)
 }
 
 // pageAction is when a cdp_* action began, and how many loads its tab's
@@ -257,24 +257,24 @@ const pageSettleAttempts = 3
 // navigation the browser announces only meanwhile (a click on a link,
 // announced late on a loaded machine) means the still screen may be the
 // page being left: the page is waited for again before anything is kept.
-func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) result {
-	if s.env.web.Headless || s.env.web.Attached {
-		return s.settled(ctx, r)
+func (a *actor) pageSettled(ctx context.Context, r result, began pageAction) result {
+	if a.env.web.Headless || a.env.web.Attached {
+		return a.settled(ctx, r)
 	}
-	d, ok := s.env.web.Tab.(pageDrawer)
-	if !ok || s.env.desk == nil {
-		return s.settled(ctx, r)
+	d, ok := a.env.web.Tab.(pageDrawer)
+	if !ok || a.env.desk == nil {
+		return a.settled(ctx, r)
 	}
 	for attempt := 1; ; attempt++ {
 		drawCtx, cancel := context.WithTimeout(ctx, pageDrawnTimeout)
 		frames, err := d.Drawn(drawCtx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			s.log("wait for the page to be drawn: %v", err)
+			a.log("wait for the page to be drawn: %v", err)
 		}
 		begun := d.LoadsBegun()
-		opts := s.env.settleOptions(false)
-		opts.Response = max(opts.Quiet, min(frames/2, s.env.settleOptions(true).Response))
+		opts := a.env.settleOptions(false)
+		opts.Response = max(opts.Quiet, min(frames/2, a.env.settleOptions(true).Response))
 		// Drawing since the action is the response only while the
 		// document is the one the action began on: after a navigation,
 		// what was drawn since may be the page left (a link's pressed
@@ -286,21 +286,21 @@ func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) 
 			opts.Ignore = p.Chrome()
 		} else if ctx.Err() == nil {
 			// All drawing counts then: slower, not wrong.
-			s.log("read where the browser is on the screen: %v", err)
+			a.log("read where the browser is on the screen: %v", err)
 		}
-		img, settled, err := s.env.desk.WaitSettled(ctx, opts)
+		img, settled, err := a.env.desk.WaitSettled(ctx, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return r
 			}
-			return s.driverFailure(fmt.Errorf("capture the screen: %w", err))
+			return a.driverFailure(fmt.Errorf("capture the screen: %w", err))
 		}
 		if d.LoadsBegun() != begun && attempt < pageSettleAttempts {
 			continue
 		}
-		rel, _, err := s.keepCapture(ctx, img, nil, settled, false)
+		rel, _, err := a.keepCapture(ctx, img, nil, settled, false)
 		if err != nil {
-			return s.driverFailure(fmt.Errorf("capture the screen: %w", err))
+			return a.driverFailure(fmt.Errorf("capture the screen: %w", err))
 		}
 		r.screen = rel
 		return r
@@ -309,34 +309,34 @@ func (s *runState) pageSettled(ctx context.Context, r result, began pageAction) 
 
 // cdpWait waits for a condition the scenario named, counted against the
 // waiting budget.
-func (s *runState) cdpWait(ctx context.Context, c call) result {
+func (a *actor) cdpWait(ctx context.Context, c call) result {
 	name, _ := c.Args["name"].(string)
-	cw, found := s.files.Scenario.CDPWaits[name]
+	cw, found := a.files.Scenario.CDPWaits[name]
 	if !found {
 		return failed(failResolution, "no cdp wait %q", name)
 	}
 	spec := cdp.WaitSpec{State: cw.State, URLContains: cw.URL}
 	if cw.Target != "" {
-		spec.Selector = s.files.Scenario.CDPTargets[cw.Target]
+		spec.Selector = a.files.Scenario.CDPTargets[cw.Target]
 	}
 	timeout := time.Duration(cw.Timeout * float64(time.Second))
 	if timeout <= 0 {
 		timeout = defaultCDPWaitS * time.Second
 	}
-	return s.hold(ctx, timeout, func(ctx context.Context) result {
-		began := s.env.pageMark()
+	return a.hold(ctx, timeout, func(ctx context.Context) result {
+		began := a.env.pageMark()
 		waitCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		start := time.Now()
-		err := s.env.web.Tab.Wait(waitCtx, spec)
+		err := a.env.web.Tab.Wait(waitCtx, spec)
 		if err != nil {
 			var te *cdp.WaitTimeoutError
 			if errors.As(err, &te) {
 				return failed(failResolution, "%s did not hold within %.1fs; last seen: %s", name, time.Since(start).Seconds(), te.Last)
 			}
-			return s.env.cdpFailure(err)
+			return a.env.cdpFailure(err)
 		}
-		return s.pageSettled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())), began)
+		return a.pageSettled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())), began)
 	})
 }
 

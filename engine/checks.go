@@ -75,7 +75,7 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 		// A check that held only on a later try held on a screen the
 		// step's capture, taken before, does not show: the step keeps
 		// the screen as it is now that the checks held.
-		if rel, _, err := s.captureWith(ctx, nil, false); err == nil {
+		if rel, _, err := s.act.captureWith(ctx, nil, false); err == nil {
 			done.screen = rel
 		}
 	}
@@ -451,17 +451,17 @@ func (e *environment) exitProbe(code int, within time.Duration) probe {
 }
 
 // cdpNavigate opens a page the scenario names in cdp_urls.
-func (s *runState) cdpNavigate(ctx context.Context, c call) result {
+func (a *actor) cdpNavigate(ctx context.Context, c call) result {
 	name, _ := c.Args["target"].(string)
-	u, err := s.files.Scenario.CDPURL(name)
+	u, err := a.files.Scenario.CDPURL(name)
 	if err != nil {
 		return failed(failResolution, "%v", err)
 	}
 	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 	defer cancel()
-	start, began := time.Now(), s.env.pageMark()
-	if err := s.env.web.Tab.Navigate(navCtx, u); err != nil {
-		return s.env.cdpFailure(err)
+	start, began := time.Now(), a.env.pageMark()
+	if err := a.env.web.Tab.Navigate(navCtx, u); err != nil {
+		return a.env.cdpFailure(err)
 	}
-	return s.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)
+	return a.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)
 }

@@ -34,11 +34,11 @@ const failureScreenRetry = 100 * time.Millisecond
 // evidence only: it neither completes nor clears the observation record and
 // is not what the loop compares screens with. When no capture can be made
 // the message says why.
-func (s *runState) withFailureScreen(ctx context.Context, n int, res result) result {
+func (a *actor) withFailureScreen(ctx context.Context, n int, res result) result {
 	if res.status == events.StatusOK || res.screen != "" {
 		return res
 	}
-	rel, why := s.failureScreen(ctx, n)
+	rel, why := a.failureScreen(ctx, n)
 	if rel == "" {
 		res.message += "; no screen was captured: " + why
 		return res
@@ -49,13 +49,13 @@ func (s *runState) withFailureScreen(ctx context.Context, n int, res result) res
 
 // failureScreen captures the screen for step n without settling (the
 // failure is what is shown, not what follows it), or says why it cannot.
-func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
-	if s.env.desk == nil {
+func (a *actor) failureScreen(ctx context.Context, n int) (rel, why string) {
+	if a.env.desk == nil {
 		return "", "the X session is not running"
 	}
-	if s.env.session != nil {
+	if a.env.session != nil {
 		select {
-		case <-s.env.session.Done():
+		case <-a.env.session.Done():
 			return "", "the X server went away"
 		default:
 		}
@@ -66,14 +66,14 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 	defer cancel()
 	var img *image.RGBA
 	var err error
-	if s.env.web.PageIsTheScreen() {
-		if !s.env.web.Alive() {
+	if a.env.web.PageIsTheScreen() {
+		if !a.env.web.Alive() {
 			return "", "the browser is gone"
 		}
 		// A page between documents (a failed navigation that is committing
 		// its error page) refuses captures for a moment: ask again.
 		for {
-			img, err = s.env.web.Screenshot(ctx)
+			img, err = a.env.web.Screenshot(ctx)
 			if err == nil || ctx.Err() != nil {
 				break
 			}
@@ -83,17 +83,17 @@ func (s *runState) failureScreen(ctx context.Context, n int) (rel, why string) {
 			}
 		}
 	} else {
-		img, err = s.env.desk.Capture(ctx)
+		img, err = a.env.desk.Capture(ctx)
 	}
 	if err != nil {
 		return "", fmt.Sprintf("capture the screen: %v", err)
 	}
-	rel, _, err = s.keepScreen(ctx, img)
+	rel, _, err = a.keepScreen(ctx, img)
 	if err != nil {
 		return "", err.Error()
 	}
 	b := img.Bounds()
-	s.publish(events.Event{Kind: events.KindScreen, Screen: rel, Step: n,
+	a.publish(events.Event{Kind: events.KindScreen, Screen: rel, Step: n,
 		Data: events.ScreenCaptured{Width: b.Dx(), Height: b.Dy(), Diagnostic: true, Pixels: report.NewFrame(img)}})
 	return rel, ""
 }
@@ -114,7 +114,7 @@ type windowLister interface {
 // application did show a window and only the scenario's matcher missed it,
 // the run is a test-error; when it showed none, the application failed.
 func (s *runState) startupTimedOut(ctx context.Context, m desktop.WindowMatch, timeout time.Duration, what string) {
-	rel, noScreen := s.failureScreen(ctx, 0)
+	rel, noScreen := s.act.failureScreen(ctx, 0)
 	seen := s.env.seeWindows()
 	why, suggestion, authorsMistake := seen.explain(m)
 	reason := fmt.Sprintf("no %s matching %s appeared within %s%s", what, m, timeout, why)

@@ -18,15 +18,15 @@ const finalCaptureTimeout = 5 * time.Second
 // step ran — so every report shows how the application was left. A run
 // that never had a display records nothing; one whose display is gone
 // records why there is no capture.
-func (s *runState) finalCapture(ctx context.Context, outcome events.Outcome) {
-	if s.env.desk == nil {
+func (a *actor) finalCapture(ctx context.Context, outcome events.Outcome) {
+	if a.env.desk == nil {
 		return
 	}
 	final := events.FinalCapture{Ending: outcome}
-	if s.env.session != nil {
+	if a.env.session != nil {
 		select {
-		case <-s.env.session.Done():
-			s.publish(events.Event{Message: "no final capture: the X server went away", Data: final})
+		case <-a.env.session.Done():
+			a.publish(events.Event{Message: "no final capture: the X server went away", Data: final})
 			return
 		default:
 		}
@@ -37,21 +37,21 @@ func (s *runState) finalCapture(ctx context.Context, outcome events.Outcome) {
 	// screen, so it is not a screen event.
 	var img *image.RGBA
 	var err error
-	if s.env.web.PageIsTheScreen() {
-		img, err = s.env.web.Screenshot(ctx)
+	if a.env.web.PageIsTheScreen() {
+		img, err = a.env.web.Screenshot(ctx)
 	} else {
-		img, err = s.env.desk.Capture(ctx)
+		img, err = a.env.desk.Capture(ctx)
 	}
 	var rel string
 	if err == nil {
-		rel, _, err = s.keepScreen(ctx, img)
+		rel, _, err = a.keepScreen(ctx, img)
 	}
 	if err != nil {
-		s.publish(events.Event{Message: fmt.Sprintf("no final capture: %v", err), Data: final})
+		a.publish(events.Event{Message: fmt.Sprintf("no final capture: %v", err), Data: final})
 		return
 	}
 	b := img.Bounds()
 	final.Width, final.Height = b.Dx(), b.Dy()
-	final.Window = s.env.screenWindow()
-	s.publish(events.Event{Screen: rel, Data: final})
+	final.Window = a.env.screenWindow()
+	a.publish(events.Event{Screen: rel, Data: final})
 }

@@ -14,21 +14,21 @@ import (
 // capacity.wait and capacity.acquired events. It runs under the run's
 // context, so waiting uses the deadline; it is no model call, so it uses
 // no model budget.
-func (s *runState) gate(what, group string) func(ctx context.Context) (func(), error) {
+func (a *actor) gate(what, group string) func(ctx context.Context) (func(), error) {
 	w := capacity.Waiter{
 		Waiting: func(group string, limit int) {
-			s.publish(events.Event{
+			a.publish(events.Event{
 				Message: fmt.Sprintf("%s waits for capacity group %s: its %d request(s) at once are in flight (services.%s.max_concurrent)", what, group, limit, group),
 				Data:    events.CapacityWait{Group: group, Limit: limit, For: what},
 			})
 		},
 		Acquired: func(group string, limit int, waited time.Duration) {
-			s.publish(events.Event{DurationMS: waited.Milliseconds(),
+			a.publish(events.Event{DurationMS: waited.Milliseconds(),
 				Message: fmt.Sprintf("%s has a slot of capacity group %s after waiting %s", what, group, waited.Round(time.Millisecond)),
 				Data:    events.CapacityAcquired{Group: group, Limit: limit, For: what, WaitedMS: waited.Milliseconds()}})
 		},
 	}
 	return func(ctx context.Context) (func(), error) {
-		return s.r.opts.Gates.Acquire(ctx, group, w)
+		return a.r.opts.Gates.Acquire(ctx, group, w)
 	}
 }

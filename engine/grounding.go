@@ -21,7 +21,7 @@ var errNoModel = errors.New("no model is configured")
 // visionReady makes sure a model is there for the vision tools: in a
 // scripted run the client is created on first use.
 func (s *runState) visionReady() error {
-	if s.model != nil {
+	if s.model.ready() {
 		if s.model.disabled {
 			return errModelOff
 		}
@@ -34,7 +34,7 @@ func (s *runState) visionReady() error {
 	if err != nil {
 		return err
 	}
-	s.model = m
+	*s.model = *m
 	return nil
 }
 
@@ -42,12 +42,12 @@ func (s *runState) visionReady() error {
 // completes the observation record.
 func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	expectation, _ := c.Args["expectation"].(string)
-	rel, img, err := s.capture(ctx, false, true)
+	rel, img, err := s.act.capture(ctx, false, true)
 	if err != nil {
-		return s.driverFailure(err)
+		return s.act.driverFailure(err)
 	}
 	if err := s.visionReady(); err != nil {
-		if r, judged := s.checkByOCR(ctx, c, expectation); judged {
+		if r, judged := s.act.checkByOCR(ctx, c, expectation); judged {
 			r.screen, r.frame = rel, s.book.lastFrame
 			return r
 		}
@@ -56,7 +56,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		r.screen, r.frame = rel, s.book.lastFrame
 		return r
 	}
-	asked, on := s.zoomedCheck(img)
+	asked, on := s.act.zoomedCheck(img)
 	j, err := vision.Check(ctx, s, s.model.profile, asked, expectation)
 	var r result
 	switch j.Outcome {
@@ -73,7 +73,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		if err != nil {
 			why = err.Error()
 		}
-		if byOCR, judged := s.checkByOCR(ctx, c, expectation); judged {
+		if byOCR, judged := s.act.checkByOCR(ctx, c, expectation); judged {
 			r = byOCR
 			break
 		}
@@ -117,7 +117,7 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 		// The point goes to the report and the events, never into the
 		// message: the model never sees pixel coordinates.
 		point := &events.Point{X: pt.X, Y: pt.Y}
-		r := s.input(ctx, func() error { return s.env.desk.Click(ctx, pt.X, pt.Y) }, fmt.Sprintf("clicked %q", description), point)
+		r := s.act.input(ctx, func() error { return s.env.desk.Click(ctx, pt.X, pt.Y) }, fmt.Sprintf("clicked %q", description), point)
 		clicks++
 		if r.status != events.StatusOK {
 			return r
@@ -128,17 +128,17 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			// first time anything needs its pixels.
 			var err error
 			if after, err = s.book.lastFrame.Image(); err != nil {
-				return s.driverFailure(fmt.Errorf("capture the screen: %w", err))
+				return s.act.driverFailure(fmt.Errorf("capture the screen: %w", err))
 			}
 		}
 		j, jerr := vision.Judge(ctx, s, s.model.profile, before, after, expect)
 		switch j.Outcome {
 		case vision.Confirmed:
-			s.grounding(n, attempt, description, expect, point, events.GroundingConfirmed, j.Reason, beforeRel, r.screen, where)
+			s.act.grounding(n, attempt, description, expect, point, events.GroundingConfirmed, j.Reason, beforeRel, r.screen, where)
 			r.message += "; the expected change was observed"
 			return r
 		case vision.Contradicted:
-			s.grounding(n, attempt, description, expect, point, events.GroundingContradicted, j.Reason, beforeRel, r.screen, where)
+			s.act.grounding(n, attempt, description, expect, point, events.GroundingContradicted, j.Reason, beforeRel, r.screen, where)
 			if c.Source == events.SourceScript && clicks == 1 && attempt < attempts {
 				// A scripted step re-locates once, if
 				// runner.grounding_attempts leaves a locate for it.
@@ -156,7 +156,7 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 			if jerr != nil {
 				why = jerr.Error()
 			}
-			s.grounding(n, attempt, description, expect, point, events.GroundingUnavailable, why, beforeRel, r.screen, where)
+			s.act.grounding(n, attempt, description, expect, point, events.GroundingUnavailable, why, beforeRel, r.screen, where)
 			s.concern(fmt.Sprintf("the grounded click on %q is unverified: %s", description, why))
 			r.message += "; the change is unverified (the judge was unavailable)"
 			return r
@@ -181,9 +181,9 @@ func (s *runState) locateTarget(ctx context.Context, n int, attempt *int, attemp
 		*attempt++
 		// Locating encodes what it sends the model itself, so this
 		// capture's PNG is the report's alone.
-		rel, img, err := s.capture(ctx, false, false)
+		rel, img, err := s.act.capture(ctx, false, false)
 		if err != nil {
-			r := s.driverFailure(err)
+			r := s.act.driverFailure(err)
 			return groundedTarget{}, false, &r
 		}
 		if at, cached := s.cachedPlace(); cached {
@@ -194,7 +194,7 @@ func (s *runState) locateTarget(ctx context.Context, n int, attempt *int, attemp
 		l, err := s.locate(ctx, n, *attempt, img, rel, description, expect)
 		if err != nil {
 			reason := err.Error()
-			s.grounding(n, *attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "", located{})
+			s.act.grounding(n, *attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "", located{})
 			if errors.Is(err, vision.ErrNotFound) || ctx.Err() != nil {
 				break
 			}
@@ -205,8 +205,8 @@ func (s *runState) locateTarget(ctx context.Context, n int, attempt *int, attemp
 	return groundedTarget{}, false, nil
 }
 
-func (s *runState) grounding(step, attempt int, description, expect string, p *events.Point, outcome, reason, before, after string, where located) {
-	s.publish(events.Event{Kind: events.KindGrounding, Step: step, Point: p, Screen: after, Grounding: &events.Grounding{
+func (a *actor) grounding(step, attempt int, description, expect string, p *events.Point, outcome, reason, before, after string, where located) {
+	a.publish(events.Event{Kind: events.KindGrounding, Step: step, Point: p, Screen: after, Grounding: &events.Grounding{
 		Step: step, Attempt: attempt, Description: description, Expect: expect, Point: p, Outcome: outcome,
 		Reason: reason, Before: before, After: after, Pass: where.pass, Crop: where.crop,
 	}})

@@ -63,7 +63,7 @@ func (s *runState) judgeLaunch(ctx context.Context, f *stage.Failure) {
 	case stage.StartPageFailed:
 		// The screen shows what the browser made of it (an error page, a
 		// dialog, a blank tab).
-		if _, noScreen := s.failureScreen(ctx, 0); noScreen != "" {
+		if _, noScreen := s.act.failureScreen(ctx, 0); noScreen != "" {
 			s.log("no screen at the start page's failure: %s", noScreen)
 		}
 		s.stop(events.VerdictAppFailed, OutcomeStartup, f.Reason)

@@ -27,6 +27,11 @@ type modelState struct {
 	images   *modelImages
 }
 
+// ready reports whether the run has set its model up. The run holds one
+// modelState from its start, so the parts that read the model share it;
+// it is ready once newModel's client is in it.
+func (m *modelState) ready() bool { return m != nil && m.client != nil }
+
 // ModelConfig turns the operator file's model section into the adapter's
 // configuration. Problems (unknown profile, options the profile does not
 // accept) are returned positioned in the operator file.
@@ -97,7 +102,7 @@ func (s *runState) newModel() (*modelState, error) {
 		return nil, err
 	}
 	cfg.Sleep = s.r.opts.ModelSleep
-	cfg.Gate = s.gate("model", s.files.Operator.ModelService())
+	cfg.Gate = s.act.gate("model", s.files.Operator.ModelService())
 	cfg.OnAttempt = func(a model.Attempt) {
 		if a.Err == nil || a.Delay == 0 {
 			return
@@ -118,7 +123,7 @@ func (s *runState) newModel() (*modelState, error) {
 // vision.Turner, so the judge's calls count too.
 func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response, error) {
 	m := s.model
-	if m == nil || m.disabled {
+	if !m.ready() || m.disabled {
 		return model.Response{}, errModelOff
 	}
 	start := time.Now()
@@ -163,12 +168,12 @@ func (s *runState) runLoop(ctx context.Context) {
 		s.loop.ended = "the model could not be set up"
 		return
 	}
-	s.model = m
+	*s.model = *m
 	s.warmModelImages(ctx)
 	mem := memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
 	l := &goalLoop{
 		run: s, conv: newConversation(mem, s.firstMessage(mem)), maxIter: s.maxIterations(),
-		stats: &s.loop, facts: &s.outcome, model: m, book: &s.book, steer: s.r.steer, files: s.files,
+		stats: &s.loop, facts: &s.outcome, model: s.model, book: &s.book, steer: s.r.steer, files: s.files,
 		bus: s.bus, redact: s.r.Redact,
 	}
 	for {
@@ -307,7 +312,7 @@ func (s *runState) recordStep(c model.ToolCall, status events.Status, msg string
 	}
 	res := result{status: status, message: msg}
 	if screen {
-		res = s.withFailureScreen(s.env.life, s.stepN, res)
+		res = s.act.withFailureScreen(s.env.life, s.stepN, res)
 	}
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: s.turnSource(),
 		Status: status, Message: res.message, Screen: res.screen})
@@ -326,7 +331,7 @@ func (s *runState) budgets() {
 		{Name: "deadline", Used: s.deadlineUsed().Seconds(), Limit: total.Seconds(), Unit: "s"},
 		{Name: "deadline_reserve", Used: 0, Limit: reserve.Seconds(), Unit: "s"},
 	}
-	if s.model != nil {
+	if s.model.ready() {
 		b = append(b, events.Budget{Name: "model_failures", Used: float64(s.model.failures), Limit: float64(op.Model.DisableAfter)})
 	}
 	for _, name := range sortedKeys(sc.Tools) {

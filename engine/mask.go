@@ -69,28 +69,28 @@ const placeTimeout = time.Second
 // next screen: the one way a capture becomes a kept screen. img is masked
 // in place, so the caller's image (the model's, the judge's) is the saved
 // one.
-func (s *runState) keepScreen(ctx context.Context, img *image.RGBA) (string, []byte, error) {
-	shown := s.env.maskSecrets(ctx, img)
-	rel, data, err := s.rep.SaveScreen(img)
+func (a *actor) keepScreen(ctx context.Context, img *image.RGBA) (string, []byte, error) {
+	shown := a.env.maskSecrets(ctx, img)
+	rel, data, err := a.rep.SaveScreen(img)
 	if err != nil {
 		return "", nil, err
 	}
-	s.reportShown(shown, rel)
+	a.reportShown(shown, rel)
 	return rel, data, nil
 }
 
 // reportShown raises a concern, once per secret, for the secrets OCR read
 // on the screen saved as rel.
-func (s *runState) reportShown(shown []string, rel string) {
+func (a *actor) reportShown(shown []string, rel string) {
 	for _, ref := range shown {
-		if s.env.onScreen.reported[ref] {
+		if a.env.onScreen.reported[ref] {
 			continue
 		}
-		if s.env.onScreen.reported == nil {
-			s.env.onScreen.reported = map[string]bool{}
+		if a.env.onScreen.reported == nil {
+			a.env.onScreen.reported = map[string]bool{}
 		}
-		s.env.onScreen.reported[ref] = true
-		s.concern(fmt.Sprintf("the application displayed the secret %q on the screen (first in %s); it is blacked out in every saved screen and every image the model gets", ref, rel))
+		a.env.onScreen.reported[ref] = true
+		a.concern(fmt.Sprintf("the application displayed the secret %q on the screen (first in %s); it is blacked out in every saved screen and every image the model gets", ref, rel))
 	}
 }
 

@@ -54,7 +54,7 @@ func (m *modelImages) png(f *report.Frame) ([]byte, error) {
 // screens are compared with, and an encoding is the same bytes whatever
 // came before it.
 func (s *runState) warmModelImages(ctx context.Context) {
-	if s.env.desk == nil || s.env.web.PageIsTheScreen() || s.model == nil {
+	if s.env.desk == nil || s.env.web.PageIsTheScreen() || !s.model.ready() {
 		return
 	}
 	desk, rep, images := s.env.desk, s.rep, s.model.images

@@ -34,7 +34,7 @@ func (s *runState) surroundings(ctx context.Context, mem *memory.Memory) {
 	mem.SetWindows(s.env.windowTitles())
 	mem.SetBindings(s.env.bindings())
 	mem.SetTabs(s.env.tabs(ctx))
-	mem.SetControls(s.focusedControls(ctx))
+	mem.SetControls(s.act.focusedControls(ctx))
 }
 
 // bindings lists the values type_text can type: names and lengths only.
@@ -81,35 +81,35 @@ func (e *environment) tabs(ctx context.Context) []memory.Tab {
 // focusedControls lists the named controls in the application's focused
 // window (every window's, when none has the focus), bounded, and keeps
 // the names for click_element's enum.
-func (s *runState) focusedControls(ctx context.Context) memory.Controls {
-	if _, offered := s.book.tools["click_element"]; !offered || s.env.a11y == nil || !s.env.a11y.Found {
+func (a *actor) focusedControls(ctx context.Context) memory.Controls {
+	if _, offered := a.book.tools["click_element"]; !offered || a.env.a11y == nil || !a.env.a11y.Found {
 		return memory.Controls{}
 	}
-	controls, err := s.env.accessibleControls(ctx)
+	controls, err := a.env.accessibleControls(ctx)
 	if err != nil {
-		s.log("list the named controls for the Environment Update: %v", err)
+		a.log("list the named controls for the Environment Update: %v", err)
 		return memory.Controls{}
 	}
 	var out memory.Controls
-	if wins, _, err := s.env.appWindows(); err == nil {
+	if wins, _, err := a.env.appWindows(); err == nil {
 		for _, w := range wins {
 			if !w.focused {
 				continue
 			}
-			title := truncate(s.r.Redact(w.win.Title), 120)
+			title := truncate(a.r.Redact(w.win.Title), 120)
 			if len(wins) == 1 {
 				out.Window = title
 				break
 			}
 			box := image.Rect(w.win.X, w.win.Y, w.win.X+w.win.Width, w.win.Y+w.win.Height)
-			if mine := s.env.inWindow(ctx, controls, box); len(mine) > 0 {
+			if mine := a.env.inWindow(ctx, controls, box); len(mine) > 0 {
 				out.Window, controls = title, mine
 			}
 		}
 	}
 	var names []string
 	for _, c := range controls {
-		name := s.r.Redact(c.Name)
+		name := a.r.Redact(c.Name)
 		if slices.Contains(names, name) {
 			continue
 		}
@@ -120,7 +120,7 @@ func (s *runState) focusedControls(ctx context.Context) memory.Controls {
 			out.More++
 		}
 	}
-	s.env.controlsSeen = [2][]string{s.env.controlsSeen[1], names}
+	a.env.controlsSeen = [2][]string{a.env.controlsSeen[1], names}
 	return out
 }
 

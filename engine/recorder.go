@@ -216,29 +216,29 @@ func (s *runState) define(d Definition) error {
 // look reads what the recorder proposes checks from. Each part is read on
 // its own: one that cannot be read (no accessibility, no OCR, no page) is
 // left empty and logged, never an error, since the others still help.
-func (s *runState) look(ctx, callerCtx context.Context, at *events.Point) Seen {
+func (a *actor) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(callerCtx, cancel)
 	defer stop()
 
-	seen := Seen{Pointer: at, Tools: slices.Clone(s.book.names), Vocabulary: s.env.vocabulary()}
-	if s.env.hasWin && s.env.desk != nil {
-		if w, err := s.env.desk.Window(s.env.win.ID); err == nil {
-			seen.Title = s.r.Redact(w.Title)
+	seen := Seen{Pointer: at, Tools: slices.Clone(a.book.names), Vocabulary: a.env.vocabulary()}
+	if a.env.hasWin && a.env.desk != nil {
+		if w, err := a.env.desk.Window(a.env.win.ID); err == nil {
+			seen.Title = a.r.Redact(w.Title)
 		}
 	}
-	if wins, _, err := s.env.appWindows(); err == nil {
+	if wins, _, err := a.env.appWindows(); err == nil {
 		for i := len(wins) - 1; i >= 0; i-- {
 			w := wins[i].win
 			seen.Windows = append(seen.Windows, SeenWindow{Class: w.Class, Instance: w.Instance,
-				Title: s.r.Redact(w.Title), Focused: wins[i].focused})
+				Title: a.r.Redact(w.Title), Focused: wins[i].focused})
 		}
 	}
-	s.lookControls(ctx, &seen)
-	seen.NearText, seen.Lines = s.env.readLines(ctx, at)
-	s.env.lookElements(ctx, &seen)
-	seen.Window = s.env.steadyWindow(ctx)
+	a.lookControls(ctx, &seen)
+	seen.NearText, seen.Lines = a.env.readLines(ctx, at)
+	a.env.lookElements(ctx, &seen)
+	seen.Window = a.env.steadyWindow(ctx)
 	return seen
 }
 
@@ -270,16 +270,16 @@ func (e *environment) steadyWindow(ctx context.Context) *image.RGBA {
 
 // lookControls lists the named controls as the Environment Update does
 // (focusedControls), with each one's state from the same walk's names.
-func (s *runState) lookControls(ctx context.Context, seen *Seen) {
-	listed := s.focusedControls(ctx)
+func (a *actor) lookControls(ctx context.Context, seen *Seen) {
+	listed := a.focusedControls(ctx)
 	if len(listed.List) == 0 {
 		return
 	}
 	seen.ControlsWindow, seen.More = listed.Window, listed.More
 	states := map[string]SeenControl{}
-	if all, err := s.env.accessibleControls(ctx); err == nil {
+	if all, err := a.env.accessibleControls(ctx); err == nil {
 		for _, c := range all {
-			name := s.r.Redact(c.Name)
+			name := a.r.Redact(c.Name)
 			if _, dup := states[name]; !dup {
 				states[name] = SeenControl{Name: name, Role: c.Role, Enabled: c.Enabled, Checked: c.Checked, Focused: c.Focused, Stated: true}
 			}

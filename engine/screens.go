@@ -16,28 +16,28 @@ import (
 // report's alone and stays off the step's critical path. A frame that came
 // encoded (a headless page, as the browser encoded it) is not encoded at
 // all, and is decoded only if its pixels are asked for.
-func (s *runState) saveScreen(frame *report.Frame, sent bool) string {
-	if s.model != nil && s.loop.ran {
+func (a *actor) saveScreen(frame *report.Frame, sent bool) string {
+	if a.model.ready() && a.loop.ran {
 		// The model's memory will want the screen's sum: it is computed
 		// while the step waits on the X server for the window list. An
 		// error is met again by whoever asks for the sum.
 		go func() { _, _ = frame.Sum() }()
 	}
-	if sent && s.sendsFullScreens(frame.Bounds()) {
+	if sent && a.sendsFullScreens(frame.Bounds()) {
 		_, _ = frame.PNG() // an error is the model's and the report's to meet
 	}
-	return s.rep.SaveFrame(frame)
+	return a.rep.SaveFrame(frame)
 }
 
 // sendsFullScreens reports whether a screen of size b goes to the model or
 // the agent at its own size.
-func (s *runState) sendsFullScreens(b image.Rectangle) bool {
-	if s.r.agent != nil {
+func (a *actor) sendsFullScreens(b image.Rectangle) bool {
+	if a.r.agent != nil {
 		return true
 	}
-	if s.model == nil || !s.loop.ran {
+	if !a.model.ready() || !a.loop.ran {
 		return false
 	}
-	w, h := s.model.profile.Image.Fit(b.Dx(), b.Dy())
+	w, h := a.model.profile.Image.Fit(b.Dx(), b.Dy())
 	return w == b.Dx() && h == b.Dy()
 }

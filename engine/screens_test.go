@@ -102,10 +102,10 @@ func TestOnlyAScreenSentIsEncodedOnTheStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &runState{r: &Runner{agent: &agentFeed{}}, rep: rep}
+	a := &actor{r: &Runner{agent: &agentFeed{}}, rep: rep, loop: &loopStats{}}
 	action, sent := rep.NewFrame(screensNoise(64, 40)), rep.NewFrame(screensNoise(64, 40))
-	s.saveScreen(action, false)
-	s.saveScreen(sent, true)
+	a.saveScreen(action, false)
+	a.saveScreen(sent, true)
 	if cores, encoded := sent.EncodedOn(); !encoded || cores != 0 {
 		t.Errorf("the screen sent: encoded %v on %d cores when saved, want encoded on every core (0)", encoded, cores)
 	}

@@ -95,12 +95,12 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 	}
 	done := func(held bool) {
 		if !held && actual != nil {
-			outcome.Actual = s.keepBaselineImage(c.Name+".actual.png", actual)
+			outcome.Actual = s.act.keepBaselineImage(c.Name+".actual.png", actual)
 			if expected != nil {
-				outcome.Expected = s.keepBaselineImage(c.Name+".expected.png", expected)
+				outcome.Expected = s.act.keepBaselineImage(c.Name+".expected.png", expected)
 			}
 			if diff != nil {
-				outcome.Diff = s.keepBaselineImage(c.Name+".diff.png", diff)
+				outcome.Diff = s.act.keepBaselineImage(c.Name+".diff.png", diff)
 			}
 		}
 		msg := fmt.Sprintf("screenshot %s: %s", c.Name, outcome.Result)
@@ -115,10 +115,10 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 // keepBaselineImage writes img into the report's baselines directory and
 // returns its path relative to the report, or "" when it could not be
 // written (the report says so in the run's log).
-func (s *runState) keepBaselineImage(name string, img image.Image) string {
+func (a *actor) keepBaselineImage(name string, img image.Image) string {
 	rel := filepath.Join(baselinesDir, name)
-	if err := baseline.Write(filepath.Join(s.rep.Dir(), rel), img); err != nil {
-		s.publish(events.Event{Kind: events.KindLog, Message: "keep the screenshot check's image: " + err.Error()})
+	if err := baseline.Write(filepath.Join(a.rep.Dir(), rel), img); err != nil {
+		a.publish(events.Event{Kind: events.KindLog, Message: "keep the screenshot check's image: " + err.Error()})
 		return ""
 	}
 	return rel

@@ -198,15 +198,15 @@ func (e *environment) ocrJudgement(ctx context.Context, expectation string) (met
 
 // checkByOCR is check_expectation's result when OCR could judge it; the
 // verdict rules are the model judge's (a false scripted check fails).
-func (s *runState) checkByOCR(ctx context.Context, c call, expectation string) (result, bool) {
-	met, reason, judged := s.env.ocrJudgement(ctx, expectation)
+func (a *actor) checkByOCR(ctx context.Context, c call, expectation string) (result, bool) {
+	met, reason, judged := a.env.ocrJudgement(ctx, expectation)
 	if !judged {
 		return result{}, false
 	}
 	if met {
 		return ok("true: " + reason), true
 	}
-	s.outcome.checkFalse = true
+	a.outcome.checkFalse = true
 	if c.Source == events.SourceScript {
 		return failed(failAssertion, "the expectation %q is false: %s", expectation, reason), true
 	}

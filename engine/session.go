@@ -210,7 +210,7 @@ func (s *runState) serveAgent(ctx context.Context) {
 				return
 			}
 		case l := <-feed.looks:
-			l.reply <- s.look(ctx, l.ctx, l.at)
+			l.reply <- s.act.look(ctx, l.ctx, l.at)
 		case d := <-feed.defines:
 			d.reply <- s.define(d.def)
 		}

@@ -27,6 +27,6 @@ func (e *environment) settleOptions(afterInput bool) desktop.SettleOptions {
 
 // settledAfterInput captures the screen once it settles after an input
 // action and attaches it to r.
-func (s *runState) settledAfterInput(ctx context.Context, r result) result {
-	return s.settledWith(ctx, r, s.env.settleOptions(true))
+func (a *actor) settledAfterInput(ctx context.Context, r result) result {
+	return a.settledWith(ctx, r, a.env.settleOptions(true))
 }

@@ -71,6 +71,9 @@ type runState struct {
 
 	// env is what the run launched and acts on (environment).
 	env environment
+	// act runs the built-in tools' actions and keeps the screens they
+	// leave (actor.go); it holds pointers to the parts below it writes.
+	act actor
 	// book is what a call is checked against and the budgets it spends
 	// (guardbook.go).
 	book guardBook
@@ -162,12 +165,16 @@ type loopStats struct {
 }
 
 func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
-	return &runState{
+	s := &runState{
 		r: r, bus: bus, rep: rep, files: r.files,
 		env:       environment{r: r, files: r.files, bus: bus},
 		book:      guardBook{declaredCalls: map[string]int{}},
+		model:     &modelState{},
 		startedAt: time.Now(),
 	}
+	s.act = actor{env: &s.env, book: &s.book, outcome: &s.outcome, model: s.model, loop: &s.loop,
+		rep: rep, bus: bus, files: r.files, r: r}
+	return s
 }
 
 func (s *runState) publish(e events.Event) events.Event { return s.bus.Publish(e) }
@@ -417,7 +424,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 		s.env.appFinished = true
 		return false
 	}
-	if s.sessionLost() {
+	if s.act.sessionLost() {
 		return false
 	}
 	checks := s.checks()
@@ -473,13 +480,13 @@ func (e *environment) windowGoneBeforeExit(checks []events.Check) bool {
 // set), writes it to the report and announces it, and returns its pixels
 // for the caller to look at. sent says whether the step hands the screen
 // on to the model or an outside agent in its result (see saveScreen).
-func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *image.RGBA, error) {
+func (a *actor) capture(ctx context.Context, settle, sent bool) (string, *image.RGBA, error) {
 	var opts *desktop.SettleOptions
 	if settle {
-		o := s.env.settleOptions(false)
+		o := a.env.settleOptions(false)
 		opts = &o
 	}
-	rel, frame, err := s.captureWith(ctx, opts, sent)
+	rel, frame, err := a.captureWith(ctx, opts, sent)
 	if err != nil {
 		return "", nil, err
 	}
@@ -495,23 +502,23 @@ func (s *runState) capture(ctx context.Context, settle, sent bool) (string, *ima
 // capture's. A headless page's capture is kept as the browser encoded it
 // and decoded only when its frame's pixels are asked for: an action's
 // step, which only keeps its settled screen, never waits on a decode.
-func (s *runState) captureWith(ctx context.Context, settle *desktop.SettleOptions, sent bool) (string, *report.Frame, error) {
+func (a *actor) captureWith(ctx context.Context, settle *desktop.SettleOptions, sent bool) (string, *report.Frame, error) {
 	var img *image.RGBA
 	var encoded []byte
 	var err error
 	settled := true
 	switch {
-	case s.env.web.PageIsTheScreen():
-		encoded, err = s.env.web.CapturePNG(ctx)
+	case a.env.web.PageIsTheScreen():
+		encoded, err = a.env.web.CapturePNG(ctx)
 	case settle != nil:
-		img, settled, err = s.env.desk.WaitSettled(ctx, *settle)
+		img, settled, err = a.env.desk.WaitSettled(ctx, *settle)
 	default:
-		img, err = s.env.desk.Capture(ctx)
+		img, err = a.env.desk.Capture(ctx)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
-	rel, frame, err := s.keepCapture(ctx, img, encoded, settled, sent)
+	rel, frame, err := a.keepCapture(ctx, img, encoded, settled, sent)
 	if err != nil {
 		return "", nil, fmt.Errorf("capture the screen: %w", err)
 	}
@@ -523,8 +530,8 @@ func (s *runState) captureWith(ctx context.Context, settle *desktop.SettleOption
 // when img is nil, encoded: a headless page's PNG as the browser encoded
 // it, kept as it is and not decoded here unless a secret may be masked on
 // it. sent is capture's. The error is a PNG that could not be read.
-func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []byte, settled, sent bool) (string, *report.Frame, error) {
-	if img == nil && s.env.onScreen.any() {
+func (a *actor) keepCapture(ctx context.Context, img *image.RGBA, encoded []byte, settled, sent bool) (string, *report.Frame, error) {
+	if img == nil && a.env.onScreen.any() {
 		// Masking needs the pixels, and the report then writes the
 		// masked ones, encoded again.
 		var err error
@@ -537,24 +544,24 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 	var shown []string
 	var frame *report.Frame
 	if img != nil {
-		shown = s.env.maskSecrets(ctx, img)
+		shown = a.env.maskSecrets(ctx, img)
 		if encoded == nil {
-			frame = s.rep.NewCaptureFrame(img) // the X server's pixels, opaque
+			frame = a.rep.NewCaptureFrame(img) // the X server's pixels, opaque
 		} else {
-			frame = s.rep.NewFrame(img)
+			frame = a.rep.NewFrame(img)
 		}
 	} else {
 		var err error
-		if frame, err = s.rep.NewPNGFrame(encoded); err != nil {
+		if frame, err = a.rep.NewPNGFrame(encoded); err != nil {
 			return "", nil, err
 		}
 	}
-	rel := s.saveScreen(frame, sent)
-	s.reportShown(shown, rel)
+	rel := a.saveScreen(frame, sent)
+	a.reportShown(shown, rel)
 	b := frame.Bounds()
-	s.book.lastFrame = frame
-	s.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
-		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: s.env.screenWindow(), Pixels: frame,
+	a.book.lastFrame = frame
+	a.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
+		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: a.env.screenWindow(), Pixels: frame,
 	}})
 	return rel, frame, nil
 }
@@ -563,7 +570,7 @@ func (s *runState) keepCapture(ctx context.Context, img *image.RGBA, encoded []b
 // run started and announces the end.
 func (s *runState) finish(ctx context.Context) Result {
 	var checks []events.Check
-	s.sessionLost()
+	s.act.sessionLost()
 	s.announce(ctx, true)
 	if s.env.app != nil {
 		checks = s.checks()
@@ -586,7 +593,7 @@ func (s *runState) finish(ctx context.Context) Result {
 		s.concern(c)
 	}
 	s.closeCache(v.Verdict)
-	s.finalCapture(ctx, v.Outcome)
+	s.act.finalCapture(ctx, v.Outcome)
 	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.env.shutdown()
 	s.publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})

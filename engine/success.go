@@ -134,8 +134,8 @@ func (s *runState) successTool(ctx context.Context, tool string) result {
 	start := time.Now()
 	args := map[string]any{}
 	s.publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: tool, Args: args, Source: sourceSuccess})
-	res := s.declared(ctx, call{Tool: tool, Args: args, Source: sourceSuccess})
-	res = s.withFailureScreen(ctx, n, res)
+	res := s.act.declared(ctx, call{Tool: tool, Args: args, Source: sourceSuccess})
+	res = s.act.withFailureScreen(ctx, n, res)
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: tool, Args: args, Source: sourceSuccess,
 		Status: res.status, Message: res.message, Screen: res.screen, DurationMS: time.Since(start).Milliseconds()})
 	if ctx.Err() == nil {

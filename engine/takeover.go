@@ -238,26 +238,26 @@ type lookAround struct {
 	focus   string
 }
 
-func (s *runState) lookAround(ctx context.Context) lookAround {
+func (a *actor) lookAround(ctx context.Context) lookAround {
 	var l lookAround
-	rel, img, err := s.capture(ctx, false, false)
+	rel, img, err := a.capture(ctx, false, false)
 	if err != nil {
-		s.log("capture the screen for the takeover: %v", err)
+		a.log("capture the screen for the takeover: %v", err)
 	}
 	l.rel, l.img = rel, img
 	l.windows = map[uint32]string{}
-	if ws, err := s.env.desk.Windows(); err != nil {
-		s.log("list the windows for the takeover: %v", err)
+	if ws, err := a.env.desk.Windows(); err != nil {
+		a.log("list the windows for the takeover: %v", err)
 	} else {
 		for _, w := range ws {
 			if w.Viewable && w.Title != "" {
-				l.windows[w.ID] = truncate(s.r.Redact(w.Title), 120)
+				l.windows[w.ID] = truncate(a.r.Redact(w.Title), 120)
 				l.order = append(l.order, w.ID)
 			}
 		}
 	}
-	if w, ok, err := s.env.desk.FocusedWindow(); err == nil && ok {
-		l.focus = truncate(s.r.Redact(w.Title), 120)
+	if w, ok, err := a.env.desk.FocusedWindow(); err == nil && ok {
+		l.focus = truncate(a.r.Redact(w.Title), 120)
 	}
 	return l
 }
@@ -303,7 +303,7 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 		return ""
 	}
 	defer os.RemoveAll(dir)
-	before := s.lookAround(ctx)
+	before := s.act.lookAround(ctx)
 	var env []string
 	if xa := s.r.getenv("XAUTHORITY"); xa != "" && !s.env.session.Owned() {
 		env = append(env, "XAUTHORITY="+xa)
@@ -348,7 +348,7 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 	// the look at what changed is part of the record all the same.
 	lookCtx, cancel := context.WithTimeout(s.env.life, 10*time.Second)
 	defer cancel()
-	after := s.lookAround(lookCtx)
+	after := s.act.lookAround(lookCtx)
 	ended := events.TakeoverEnded{DurationS: took.Round(100 * time.Millisecond).Seconds(), Ended: how,
 		WindowsOpened: []string{}, WindowsClosed: []string{}, FocusBefore: before.focus, FocusAfter: after.focus}
 	for _, id := range after.order {

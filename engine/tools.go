@@ -83,7 +83,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 	if ctx.Err() != nil && res.status == events.StatusOK {
 		res = failed(failResolution, "%s was interrupted: %v", c.Tool, context.Cause(ctx))
 	}
-	res = s.withFailureScreen(ctx, n, res)
+	res = s.act.withFailureScreen(ctx, n, res)
 	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source,
 		Status: res.status, Message: res.message, Screen: res.screen, Point: res.point,
 		DurationMS: time.Since(start).Milliseconds()})
@@ -102,7 +102,7 @@ func (s *runState) guard(c call) result {
 // built-in tool's implementation from the table (builtins.go).
 func (s *runState) run(ctx context.Context, n int, c call) result {
 	if s.book.tools[c.Tool].Declared {
-		return s.declared(ctx, c)
+		return s.act.declared(ctx, c)
 	}
 	impl, found := builtinTools()[c.Tool]
 	if !found {
@@ -115,56 +115,56 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 }
 
 // observeScreen captures the screen for the model to look at.
-func (s *runState) observeScreen(ctx context.Context) result {
+func (a *actor) observeScreen(ctx context.Context) result {
 	// The frame, not its pixels: an outside agent gets a headless page's
 	// screen as the browser encoded it, never decoded.
-	rel, frame, err := s.captureWith(ctx, nil, true)
+	rel, frame, err := a.captureWith(ctx, nil, true)
 	if err != nil {
-		return s.driverFailure(err)
+		return a.driverFailure(err)
 	}
 	b := frame.Bounds()
 	r := ok(fmt.Sprintf("observed the screen (%dx%d)", b.Dx(), b.Dy()))
-	if titles := s.env.windowTitles(); titles != "" {
+	if titles := a.env.windowTitles(); titles != "" {
 		r.message += "; the application's windows: " + titles
 	}
 	r.screen, r.frame = rel, frame
 	return r
 }
 
-func (s *runState) pressKey(ctx context.Context, c call) result {
+func (a *actor) pressKey(ctx context.Context, c call) result {
 	key, _ := c.Args["key"].(string)
-	return s.input(ctx, func() error { return s.env.desk.PressKey(ctx, key) }, fmt.Sprintf("pressed %s", key), nil)
+	return a.input(ctx, func() error { return a.env.desk.PressKey(ctx, key) }, fmt.Sprintf("pressed %s", key), nil)
 }
 
-func (s *runState) click(ctx context.Context, c call) result {
+func (a *actor) click(ctx context.Context, c call) result {
 	target, _ := c.Args["target"].(string)
-	p, err := s.env.clickPoint(ctx, target)
+	p, err := a.env.clickPoint(ctx, target)
 	if err != nil {
 		return failed(failResolution, "%s", explainDriverError(fmt.Errorf("click %s: %w", target, err)))
 	}
-	return s.input(ctx, func() error { return s.env.desk.Click(ctx, p.X, p.Y) }, "clicked "+target, &p)
+	return a.input(ctx, func() error { return a.env.desk.Click(ctx, p.X, p.Y) }, "clicked "+target, &p)
 }
 
 // typeText types a provided value; the result names its ref and length,
 // never the value.
-func (s *runState) typeText(ctx context.Context, c call) result {
+func (a *actor) typeText(ctx context.Context, c call) result {
 	ref, _ := c.Args["ref"].(string)
-	value, secret, found := s.env.value(ref)
+	value, secret, found := a.env.value(ref)
 	if !found {
 		return failed(failResolution, "no provided value %q", ref)
 	}
-	if r := s.env.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
+	if r := a.env.secretPlaceRefusal(ctx, c.Tool, ref, ""); r.status != "" {
 		return r
 	}
 	if !secret {
-		return s.input(ctx, func() error { return s.env.desk.TypeText(ctx, value) },
+		return a.input(ctx, func() error { return a.env.desk.TypeText(ctx, value) },
 			fmt.Sprintf("typed the value %q (%d characters)", ref, len([]rune(value))), nil)
 	}
-	checked := s.env.focusMark(ctx)
-	s.env.secretGoesIn(ctx, ref, value, "")
+	checked := a.env.focusMark(ctx)
+	a.env.secretGoesIn(ctx, ref, value, "")
 	var moved string
-	r := s.input(ctx, func() (err error) {
-		moved, err = s.env.typeWatchingFocus(ctx, value, checked)
+	r := a.input(ctx, func() (err error) {
+		moved, err = a.env.typeWatchingFocus(ctx, value, checked)
 		return err
 	}, fmt.Sprintf("typed the secret value %q (%d characters)", ref, len([]rune(value))), nil)
 	if moved == "" || r.status != events.StatusOK {
@@ -177,70 +177,70 @@ func (s *runState) typeText(ctx context.Context, c call) result {
 
 // wait waits the seconds asked for, ending early when the app exits or the
 // X server goes away.
-func (s *runState) wait(ctx context.Context, c call) result {
+func (a *actor) wait(ctx context.Context, c call) result {
 	secs, _ := c.Args["seconds"].(float64)
-	return s.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
+	return a.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
 		start := time.Now()
 		select {
 		case <-time.After(time.Duration(secs * float64(time.Second))):
 		case <-ctx.Done():
 			return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
-		case <-s.env.appDone():
+		case <-a.env.appDone():
 			// Waiting on a dead app helps nobody; the checks after the
 			// step report it, unless the X server took it down.
-			if !s.sessionLost() {
+			if !a.sessionLost() {
 				return ok(fmt.Sprintf("waited %.1fs; the application exited", time.Since(start).Seconds()))
 			}
-		case <-s.env.sessionDone():
+		case <-a.env.sessionDone():
 		}
-		if s.sessionLost() {
+		if a.sessionLost() {
 			return failed(failResolution, "the X server went away %.1fs into the wait", time.Since(start).Seconds())
 		}
-		return s.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
+		return a.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
 	})
 }
 
 // recordVerdict records the model's verdict and ends the loop; the
 // runtime decides the final verdict.
-func (s *runState) recordVerdict(ctx context.Context, c call) result {
+func (a *actor) recordVerdict(ctx context.Context, c call) result {
 	if ctx.Err() != nil {
 		return failed(failResolution, "record_verdict was interrupted: %v", context.Cause(ctx))
 	}
 	verdict, _ := c.Args["verdict"].(string)
 	reason, _ := c.Args["reason"].(string)
-	s.outcome.modelVerdict, s.outcome.modelReason = verdict, reason
+	a.outcome.modelVerdict, a.outcome.modelReason = verdict, reason
 	r := ok(fmt.Sprintf("recorded %s; the runtime decides the final verdict from its checks", verdict))
 	r.endLoop = "the model recorded its verdict (" + verdict + ")"
 	return r
 }
 
 // escalate locks the verdict to test-error now, whatever later checks find.
-func (s *runState) escalate(c call) result {
+func (a *actor) escalate(c call) result {
 	reason, _ := c.Args["reason"].(string)
-	s.outcome.escalated = true
-	s.outcome.end = &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: " + reason}
+	a.outcome.escalated = true
+	a.outcome.end = &ending{verdict: events.VerdictTestError, outcome: OutcomeEscalated, reason: "escalated: " + reason}
 	r := ok("escalated; the run ends with test-error")
 	r.endLoop = "the model escalated"
 	return r
 }
 
 // respond posts the model's message to the operator.
-func (s *runState) respond(n int, c call) result {
+func (a *actor) respond(n int, c call) result {
 	msg, _ := c.Args["message"].(string)
-	s.publish(events.Event{Kind: events.KindRespond, Step: n, Message: msg})
-	if s.r.inbox != nil {
-		s.r.inbox.Post(msg)
+	a.publish(events.Event{Kind: events.KindRespond, Step: n, Message: msg})
+	if a.r.inbox != nil {
+		a.r.inbox.Post(msg)
 	}
 	return ok("message posted to the operator")
 }
 
 // driverFailure turns a driver error into a result, noticing when the X
 // server itself is gone.
-func (s *runState) driverFailure(err error) result {
-	if s.env.session != nil {
+func (a *actor) driverFailure(err error) result {
+	if a.env.session != nil {
 		select {
-		case <-s.env.session.Done():
-			s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+		case <-a.env.session.Done():
+			a.outcome.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
 		default:
 		}
 	}
@@ -249,34 +249,34 @@ func (s *runState) driverFailure(err error) result {
 
 // input runs a screen-changing input action on the focused app window and
 // captures the settled screen (step clears the observation record).
-func (s *runState) input(ctx context.Context, act func() error, done string, p *events.Point) result {
-	s.env.focusForInput()
+func (a *actor) input(ctx context.Context, act func() error, done string, p *events.Point) result {
+	a.env.focusForInput()
 	err := act()
 	if err != nil {
 		if errors.Is(err, desktop.ErrUnknownKey) || errors.Is(err, desktop.ErrKeyNotOnLayout) {
 			return failed(failResolution, "%s", explainDriverError(err))
 		}
-		return s.driverFailure(err)
+		return a.driverFailure(err)
 	}
-	r := s.settledAfterInput(ctx, ok(done))
+	r := a.settledAfterInput(ctx, ok(done))
 	r.point = p
 	return r
 }
 
 // settled captures the screen once it settles and attaches it to r.
-func (s *runState) settled(ctx context.Context, r result) result {
-	return s.settledWith(ctx, r, s.env.settleOptions(false))
+func (a *actor) settled(ctx context.Context, r result) result {
+	return a.settledWith(ctx, r, a.env.settleOptions(false))
 }
 
 // settledWith captures the screen once it settles as opts say and
 // attaches it to r; a capture cut short by the run's end leaves r as it is.
-func (s *runState) settledWith(ctx context.Context, r result, opts desktop.SettleOptions) result {
-	rel, _, err := s.captureWith(ctx, &opts, false)
+func (a *actor) settledWith(ctx context.Context, r result, opts desktop.SettleOptions) result {
+	rel, _, err := a.captureWith(ctx, &opts, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r
 		}
-		return s.driverFailure(err)
+		return a.driverFailure(err)
 	}
 	r.screen = rel
 	return r
@@ -311,46 +311,46 @@ func (e *environment) clickPoint(ctx context.Context, target string) (events.Poi
 }
 
 // hold runs a waiting tool, counting its time against runner.max_hold_s.
-func (s *runState) hold(ctx context.Context, want time.Duration, fn func(context.Context) result) result {
-	return s.book.hold(ctx, time.Duration(s.files.Operator.Runner.MaxHoldS*float64(time.Second)), want, fn)
+func (a *actor) hold(ctx context.Context, want time.Duration, fn func(context.Context) result) result {
+	return a.book.hold(ctx, time.Duration(a.files.Operator.Runner.MaxHoldS*float64(time.Second)), want, fn)
 }
 
 // declared runs a scenario-declared shell tool: the literal commands the
 // author wrote for the chosen values, in a disposable process group.
-func (s *runState) declared(ctx context.Context, c call) result {
-	dt := s.files.Scenario.Tools[c.Tool]
+func (a *actor) declared(ctx context.Context, c call) result {
+	dt := a.files.Scenario.Tools[c.Tool]
 	cmds, err := dt.Commands(c.Args)
 	if err != nil {
 		return failed(failMalformed, "%s: %v", c.Tool, err)
 	}
-	s.book.declaredCalls[c.Tool]++
+	a.book.declaredCalls[c.Tool]++
 	timeout := time.Duration(dt.Timeout * float64(time.Second))
 	if timeout <= 0 {
 		timeout = scenarios.DefaultToolTimeoutS * time.Second
 	}
 	env := []string{}
 	switch {
-	case s.env.appEnv != nil:
+	case a.env.appEnv != nil:
 		// The same display, HOME and XDG directories as the app, so a
 		// check finds the files it wrote.
-		env = append(env, s.env.appEnv...)
-	case s.env.session != nil:
-		env = append(env, "DISPLAY="+s.env.session.Display())
+		env = append(env, a.env.appEnv...)
+	case a.env.session != nil:
+		env = append(env, "DISPLAY="+a.env.session.Display())
 	}
 	for _, k := range sortedKeys(dt.Env) {
 		env = append(env, k+"="+dt.Env[k])
 	}
 	var out strings.Builder
 	for _, cmd := range cmds {
-		release, err := s.gate(c.Tool, dt.Service)(ctx)
+		release, err := a.gate(c.Tool, dt.Service)(ctx)
 		if err != nil {
 			return failed(failResolution, "%s was interrupted: %v", c.Tool, err)
 		}
 		res, err := proc.RunCommand(ctx, proc.CommandSpec{
-			Shell: cmd, Env: env, Unset: s.r.secretVariables(), Dir: s.r.appDir(), Timeout: timeout,
+			Shell: cmd, Env: env, Unset: a.r.secretVariables(), Dir: a.r.appDir(), Timeout: timeout,
 			// Redacting before the cap means a cut never keeps part of a
 			// secret.
-			Filter: func(dst io.Writer) io.WriteCloser { return s.r.redact.Stream(dst) },
+			Filter: func(dst io.Writer) io.WriteCloser { return a.r.redact.Stream(dst) },
 		})
 		release()
 		if ctx.Err() != nil {
@@ -359,45 +359,45 @@ func (s *runState) declared(ctx context.Context, c call) result {
 			return failed(failResolution, "%s was interrupted and killed: %v", c.Tool, context.Cause(ctx))
 		}
 		if err != nil {
-			s.book.consecutiveToolErrors++
+			a.book.consecutiveToolErrors++
 			return failed(failResolution, "%s: %v", c.Tool, err)
 		}
 		// Redact before cutting, so no half of a secret survives the cut.
-		fmt.Fprintf(&out, "%s", tail(s.r.Redact(string(res.Stdout)), 2000))
+		fmt.Fprintf(&out, "%s", tail(a.r.Redact(string(res.Stdout)), 2000))
 		if res.StdoutTruncated {
 			// Only the first bytes are kept; say so, or the message would
 			// pass off the middle of a flood as the command's last words.
 			fmt.Fprintf(&out, " [stdout cut at %d bytes]", len(res.Stdout))
 		}
 		if res.TimedOut {
-			s.book.consecutiveToolErrors++
+			a.book.consecutiveToolErrors++
 			return failed(failAssertion, "%s timed out after %s and was killed", c.Tool, timeout)
 		}
 		if why := shellCouldNotRun(res.ExitCode); why != "" {
 			// A command that never ran checked nothing about the
 			// application: the test is wrong, not the app.
-			s.book.consecutiveToolErrors++
+			a.book.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s could not run its command: %s; check the command in tools.%s and that its program is installed", c.Tool, why, c.Tool)
-			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
+			if e := strings.TrimSpace(tail(a.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += " (" + e + ")"
 			}
 			return failed(failResolution, "%s", msg)
 		}
 		if res.ExitCode != 0 {
-			s.book.consecutiveToolErrors++
+			a.book.consecutiveToolErrors++
 			msg := fmt.Sprintf("%s %s", c.Tool, res.Status)
-			if e := strings.TrimSpace(tail(s.r.Redact(string(res.Stderr)), 500)); e != "" {
+			if e := strings.TrimSpace(tail(a.r.Redact(string(res.Stderr)), 500)); e != "" {
 				msg += ": " + e
 			}
 			return failed(failAssertion, "%s", msg)
 		}
 	}
-	s.book.consecutiveToolErrors = 0
+	a.book.consecutiveToolErrors = 0
 	msg := fmt.Sprintf("%s succeeded", c.Tool)
 	if o := strings.TrimSpace(out.String()); o != "" {
 		msg += ": " + o
 	}
-	return s.settled(ctx, ok(msg))
+	return a.settled(ctx, ok(msg))
 }
 
 // tail keeps the last n bytes of s, starting on a character boundary.
@@ -413,14 +413,14 @@ func tail(s string, n int) string {
 }
 
 // waitWhile waits out a condition the scenario named.
-func (s *runState) waitWhile(ctx context.Context, c call) result {
+func (a *actor) waitWhile(ctx context.Context, c call) result {
 	name, _ := c.Args["condition"].(string)
-	cond := s.files.Scenario.WaitConditions[name]
+	cond := a.files.Scenario.WaitConditions[name]
 	timeout := time.Duration(cond.Timeout * float64(time.Second))
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return s.hold(ctx, timeout, func(ctx context.Context) result {
+	return a.hold(ctx, timeout, func(ctx context.Context) result {
 		start := time.Now()
 		// A reading that has begun is let finish, however long a loaded
 		// machine makes it (text takes OCR): the condition's time bounds
@@ -428,12 +428,12 @@ func (s *runState) waitWhile(ctx context.Context, c call) result {
 		// that finished. A reading that ends past the time and still
 		// finds the condition is the step's failure.
 		for {
-			holding, err := s.env.conditionHolds(ctx, cond)
+			holding, err := a.env.conditionHolds(ctx, cond)
 			if err != nil {
-				return s.driverFailure(err)
+				return a.driverFailure(err)
 			}
 			if !holding {
-				return s.settled(ctx, ok(fmt.Sprintf("%s cleared after %.1fs", name, time.Since(start).Seconds())))
+				return a.settled(ctx, ok(fmt.Sprintf("%s cleared after %.1fs", name, time.Since(start).Seconds())))
 			}
 			left := timeout - time.Since(start)
 			if left <= 0 {
@@ -489,7 +489,7 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	return s.hold(ctx, timeout, func(holdCtx context.Context) result {
+	return s.act.hold(ctx, timeout, func(holdCtx context.Context) result {
 		ctx, cancel := context.WithTimeout(holdCtx, timeout)
 		defer cancel()
 		a, err := s.r.inbox.Ask(ctx, q)
@@ -526,16 +526,16 @@ func (e *environment) sessionDone() <-chan struct{} {
 // as the run's end. When the app has just died it gives the server a
 // moment to be noticed too: a killed server takes its clients with it, and
 // the cause, not the symptom, is what the report must name.
-func (s *runState) sessionLost() bool {
-	if s.env.session == nil {
+func (a *actor) sessionLost() bool {
+	if a.env.session == nil {
 		return false
 	}
 	var grace <-chan time.Time // nil: do not wait
-	if s.env.app != nil && !s.env.app.Alive() {
-		grace = time.After(s.r.serverGrace)
+	if a.env.app != nil && !a.env.app.Alive() {
+		grace = time.After(a.r.serverGrace)
 	}
 	select {
-	case <-s.env.session.Done():
+	case <-a.env.session.Done():
 	case <-grace:
 		return false
 	default:
@@ -543,11 +543,11 @@ func (s *runState) sessionLost() bool {
 			return false
 		}
 		select {
-		case <-s.env.session.Done():
+		case <-a.env.session.Done():
 		case <-grace:
 			return false
 		}
 	}
-	s.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
+	a.outcome.stop(events.VerdictTestError, OutcomeSessionLost, "the X server went away")
 	return true
 }

@@ -125,51 +125,51 @@ func (e *environment) currentWindow() desktop.Window {
 }
 
 // switchWindow gives the focus to a window the scenario named.
-func (s *runState) switchWindow(ctx context.Context, name string) result {
-	wm, found := s.files.Scenario.Windows[name]
+func (a *actor) switchWindow(ctx context.Context, name string) result {
+	wm, found := a.files.Scenario.Windows[name]
 	if !found {
 		return failed(failResolution, "no window %q in the scenario's windows", name)
 	}
 	m := desktop.WindowMatch{Class: wm.Class, Title: wm.Title}
-	if (wm.PID == nil || *wm.PID) && s.env.app != nil {
-		m.PID = s.env.app.PID()
+	if (wm.PID == nil || *wm.PID) && a.env.app != nil {
+		m.PID = a.env.app.PID()
 	}
 	findCtx, cancel := context.WithTimeout(ctx, switchWindowTimeout)
 	defer cancel()
-	w, err := s.env.desk.FindWindow(findCtx, m)
+	w, err := a.env.desk.FindWindow(findCtx, m)
 	if err != nil {
 		if ctx.Err() != nil {
 			return failed(failResolution, "switch_window was interrupted: %v", context.Cause(ctx))
 		}
 		msg := fmt.Sprintf("no window matching %s (window %q) is open", m, name)
-		if titles := s.env.windowTitles(); titles != "" {
+		if titles := a.env.windowTitles(); titles != "" {
 			msg += "; the application's windows: " + titles
 		}
 		return failed(failResolution, "%s", msg)
 	}
-	if err := s.env.desk.Focus(w); err != nil {
-		return s.driverFailure(err)
+	if err := a.env.desk.Focus(w); err != nil {
+		return a.driverFailure(err)
 	}
-	s.env.target, s.env.hasTarget = w, true
+	a.env.target, a.env.hasTarget = w, true
 	// A dialog can be mapped and focused before it has drawn anything
 	// that takes input (GTK 4's file chooser): it is ready by the startup
 	// window's rule, painted and then still.
 	// A window that stays blank holds the step up for switchWindowTimeout
 	// at most.
-	op := s.files.Operator.Runner
+	op := a.files.Operator.Runner
 	paintCtx, cancelPaint := context.WithTimeout(ctx, switchWindowTimeout)
 	defer cancelPaint()
-	painted, err := s.env.desk.WaitPainted(paintCtx, w, desktop.SettleOptions{
+	painted, err := a.env.desk.WaitPainted(paintCtx, w, desktop.SettleOptions{
 		Interval: time.Duration(op.SettleIntervalMS) * time.Millisecond,
 		Cap:      time.Duration(op.SettleCapMS) * time.Millisecond,
 	})
 	switch {
 	case err != nil && ctx.Err() == nil && !errors.Is(err, desktop.ErrWindowGone):
-		return s.driverFailure(err)
+		return a.driverFailure(err)
 	case err == nil && !painted && ctx.Err() == nil:
-		s.log("window %q was still blank after %s; switch_window goes on", name, switchWindowTimeout)
+		a.log("window %q was still blank after %s; switch_window goes on", name, switchWindowTimeout)
 	}
-	return s.settled(ctx, ok(fmt.Sprintf("switched to window %q (%q)", name, s.r.Redact(w.Title))))
+	return a.settled(ctx, ok(fmt.Sprintf("switched to window %q (%q)", name, a.r.Redact(w.Title))))
 }
 
 // switchWindowTimeout is how long switch_window waits for the named window

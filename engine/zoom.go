@@ -57,12 +57,12 @@ func (s *runState) locate(ctx context.Context, n, attempt int, img *image.RGBA, 
 // window's part of the screen at full resolution when the profile would
 // scale the whole screen down and the window is smaller than the screen;
 // otherwise the whole screen. what names it for the result.
-func (s *runState) zoomedCheck(img *image.RGBA) (image.Image, string) {
+func (a *actor) zoomedCheck(img *image.RGBA) (image.Image, string) {
 	screen := img.Bounds()
-	if s.model == nil || !s.env.hasWin || s.env.web.PageIsTheScreen() || !vision.Downscales(screen.Size(), s.model.profile) {
+	if !a.model.ready() || !a.env.hasWin || a.env.web.PageIsTheScreen() || !vision.Downscales(screen.Size(), a.model.profile) {
 		return img, ""
 	}
-	w, err := s.env.desk.Window(s.env.currentWindow().ID)
+	w, err := a.env.desk.Window(a.env.currentWindow().ID)
 	if err != nil {
 		return img, ""
 	}
@@ -71,7 +71,7 @@ func (s *runState) zoomedCheck(img *image.RGBA) (image.Image, string) {
 		return img, ""
 	}
 	how := "at full resolution"
-	if vision.Downscales(area.Size(), s.model.profile) {
+	if vision.Downscales(area.Size(), a.model.profile) {
 		how = "scaled down less than the whole screen"
 	}
 	return img.SubImage(area), fmt.Sprintf(" (judged on the application window, %s)", how)
