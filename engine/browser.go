@@ -46,53 +46,53 @@ func cdpTool(body cdpCall) builtinTool {
 	}
 }
 
-func (e *environment) cdpURL(_, callCtx context.Context, _ call) result {
-	u, err := e.web.Tab.URL(callCtx)
+func (a *actor) cdpURL(_, callCtx context.Context, _ call) result {
+	u, err := a.env.web.Tab.URL(callCtx)
 	if err != nil {
-		return e.cdpFailure(err)
+		return a.cdpFailure(err)
 	}
 	return ok(u)
 }
 
-func (e *environment) cdpListInteractive(_, callCtx context.Context, c call) result {
+func (a *actor) cdpListInteractive(_, callCtx context.Context, c call) result {
 	filter, _ := c.Args["filter"].(string)
-	els, err := e.web.Tab.ListInteractive(callCtx, filter)
+	els, err := a.env.web.Tab.ListInteractive(callCtx, filter)
 	if err != nil {
-		return e.cdpFailure(err)
+		return a.cdpFailure(err)
 	}
-	return ok(listInteractive(els, filter, e.r.Redact))
+	return ok(listInteractive(els, filter, a.r.Redact))
 }
 
 // cdpTarget resolves a call's target, a cdp_targets name, to the selector
 // the scenario gives it.
-func (e *environment) cdpTarget(c call) (target, selector string, r result) {
+func (a *actor) cdpTarget(c call) (target, selector string, r result) {
 	target, _ = c.Args["target"].(string)
-	selector, found := e.files.Scenario.CDPTargets[target]
+	selector, found := a.files.Scenario.CDPTargets[target]
 	if !found {
 		return target, "", failed(failResolution, "no cdp target %q", target)
 	}
 	return target, selector, result{}
 }
 
-func (e *environment) cdpQuery(_, callCtx context.Context, c call) result {
-	target, sel, r := e.cdpTarget(c)
+func (a *actor) cdpQuery(_, callCtx context.Context, c call) result {
+	target, sel, r := a.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
-	st, err := e.web.Tab.Query(callCtx, sel)
+	st, err := a.env.web.Tab.Query(callCtx, sel)
 	if err != nil {
-		return e.cdpFailure(err)
+		return a.cdpFailure(err)
 	}
 	if !st.Found && c.Source == events.SourceScript {
 		// A script reads an element it expects to be there; the model,
 		// exploring, is told and carries on.
-		return failed(failAssertion, "%s", describeState(target, st, e.r.Redact))
+		return failed(failAssertion, "%s", describeState(target, st, a.r.Redact))
 	}
-	return ok(describeState(target, st, e.r.Redact))
+	return ok(describeState(target, st, a.r.Redact))
 }
 
 func (a *actor) cdpClick(ctx, callCtx context.Context, c call) result {
-	target, sel, r := a.env.cdpTarget(c)
+	target, sel, r := a.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
@@ -147,7 +147,7 @@ func (e *environment) screenPoint(ctx context.Context, p image.Point) *events.Po
 // cdpFill fills a named element with a provided value; the result names
 // its ref and length, never the value.
 func (a *actor) cdpFill(ctx, callCtx context.Context, c call) result {
-	target, sel, r := a.env.cdpTarget(c)
+	target, sel, r := a.cdpTarget(c)
 	if r.status != "" {
 		return r
 	}
@@ -199,7 +199,7 @@ func (a *actor) cdpInput(ctx context.Context, act func() error, done string) res
 	began := a.env.pageMark()
 	err := act()
 	if err != nil {
-		return a.env.cdpFailure(err)
+		return a.cdpFailure(err)
 	}
 	return a.pageSettled(ctx, ok(done), began)
 }
@@ -334,7 +334,7 @@ func (a *actor) cdpWait(ctx context.Context, c call) result {
 			if errors.As(err, &te) {
 				return failed(failResolution, "%s did not hold within %.1fs; last seen: %s", name, time.Since(start).Seconds(), te.Last)
 			}
-			return a.env.cdpFailure(err)
+			return a.cdpFailure(err)
 		}
 		return a.pageSettled(ctx, ok(fmt.Sprintf("%s held after %.1fs", name, time.Since(start).Seconds())), began)
 	})
@@ -342,8 +342,8 @@ func (a *actor) cdpWait(ctx context.Context, c call) result {
 
 // cdpFailure turns a driver error into a resolution failure the model can
 // act on; a browser that is gone is left to the checks after the step.
-func (e *environment) cdpFailure(err error) result {
-	if e.web != nil && !e.web.Alive() {
+func (a *actor) cdpFailure(err error) result {
+	if a.env.web != nil && !a.env.web.Alive() {
 		return failed(failResolution, "the browser is gone: %v", err)
 	}
 	return failed(failResolution, "%s", explainDriverError(err))

@@ -33,14 +33,14 @@ func builtinTools() map[string]builtinTool {
 		"check_expectation": (*runState).checkExpectation,
 		"click_grounded":    (*runState).clickGrounded,
 		"click_element":     func(s *runState, ctx context.Context, _ int, c call) result { return s.act.clickElement(ctx, c) },
-		"cdp_url":           cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.env.cdpURL(ctx, callCtx, c) }),
+		"cdp_url":           cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.act.cdpURL(ctx, callCtx, c) }),
 		"cdp_list_interactive": cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result {
-			return s.env.cdpListInteractive(ctx, callCtx, c)
+			return s.act.cdpListInteractive(ctx, callCtx, c)
 		}),
 		"cdp_click_described": cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result {
 			return s.act.cdpClickDescribed(ctx, callCtx, c)
 		}),
-		"cdp_query":    cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.env.cdpQuery(ctx, callCtx, c) }),
+		"cdp_query":    cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.act.cdpQuery(ctx, callCtx, c) }),
 		"cdp_click":    cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.act.cdpClick(ctx, callCtx, c) }),
 		"cdp_fill":     cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.act.cdpFill(ctx, callCtx, c) }),
 		"cdp_wait":     cdpTool(func(s *runState, ctx, _ context.Context, c call) result { return s.act.cdpWait(ctx, c) }),

@@ -461,7 +461,7 @@ func (a *actor) cdpNavigate(ctx context.Context, c call) result {
 	defer cancel()
 	start, began := time.Now(), a.env.pageMark()
 	if err := a.env.web.Tab.Navigate(navCtx, u); err != nil {
-		return a.env.cdpFailure(err)
+		return a.cdpFailure(err)
 	}
 	return a.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)
 }

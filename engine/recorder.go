@@ -236,9 +236,9 @@ func (a *actor) look(ctx, callerCtx context.Context, at *events.Point) Seen {
 		}
 	}
 	a.lookControls(ctx, &seen)
-	seen.NearText, seen.Lines = a.env.readLines(ctx, at)
-	a.env.lookElements(ctx, &seen)
-	seen.Window = a.env.steadyWindow(ctx)
+	seen.NearText, seen.Lines = a.readLines(ctx, at)
+	a.lookElements(ctx, &seen)
+	seen.Window = a.steadyWindow(ctx)
 	return seen
 }
 
@@ -251,12 +251,12 @@ const maxSteadyCaptures = 8
 // (windowCapture) until two captures in a row are identical, as the check
 // waits before comparing; nil when the window did not hold still or could
 // not be captured.
-func (e *environment) steadyWindow(ctx context.Context) *image.RGBA {
+func (a *actor) steadyWindow(ctx context.Context) *image.RGBA {
 	var prev *image.RGBA
 	for range maxSteadyCaptures {
-		img, err := e.windowCapture(ctx)
+		img, err := a.env.windowCapture(ctx)
 		if err != nil {
-			e.log("capture the window for the recorder: %v", err)
+			a.log("capture the window for the recorder: %v", err)
 			return nil
 		}
 		if baseline.Same(prev, img) {
@@ -264,7 +264,7 @@ func (e *environment) steadyWindow(ctx context.Context) *image.RGBA {
 		}
 		prev = img
 	}
-	e.log("capture the window for the recorder: it kept changing over %d captures", maxSteadyCaptures)
+	a.log("capture the window for the recorder: it kept changing over %d captures", maxSteadyCaptures)
 	return nil
 }
 
@@ -299,29 +299,29 @@ const maxSeenLines = 60
 
 // readLines reads the window by OCR and returns the line nearest at ("" when
 // at is nil) and every line read.
-func (e *environment) readLines(ctx context.Context, at *events.Point) (string, []string) {
-	img, err := e.windowImage(ctx)
+func (a *actor) readLines(ctx context.Context, at *events.Point) (string, []string) {
+	img, err := a.env.windowImage(ctx)
 	if err != nil {
-		e.log("read the window for the recorder: %v", err)
+		a.log("read the window for the recorder: %v", err)
 		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 	defer cancel()
-	words, err := e.textReader().ReadText(ctx, img)
+	words, err := a.env.textReader().ReadText(ctx, img)
 	if err != nil {
-		e.log("read the window's text for the recorder: %v", err)
+		a.log("read the window's text for the recorder: %v", err)
 		return "", nil
 	}
 	var lines []string
 	for _, l := range strings.Split(ocr.Text(words), "\n") {
 		if l = normalizeSpace(l); l != "" && len(lines) < maxSeenLines {
-			lines = append(lines, e.r.Redact(l))
+			lines = append(lines, a.r.Redact(l))
 		}
 	}
 	if at == nil {
 		return "", lines
 	}
-	return e.r.Redact(NearestLine(words, &image.Point{X: at.X, Y: at.Y})), lines
+	return a.r.Redact(NearestLine(words, &image.Point{X: at.X, Y: at.Y})), lines
 }
 
 // NearestLine returns the words of the OCR line nearest p, joined by
@@ -377,20 +377,20 @@ func boxDistance2(r image.Rectangle, p image.Point) int {
 }
 
 // lookElements reads the first match of every cdp_targets selector.
-func (e *environment) lookElements(ctx context.Context, seen *Seen) {
-	if e.web == nil || e.web.Tab == nil {
+func (a *actor) lookElements(ctx context.Context, seen *Seen) {
+	if a.env.web == nil || a.env.web.Tab == nil {
 		return
 	}
-	for _, name := range sortedKeys(e.files.Scenario.CDPTargets) {
+	for _, name := range sortedKeys(a.files.Scenario.CDPTargets) {
 		callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
-		st, err := e.web.Tab.Query(callCtx, e.files.Scenario.CDPTargets[name])
+		st, err := a.env.web.Tab.Query(callCtx, a.files.Scenario.CDPTargets[name])
 		cancel()
 		if err != nil {
-			e.log("read cdp target %s for the recorder: %v", name, err)
+			a.log("read cdp target %s for the recorder: %v", name, err)
 			continue
 		}
 		seen.Elements = append(seen.Elements, SeenElement{Target: name, Found: st.Found, Visible: st.Visible,
-			Text: truncate(e.r.Redact(normalizeSpace(st.Text)), 200)})
+			Text: truncate(a.r.Redact(normalizeSpace(st.Text)), 200)})
 	}
 }
 

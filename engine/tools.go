@@ -428,7 +428,7 @@ func (a *actor) waitWhile(ctx context.Context, c call) result {
 		// that finished. A reading that ends past the time and still
 		// finds the condition is the step's failure.
 		for {
-			holding, err := a.env.conditionHolds(ctx, cond)
+			holding, err := a.conditionHolds(ctx, cond)
 			if err != nil {
 				return a.driverFailure(err)
 			}
@@ -448,19 +448,19 @@ func (a *actor) waitWhile(ctx context.Context, c call) result {
 	})
 }
 
-func (e *environment) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
+func (a *actor) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (bool, error) {
 	switch {
 	case c.ScreenChanging:
-		_, settled, err := e.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
+		_, settled, err := a.env.desk.WaitSettled(ctx, desktop.SettleOptions{Interval: 100 * time.Millisecond, Quiet: 100 * time.Millisecond, Cap: 500 * time.Millisecond})
 		if err != nil && ctx.Err() != nil {
 			return true, nil
 		}
 		return !settled, err
 	case c.WindowTitle != "":
-		if !e.hasWin {
+		if !a.env.hasWin {
 			return false, errors.New("no application window to read the title of")
 		}
-		w, err := e.desk.Window(e.currentWindow().ID)
+		w, err := a.env.desk.Window(a.env.currentWindow().ID)
 		if err != nil {
 			return false, err
 		}
@@ -469,13 +469,13 @@ func (e *environment) conditionHolds(ctx context.Context, c scenarios.WaitCondit
 		path := c.FileMissing
 		if !filepath.IsAbs(path) {
 			// Relative like the declared tools' commands, which run there.
-			path = filepath.Join(e.r.appDir(), path)
+			path = filepath.Join(a.r.appDir(), path)
 		}
 		return !fileExists(path), nil
 	case c.TextVisible != "":
-		return e.textCondition(ctx, c.TextVisible)
+		return a.env.textCondition(ctx, c.TextVisible)
 	case c.TextAbsent != "":
-		visible, err := e.textCondition(ctx, c.TextAbsent)
+		visible, err := a.env.textCondition(ctx, c.TextAbsent)
 		return !visible, err
 	}
 	return false, nil
