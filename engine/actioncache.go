@@ -146,7 +146,7 @@ func (s *runState) plan(ctx context.Context, seen []model.Message) (model.Respon
 		}
 	}
 	m, op := s.model, s.files.Operator
-	req := model.Request{System: m.profile.Prompt.Text, Messages: s.redactMessages(seen), Tools: s.modelTools(), Seed: s.seed(s.loop.iterations)}
+	req := model.Request{System: m.profile.Prompt.Text, Messages: s.model.redactMessages(seen), Tools: s.model.modelTools(), Seed: s.model.seed(s.loop.iterations)}
 	if ac.note != "" {
 		req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Text: s.r.Redact(ac.note)})
 		ac.note = ""
@@ -154,7 +154,7 @@ func (s *runState) plan(ctx context.Context, seen []model.Message) (model.Respon
 	req.Messages = fitContext(op.Model, req)
 	s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
 	s.loop.iterations++
-	resp, err := s.Turn(ctx, req)
+	resp, err := s.model.Turn(ctx, req)
 	if err == nil && ac.mode.Writes() && len(resp.ToolCalls) == 1 {
 		c := resp.ToolCalls[0]
 		args, perr := parseArgs(c.Arguments)

@@ -20,22 +20,17 @@ var errNoModel = errors.New("no model is configured")
 
 // visionReady makes sure a model is there for the vision tools: in a
 // scripted run the client is created on first use.
-func (s *runState) visionReady() error {
-	if s.model.ready() {
-		if s.model.disabled {
+func (m *modelState) visionReady() error {
+	if m.ready() {
+		if m.disabled {
 			return errModelOff
 		}
 		return nil
 	}
-	if !s.files.Operator.HasModel() {
+	if !m.files.Operator.HasModel() {
 		return errNoModel
 	}
-	m, err := s.newModel()
-	if err != nil {
-		return err
-	}
-	*s.model = *m
-	return nil
+	return m.setUpModel()
 }
 
 // checkExpectation asks the vision judge about a fresh capture. It
@@ -46,7 +41,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 	if err != nil {
 		return s.act.driverFailure(err)
 	}
-	if err := s.visionReady(); err != nil {
+	if err := s.model.visionReady(); err != nil {
 		if r, judged := s.act.checkByOCR(ctx, c, expectation); judged {
 			r.screen, r.frame = rel, s.book.lastFrame
 			return r
@@ -57,7 +52,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		return r
 	}
 	asked, on := s.act.zoomedCheck(img)
-	j, err := vision.Check(ctx, s, s.model.profile, asked, expectation)
+	j, err := vision.Check(ctx, s.model, s.model.profile, asked, expectation)
 	var r result
 	switch j.Outcome {
 	case vision.Confirmed:
@@ -92,7 +87,7 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 	description, _ := c.Args["description"].(string)
 	expect, _ := c.Args["expect"].(string)
-	if err := s.visionReady(); err != nil {
+	if err := s.model.visionReady(); err != nil {
 		return failed(failResolution, "click_grounded cannot locate anything: %v", err)
 	}
 	attempts := s.files.Operator.Runner.GroundingAttempts
@@ -131,7 +126,7 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 				return s.act.driverFailure(fmt.Errorf("capture the screen: %w", err))
 			}
 		}
-		j, jerr := vision.Judge(ctx, s, s.model.profile, before, after, expect)
+		j, jerr := vision.Judge(ctx, s.model, s.model.profile, before, after, expect)
 		switch j.Outcome {
 		case vision.Confirmed:
 			s.act.grounding(n, attempt, description, expect, point, events.GroundingConfirmed, j.Reason, beforeRel, r.screen, where)
@@ -191,7 +186,7 @@ func (s *runState) locateTarget(ctx context.Context, n int, attempt *int, attemp
 			// crop found there (actioncache.go).
 			return groundedTarget{pt: at, where: located{point: at}, before: img, beforeRel: rel}, true, nil
 		}
-		l, err := s.locate(ctx, n, *attempt, img, rel, description, expect)
+		l, err := s.model.locate(ctx, n, *attempt, img, rel, description, expect)
 		if err != nil {
 			reason := err.Error()
 			s.act.grounding(n, *attempt, description, expect, nil, events.GroundingUnavailable, reason, rel, "", located{})

@@ -15,17 +15,40 @@ import (
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/model"
+	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
-// modelState is the loop's model: the client, its profile and its health.
+// modelState is the run's model: the client, its profile and its health,
+// and what the model is asked (the goal's prompt, the tool list, the
+// seeds). Its calls are events, and its failures concerns.
 type modelState struct {
 	client   *model.Client
 	profile  model.Profile
 	failures int  // consecutive failed calls
 	disabled bool // off for the rest of the run (model.disable_after)
 	images   *modelImages
+
+	// The parts of the run the model reads and reports to: the files and
+	// the runner it is set up from, the bus and the verdict's facts its
+	// calls and failures go to, the guard book and the environment its
+	// tool list comes from, the actor's gates and the report's images.
+	files   *scenarios.Files
+	r       *Runner
+	bus     *events.Bus
+	outcome *verdictFacts
+	book    *guardBook
+	env     *environment
+	act     *actor
+	rep     *report.Writer
 }
+
+func (m *modelState) publish(e events.Event) events.Event { return m.bus.Publish(e) }
+
+func (m *modelState) log(format string, args ...any) { logTo(m.bus, format, args...) }
+
+// concern raises a concern once, however often it is raised.
+func (m *modelState) concern(msg string) { raiseConcern(m.bus, m.outcome, msg) }
 
 // ready reports whether the run has set its model up. The run holds one
 // modelState from its start, so the parts that read the model share it;
@@ -90,45 +113,47 @@ func Check(f *scenarios.Files) error {
 	return err
 }
 
-// newModel builds the run's model client; its retries become events.
-func (s *runState) newModel() (*modelState, error) {
+// setUpModel builds the run's model client into the run's model state;
+// its retries become events.
+func (m *modelState) setUpModel() error {
 	// The command line resolves the name before launching; a runner used
 	// on its own resolves it on first use.
-	if err := ResolveModelName(s.env.life, s.files, s.r.opts.ModelTransport); err != nil {
-		return nil, err
+	if err := ResolveModelName(m.env.life, m.files, m.r.opts.ModelTransport); err != nil {
+		return err
 	}
-	cfg, err := ModelConfig(s.files.Operator, s.r.opts.ModelTransport)
+	cfg, err := ModelConfig(m.files.Operator, m.r.opts.ModelTransport)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cfg.Sleep = s.r.opts.ModelSleep
-	cfg.Gate = s.act.gate("model", s.files.Operator.ModelService())
+	cfg.Sleep = m.r.opts.ModelSleep
+	cfg.Gate = m.act.gate("model", m.files.Operator.ModelService())
 	cfg.OnAttempt = func(a model.Attempt) {
 		if a.Err == nil || a.Delay == 0 {
 			return
 		}
-		s.publish(events.Event{Message: a.Err.Error(), Data: events.ModelRetry{
+		m.publish(events.Event{Message: a.Err.Error(), Data: events.ModelRetry{
 			Attempt: a.N, Status: a.Status, DelayMS: a.Delay.Milliseconds(),
 		}})
 	}
 	c, err := model.New(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &modelState{client: c, profile: cfg.Profile, images: newModelImages(cfg.Profile)}, nil
+	m.client, m.profile, m.images = c, cfg.Profile, newModelImages(cfg.Profile)
+	m.failures, m.disabled = 0, false
+	return nil
 }
 
 // Turn sends one request, records its usage and keeps the model's health:
 // model.disable_after consecutive failures turn it off. It satisfies
 // vision.Turner, so the judge's calls count too.
-func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response, error) {
-	m := s.model
+func (m *modelState) Turn(ctx context.Context, req model.Request) (model.Response, error) {
 	if !m.ready() || m.disabled {
 		return model.Response{}, errModelOff
 	}
 	start := time.Now()
 	resp, err := m.client.Turn(ctx, req)
-	s.noteRecordingFailure()
+	m.noteRecordingFailure()
 	if err != nil {
 		// A reply that arrived but could not be read is a malformed reply,
 		// which has its own allowance; only calls that got no usable
@@ -137,18 +162,18 @@ func (s *runState) Turn(ctx context.Context, req model.Request) (model.Response,
 			return resp, err
 		}
 		m.failures++
-		s.publish(events.Event{Message: err.Error(), Data: events.ModelFailed{Consecutive: m.failures}})
-		if limit := s.files.Operator.Model.DisableAfter; limit > 0 && m.failures >= limit {
+		m.publish(events.Event{Message: err.Error(), Data: events.ModelFailed{Consecutive: m.failures}})
+		if limit := m.files.Operator.Model.DisableAfter; limit > 0 && m.failures >= limit {
 			m.disabled = true
 			msg := fmt.Sprintf("the model failed %d calls in a row (model.disable_after = %d); it is off for the rest of the run and judgements are recorded as not judged", m.failures, limit)
-			s.publish(events.Event{Kind: events.KindModelDisabled, Message: msg})
-			s.concern(msg)
+			m.publish(events.Event{Kind: events.KindModelDisabled, Message: msg})
+			m.concern(msg)
 		}
 		return resp, err
 	}
 	m.failures = 0
-	s.publish(events.Event{Usage: resp.Usage, DurationMS: time.Since(start).Milliseconds(),
-		Message: truncate(s.r.Redact(resp.Text), 500), Data: events.ModelReply{Calls: len(resp.ToolCalls), Attempts: resp.Attempts}})
+	m.publish(events.Event{Usage: resp.Usage, DurationMS: time.Since(start).Milliseconds(),
+		Message: truncate(m.r.Redact(resp.Text), 500), Data: events.ModelReply{Calls: len(resp.ToolCalls), Attempts: resp.Attempts}})
 	return resp, nil
 }
 
@@ -162,17 +187,15 @@ var errModelOff = errors.New("the model is off for the rest of the run (not judg
 func (s *runState) runLoop(ctx context.Context) {
 	s.loop.ran = true
 	op := s.files.Operator
-	m, err := s.newModel()
-	if err != nil {
+	if err := s.model.setUpModel(); err != nil {
 		s.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("set up the model: %v", err))
 		s.loop.ended = "the model could not be set up"
 		return
 	}
-	*s.model = *m
-	s.warmModelImages(ctx)
+	s.model.warmModelImages(ctx)
 	mem := memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
 	l := &goalLoop{
-		run: s, conv: newConversation(mem, s.firstMessage(mem)), maxIter: s.maxIterations(),
+		run: s, conv: newConversation(mem, s.model.firstMessage(mem)), maxIter: s.model.maxIterations(),
 		stats: &s.loop, facts: &s.outcome, model: s.model, book: &s.book, steer: s.r.steer, files: s.files,
 		bus: s.bus, redact: s.r.Redact,
 	}
@@ -236,11 +259,11 @@ func (s *runState) checkApp(ctx context.Context) string {
 
 // maxIterations is the loop's bound on model calls: the scenario's
 // agentic.max_iterations, or the operator's runner.max_iterations.
-func (s *runState) maxIterations() int {
-	if n := s.files.Scenario.AgenticMaxIterations; n > 0 {
+func (m *modelState) maxIterations() int {
+	if n := m.files.Scenario.AgenticMaxIterations; n > 0 {
 		return n
 	}
-	return s.files.Operator.Runner.MaxIterations
+	return m.files.Operator.Runner.MaxIterations
 }
 
 // maxCallsRecorded is how many calls of a turn with several are recorded
@@ -321,7 +344,7 @@ func (s *runState) recordStep(c model.ToolCall, status events.Status, msg string
 // budgets publishes every bound with its use.
 func (s *runState) budgets() {
 	op, sc := s.files.Operator, s.files.Scenario
-	maxIter := s.maxIterations()
+	maxIter := s.model.maxIterations()
 	total, reserve := s.r.deadlines()
 	b := []events.Budget{
 		{Name: "iterations", Used: float64(s.loop.iterations), Limit: float64(maxIter)},
@@ -343,12 +366,12 @@ func (s *runState) budgets() {
 }
 
 // modelTools is the run's tool list in the model's form.
-func (s *runState) modelTools() []model.Tool {
-	out := make([]model.Tool, 0, len(s.book.names))
-	for _, name := range s.book.names {
-		t := s.book.tools[name]
+func (m *modelState) modelTools() []model.Tool {
+	out := make([]model.Tool, 0, len(m.book.names))
+	for _, name := range m.book.names {
+		t := m.book.tools[name]
 		if name == "click_element" {
-			t = s.env.withControlNames(t)
+			t = m.env.withControlNames(t)
 		}
 		params, _ := json.Marshal(t.JSONSchema())
 		out = append(out, model.Tool{Name: name, Description: t.Description, Parameters: params})
@@ -358,8 +381,8 @@ func (s *runState) modelTools() []model.Tool {
 
 // goalPrompt is the first user message: the goal, the plan and what the
 // scenario provides (names only, never values).
-func (s *runState) goalPrompt() string {
-	sc := s.files.Scenario
+func (m *modelState) goalPrompt() string {
+	sc := m.files.Scenario
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n", sc.Goal)
 	if len(sc.Plan) > 0 {
@@ -397,18 +420,18 @@ func (s *runState) goalPrompt() string {
 		b.WriteString(".\n")
 	}
 	b.WriteString("\nStart by observing the screen.")
-	return s.r.Redact(b.String())
+	return m.r.Redact(b.String())
 }
 
 // firstMessage carries the goal, the plan and the scenario's reference
 // images, registered as input_image_N.
-func (s *runState) firstMessage(mem *memory.Memory) model.Message {
-	sc := s.files.Scenario
-	msg := model.Message{Role: model.RoleUser, Text: s.goalPrompt()}
+func (m *modelState) firstMessage(mem *memory.Memory) model.Message {
+	sc := m.files.Scenario
+	msg := model.Message{Role: model.RoleUser, Text: m.goalPrompt()}
 	for _, p := range sc.ReferenceImages {
 		data, err := os.ReadFile(sc.ResolvePath(p))
 		if err != nil {
-			s.log("read reference image %s: %v", p, err)
+			m.log("read reference image %s: %v", p, err)
 			continue
 		}
 		handle := mem.AddInput(data, "reference image "+filepath.Base(p))
@@ -419,22 +442,22 @@ func (s *runState) firstMessage(mem *memory.Memory) model.Message {
 }
 
 // redactMessages keeps secrets out of what the model is sent.
-func (s *runState) redactMessages(ms []model.Message) []model.Message {
+func (m *modelState) redactMessages(ms []model.Message) []model.Message {
 	out := make([]model.Message, len(ms))
-	for i, m := range ms {
-		m.Text = s.r.Redact(m.Text)
-		out[i] = m
+	for i, msg := range ms {
+		msg.Text = m.r.Redact(msg.Text)
+		out[i] = msg
 	}
 	return out
 }
 
 // seed derives the paired sampling seed from the scenario name, the
 // iteration and the sample index (Chat Completions only; the adapter drops it for Responses).
-func (s *runState) seed(iteration int) *int64 {
-	if !s.files.Operator.Model.PairedSamplingSeed {
+func (m *modelState) seed(iteration int) *int64 {
+	if !m.files.Operator.Model.PairedSamplingSeed {
 		return nil
 	}
-	v := PairedSeed(s.files.Scenario.Name, iteration, s.r.opts.SampleIndex)
+	v := PairedSeed(m.files.Scenario.Name, iteration, m.r.opts.SampleIndex)
 	return &v
 }
 

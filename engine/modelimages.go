@@ -53,11 +53,11 @@ func (m *modelImages) png(f *report.Frame) ([]byte, error) {
 // does. The screen is never saved or sent: it is only what the next
 // screens are compared with, and an encoding is the same bytes whatever
 // came before it.
-func (s *runState) warmModelImages(ctx context.Context) {
-	if s.env.desk == nil || s.env.web.PageIsTheScreen() || !s.model.ready() {
+func (m *modelState) warmModelImages(ctx context.Context) {
+	if m.env.desk == nil || m.env.web.PageIsTheScreen() || !m.ready() {
 		return
 	}
-	desk, rep, images := s.env.desk, s.rep, s.model.images
+	desk, rep, images := m.env.desk, m.rep, m.images
 	go func() {
 		img, err := desk.Capture(ctx)
 		if err != nil {

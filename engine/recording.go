@@ -10,12 +10,12 @@ type modelRecorder interface {
 
 // noteRecordingFailure makes a failed recording a concern (once): the
 // recording stopped, but the run and its model calls go on unchanged.
-func (s *runState) noteRecordingFailure() {
-	rec, ok := s.r.opts.ModelTransport.(modelRecorder)
+func (m *modelState) noteRecordingFailure() {
+	rec, ok := m.r.opts.ModelTransport.(modelRecorder)
 	if !ok {
 		return
 	}
 	if err := rec.RecordErr(); err != nil {
-		s.concern(fmt.Sprintf("recording the model exchanges stopped (%v); the run went on without it", err))
+		m.concern(fmt.Sprintf("recording the model exchanges stopped (%v); the run went on without it", err))
 	}
 }

@@ -169,9 +169,9 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 		r: r, bus: bus, rep: rep, files: r.files,
 		env:       environment{r: r, files: r.files, bus: bus},
 		book:      guardBook{declaredCalls: map[string]int{}},
-		model:     &modelState{},
 		startedAt: time.Now(),
 	}
+	s.model = &modelState{files: r.files, r: r, bus: bus, outcome: &s.outcome, book: &s.book, env: &s.env, act: &s.act, rep: rep}
 	s.act = actor{env: &s.env, book: &s.book, outcome: &s.outcome, model: s.model, loop: &s.loop,
 		rep: rep, bus: bus, files: r.files, r: r}
 	return s

@@ -24,19 +24,19 @@ type located struct {
 // wide is not lost to the downscale (docs/language.md, "Zoom"). A second
 // pass that fails leaves the first answer standing. The first pass is
 // recorded in grounding[]; the caller records the one it clicks.
-func (s *runState) locate(ctx context.Context, n, attempt int, img *image.RGBA, rel, description, expect string) (located, error) {
-	locator := vision.Model{Turner: s, Profile: s.model.profile}
+func (m *modelState) locate(ctx context.Context, n, attempt int, img *image.RGBA, rel, description, expect string) (located, error) {
+	locator := vision.Model{Turner: m, Profile: m.profile}
 	first, err := locator.Locate(ctx, img, description)
 	if err != nil {
 		return located{}, err
 	}
 	screen := img.Bounds()
-	if !vision.Downscales(screen.Size(), s.model.profile) {
+	if !vision.Downscales(screen.Size(), m.profile) {
 		return located{point: first}, nil
 	}
-	crop := vision.Zoom(screen, first, s.model.profile)
+	crop := vision.Zoom(screen, first, m.profile)
 	firstPoint := &events.Point{X: first.X, Y: first.Y}
-	s.publish(events.Event{Kind: events.KindGrounding, Step: n, Point: firstPoint, Screen: rel, Grounding: &events.Grounding{
+	m.publish(events.Event{Kind: events.KindGrounding, Step: n, Point: firstPoint, Screen: rel, Grounding: &events.Grounding{
 		Step: n, Attempt: attempt, Description: description, Expect: expect, Point: firstPoint,
 		Outcome: events.GroundingLocated, Reason: "the whole screen, scaled down for the model; a second pass looks at the crop around this answer at full resolution",
 		Before: rel, Pass: 1,
@@ -47,7 +47,7 @@ func (s *runState) locate(ctx context.Context, n, attempt int, img *image.RGBA, 
 		if ctx.Err() != nil {
 			return located{}, err
 		}
-		s.log("the zoomed pass of click_grounded %q failed, so the first answer stands: %v", description, err)
+		m.log("the zoomed pass of click_grounded %q failed, so the first answer stands: %v", description, err)
 		return located{point: first, pass: 1}, nil
 	}
 	return located{point: second, pass: 2, crop: box}, nil
