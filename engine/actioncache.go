@@ -152,7 +152,7 @@ func (s *runState) plan(ctx context.Context, seen []model.Message) (model.Respon
 		ac.note = ""
 	}
 	req.Messages = fitContext(op.Model, req)
-	s.publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
+	s.bus.Publish(events.Event{Data: requestEvent(s.loop.iterations+1, req)})
 	s.loop.iterations++
 	resp, err := s.model.Turn(ctx, req)
 	if err == nil && ac.mode.Writes() && len(resp.ToolCalls) == 1 {
@@ -252,7 +252,7 @@ func (s *runState) turnSource() events.Source {
 func (s *runState) fallBack(ac *actionCache, why string) {
 	ac.replaying = false
 	ac.misses++
-	ac.fellBackAt = s.stepN + 1
+	ac.fellBackAt = s.book.stepN + 1
 	ac.note = fmt.Sprintf("The calls so far were replayed from a cached run of this scenario. At this point %s, so you plan from here: observe the screen and carry on towards the goal.", why)
 	s.publishCache(ac, fmt.Sprintf("fell back to the model at step %d after %d replayed calls: %s", ac.fellBackAt, ac.hits, why), false, false)
 }
@@ -473,7 +473,7 @@ func (s *runState) publishCache(ac *actionCache, msg string, stored, final bool)
 	if ac.stored != nil {
 		cached = len(ac.stored.Steps)
 	}
-	s.publish(events.Event{Message: "action cache (" + string(ac.mode) + "): " + msg, Data: events.CacheReport{
+	s.bus.Publish(events.Event{Message: "action cache (" + string(ac.mode) + "): " + msg, Data: events.CacheReport{
 		Mode: string(ac.mode), Cached: cached, Hits: ac.hits, Misses: ac.misses, FellBackAt: ac.fellBackAt,
 		Saved: ac.saved(), Stored: stored, Final: final,
 	}})

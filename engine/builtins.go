@@ -30,7 +30,7 @@ func builtinTools() map[string]builtinTool {
 		"escalate":          func(s *runState, _ context.Context, _ int, c call) result { return s.act.escalate(c) },
 		"respond":           func(s *runState, _ context.Context, n int, c call) result { return s.act.respond(n, c) },
 		"ask_human":         func(s *runState, ctx context.Context, _ int, c call) result { return s.askHuman(ctx, c) },
-		"check_expectation": (*runState).checkExpectation,
+		"check_expectation": func(s *runState, ctx context.Context, n int, c call) result { return s.act.checkExpectation(ctx, n, c) },
 		"click_grounded":    (*runState).clickGrounded,
 		"click_element":     func(s *runState, ctx context.Context, _ int, c call) result { return s.act.clickElement(ctx, c) },
 		"cdp_url":           cdpTool(func(s *runState, ctx, callCtx context.Context, c call) result { return s.act.cdpURL(ctx, callCtx, c) }),

@@ -122,10 +122,10 @@ func (s *runState) startupTimedOut(ctx context.Context, m desktop.WindowMatch, t
 	if authorsMistake {
 		verdict, outcome = events.VerdictTestError, OutcomeWindowUnmatched
 	}
-	s.publish(events.Event{Kind: events.KindAppWindows, Message: reason, Screen: rel, Data: events.AppWindows{
+	s.bus.Publish(events.Event{Kind: events.KindAppWindows, Message: reason, Screen: rel, Data: events.AppWindows{
 		Match: m.String(), TimeoutS: timeout.Seconds(), Windows: seen.listed(), Suggestion: suggestion, NoScreen: noScreen,
 	}})
-	s.stop(verdict, outcome, reason)
+	s.outcome.stop(verdict, outcome, reason)
 }
 
 // windowsSeen are the display's top-level windows, with the application's

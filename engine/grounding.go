@@ -35,30 +35,30 @@ func (m *modelState) visionReady() error {
 
 // checkExpectation asks the vision judge about a fresh capture. It
 // completes the observation record.
-func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
+func (a *actor) checkExpectation(ctx context.Context, n int, c call) result {
 	expectation, _ := c.Args["expectation"].(string)
-	rel, img, err := s.act.capture(ctx, false, true)
+	rel, img, err := a.capture(ctx, false, true)
 	if err != nil {
-		return s.act.driverFailure(err)
+		return a.driverFailure(err)
 	}
-	if err := s.model.visionReady(); err != nil {
-		if r, judged := s.act.checkByOCR(ctx, c, expectation); judged {
-			r.screen, r.frame = rel, s.book.lastFrame
+	if err := a.model.visionReady(); err != nil {
+		if r, judged := a.checkByOCR(ctx, c, expectation); judged {
+			r.screen, r.frame = rel, a.book.lastFrame
 			return r
 		}
-		s.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
+		a.concern(fmt.Sprintf("check_expectation %q was not judged: %v", expectation, err))
 		r := ok("unavailable: not judged (" + err.Error() + ")")
-		r.screen, r.frame = rel, s.book.lastFrame
+		r.screen, r.frame = rel, a.book.lastFrame
 		return r
 	}
-	asked, on := s.act.zoomedCheck(img)
-	j, err := vision.Check(ctx, s.model, s.model.profile, asked, expectation)
+	asked, on := a.zoomedCheck(img)
+	j, err := vision.Check(ctx, a.model, a.model.profile, asked, expectation)
 	var r result
 	switch j.Outcome {
 	case vision.Confirmed:
 		r = ok("true: " + j.Reason + on)
 	case vision.Contradicted:
-		s.outcome.checkFalse = true
+		a.outcome.checkFalse = true
 		r = ok("false: " + j.Reason + on)
 		if c.Source == events.SourceScript {
 			r = failed(failAssertion, "the expectation %q is false: %s", expectation, j.Reason)
@@ -68,16 +68,16 @@ func (s *runState) checkExpectation(ctx context.Context, n int, c call) result {
 		if err != nil {
 			why = err.Error()
 		}
-		if byOCR, judged := s.act.checkByOCR(ctx, c, expectation); judged {
+		if byOCR, judged := a.checkByOCR(ctx, c, expectation); judged {
 			r = byOCR
 			break
 		}
-		s.concern(fmt.Sprintf("check_expectation %q was unavailable: %s", expectation, why))
+		a.concern(fmt.Sprintf("check_expectation %q was unavailable: %s", expectation, why))
 		r = ok("unavailable: " + why)
 	}
 	// The check completes the observation record, so the model sees the
 	// screen it stands for, as after observe_screen.
-	r.screen, r.frame = rel, s.book.lastFrame
+	r.screen, r.frame = rel, a.book.lastFrame
 	return r
 }
 

@@ -12,10 +12,13 @@ import (
 )
 
 // guardBook is what a call is checked against before it runs, and the
-// budgets the calls spend: the tool list and its schemas, what the model
-// has seen of the screen, the declared tools' calls, the time held
-// waiting and the declared tools' failures in a row.
+// budgets the calls spend: the steps' numbering, the tool list and its
+// schemas, what the model has seen of the screen, the declared tools'
+// calls, the time held waiting and the declared tools' failures in a row.
 type guardBook struct {
+	// stepN numbers the run's steps: the last one run or recorded.
+	stepN int
+
 	offers Offers
 	tools  map[string]scenarios.ToolSpec
 	names  []string

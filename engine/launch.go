@@ -44,20 +44,20 @@ func (s *runState) launch(ctx context.Context) error {
 func (s *runState) judgeLaunch(ctx context.Context, f *stage.Failure) {
 	switch f.Cause {
 	case stage.CouldNotStart:
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, f.Reason)
+		s.outcome.stop(events.VerdictTestError, OutcomeLaunchFailed, f.Reason)
 	case stage.BrowserCouldNotStart:
-		s.stop(events.VerdictTestError, OutcomeLaunchFailed, explainBrowserStart(f.Attach, f.Address, f.Err))
+		s.outcome.stop(events.VerdictTestError, OutcomeLaunchFailed, explainBrowserStart(f.Attach, f.Address, f.Err))
 	case stage.AppExitedBeforeWindow:
 		if why := shellCouldNotRun(f.Status.Code); why != "" && f.Status.Signal == 0 {
-			s.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf(
+			s.outcome.stop(events.VerdictTestError, OutcomeLaunchFailed, fmt.Sprintf(
 				"the application could not start: %s; check app.command and that its program is installed (app.log has the shell's words)", why))
 			return
 		}
-		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared%s", f.Status, s.lastWords()))
+		s.outcome.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before its window appeared%s", f.Status, s.lastWords()))
 	case stage.AppExitedBeforeStartPage:
-		s.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before the start page opened", f.Status))
+		s.outcome.stop(events.VerdictAppFailed, OutcomeAppExited, fmt.Sprintf("the application %s before the start page opened", f.Status))
 	case stage.BrowserExited:
-		s.stop(events.VerdictAppFailed, OutcomeAppExited, f.Reason)
+		s.outcome.stop(events.VerdictAppFailed, OutcomeAppExited, f.Reason)
 	case stage.NoWindow:
 		s.startupTimedOut(ctx, f.Match, f.Timeout, f.What)
 	case stage.StartPageFailed:
@@ -66,16 +66,16 @@ func (s *runState) judgeLaunch(ctx context.Context, f *stage.Failure) {
 		if _, noScreen := s.act.failureScreen(ctx, 0); noScreen != "" {
 			s.log("no screen at the start page's failure: %s", noScreen)
 		}
-		s.stop(events.VerdictAppFailed, OutcomeStartup, f.Reason)
+		s.outcome.stop(events.VerdictAppFailed, OutcomeStartup, f.Reason)
 	default:
-		s.stop(events.VerdictTestError, OutcomeRuntimeFault, f.Error())
+		s.outcome.stop(events.VerdictTestError, OutcomeRuntimeFault, f.Error())
 	}
 }
 
 // stageReporter is how the stage reaches the run's stream and tool list.
 type stageReporter struct{ s *runState }
 
-func (r stageReporter) Publish(e events.Event)          { r.s.publish(e) }
+func (r stageReporter) Publish(e events.Event)          { r.s.bus.Publish(e) }
 func (r stageReporter) Logf(format string, args ...any) { r.s.log(format, args...) }
 
 // Offer widens the tool list by what the stage found, or says why
@@ -88,7 +88,7 @@ func (r stageReporter) Offer(o stage.Offer) {
 		offers.CDPTab = offers.CDPTab || o.Tab
 		s.setTools(offers)
 	}
-	s.publish(events.Event{Message: o.Message, Data: events.ToolList{
+	s.bus.Publish(events.Event{Message: o.Message, Data: events.ToolList{
 		Tools: s.book.names, ATSPIControls: o.ControlCount, NoClickElement: o.NoControls, CDPTab: o.Tab,
 	}})
 }

@@ -188,7 +188,7 @@ func (s *runState) runLoop(ctx context.Context) {
 	s.loop.ran = true
 	op := s.files.Operator
 	if err := s.model.setUpModel(); err != nil {
-		s.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("set up the model: %v", err))
+		s.outcome.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("set up the model: %v", err))
 		s.loop.ended = "the model could not be set up"
 		return
 	}
@@ -225,7 +225,7 @@ func (s *runState) approve(ctx context.Context, c model.ToolCall, args map[strin
 		return true, ""
 	}
 	s.r.steer.clearDecision()
-	s.publish(events.Event{Kind: events.KindProposal, Step: s.stepN + 1, Tool: c.Name, Args: args, Source: s.turnSource()})
+	s.bus.Publish(events.Event{Kind: events.KindProposal, Step: s.book.stepN + 1, Tool: c.Name, Args: args, Source: s.turnSource()})
 	d, err := s.r.steer.awaitDecision(ctx)
 	if err != nil {
 		return false, ""
@@ -328,16 +328,16 @@ func (s *runState) tallyUnrun(c model.ToolCall, status events.Status) {
 // recordStep publishes a step that ran nothing, with the failure screen
 // when screen is set.
 func (s *runState) recordStep(c model.ToolCall, status events.Status, msg string, screen bool) {
-	s.stepN++
+	s.book.stepN++
 	args, err := parseArgs(c.Arguments)
 	if err != nil {
 		args = map[string]any{"raw": truncate(c.Arguments, 200)}
 	}
 	res := result{status: status, message: msg}
 	if screen {
-		res = s.act.withFailureScreen(s.env.life, s.stepN, res)
+		res = s.act.withFailureScreen(s.env.life, s.book.stepN, res)
 	}
-	s.publish(events.Event{Kind: events.KindStepEnded, Step: s.stepN, Tool: c.Name, Args: args, Source: s.turnSource(),
+	s.bus.Publish(events.Event{Kind: events.KindStepEnded, Step: s.book.stepN, Tool: c.Name, Args: args, Source: s.turnSource(),
 		Status: status, Message: res.message, Screen: res.screen})
 }
 
@@ -362,7 +362,7 @@ func (s *runState) budgets() {
 			b = append(b, events.Budget{Name: "tool:" + name, Used: float64(s.book.declaredCalls[name]), Limit: float64(dt.Budget)})
 		}
 	}
-	s.publish(events.Event{Kind: events.KindBudget, Budgets: b})
+	s.bus.Publish(events.Event{Kind: events.KindBudget, Budgets: b})
 }
 
 // modelTools is the run's tool list in the model's form.

@@ -128,12 +128,12 @@ func (e *environment) pingable() []desktop.Window {
 // threads of the application's processes with the kernel function each
 // waits in (a main thread parked in futex_wait_queue waits on a lock).
 func (s *runState) diagnoseHang(ctx context.Context, w desktop.Window, timeout time.Duration, evidence string) {
-	rel, noScreen := s.act.failureScreen(ctx, s.stepN)
+	rel, noScreen := s.act.failureScreen(ctx, s.book.stepN)
 	var threads []events.ThreadSeen
 	for _, t := range proc.Threads(s.env.app.PID()) {
 		threads = append(threads, events.ThreadSeen{PID: t.PID, TID: t.TID, Name: t.Name, State: t.State, WChan: t.WChan})
 	}
-	s.publish(events.Event{Message: evidence, Screen: rel, Data: events.AppHung{
+	s.bus.Publish(events.Event{Message: evidence, Screen: rel, Data: events.AppHung{
 		Window: describeWindow(w), TimeoutS: timeout.Seconds(),
 		Windows: s.env.seeWindows().listed(), Threads: threads, NoScreen: noScreen,
 	}})

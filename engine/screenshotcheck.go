@@ -107,7 +107,7 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 		if outcome.Pixels > 0 {
 			msg += fmt.Sprintf(", %d of %d pixels differ (%s)", outcome.DiffPixels, outcome.Pixels, percent(outcome.DiffRatio))
 		}
-		s.publish(events.Event{Kind: events.KindBaseline, Step: s.stepN, Data: outcome, Message: msg})
+		s.bus.Publish(events.Event{Kind: events.KindBaseline, Step: s.book.stepN, Data: outcome, Message: msg})
 	}
 	return probe{what: what, within: within, try: try, done: done}
 }

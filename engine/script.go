@@ -28,9 +28,9 @@ func (s *runState) runScript(ctx context.Context) {
 		switch res.fail {
 		case failNone:
 		case failAssertion:
-			s.stop(events.VerdictAppFailed, OutcomeStepFailed, fmt.Sprintf("step %d (%s) failed: %s", i+1, st.Tool, res.message))
+			s.outcome.stop(events.VerdictAppFailed, OutcomeStepFailed, fmt.Sprintf("step %d (%s) failed: %s", i+1, st.Tool, res.message))
 		default:
-			s.stop(events.VerdictTestError, OutcomeStepError, fmt.Sprintf("step %d (%s) could not run: %s", i+1, st.Tool, res.message))
+			s.outcome.stop(events.VerdictTestError, OutcomeStepError, fmt.Sprintf("step %d (%s) could not run: %s", i+1, st.Tool, res.message))
 		}
 		if !s.checkAfterStep(ctx) {
 			if left := len(s.files.Scenario.Steps) - i - 1; s.env.appFinished && left > 0 {

@@ -232,7 +232,7 @@ func (s *runState) agentStep(ctx context.Context, c agentCall) (CallResult, bool
 	res := s.step(callCtx, call{Tool: c.tool, Args: c.args, Source: source})
 	ended := res.endLoop != "" || s.outcome.end != nil || !s.checkAfterStep(ctx)
 	out := CallResult{
-		Step: s.stepN, Tool: c.tool, Status: res.status, Message: s.r.Redact(res.message),
+		Step: s.book.stepN, Tool: c.tool, Status: res.status, Message: s.r.Redact(res.message),
 		Screen: res.screen, Point: res.point, Ended: ended,
 	}
 	if res.frame != nil {

@@ -82,9 +82,7 @@ type runState struct {
 	// what became of the calls (verdict.go).
 	outcome verdictFacts
 
-	// stepN numbers the run's steps; startedAt is when the run began, for
-	// the deadline budget.
-	stepN     int
+	// startedAt is when the run began, for the deadline budget.
 	startedAt time.Time
 	// loop counts what the agentic loop did, for the report; model is
 	// its model and the model's health (loop.go).
@@ -177,8 +175,6 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 	return s
 }
 
-func (s *runState) publish(e events.Event) events.Event { return s.bus.Publish(e) }
-
 func (s *runState) log(format string, args ...any) { logTo(s.bus, format, args...) }
 
 func (e *environment) publish(ev events.Event) events.Event { return e.bus.Publish(ev) }
@@ -201,11 +197,6 @@ func raiseConcern(bus *events.Bus, facts *verdictFacts, msg string) {
 	}
 }
 
-// stop records the first reason the run ends early (verdictFacts.stop).
-func (s *runState) stop(verdict events.Verdict, outcome events.Outcome, reason string) {
-	s.outcome.stop(verdict, outcome, reason)
-}
-
 // start announces the run with everything the files decided.
 func (s *runState) start() {
 	sc := s.files.Scenario
@@ -220,7 +211,7 @@ func (s *runState) start() {
 	if plan == nil {
 		plan = []string{}
 	}
-	s.publish(events.Event{Data: events.RunStarted{
+	s.bus.Publish(events.Event{Data: events.RunStarted{
 		Scenario: sc.Name, File: sc.File, SHA256: sc.SHA256,
 		Mode: mode,
 		Goal: sc.Goal, Plan: plan, DeadlineS: total.Seconds(), ReserveS: reserve.Seconds(),
@@ -241,7 +232,7 @@ func (s *runState) setTools(offers Offers) {
 func (s *runState) execute(ctx context.Context) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("internal error: %v", p))
+			s.outcome.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("internal error: %v", p))
 			s.log("internal error: %v\n%s", p, debug.Stack())
 		}
 	}()
@@ -250,7 +241,7 @@ func (s *runState) execute(ctx context.Context) {
 		// interruption, not reported as a fault. The stage's failures
 		// were judged already; stop keeps that first reason.
 		if ctx.Err() == nil {
-			s.stop(events.VerdictTestError, OutcomeRuntimeFault, err.Error())
+			s.outcome.stop(events.VerdictTestError, OutcomeRuntimeFault, err.Error())
 		}
 		return
 	}
@@ -274,12 +265,12 @@ func (s *runState) interruption(parent, work context.Context) {
 	}
 	switch {
 	case s.r.steer.isAborted():
-		s.stop(events.VerdictTestError, OutcomeAborted, "the operator aborted the run")
+		s.outcome.stop(events.VerdictTestError, OutcomeAborted, "the operator aborted the run")
 	case parent.Err() != nil:
-		s.stop(events.VerdictTestError, OutcomeInterrupted, fmt.Sprintf("the run was interrupted (%v)", context.Cause(parent)))
+		s.outcome.stop(events.VerdictTestError, OutcomeInterrupted, fmt.Sprintf("the run was interrupted (%v)", context.Cause(parent)))
 	default:
 		total, reserve := s.r.deadlines()
-		s.stop(events.VerdictTestError, OutcomeDeadline,
+		s.outcome.stop(events.VerdictTestError, OutcomeDeadline,
 			fmt.Sprintf("the %gs deadline was reached (the last %gs are kept for the report)", total.Seconds(), reserve.Seconds()))
 	}
 }
@@ -453,7 +444,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 		// only ends the run.
 		outcome := map[string]events.Outcome{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
 			checkAppResponsive: OutcomeAppHung, "fatal_pattern": OutcomeFatalLog}[c.Name]
-		s.stop(events.VerdictAppFailed, outcome, c.Evidence)
+		s.outcome.stop(events.VerdictAppFailed, outcome, c.Evidence)
 		return false
 	}
 	return true
@@ -580,10 +571,10 @@ func (s *runState) finish(ctx context.Context) Result {
 	}
 	checks = append(checks, s.outcome.calls.toolChecks()...)
 	for i := range checks {
-		s.publish(events.Event{Kind: events.KindCheck, Check: &checks[i]})
+		s.bus.Publish(events.Event{Kind: events.KindCheck, Check: &checks[i]})
 	}
 	if s.loop.ran {
-		s.publish(events.Event{Message: s.loop.ended, Data: events.LoopEnded{
+		s.bus.Publish(events.Event{Message: s.loop.ended, Data: events.LoopEnded{
 			Iterations: s.loop.iterations, Malformed: s.loop.malformed,
 			ToolErrors: s.loop.totalToolErrors, Rescued: s.loop.rescued,
 		}})
@@ -594,9 +585,9 @@ func (s *runState) finish(ctx context.Context) Result {
 	}
 	s.closeCache(v.Verdict)
 	s.act.finalCapture(ctx, v.Outcome)
-	s.publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
+	s.bus.Publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.env.shutdown()
-	s.publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})
+	s.bus.Publish(events.Event{Data: events.RunEnded{Report: s.rep.Dir()}})
 	return Result{Verdict: v.Verdict, Outcome: v.Outcome, Reasons: v.Reasons}
 }
 

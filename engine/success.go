@@ -34,7 +34,7 @@ func (s *runState) judgeSuccess(ctx context.Context) {
 	publish := func(c criterion) {
 		s.successCheck(c.name, c.ok, c.evidence)
 		if c.verdict != "" {
-			s.stop(c.verdict, c.outcome, c.reason)
+			s.outcome.stop(c.verdict, c.outcome, c.reason)
 		}
 	}
 	if ac := s.actionCache; ac != nil && ac.judged != nil {
@@ -121,7 +121,7 @@ func (s *runState) evaluateSuccess(ctx context.Context, emit func(criterion)) {
 
 // successCheck publishes one success criterion's result.
 func (s *runState) successCheck(name string, ok bool, evidence string) {
-	s.publish(events.Event{Kind: events.KindCheck, Check: &events.Check{Name: name, OK: ok, Evidence: evidence}})
+	s.bus.Publish(events.Event{Kind: events.KindCheck, Check: &events.Check{Name: name, OK: ok, Evidence: evidence}})
 }
 
 // successTool runs a declared tool for the success criteria as a step of
@@ -129,14 +129,14 @@ func (s *runState) successCheck(name string, ok bool, evidence string) {
 // model's budget for the tool does not apply: the criteria are the
 // runtime's, not the model's.
 func (s *runState) successTool(ctx context.Context, tool string) result {
-	s.stepN++
-	n := s.stepN
+	s.book.stepN++
+	n := s.book.stepN
 	start := time.Now()
 	args := map[string]any{}
-	s.publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: tool, Args: args, Source: sourceSuccess})
+	s.bus.Publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: tool, Args: args, Source: sourceSuccess})
 	res := s.act.declared(ctx, call{Tool: tool, Args: args, Source: sourceSuccess})
 	res = s.act.withFailureScreen(ctx, n, res)
-	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: tool, Args: args, Source: sourceSuccess,
+	s.bus.Publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: tool, Args: args, Source: sourceSuccess,
 		Status: res.status, Message: res.message, Screen: res.screen, DurationMS: time.Since(start).Milliseconds()})
 	if ctx.Err() == nil {
 		s.outcome.calls.noteDeclared(tool, res, s.files.Scenario.Tools[tool].Check)

@@ -320,7 +320,7 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 	}
 	start := time.Now()
 	a := TakeoverAccess{Addr: srv.Addr(), URL: "vnc://" + srv.Addr(), Password: password}
-	s.publish(events.Event{Screen: before.rel,
+	s.bus.Publish(events.Event{Screen: before.rel,
 		Message: fmt.Sprintf("the operator (%s) took over the desktop: VNC at %s; the run waits until they hand it back", by, a.Addr),
 		Data:    events.TakeoverStarted{Addr: a.Addr, By: by, PausesDeadline: d.pausesDeadline}})
 	d.began(a)
@@ -374,7 +374,7 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 		bounds = after.img.Bounds()
 	}
 	update := takeoverUpdate(ended, area, bounds)
-	s.publish(events.Event{Screen: after.rel, Box: box, Message: update, Data: ended})
+	s.bus.Publish(events.Event{Screen: after.rel, Box: box, Message: update, Data: ended})
 	s.concern(fmt.Sprintf("the operator took over the desktop (%s); what they did by hand is part of this result, and their keystrokes were not recorded", by))
 	// What the model saw of the screen is out of date.
 	s.book.observed = false

@@ -67,10 +67,10 @@ func failed(kind, format string, args ...any) result {
 // step runs one call through the guards and the tool, recording it as a
 // numbered step with its screen and duration.
 func (s *runState) step(ctx context.Context, c call) result {
-	s.stepN++
-	n := s.stepN
+	s.book.stepN++
+	n := s.book.stepN
 	start := time.Now()
-	s.publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source})
+	s.bus.Publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source})
 	res := s.guard(c)
 	ran := res.status == ""
 	if ran {
@@ -84,7 +84,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 		res = failed(failResolution, "%s was interrupted: %v", c.Tool, context.Cause(ctx))
 	}
 	res = s.act.withFailureScreen(ctx, n, res)
-	s.publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source,
+	s.bus.Publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: c.Tool, Args: c.Args, Source: c.Source,
 		Status: res.status, Message: res.message, Screen: res.screen, Point: res.point,
 		DurationMS: time.Since(start).Milliseconds()})
 	s.tally(c, s.book.tools[c.Tool], res, ran)
@@ -108,7 +108,7 @@ func (s *runState) run(ctx context.Context, n int, c call) result {
 	if !found {
 		// The catalogue and the table disagree: a bug, so the run ends as
 		// a runtime fault rather than blaming the model or the app.
-		s.stop(events.VerdictTestError, OutcomeRuntimeFault, "internal error: no implementation of "+c.Tool)
+		s.outcome.stop(events.VerdictTestError, OutcomeRuntimeFault, "internal error: no implementation of "+c.Tool)
 		return failed(failResolution, "internal error: no implementation of %s", c.Tool)
 	}
 	return impl(s, ctx, n, c)
