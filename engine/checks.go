@@ -11,6 +11,7 @@ import (
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/ocr"
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -43,17 +44,32 @@ type probe struct {
 	done func(held bool)
 }
 
+// checker runs the checks a step's expect: and the success criteria ask
+// for: probes of the window's title, the screen's text, the page's
+// elements, the named controls, a point's control, the app's exit and a
+// window's look against its baseline, each awaited within its time.
+type checker struct {
+	env   *environment
+	act   *actor
+	book  *guardBook
+	files *scenarios.Files
+	r     *Runner
+	bus   *events.Bus
+}
+
+func (ch *checker) log(format string, args ...any) { logTo(ch.bus, format, args...) }
+
 // expect runs the checks a step carries, after its tool succeeded. The
 // first check that does not hold within its bound fails the step as an
 // assertion (the application did not do what the scenario expects); one
 // that cannot be evaluated is a resolution failure.
-func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result) result {
+func (ch *checker) expect(ctx context.Context, e *scenarios.Expect, done result) result {
 	// A failed check leaves its screen to the step's failure capture, which
 	// shows the screen as it was when the check gave up, not before.
 	var held []string
 	late := false
-	for _, p := range s.probes(e) {
-		seen, tries, err := s.await(ctx, p)
+	for _, p := range ch.probes(e) {
+		seen, tries, err := ch.await(ctx, p)
 		switch {
 		case err == nil:
 			held = append(held, p.what)
@@ -75,7 +91,7 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 		// A check that held only on a later try held on a screen the
 		// step's capture, taken before, does not show: the step keeps
 		// the screen as it is now that the checks held.
-		if rel, _, err := s.act.captureWith(ctx, nil, false); err == nil {
+		if rel, _, err := ch.act.captureWith(ctx, nil, false); err == nil {
 			done.screen = rel
 		}
 	}
@@ -87,7 +103,7 @@ func (s *runState) expect(ctx context.Context, e *scenarios.Expect, done result)
 // check held. A try that starts before the bound runs to its end (each
 // bounds its own calls), so a slow answer near the bound is still an
 // answer, not a timeout.
-func (s *runState) await(ctx context.Context, p probe) (seen string, tries int, err error) {
+func (ch *checker) await(ctx context.Context, p probe) (seen string, tries int, err error) {
 	if p.done != nil {
 		defer func() { p.done(err == nil) }()
 	}
@@ -123,34 +139,34 @@ func (s *runState) await(ctx context.Context, p probe) (seen string, tries int, 
 }
 
 // probes turns an expect: into checks, in the documented order.
-func (s *runState) probes(e *scenarios.Expect) []probe {
+func (ch *checker) probes(e *scenarios.Expect) []probe {
 	var out []probe
 	within := func(own float64) time.Duration {
 		return time.Duration(e.WithinS(own) * float64(time.Second))
 	}
 	if t := e.WindowTitle; t != nil {
-		out = append(out, named("window_title", s.env.titleProbe(t, within(t.Within))))
+		out = append(out, named("window_title", ch.titleProbe(t, within(t.Within))))
 	}
 	if t := e.ScreenText; t != nil {
-		out = append(out, named("screen_text", s.env.screenTextProbe(t, within(t.Within))))
+		out = append(out, named("screen_text", ch.screenTextProbe(t, within(t.Within))))
 	}
 	for _, name := range sortedKeys(e.CDP) {
 		c := e.CDP[name]
-		out = append(out, named("cdp."+name, s.env.elementProbe(name, c, within(c.Within))))
+		out = append(out, named("cdp."+name, ch.elementProbe(name, c, within(c.Within))))
 	}
 	for _, name := range sortedKeys(e.Controls) {
 		c := e.Controls[name]
-		out = append(out, named("controls."+name, s.env.controlProbe(name, c, within(c.Within))))
+		out = append(out, named("controls."+name, ch.controlProbe(name, c, within(c.Within))))
 	}
 	for _, name := range sortedKeys(e.ClickTargets) {
 		c := e.ClickTargets[name]
-		out = append(out, named("click_targets."+name, s.env.pointProbe(name, c, within(c.Within))))
+		out = append(out, named("click_targets."+name, ch.pointProbe(name, c, within(c.Within))))
 	}
 	if c := e.Screenshot; c != nil {
-		out = append(out, named("screenshot", s.screenshotProbe(c, within(c.Within))))
+		out = append(out, named("screenshot", ch.screenshotProbe(c, within(c.Within))))
 	}
 	if e.ExitCode != nil {
-		out = append(out, named("exit_code", s.env.exitProbe(*e.ExitCode, within(0))))
+		out = append(out, named("exit_code", ch.exitProbe(*e.ExitCode, within(0))))
 	}
 	return out
 }
@@ -161,20 +177,20 @@ func named(name string, p probe) probe {
 	return p
 }
 
-func (e *environment) titleProbe(t *scenarios.TitleCheck, within time.Duration) probe {
+func (ch *checker) titleProbe(t *scenarios.TitleCheck, within time.Duration) probe {
 	what := fmt.Sprintf("the window title equals %q", t.Equals)
 	if t.Contains != "" {
 		what = fmt.Sprintf("the window title contains %q", t.Contains)
 	}
 	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
-		if !e.hasWin {
+		if !ch.env.hasWin {
 			return false, "the run has no application window (a headless or attached browser has none)", errCannotCheck
 		}
-		w, err := e.desk.Window(e.win.ID)
+		w, err := ch.env.desk.Window(ch.env.win.ID)
 		if err != nil {
 			return false, "the application window is gone", nil
 		}
-		seen := fmt.Sprintf("the title %q", e.r.Redact(w.Title))
+		seen := fmt.Sprintf("the title %q", ch.r.Redact(w.Title))
 		if t.Contains != "" {
 			return strings.Contains(w.Title, t.Contains), seen, nil
 		}
@@ -185,17 +201,17 @@ func (e *environment) titleProbe(t *scenarios.TitleCheck, within time.Duration) 
 // maxScreenTextQuote bounds how much of the text read a message quotes.
 const maxScreenTextQuote = 300
 
-func (e *environment) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Duration) probe {
+func (ch *checker) screenTextProbe(t *scenarios.ScreenTextCheck, within time.Duration) probe {
 	want := normalizeSpace(t.Contains)
 	return probe{what: fmt.Sprintf("the screen shows %q", want), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			img, err := e.windowImage(ctx)
+			img, err := ch.env.windowImage(ctx)
 			if err != nil {
 				return false, "", err
 			}
 			ctx, cancel := context.WithTimeout(ctx, ocrTimeout)
 			defer cancel()
-			words, err := e.textReader().ReadText(ctx, img)
+			words, err := ch.env.textReader().ReadText(ctx, img)
 			if errors.Is(err, ocr.ErrNotInstalled) {
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
 			}
@@ -204,7 +220,7 @@ func (e *environment) screenTextProbe(t *scenarios.ScreenTextCheck, within time.
 			}
 			read := normalizeSpace(ocr.Text(words))
 			// Redact before quoting: the screen may show a typed secret.
-			seen := fmt.Sprintf("the text read %q", truncate(e.r.Redact(read), maxScreenTextQuote))
+			seen := fmt.Sprintf("the text read %q", truncate(ch.r.Redact(read), maxScreenTextQuote))
 			if read == "" {
 				seen = "no text on screen"
 			}
@@ -240,7 +256,7 @@ func (e *environment) windowImage(ctx context.Context) (image.Image, error) {
 	return img.SubImage(area), nil
 }
 
-func (e *environment) elementProbe(name string, c scenarios.ElementCheck, within time.Duration) probe {
+func (ch *checker) elementProbe(name string, c scenarios.ElementCheck, within time.Duration) probe {
 	var want []string
 	if c.Present != nil {
 		want = append(want, map[bool]string{true: "present", false: "absent"}[*c.Present])
@@ -262,13 +278,13 @@ func (e *environment) elementProbe(name string, c scenarios.ElementCheck, within
 	}
 	return probe{what: fmt.Sprintf("cdp target %s: %s", name, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if e.web == nil {
+			if ch.env.web == nil {
 				return false, "no browser tab is attached", errCannotCheck
 			}
-			sel := e.files.Scenario.CDPTargets[name]
+			sel := ch.files.Scenario.CDPTargets[name]
 			callCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
 			defer cancel()
-			st, err := e.web.Tab.Query(callCtx, sel)
+			st, err := ch.env.web.Tab.Query(callCtx, sel)
 			if err != nil {
 				var se *cdp.SelectorError
 				if errors.As(err, &se) {
@@ -277,7 +293,7 @@ func (e *environment) elementProbe(name string, c scenarios.ElementCheck, within
 				// Between two documents the page cannot be asked: not yet.
 				return false, "the page could not be read: " + err.Error(), nil
 			}
-			return elementHolds(c, st), describeCount(describeState(name, st, e.r.Redact), st), nil
+			return elementHolds(c, st), describeCount(describeState(name, st, ch.r.Redact), st), nil
 		}}
 }
 
@@ -312,7 +328,7 @@ func describeCount(desc string, st cdp.ElementState) string {
 	return fmt.Sprintf("%s (%d matches)", desc, st.Count)
 }
 
-func (e *environment) controlProbe(name string, c scenarios.ControlCheck, within time.Duration) probe {
+func (ch *checker) controlProbe(name string, c scenarios.ControlCheck, within time.Duration) probe {
 	absent := c.Present != nil && !*c.Present
 	want := stateWords(c.Enabled, c.Checked, c.Focused)
 	what := fmt.Sprintf("the control %q is present", name)
@@ -323,7 +339,7 @@ func (e *environment) controlProbe(name string, c scenarios.ControlCheck, within
 		what = fmt.Sprintf("the control %q is %s", name, want)
 	}
 	return probe{what: what, within: within, try: func(ctx context.Context) (bool, string, error) {
-		controls, err := e.accessibleControls(ctx)
+		controls, err := ch.env.accessibleControls(ctx)
 		if err != nil {
 			return false, "", err
 		}
@@ -331,17 +347,17 @@ func (e *environment) controlProbe(name string, c scenarios.ControlCheck, within
 		var nf *atspi.NotFoundError
 		switch {
 		case errors.As(err, &nf):
-			return absent, e.r.Redact(err.Error()), nil
+			return absent, ch.r.Redact(err.Error()), nil
 		case err != nil:
-			return false, e.r.Redact(err.Error()), nil
+			return false, ch.r.Redact(err.Error()), nil
 		case absent:
-			return false, fmt.Sprintf("the %s %q is there", ctl.Role, e.r.Redact(ctl.Name)), nil
+			return false, fmt.Sprintf("the %s %q is there", ctl.Role, ch.r.Redact(ctl.Name)), nil
 		}
-		return statesMatch(ctl, c.Enabled, c.Checked, c.Focused), describeControl(ctl, e.r.Redact), nil
+		return statesMatch(ctl, c.Enabled, c.Checked, c.Focused), describeControl(ctl, ch.r.Redact), nil
 	}}
 }
 
-func (e *environment) pointProbe(target string, c scenarios.PointCheck, within time.Duration) probe {
+func (ch *checker) pointProbe(target string, c scenarios.PointCheck, within time.Duration) probe {
 	var want []string
 	if c.Role != "" {
 		want = append(want, "a "+c.Role)
@@ -354,15 +370,15 @@ func (e *environment) pointProbe(target string, c scenarios.PointCheck, within t
 	}
 	return probe{what: fmt.Sprintf("the control at %s is %s", target, strings.Join(want, ", ")), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if !e.hasWin {
+			if !ch.env.hasWin {
 				return false, "click targets are relative to the app window, and the run has none", errCannotCheck
 			}
-			p, err := e.clickPoint(ctx, target)
+			p, err := ch.env.clickPoint(ctx, target)
 			if err != nil {
 				// The window went away: no control is there any more.
 				return false, err.Error(), nil
 			}
-			controls, err := e.accessibleControls(ctx)
+			controls, err := ch.env.accessibleControls(ctx)
 			if err != nil {
 				return false, "", err
 			}
@@ -373,7 +389,7 @@ func (e *environment) pointProbe(target string, c scenarios.PointCheck, within t
 			holds := (c.Name == "" || strings.EqualFold(strings.TrimSpace(ctl.Name), strings.TrimSpace(c.Name))) &&
 				(c.Role == "" || strings.EqualFold(ctl.Role, c.Role)) &&
 				statesMatch(ctl, c.Enabled, c.Checked, c.Focused)
-			return holds, fmt.Sprintf("at (%d, %d) is %s", p.X, p.Y, describeControl(ctl, e.r.Redact)), nil
+			return holds, fmt.Sprintf("at (%d, %d) is %s", p.X, p.Y, describeControl(ctl, ch.r.Redact)), nil
 		}}
 }
 
@@ -430,21 +446,21 @@ func describeControl(c atspi.Control, redact func(string) string) string {
 	return fmt.Sprintf("the %s %q (%s)", c.Role, redact(c.Name), stateWords(pick(c.Enabled), pick(c.Checked), pick(c.Focused)))
 }
 
-func (e *environment) exitProbe(code int, within time.Duration) probe {
+func (ch *checker) exitProbe(code int, within time.Duration) probe {
 	return probe{what: fmt.Sprintf("the application exited with code %d", code), within: within,
 		try: func(ctx context.Context) (bool, string, error) {
-			if e.app == nil {
+			if ch.env.app == nil {
 				return false, "no application was launched", errCannotCheck
 			}
-			if e.app.Alive() {
+			if ch.env.app.Alive() {
 				return false, "the application is still running", nil
 			}
-			st := e.app.ExitStatus()
+			st := ch.env.app.ExitStatus()
 			holds := st.Signal == 0 && st.Code == code
 			if holds {
 				// The scenario expected this ending: the run ends
 				// normally, as with app.success_exit_codes.
-				e.expectedExit = &code
+				ch.env.expectedExit = &code
 			}
 			return holds, "the application " + st.String(), nil
 		}}

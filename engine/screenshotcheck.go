@@ -26,8 +26,8 @@ const baselinesDir = "baselines"
 // bound holds. When the check is over, what it found is an event, and a
 // window that did not match is kept in the report with the baseline and
 // a diff.
-func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Duration) probe {
-	file := filepath.Join(scenarios.BaselineDir(s.files.Scenario.File), c.Name+".png")
+func (ch *checker) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Duration) probe {
+	file := filepath.Join(scenarios.BaselineDir(ch.files.Scenario.File), c.Name+".png")
 	threshold := c.ThresholdOrDefault()
 	what := fmt.Sprintf("the window matches the baseline %s", c.Name)
 	if c.MaxDiffRatio > 0 {
@@ -41,7 +41,7 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 		diff     *image.RGBA
 	)
 	try := func(ctx context.Context) (bool, string, error) {
-		img, err := s.env.windowCapture(ctx)
+		img, err := ch.env.windowCapture(ctx)
 		if err != nil {
 			return false, "", err
 		}
@@ -51,7 +51,7 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 		}
 		actual = img
 		outcome.Width, outcome.Height = img.Bounds().Dx(), img.Bounds().Dy()
-		if s.r.opts.UpdateBaselines {
+		if ch.r.opts.UpdateBaselines {
 			if err := baseline.Write(file, img); err != nil {
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
 			}
@@ -69,7 +69,7 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 				return false, "", fmt.Errorf("%w: %v", errCannotCheck, err)
 			}
 		}
-		masks, err := s.env.maskAreas(ctx, c)
+		masks, err := ch.env.maskAreas(ctx, c)
 		if err != nil {
 			// Without its masks the comparison would count what the
 			// scenario asked to leave out: the check cannot be made.
@@ -95,19 +95,19 @@ func (s *runState) screenshotProbe(c *scenarios.ScreenshotCheck, within time.Dur
 	}
 	done := func(held bool) {
 		if !held && actual != nil {
-			outcome.Actual = s.act.keepBaselineImage(c.Name+".actual.png", actual)
+			outcome.Actual = ch.act.keepBaselineImage(c.Name+".actual.png", actual)
 			if expected != nil {
-				outcome.Expected = s.act.keepBaselineImage(c.Name+".expected.png", expected)
+				outcome.Expected = ch.act.keepBaselineImage(c.Name+".expected.png", expected)
 			}
 			if diff != nil {
-				outcome.Diff = s.act.keepBaselineImage(c.Name+".diff.png", diff)
+				outcome.Diff = ch.act.keepBaselineImage(c.Name+".diff.png", diff)
 			}
 		}
 		msg := fmt.Sprintf("screenshot %s: %s", c.Name, outcome.Result)
 		if outcome.Pixels > 0 {
 			msg += fmt.Sprintf(", %d of %d pixels differ (%s)", outcome.DiffPixels, outcome.Pixels, percent(outcome.DiffRatio))
 		}
-		s.bus.Publish(events.Event{Kind: events.KindBaseline, Step: s.book.stepN, Data: outcome, Message: msg})
+		ch.bus.Publish(events.Event{Kind: events.KindBaseline, Step: ch.book.stepN, Data: outcome, Message: msg})
 	}
 	return probe{what: what, within: within, try: try, done: done}
 }

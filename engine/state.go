@@ -74,6 +74,9 @@ type runState struct {
 	// act runs the built-in tools' actions and keeps the screens they
 	// leave (actor.go); it holds pointers to the parts below it writes.
 	act actor
+	// check runs the checks of expect: and of the success criteria
+	// (checks.go).
+	check checker
 	// book is what a call is checked against and the budgets it spends
 	// (guardbook.go).
 	book guardBook
@@ -170,6 +173,7 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 		startedAt: time.Now(),
 	}
 	s.model = &modelState{files: r.files, r: r, bus: bus, outcome: &s.outcome, book: &s.book, env: &s.env, act: &s.act, rep: rep}
+	s.check = checker{env: &s.env, act: &s.act, book: &s.book, files: r.files, r: r, bus: bus}
 	s.act = actor{env: &s.env, book: &s.book, outcome: &s.outcome, model: s.model, loop: &s.loop,
 		rep: rep, bus: bus, files: r.files, r: r}
 	return s

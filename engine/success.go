@@ -79,8 +79,8 @@ type criterion struct {
 // run cut short ends the evaluation without a result.
 func (s *runState) evaluateSuccess(ctx context.Context, emit func(criterion)) {
 	crit := s.files.Scenario.Success
-	for _, p := range s.probes(&crit.Expect) {
-		seen, _, err := s.await(ctx, p)
+	for _, p := range s.check.probes(&crit.Expect) {
+		seen, _, err := s.check.await(ctx, p)
 		name := successPrefix + p.name
 		switch {
 		case err == nil:

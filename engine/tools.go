@@ -77,7 +77,7 @@ func (s *runState) step(ctx context.Context, c call) result {
 		res = s.run(ctx, n, c)
 		s.book.recordObservation(s.book.tools[c.Tool], res)
 		if c.Expect != nil && res.status == events.StatusOK {
-			res = s.expect(ctx, c.Expect, res)
+			res = s.check.expect(ctx, c.Expect, res)
 		}
 	}
 	if ctx.Err() != nil && res.status == events.StatusOK {
