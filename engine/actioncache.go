@@ -228,7 +228,7 @@ func (s *runState) cachedEndUnmet(ctx context.Context, ac *actionCache) string {
 		return ""
 	}
 	var judged []criterion
-	s.evaluateSuccess(ctx, func(c criterion) { judged = append(judged, c) })
+	s.check.evaluateSuccess(ctx, func(c criterion) { judged = append(judged, c) })
 	if ctx.Err() != nil {
 		return ""
 	}

@@ -47,14 +47,16 @@ type probe struct {
 // checker runs the checks a step's expect: and the success criteria ask
 // for: probes of the window's title, the screen's text, the page's
 // elements, the named controls, a point's control, the app's exit and a
-// window's look against its baseline, each awaited within its time.
+// window's look against its baseline, each awaited within its time; and
+// the success criteria and the expected exit the verdict's facts take.
 type checker struct {
-	env   *environment
-	act   *actor
-	book  *guardBook
-	files *scenarios.Files
-	r     *Runner
-	bus   *events.Bus
+	env     *environment
+	act     *actor
+	book    *guardBook
+	outcome *verdictFacts
+	files   *scenarios.Files
+	r       *Runner
+	bus     *events.Bus
 }
 
 func (ch *checker) log(format string, args ...any) { logTo(ch.bus, format, args...) }

@@ -173,7 +173,7 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 		startedAt: time.Now(),
 	}
 	s.model = &modelState{files: r.files, r: r, bus: bus, outcome: &s.outcome, book: &s.book, env: &s.env, act: &s.act, rep: rep}
-	s.check = checker{env: &s.env, act: &s.act, book: &s.book, files: r.files, r: r, bus: bus}
+	s.check = checker{env: &s.env, act: &s.act, book: &s.book, outcome: &s.outcome, files: r.files, r: r, bus: bus}
 	s.act = actor{env: &s.env, book: &s.book, outcome: &s.outcome, model: s.model, loop: &s.loop,
 		rep: rep, bus: bus, files: r.files, r: r}
 	return s
@@ -257,7 +257,7 @@ func (s *runState) execute(ctx context.Context) {
 	default:
 		s.runScript(ctx)
 	}
-	s.awaitExpectedExit(ctx)
+	s.check.awaitExpectedExit(ctx)
 	s.judgeSuccess(ctx)
 }
 
@@ -331,13 +331,13 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // verdict").
 func (s *runState) checks() []events.Check {
 	var out []events.Check
-	exitedOK := s.env.exitedSuccessfully() || s.exitedAsExpected()
+	exitedOK := s.env.exitedSuccessfully() || s.check.exitedAsExpected()
 	if s.env.app != nil {
 		c := events.Check{Name: "process_alive", OK: s.env.app.Alive() || exitedOK}
 		if !s.env.app.Alive() {
 			c.Evidence = "the application " + s.env.app.ExitStatus().String()
 			switch {
-			case s.exitedAsExpected():
+			case s.check.exitedAsExpected():
 				c.Evidence += ", as the scenario expects (app.expect_exit)"
 			case exitedOK:
 				c.Evidence += ", a success exit code (app.success_exit_codes)"
@@ -569,7 +569,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	s.announce(ctx, true)
 	if s.env.app != nil {
 		checks = s.checks()
-		if c, ok := s.expectedExitCheck(); ok {
+		if c, ok := s.check.expectedExitCheck(); ok {
 			checks = append(checks, c)
 		}
 	}

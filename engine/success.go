@@ -32,7 +32,7 @@ func (s *runState) judgeSuccess(ctx context.Context) {
 		return
 	}
 	publish := func(c criterion) {
-		s.successCheck(c.name, c.ok, c.evidence)
+		s.check.successCheck(c.name, c.ok, c.evidence)
 		if c.verdict != "" {
 			s.outcome.stop(c.verdict, c.outcome, c.reason)
 		}
@@ -43,7 +43,7 @@ func (s *runState) judgeSuccess(ctx context.Context) {
 		}
 		return
 	}
-	s.evaluateSuccess(ctx, publish)
+	s.check.evaluateSuccess(ctx, publish)
 }
 
 // judgesSuccess reports whether the run's success criteria are to be
@@ -77,10 +77,10 @@ type criterion struct {
 // evaluateSuccess evaluates the criteria in order and tells emit each
 // result, up to the first that does not hold or cannot be evaluated. A
 // run cut short ends the evaluation without a result.
-func (s *runState) evaluateSuccess(ctx context.Context, emit func(criterion)) {
-	crit := s.files.Scenario.Success
-	for _, p := range s.check.probes(&crit.Expect) {
-		seen, _, err := s.check.await(ctx, p)
+func (ch *checker) evaluateSuccess(ctx context.Context, emit func(criterion)) {
+	crit := ch.files.Scenario.Success
+	for _, p := range ch.probes(&crit.Expect) {
+		seen, _, err := ch.await(ctx, p)
 		name := successPrefix + p.name
 		switch {
 		case err == nil:
@@ -100,7 +100,7 @@ func (s *runState) evaluateSuccess(ctx context.Context, emit func(criterion)) {
 		return
 	}
 	for _, tool := range crit.Tools {
-		res := s.successTool(ctx, tool)
+		res := ch.successTool(ctx, tool)
 		name := successPrefix + "tools." + tool
 		switch {
 		case res.status == events.StatusOK:
@@ -120,26 +120,26 @@ func (s *runState) evaluateSuccess(ctx context.Context, emit func(criterion)) {
 }
 
 // successCheck publishes one success criterion's result.
-func (s *runState) successCheck(name string, ok bool, evidence string) {
-	s.bus.Publish(events.Event{Kind: events.KindCheck, Check: &events.Check{Name: name, OK: ok, Evidence: evidence}})
+func (ch *checker) successCheck(name string, ok bool, evidence string) {
+	ch.bus.Publish(events.Event{Kind: events.KindCheck, Check: &events.Check{Name: name, OK: ok, Evidence: evidence}})
 }
 
 // successTool runs a declared tool for the success criteria as a step of
 // its own (source success), so the report shows what it printed. The
 // model's budget for the tool does not apply: the criteria are the
 // runtime's, not the model's.
-func (s *runState) successTool(ctx context.Context, tool string) result {
-	s.book.stepN++
-	n := s.book.stepN
+func (ch *checker) successTool(ctx context.Context, tool string) result {
+	ch.book.stepN++
+	n := ch.book.stepN
 	start := time.Now()
 	args := map[string]any{}
-	s.bus.Publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: tool, Args: args, Source: sourceSuccess})
-	res := s.act.declared(ctx, call{Tool: tool, Args: args, Source: sourceSuccess})
-	res = s.act.withFailureScreen(ctx, n, res)
-	s.bus.Publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: tool, Args: args, Source: sourceSuccess,
+	ch.bus.Publish(events.Event{Kind: events.KindStepStarted, Step: n, Tool: tool, Args: args, Source: sourceSuccess})
+	res := ch.act.declared(ctx, call{Tool: tool, Args: args, Source: sourceSuccess})
+	res = ch.act.withFailureScreen(ctx, n, res)
+	ch.bus.Publish(events.Event{Kind: events.KindStepEnded, Step: n, Tool: tool, Args: args, Source: sourceSuccess,
 		Status: res.status, Message: res.message, Screen: res.screen, DurationMS: time.Since(start).Milliseconds()})
 	if ctx.Err() == nil {
-		s.outcome.calls.noteDeclared(tool, res, s.files.Scenario.Tools[tool].Check)
+		ch.outcome.calls.noteDeclared(tool, res, ch.files.Scenario.Tools[tool].Check)
 	}
 	return res
 }

@@ -186,12 +186,12 @@ func (e *environment) expectExit() *scenarios.ExpectExit {
 
 // exitedAsExpected reports whether the app has exited with a code the
 // scenario expects (app.expect_exit).
-func (s *runState) exitedAsExpected() bool {
-	e := s.env.expectExit()
-	if e == nil || s.env.app == nil || s.env.app.Alive() {
+func (ch *checker) exitedAsExpected() bool {
+	e := ch.env.expectExit()
+	if e == nil || ch.env.app == nil || ch.env.app.Alive() {
 		return false
 	}
-	st := s.env.app.ExitStatus()
+	st := ch.env.app.ExitStatus()
 	if st.Signal != 0 {
 		return false
 	}
@@ -205,9 +205,9 @@ func (s *runState) exitedAsExpected() bool {
 
 // awaitExpectedExit gives an app that must exit the time the scenario
 // allows, once the steps or the loop are done.
-func (s *runState) awaitExpectedExit(ctx context.Context) {
-	e := s.env.expectExit()
-	if e == nil || s.env.app == nil || s.outcome.end != nil {
+func (ch *checker) awaitExpectedExit(ctx context.Context) {
+	e := ch.env.expectExit()
+	if e == nil || ch.env.app == nil || ch.outcome.end != nil {
 		return
 	}
 	within := time.Duration(e.WithinS * float64(time.Second))
@@ -215,7 +215,7 @@ func (s *runState) awaitExpectedExit(ctx context.Context) {
 		within = scenarios.DefaultExpectExitWithinS * time.Second
 	}
 	select {
-	case <-s.env.app.Done():
+	case <-ch.env.app.Done():
 	case <-time.After(within):
 	case <-ctx.Done():
 	}
@@ -223,25 +223,25 @@ func (s *runState) awaitExpectedExit(ctx context.Context) {
 
 // expectedExitCheck is the final check of app.expect_exit: the app exited,
 // with one of the expected codes.
-func (s *runState) expectedExitCheck() (events.Check, bool) {
-	e := s.env.expectExit()
+func (ch *checker) expectedExitCheck() (events.Check, bool) {
+	e := ch.env.expectExit()
 	// A run that stopped early for another reason never reached the end
 	// the scenario expects, so there is no exit to check.
-	if e == nil || s.env.app == nil || s.outcome.end != nil && s.env.app.Alive() {
+	if e == nil || ch.env.app == nil || ch.outcome.end != nil && ch.env.app.Alive() {
 		return events.Check{}, false
 	}
-	c := events.Check{Name: "expected_exit", OK: s.exitedAsExpected()}
+	c := events.Check{Name: "expected_exit", OK: ch.exitedAsExpected()}
 	switch {
-	case s.env.app.Alive():
+	case ch.env.app.Alive():
 		within := e.WithinS
 		if within == 0 {
 			within = scenarios.DefaultExpectExitWithinS
 		}
 		c.Evidence = fmt.Sprintf("the application was still running %gs after the last step; the scenario expects it to exit (app.expect_exit)", within)
 	case c.OK:
-		c.Evidence = "the application " + s.env.app.ExitStatus().String()
+		c.Evidence = "the application " + ch.env.app.ExitStatus().String()
 	default:
-		c.Evidence = fmt.Sprintf("the application %s; the scenario expects exit codes %v", s.env.app.ExitStatus(), e.ExitCodes())
+		c.Evidence = fmt.Sprintf("the application %s; the scenario expects exit codes %v", ch.env.app.ExitStatus(), e.ExitCodes())
 	}
 	return c, true
 }
