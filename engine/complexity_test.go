@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -81,4 +82,79 @@ func overComplex(t *testing.T, root string, limit int) []gocognit.Stat {
 		}
 	}
 	return over
+}
+
+// maxMethodsPerType bounds how many methods any type of the engine has:
+// past it, a type holds parts of a run that deserve owners of their own
+// (runState once had 200, on one receiver for every part of the run).
+// Tests' types are not bound.
+const maxMethodsPerType = 60
+
+// TestMethodsPerTypeBound fails when a type anywhere under engine/ has
+// more than maxMethodsPerType methods in its non-test files.
+func TestMethodsPerTypeBound(t *testing.T) {
+	t.Parallel()
+	for typ, n := range methodsPerType(t, ".") {
+		if n > maxMethodsPerType {
+			t.Errorf("%s has %d methods (at most %d): give the parts it holds owned types of their own", typ, n, maxMethodsPerType)
+		}
+	}
+}
+
+// TestMethodsPerTypeBoundSees checks that the count finds the run's types
+// and their methods, so a walk that finds nothing cannot pass the bound by
+// accident.
+func TestMethodsPerTypeBoundSees(t *testing.T) {
+	t.Parallel()
+	counts := methodsPerType(t, ".")
+	for _, typ := range []string{"runState", "environment", "actor", "checker", "goalLoop", "modelState", filepath.Join("report", "Writer")} {
+		if counts[typ] < 5 {
+			t.Errorf("%s has %d methods by the count: the walk missed it (saw %v)", typ, counts[typ], counts)
+		}
+	}
+}
+
+// methodsPerType counts the methods declared in the non-test Go files
+// under root by receiver type, named by the type's directory and name
+// ("runState", "report/Writer").
+func methodsPerType(t *testing.T, root string) map[string]int {
+	t.Helper()
+	fset := token.NewFileSet()
+	counts := map[string]int{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || len(fd.Recv.List) == 0 {
+				continue
+			}
+			typ := fd.Recv.List[0].Type
+			if star, ok := typ.(*ast.StarExpr); ok {
+				typ = star.X
+			}
+			if idx, ok := typ.(*ast.IndexExpr); ok { // a generic type's receiver
+				typ = idx.X
+			}
+			if id, ok := typ.(*ast.Ident); ok {
+				counts[filepath.Join(filepath.Dir(path), id.Name)]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk the engine's sources: %v", err)
+	}
+	return counts
 }
