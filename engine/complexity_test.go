@@ -53,8 +53,24 @@ func TestCognitiveComplexityBoundSees(t *testing.T) {
 // and returns those above limit.
 func overComplex(t *testing.T, root string, limit int) []gocognit.Stat {
 	t.Helper()
-	fset := token.NewFileSet()
 	var stats []gocognit.Stat
+	walkSources(t, root, func(fset *token.FileSet, _ string, f *ast.File) {
+		stats = gocognit.ComplexityStats(f, fset, stats)
+	})
+	var over []gocognit.Stat
+	for _, st := range stats {
+		if st.Complexity > limit {
+			over = append(over, st)
+		}
+	}
+	return over
+}
+
+// walkSources parses every non-test Go file under root, outside testdata,
+// and hands it to visit with its path.
+func walkSources(t *testing.T, root string, visit func(fset *token.FileSet, path string, f *ast.File)) {
+	t.Helper()
+	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -69,19 +85,12 @@ func overComplex(t *testing.T, root string, limit int) []gocognit.Stat {
 		if err != nil {
 			return err
 		}
-		stats = gocognit.ComplexityStats(f, fset, stats)
+		visit(fset, path, f)
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("walk the engine's sources: %v", err)
 	}
-	var over []gocognit.Stat
-	for _, st := range stats {
-		if st.Complexity > limit {
-			over = append(over, st)
-		}
-	}
-	return over
 }
 
 // maxMethodsPerType bounds how many methods any type of the engine has:
@@ -119,22 +128,8 @@ func TestMethodsPerTypeBoundSees(t *testing.T) {
 // ("runState", "report/Writer").
 func methodsPerType(t *testing.T, root string) map[string]int {
 	t.Helper()
-	fset := token.NewFileSet()
 	counts := map[string]int{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == "testdata" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	walkSources(t, root, func(_ *token.FileSet, path string, f *ast.File) {
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Recv == nil || len(fd.Recv.List) == 0 {
@@ -151,10 +146,6 @@ func methodsPerType(t *testing.T, root string) map[string]int {
 				counts[filepath.Join(filepath.Dir(path), id.Name)]++
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatalf("walk the engine's sources: %v", err)
-	}
 	return counts
 }
