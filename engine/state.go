@@ -59,10 +59,14 @@ type ending struct {
 	reason  string
 }
 
-// runState is everything one run holds while it runs, grouped by what
-// reads and writes it, so a method's fields say which part of the run it
-// touches. Only the run's own goroutine touches it, except where a field
-// says otherwise.
+// runState is one run while it runs: its life (start, execute, finish),
+// the steps every source of calls goes through, the checks after a step
+// and the verdict's facts. What the run acts on, how it acts and checks,
+// and its model are owned types of their own (the environment, the actor,
+// the checker, the model's state); the actor, the checker and the model
+// hold pointers to the parts they read and write, set once in
+// newRunState. Only the run's own goroutine touches it, except where a
+// field says otherwise.
 type runState struct {
 	r     *Runner
 	bus   *events.Bus
@@ -88,7 +92,8 @@ type runState struct {
 	// startedAt is when the run began, for the deadline budget.
 	startedAt time.Time
 	// loop counts what the agentic loop did, for the report; model is
-	// its model and the model's health (loop.go).
+	// the run's model, its health and what it is asked (loop.go), one
+	// value from the run's start that the parts reading it share.
 	loop  loopStats
 	model *modelState
 	// actionCache is the goal loop's use of the action cache
