@@ -186,23 +186,31 @@ var errModelOff = errors.New("the model is off for the rest of the run (not judg
 // (conversation.go).
 func (s *runState) runLoop(ctx context.Context) {
 	s.loop.ran = true
-	op := s.files.Operator
 	if err := s.model.setUpModel(); err != nil {
 		s.outcome.stop(events.VerdictTestError, OutcomeRuntimeFault, fmt.Sprintf("set up the model: %v", err))
 		s.loop.ended = "the model could not be set up"
 		return
 	}
 	s.model.warmModelImages(ctx)
-	mem := memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
-	l := &goalLoop{
-		run: s, conv: newConversation(mem, s.model.firstMessage(mem)), maxIter: s.model.maxIterations(),
-		stats: &s.loop, facts: &s.outcome, model: s.model, book: &s.book, steer: s.r.steer, files: s.files,
-		bus: s.bus, redact: s.r.Redact,
-	}
+	l := newGoalLoop(s, s)
 	for {
 		if l.turn(ctx) {
 			return
 		}
+	}
+}
+
+// newGoalLoop is the goal loop of run s, stepping through run (s itself,
+// or a test's stepper around it): the conversation starts with the goal's
+// first message, and the loop holds the run's counters, facts, model,
+// guard book and steering.
+func newGoalLoop(s *runState, run stepper) *goalLoop {
+	op := s.files.Operator
+	mem := memory.New(op.Memory.EmitPolicy, op.Memory.KeepImages)
+	return &goalLoop{
+		run: run, conv: newConversation(mem, s.model.firstMessage(mem)), maxIter: s.model.maxIterations(),
+		stats: &s.loop, facts: &s.outcome, model: s.model, book: &s.book, steer: s.r.steer, files: s.files,
+		bus: s.bus, redact: s.r.Redact,
 	}
 }
 

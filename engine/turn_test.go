@@ -2,12 +2,17 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/memory"
 	"github.com/kasmrt/kasmrt/engine/model"
+	mt "github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/scenarios"
 )
 
@@ -163,5 +168,85 @@ func TestRulesGoalLoopDrivesAStepper(t *testing.T) {
 				t.Errorf("the last answer to the model is %q, want %q", last, c.wantAnswer)
 			}
 		})
+	}
+}
+
+// recordingStepper is a run's stepper with what its calls became written
+// down.
+type recordingStepper struct {
+	stepper
+	ran []string
+}
+
+func (r *recordingStepper) runCall(ctx context.Context, c call) result {
+	res := r.stepper.runCall(ctx, c)
+	r.ran = append(r.ran, c.Tool+" "+string(res.status))
+	return res
+}
+
+// TestRulesGoalLoopStepsARunOnTheMachineDouble: the goal loop steps a run
+// launched on the machine double through the stepper interface alone: a
+// stepper wrapped around the run sees each of the model's calls, the run
+// records them as steps with the model as their source, and the model's
+// verdict ends the loop.
+func TestRulesGoalLoopStepsARunOnTheMachineDouble(t *testing.T) {
+	t.Parallel()
+	srv := mt.New(t, mt.Call("observe_screen", `{}`), loopGoalMet)
+	dir := t.TempDir()
+	files := loadRunFiles(t, dir, rulesGoal, strings.ReplaceAll(loopOperator, "ENDPOINT", srv.URL()), nil)
+	r, err := New(files, Options{ReportDir: filepath.Join(dir, "report"), Display: "-", ModelSleep: loopSleep, Machine: &fakeMachine{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Create(r.opts.ReportDir, r.Redact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		steps []events.Event
+	)
+	bus := events.NewBus(r.Redact, rep.Event, func(e events.Event) {
+		if e.Kind == events.KindStepEnded {
+			mu.Lock()
+			steps = append(steps, e)
+			mu.Unlock()
+		}
+	})
+	ctx := t.Context()
+	s := newRunState(r, bus, rep)
+	s.env.life = ctx
+	s.start()
+	if err := s.launch(ctx); err != nil {
+		t.Fatalf("launch on the double: %v", err)
+	}
+	if err := s.model.setUpModel(); err != nil {
+		t.Fatal(err)
+	}
+	s.loop.ran = true
+	rec := &recordingStepper{stepper: s}
+	l := newGoalLoop(s, rec)
+	for !l.turn(ctx) {
+	}
+	s.finish(context.WithoutCancel(ctx))
+	if err := rep.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	if want := []string{"observe_screen ok", "record_verdict ok"}; !slices.Equal(rec.ran, want) {
+		t.Errorf("the stepper ran %q, want %q", rec.ran, want)
+	}
+	if s.outcome.modelVerdict != events.ModelGoalMet || !strings.Contains(s.loop.ended, "verdict") {
+		t.Errorf("model verdict %q, loop ended %q: the model's verdict did not end the loop", s.outcome.modelVerdict, s.loop.ended)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(steps) != 2 {
+		t.Fatalf("%d steps published, want 2: %+v", len(steps), steps)
+	}
+	for _, e := range steps {
+		if e.Source != events.SourceModel {
+			t.Errorf("step %d (%s) has source %q, want the model's", e.Step, e.Tool, e.Source)
+		}
 	}
 }
