@@ -59,8 +59,6 @@ type checker struct {
 	bus     *events.Bus
 }
 
-func (ch *checker) log(format string, args ...any) { logTo(ch.bus, format, args...) }
-
 // expect runs the checks a step carries, after its tool succeeded. The
 // first check that does not hold within its bound fails the step as an
 // assertion (the application did not do what the scenario expects); one

@@ -186,8 +186,6 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 
 func (s *runState) log(format string, args ...any) { logTo(s.bus, format, args...) }
 
-func (e *environment) publish(ev events.Event) events.Event { return e.bus.Publish(ev) }
-
 func (e *environment) log(format string, args ...any) { logTo(e.bus, format, args...) }
 
 // logTo publishes a log line on bus.
