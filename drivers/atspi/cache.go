@@ -92,12 +92,21 @@ type controlCache struct {
 	// change that changes nothing.)
 	scrollBars map[dbus.ObjectPath]float64
 	scrolled   map[dbus.ObjectPath]bool
-	// walks counts the full walks, and tableWalks the walks of one
-	// table, for tests.
-	walks, tableWalks int
+	// walks counts the full walks, tableWalks the walks of one table and
+	// focusWalks the walks for the focus, for tests.
+	walks, tableWalks, focusWalks int
 	// trustFrom is when the toolkit has surely started sending the
 	// events registered for.
 	trustFrom time.Time
+	// windows remembers the window of each accessible that a control's
+	// climb to its window passed, until the tree changes shape.
+	windows windowMemo
+	// focusAt is the accessible the application last said took the
+	// keyboard focus, while focusKnown; focusGen counts the focus events,
+	// so a walk that overlapped one does not set focusAt.
+	focusAt    ref
+	focusKnown bool
+	focusGen   uint64
 }
 
 // controlList is the controls one walk found, while no event discarded
@@ -222,6 +231,7 @@ func (c *controlCache) handle(sig *dbus.Signal) {
 func (c *controlCache) apply(sig *dbus.Signal) {
 	iface, member, _ := cutLast(sig.Name, ".")
 	if iface == ifaceEventWindow {
+		c.windows.forget()
 		c.invalidate()
 		return
 	}
@@ -229,6 +239,9 @@ func (c *controlCache) apply(sig *dbus.Signal) {
 		return
 	}
 	detail, _ := bodyString(sig, 0)
+	if reshapes(member, detail) {
+		c.windows.forget()
+	}
 	switch {
 	case member == "ChildrenChanged":
 		// A table's own children changes, if its toolkit sends them,
@@ -264,6 +277,9 @@ func (c *controlCache) apply(sig *dbus.Signal) {
 			// children changed, or its table its rows.
 			c.invalidateListed(sig.Path)
 		case "focused", "checked", "sensitive", "enabled":
+			if detail == "focused" {
+				c.noteFocus(sig.Path, on)
+			}
 			c.patch(sig.Path, func(ctl *Control, rules walkRules) bool {
 				switch detail {
 				case "focused":
@@ -321,6 +337,22 @@ func (c *controlCache) apply(sig *dbus.Signal) {
 			c.mu.Unlock()
 		}
 	}
+}
+
+// reshapes says whether an object event can move an accessible to
+// another parent, and so to another window: its parent's children
+// changed, its parent property changed, a table's rows changed, or it was
+// shown, hidden or destroyed.
+func reshapes(member, detail string) bool {
+	switch member {
+	case "ChildrenChanged":
+		return true
+	case "StateChanged":
+		return detail == "showing" || detail == "visible" || detail == "defunct"
+	case "PropertyChange":
+		return detail == "accessible-parent"
+	}
+	return slices.Contains(tableEvents, member)
 }
 
 // invalidate discards every list.
@@ -591,6 +623,13 @@ func (c *controlCache) read(ctx context.Context) ([]Control, error) {
 			}
 		}
 		controls = append(controls, listed...)
+	}
+	if !time.Now().Before(c.trustFrom) {
+		// Until the toolkit surely sends its events, a change of the
+		// tree's shape could go unseen.
+		for i := range controls {
+			controls[i].windows = &c.windows
+		}
 	}
 	return controls, nil
 }

@@ -55,6 +55,9 @@ type Control struct {
 	// states and namedByLabel let a cache apply the toolkit's events.
 	states       stateSet
 	namedByLabel bool
+	// windows, when the control came from a cache, remembers which
+	// window it is in (WindowExtents).
+	windows *windowMemo
 }
 
 // Centre is the middle of the control's extents, where a pointer click

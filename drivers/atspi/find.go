@@ -254,7 +254,15 @@ func (c Control) WindowExtents(ctx context.Context) (image.Rectangle, error) {
 	ctx, cancel := bounded(ctx, CallTimeout)
 	defer cancel()
 	node := c.node
+	win, known, gen := c.windows.lookup(node)
+	if known {
+		return c.bus.extentsOf(ctx, win), nil
+	}
+	// The accessibles climbed through are in the same window; the memo
+	// keeps them all, so a sibling's climb stops one level up.
+	var chain []ref
 	for range maxWindowDepth {
+		chain = append(chain, node)
 		var v dbus.Variant
 		if err := c.bus.object(node).CallWithContext(ctx, ifaceProperties+".Get", 0, ifaceAccessible, "Parent").Store(&v); err != nil {
 			return image.Rectangle{}, fmt.Errorf("find the window of control %q: %w", c.Name, err)
@@ -264,7 +272,12 @@ func (c Control) WindowExtents(ctx context.Context) (image.Rectangle, error) {
 			return image.Rectangle{}, fmt.Errorf("find the window of control %q: parent %v: %w", c.Name, v, err)
 		}
 		if parent.Dest != node.Dest || parent.Path == rootPath || parent.Path == "/org/a11y/atspi/null" {
+			c.windows.remember(gen, chain, node)
 			return c.bus.extentsOf(ctx, node), nil
+		}
+		if win, known, _ := c.windows.lookup(parent); known {
+			c.windows.remember(gen, chain, win)
+			return c.bus.extentsOf(ctx, win), nil
 		}
 		node = parent
 	}
