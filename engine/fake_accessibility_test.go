@@ -61,6 +61,10 @@ type fakeAccessibilityBus struct{ f *fakeMachine }
 func (b fakeAccessibilityBus) Discover(_ context.Context, pid int, _ atspi.DiscoverOptions) (stage.Discovery, error) {
 	b.f.mu.Lock()
 	controls := b.f.controls
+	if b.f.paintsOnDiscovery != nil {
+		close(b.f.paintsOnDiscovery)
+		b.f.paintsOnDiscovery = nil
+	}
 	b.f.mu.Unlock()
 	switch {
 	case pid != fakePID || controls == nil:

@@ -151,6 +151,10 @@ type fakeMachine struct {
 	gaveFocus []uint32
 	// painted records every window waited on to paint.
 	painted []uint32
+	// paintsOnDiscovery, when set, keeps the window blank until the
+	// application has been looked for on the accessibility bus (Discover
+	// closes it), as a toolkit registers while it draws its first frames.
+	paintsOnDiscovery chan struct{}
 	// lateLeft counts down lateDraw's captures.
 	lateLeft int
 	// moves records every pointer move that is not a click.
@@ -434,10 +438,18 @@ func (f *fakeMachine) FocusedWindow() (desktop.Window, bool, error) {
 
 // WaitPainted finds the window painted at once: the double's frames are
 // drawn before anyone looks.
-func (f *fakeMachine) WaitPainted(_ context.Context, w desktop.Window, _ desktop.SettleOptions) (bool, error) {
+func (f *fakeMachine) WaitPainted(ctx context.Context, w desktop.Window, _ desktop.SettleOptions) (bool, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.painted = append(f.painted, w.ID)
+	wait := f.paintsOnDiscovery
+	f.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return false, nil
+		}
+	}
 	return true, nil
 }
 

@@ -237,6 +237,21 @@ func TestRulesControlsOffer(t *testing.T) {
 			t.Errorf("input = %q", got)
 		}
 	})
+	t.Run("looked for while the window paints", func(t *testing.T) {
+		// The controls are looked for as soon as the window maps, not
+		// after it painted: the two waits overlap.
+		t.Parallel()
+		f := fakeDialog()
+		f.paintsOnDiscovery = make(chan struct{})
+		r := loopRun(t, loopCase{scenario: strings.Replace(rulesGoal, "command: [fake-app]", "command: [fake-app]\n  startup_timeout_s: 3", 1), machine: f,
+			script: []mt.Exchange{loopGoalMet}})
+		if tools, _ := offered(r); !slices.Contains(tools, "click_element") {
+			t.Errorf("tools = %q, want click_element offered", tools)
+		}
+		if slices.ContainsFunc(r.events, func(e events.Event) bool { return strings.Contains(e.Message, "was still blank") }) {
+			t.Error("the window's paint was waited for before the controls were looked for")
+		}
+	})
 	t.Run("switched off", func(t *testing.T) {
 		t.Parallel()
 		r := loopRun(t, loopCase{scenario: rulesGoal, operator: strings.Replace(loopOperator, "session:\n", "session:\n  accessibility: false\n", 1), machine: fakeDialog(),

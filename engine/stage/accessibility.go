@@ -17,6 +17,10 @@ type Accessibility struct {
 	sessionBus SessionBus // started by the stage when there was none
 	address    string
 	bus        AccessibilityBus
+	// connecting delivers the connection to the accessibility bus that
+	// the stage opens while the application starts (connect).
+	connecting chan connection
+	conn       connection
 	// App is the application's node, once Found.
 	App   AccessibleApp
 	Found bool
@@ -92,57 +96,107 @@ func (st *Stage) prepareAccessibility(ctx context.Context, display string) []str
 		a.sessionBus, a.address = sb, sb.Address()
 		env = append(env, sb.Env()...)
 	}
+	st.connect(ctx, a)
 	return env
 }
 
+// connection is the outcome of connecting to the accessibility bus.
+type connection struct {
+	bus AccessibilityBus
+	err error
+}
+
+// connect opens the connection to the accessibility bus in the
+// background, bounded by app.startup_timeout_s. Asking the session bus
+// for the accessibility bus's address starts the AT-SPI bus launcher, the
+// accessibility bus and its registry; started while the application
+// starts, they are up by the time the application registers, instead of
+// being started by the application's own first request or by the
+// runtime's after the window painted.
+func (st *Stage) connect(ctx context.Context, a *Accessibility) {
+	a.connecting = make(chan connection, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, st.startupTimeout())
+		defer cancel()
+		bus, err := st.cfg.Machine.ConnectAccessibility(ctx, a.address)
+		a.connecting <- connection{bus, err}
+	}()
+}
+
+// connection waits for the connection connect opened. It is called from
+// one goroutine at a time: discovery's, then the strike's.
+func (a *Accessibility) connection() connection {
+	if a.connecting != nil {
+		a.conn = <-a.connecting
+		a.connecting = nil
+	}
+	return a.conn
+}
+
 // discoverControls asks the accessibility registry for the application's
-// named controls after its window appeared. When it publishes some,
-// click_element joins the tool list; when not, the offer says why. The
-// wait is bounded by app.startup_timeout_s counted from the window's
-// mapping, and by connectGrace for an application that never connects to
-// the bus.
-func (st *Stage) discoverControls(ctx context.Context) {
+// named controls once its window appeared, in the background, and returns
+// the function that waits for the answer and offers it: when the
+// application publishes controls, click_element joins the tool list; when
+// not, the offer says why. The wait is bounded by app.startup_timeout_s
+// counted from the window's mapping, and by connectGrace for an
+// application that never connects to the bus. The caller waits for the
+// window to paint meanwhile: a toolkit registers with the accessibility
+// registry as it draws its first frames, and the two waits overlap.
+func (st *Stage) discoverControls(ctx context.Context) (offer func()) {
 	a := st.A11y
 	if a == nil {
-		return
+		return func() {}
 	}
 	if a.off != "" {
-		st.noClickElement(a.off)
-		return
+		return func() { st.noClickElement(a.off) }
 	}
-	connectCtx, cancel := context.WithTimeout(ctx, st.startupTimeout())
-	bus, err := st.cfg.Machine.ConnectAccessibility(connectCtx, a.address)
-	cancel()
-	if err != nil {
-		st.noClickElement(fmt.Sprintf("the accessibility bus is not running: %v", err))
-		return
+	type outcome struct {
+		found Discovery
+		took  time.Duration
+		err   error
 	}
-	a.bus = bus
-	started := time.Now()
-	ctx, cancel = context.WithTimeout(ctx, st.startupTimeout())
-	defer cancel()
-	found, err := bus.Discover(ctx, st.App.PID(), atspi.DiscoverOptions{ConnectGrace: connectGrace, NoBusGrace: noBusGrace})
-	if err != nil {
-		st.noClickElement(err.Error())
-		return
+	done := make(chan outcome, 1)
+	pid, desk, server := st.App.PID(), st.Desk, st.Server
+	go func() {
+		c := a.connection()
+		if c.err != nil {
+			done <- outcome{err: fmt.Errorf("the accessibility bus is not running: %v", c.err)}
+			return
+		}
+		a.bus = c.bus
+		started := time.Now()
+		ctx, cancel := context.WithTimeout(ctx, st.startupTimeout())
+		defer cancel()
+		found, err := c.bus.Discover(ctx, pid, atspi.DiscoverOptions{ConnectGrace: connectGrace, NoBusGrace: noBusGrace})
+		if err == nil {
+			a.App, a.Found = found.App, true
+			if extentsInWindow(server) || toolkitPlacesInWindow(found.Toolkit) {
+				a.App = placedApp{AccessibleApp: found.App, desk: desk, pid: pid}
+			}
+		}
+		done <- outcome{found: found, took: time.Since(started), err: err}
+	}()
+	return func() {
+		o := <-done
+		if o.err != nil {
+			st.noClickElement(o.err.Error())
+			return
+		}
+		found := o.found
+		if found.NoCache != nil {
+			st.rep.Logf("read the controls of %s without a cache, walking its accessible tree at every read: %v", found.Name, found.NoCache)
+		}
+		who := found.Name
+		if found.Toolkit != "" {
+			who += " (" + found.Toolkit + ")"
+		}
+		st.rep.Offer(Offer{
+			Message: fmt.Sprintf("%s published %d named controls in %s: %s",
+				who, len(found.Controls), o.took.Round(time.Millisecond),
+				Truncate(strings.Join(atspi.Names(found.Controls), ", "), 300)),
+			Controls: true, ControlCount: len(found.Controls),
+		})
 	}
-	a.App, a.Found = found.App, true
-	if extentsInWindow(st.Server) || toolkitPlacesInWindow(found.Toolkit) {
-		a.App = placedApp{AccessibleApp: found.App, desk: st.Desk, pid: st.App.PID()}
-	}
-	if found.NoCache != nil {
-		st.rep.Logf("read the controls of %s without a cache, walking its accessible tree at every read: %v", found.Name, found.NoCache)
-	}
-	who := found.Name
-	if found.Toolkit != "" {
-		who += " (" + found.Toolkit + ")"
-	}
-	st.rep.Offer(Offer{
-		Message: fmt.Sprintf("%s published %d named controls in %s: %s",
-			who, len(found.Controls), time.Since(started).Round(time.Millisecond),
-			Truncate(strings.Join(atspi.Names(found.Controls), ", "), 300)),
-		Controls: true, ControlCount: len(found.Controls),
-	})
 }
 
 // noClickElement offers the tool list with why click_element is not on
@@ -157,6 +211,11 @@ func (st *Stage) noClickElement(reason string) {
 func (a *Accessibility) close(rep Reporter) {
 	if a == nil {
 		return
+	}
+	if a.bus == nil {
+		// A run that ended before discovery still has the connection
+		// opened while the application started.
+		a.bus = a.connection().bus
 	}
 	if a.bus != nil {
 		if err := a.bus.Close(); err != nil {

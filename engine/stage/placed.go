@@ -4,6 +4,7 @@ import (
 	"context"
 	"image"
 	"strings"
+	"sync"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/desktop"
@@ -145,11 +146,12 @@ func (a placedApp) Controls(ctx context.Context) ([]atspi.Control, error) {
 	// window size the application reports.
 	type key struct{ own image.Rectangle }
 	origins := map[key]image.Point{}
+	owns, errs := a.windowsOf(ctx, cs)
 	for i, c := range cs {
 		if c.Extents.Empty() {
 			continue
 		}
-		own, err := a.AccessibleApp.WindowExtents(ctx, c)
+		own, err := owns[i], errs[i]
 		if err != nil {
 			cs[i].Extents = image.Rectangle{}
 			continue
@@ -167,6 +169,23 @@ func (a placedApp) Controls(ctx context.Context) ([]atspi.Control, error) {
 		cs[i].Extents = c.Extents.Add(off)
 	}
 	return cs, nil
+}
+
+// windowsOf asks for the window of every control with extents at once:
+// each question climbs the control's ancestors one round trip at a time
+// (unless the driver remembers the answer), and asked one after the
+// other they took hundreds of round trips per read of a GTK 4 window.
+func (a placedApp) windowsOf(ctx context.Context, cs []atspi.Control) ([]image.Rectangle, []error) {
+	owns, errs := make([]image.Rectangle, len(cs)), make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		if c.Extents.Empty() {
+			continue
+		}
+		wg.Go(func() { owns[i], errs[i] = a.AccessibleApp.WindowExtents(ctx, c) })
+	}
+	wg.Wait()
+	return owns, errs
 }
 
 func (a placedApp) Find(ctx context.Context, name string) (atspi.Control, error) {

@@ -211,8 +211,9 @@ func (st *Stage) Set(ctx, life context.Context) error {
 		st.rep.Logf("focus the application window: %v", err)
 	}
 	st.parkPointer(ctx, &st.Window)
+	offer := st.discoverControls(ctx)
 	st.waitReady(findCtx)
-	st.discoverControls(ctx)
+	offer()
 	if files.Scenario.Browser != nil {
 		return st.launchBrowser(ctx, life)
 	}
