@@ -171,22 +171,32 @@ func (a placedApp) Controls(ctx context.Context) ([]atspi.Control, error) {
 	return cs, nil
 }
 
-// windowsOf asks for the window of every control with extents at once:
-// each question climbs the control's ancestors one round trip at a time
-// (unless the driver remembers the answer), and asked one after the
-// other they took hundreds of round trips per read of a GTK 4 window.
+// windowsOf asks for the window of every control with extents, up to
+// windowQuestions at a time: each question climbs the control's ancestors
+// one round trip at a time (unless the driver remembers the answer), and
+// asked one after the other they took hundreds of round trips per read of
+// a GTK 4 window.
 func (a placedApp) windowsOf(ctx context.Context, cs []atspi.Control) ([]image.Rectangle, []error) {
 	owns, errs := make([]image.Rectangle, len(cs)), make([]error, len(cs))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, windowQuestions)
 	for i, c := range cs {
 		if c.Extents.Empty() {
 			continue
 		}
-		wg.Go(func() { owns[i], errs[i] = a.AccessibleApp.WindowExtents(ctx, c) })
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			owns[i], errs[i] = a.AccessibleApp.WindowExtents(ctx, c)
+		})
 	}
 	wg.Wait()
 	return owns, errs
 }
+
+// windowQuestions bounds the climbs windowsOf has under way, so a window
+// of hundreds of controls does not flood the application's bus queue.
+const windowQuestions = 16
 
 func (a placedApp) Find(ctx context.Context, name string) (atspi.Control, error) {
 	c, err := a.AccessibleApp.Find(ctx, name)
