@@ -3,6 +3,7 @@ package atspi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -265,6 +266,75 @@ func BenchmarkDiscover(b *testing.B) {
 				n = len(found.Controls)
 			}
 			b.ReportMetric(float64(n), "controls")
+		})
+	}
+}
+
+// BenchmarkCalculatorWindows measures finding the window of each of
+// gnome-calculator's controls (GTK 4 reports extents in window
+// coordinates, so the run places every control by its window): climbing
+// from each control in turn with nothing remembered (as every read did
+// before the memo), one control after the other from the cache's memo,
+// and all at once (WindowsOf: the memo, one question per window).
+func BenchmarkCalculatorWindows(b *testing.B) {
+	app, err := calculator(b).Cached(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(registrationLag)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	controls, err := app.Controls(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare := slices.Clone(controls)
+	for i := range bare {
+		bare[i].windows = nil
+	}
+	each := func(cs []Control) func(b *testing.B) {
+		return func(b *testing.B) {
+			for b.Loop() {
+				for _, c := range cs {
+					if _, err := c.WindowExtents(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+	b.Run("climbing", each(bare))
+	b.Run("memo", each(controls))
+	b.Run("at-once", func(b *testing.B) {
+		for b.Loop() {
+			if _, errs := WindowsOf(ctx, controls); errs[0] != nil {
+				b.Fatal(errs[0])
+			}
+		}
+	})
+}
+
+// BenchmarkCalculatorFocused measures finding gnome-calculator's focused
+// accessible (the action cache's fit check reads it before every replayed
+// call): by a walk of the tree, and from the focus events a cache follows.
+func BenchmarkCalculatorFocused(b *testing.B) {
+	plain := calculator(b)
+	cached, err := plain.Cached(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(registrationLag)
+	ctx := context.Background()
+	for _, bench := range []struct {
+		name string
+		app  App
+	}{{"walk", plain}, {"events", cached}} {
+		b.Run(bench.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, ok, err := bench.app.Focused(ctx); err != nil || !ok {
+					b.Fatalf("Focused: %v, %v", ok, err)
+				}
+			}
 		})
 	}
 }

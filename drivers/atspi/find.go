@@ -6,6 +6,7 @@ import (
 	"image"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -253,10 +254,73 @@ func (c Control) WindowExtents(ctx context.Context) (image.Rectangle, error) {
 	}
 	ctx, cancel := bounded(ctx, CallTimeout)
 	defer cancel()
+	win, err := c.window(ctx)
+	if err != nil {
+		return image.Rectangle{}, err
+	}
+	return c.bus.extentsOf(ctx, win), nil
+}
+
+// windowClimbs bounds the climbs WindowsOf has under way, so a window of
+// hundreds of controls does not flood the application's bus queue.
+const windowClimbs = 16
+
+// WindowsOf returns what WindowExtents returns for each control, climbing
+// from up to windowClimbs controls at a time and asking each window they
+// are in for its extents once: one after the other, the climbs and the
+// questions took hundreds of round trips per read of a GTK 4 window.
+func WindowsOf(ctx context.Context, cs []Control) ([]image.Rectangle, []error) {
+	ctx, cancel := bounded(ctx, CallTimeout)
+	defer cancel()
+	wins, errs := make([]ref, len(cs)), make([]error, len(cs))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, windowClimbs)
+	for i, c := range cs {
+		if c.bus == nil {
+			errs[i] = fmt.Errorf("find the window of control %q: control was not read from a bus", c.Name)
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			wins[i], errs[i] = c.window(ctx)
+		})
+	}
+	wg.Wait()
+	type key struct {
+		bus *Bus
+		win ref
+	}
+	asked := map[key]*dbus.Call{}
+	for i, c := range cs {
+		if k := (key{c.bus, wins[i]}); errs[i] == nil && asked[k] == nil {
+			asked[k] = c.bus.object(wins[i]).GoWithContext(ctx, ifaceComponent+".GetExtents", 0, nil, coordTypeScreen)
+		}
+	}
+	boxes := make(map[key]image.Rectangle, len(asked))
+	for k, call := range asked {
+		// A window that cannot say has no extents, as in extentsOf.
+		var e screenBox
+		if (<-call.Done).Store(&e) == nil {
+			boxes[k] = e.rect()
+		}
+	}
+	out := make([]image.Rectangle, len(cs))
+	for i, c := range cs {
+		if errs[i] == nil {
+			out[i] = boxes[key{c.bus, wins[i]}]
+		}
+	}
+	return out, errs
+}
+
+// window is the accessible just below the application that the control
+// is in, from the memo when a climb found it since the tree last changed.
+func (c Control) window(ctx context.Context) (ref, error) {
 	node := c.node
 	win, known, gen := c.windows.lookup(node)
 	if known {
-		return c.bus.extentsOf(ctx, win), nil
+		return win, nil
 	}
 	// The accessibles climbed through are in the same window; the memo
 	// keeps them all, so a sibling's climb stops one level up.
@@ -265,21 +329,21 @@ func (c Control) WindowExtents(ctx context.Context) (image.Rectangle, error) {
 		chain = append(chain, node)
 		var v dbus.Variant
 		if err := c.bus.object(node).CallWithContext(ctx, ifaceProperties+".Get", 0, ifaceAccessible, "Parent").Store(&v); err != nil {
-			return image.Rectangle{}, fmt.Errorf("find the window of control %q: %w", c.Name, err)
+			return ref{}, fmt.Errorf("find the window of control %q: %w", c.Name, err)
 		}
 		var parent ref
 		if err := dbus.Store([]any{v.Value()}, &parent); err != nil {
-			return image.Rectangle{}, fmt.Errorf("find the window of control %q: parent %v: %w", c.Name, v, err)
+			return ref{}, fmt.Errorf("find the window of control %q: parent %v: %w", c.Name, v, err)
 		}
 		if parent.Dest != node.Dest || parent.Path == rootPath || parent.Path == "/org/a11y/atspi/null" {
 			c.windows.remember(gen, chain, node)
-			return c.bus.extentsOf(ctx, node), nil
+			return node, nil
 		}
 		if win, known, _ := c.windows.lookup(parent); known {
 			c.windows.remember(gen, chain, win)
-			return c.bus.extentsOf(ctx, win), nil
+			return win, nil
 		}
 		node = parent
 	}
-	return image.Rectangle{}, fmt.Errorf("find the window of control %q: no window within %d levels", c.Name, maxWindowDepth)
+	return ref{}, fmt.Errorf("find the window of control %q: no window within %d levels", c.Name, maxWindowDepth)
 }

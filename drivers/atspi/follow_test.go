@@ -22,8 +22,9 @@ func (a App) windowsKnown() int {
 
 // TestCacheFollowsFocusAndWindows: a cache answers the focused accessible
 // from the application's focus events and the window of each control from
-// what an earlier climb found, and each answer is the one a walk of the
-// tree (an App without a cache) gives: after the window takes the focus,
+// what an earlier climb found (one by one and all at once, WindowsOf), and
+// each answer is the one a walk of the tree (an App without a cache)
+// gives: after the window takes the focus,
 // after Tab moves it, and after a control is removed and another added,
 // which makes the cache forget the windows.
 func TestCacheFollowsFocusAndWindows(t *testing.T) {
@@ -78,17 +79,18 @@ func TestCacheFollowsFocusAndWindows(t *testing.T) {
 		}
 		t.Fatalf("the cache says %q (%s) has the focus, the walk %q (%s); want %q", got.Name, got.Role, walked.Name, walked.Role, want)
 	}
-	// sameWindows checks every control's window against a climb that
-	// remembers nothing.
+	// sameWindows checks every control's window, one by one and all at
+	// once (WindowsOf), against a climb that remembers nothing.
 	sameWindows := func(controls []Control) {
 		t.Helper()
-		for _, c := range controls {
+		all, errs := WindowsOf(ctx, controls)
+		for i, c := range controls {
 			if c.windows == nil {
 				t.Fatalf("the cached control %q does not remember its window", c.Name)
 			}
 			got, err := c.WindowExtents(ctx)
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || errs[i] != nil {
+				t.Fatal(err, errs[i])
 			}
 			bare := c
 			bare.windows = nil
@@ -96,8 +98,8 @@ func TestCacheFollowsFocusAndWindows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != want || got.Empty() {
-				t.Errorf("the window of %q is %v from the memo, %v climbing", c.Name, got, want)
+			if got != want || all[i] != want || got.Empty() {
+				t.Errorf("the window of %q is %v from the memo, %v asked with the others, %v climbing", c.Name, got, all[i], want)
 			}
 		}
 	}

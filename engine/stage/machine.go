@@ -234,6 +234,10 @@ func (atspiApp) WindowExtents(ctx context.Context, c atspi.Control) (image.Recta
 	return c.WindowExtents(ctx)
 }
 
+func (atspiApp) WindowsOf(ctx context.Context, cs []atspi.Control) ([]image.Rectangle, []error) {
+	return atspi.WindowsOf(ctx, cs)
+}
+
 // cdpBrowser gives the driver's browser the stage's view of its tab.
 type cdpBrowser struct{ *cdp.Browser }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"image"
 	"strings"
-	"sync"
 
 	"github.com/kasmrt/kasmrt/drivers/atspi"
 	"github.com/kasmrt/kasmrt/drivers/desktop"
@@ -171,32 +170,40 @@ func (a placedApp) Controls(ctx context.Context) ([]atspi.Control, error) {
 	return cs, nil
 }
 
-// windowsOf asks for the window of every control with extents, up to
-// windowQuestions at a time: each question climbs the control's ancestors
-// one round trip at a time (unless the driver remembers the answer), and
-// asked one after the other they took hundreds of round trips per read of
-// a GTK 4 window.
-func (a placedApp) windowsOf(ctx context.Context, cs []atspi.Control) ([]image.Rectangle, []error) {
-	owns, errs := make([]image.Rectangle, len(cs)), make([]error, len(cs))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, windowQuestions)
-	for i, c := range cs {
-		if c.Extents.Empty() {
-			continue
-		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			owns[i], errs[i] = a.AccessibleApp.WindowExtents(ctx, c)
-		})
-	}
-	wg.Wait()
-	return owns, errs
+// windowsReader finds the windows of many controls at once (the AT-SPI
+// driver's atspi.WindowsOf).
+type windowsReader interface {
+	WindowsOf(ctx context.Context, cs []atspi.Control) ([]image.Rectangle, []error)
 }
 
-// windowQuestions bounds the climbs windowsOf has under way, so a window
-// of hundreds of controls does not flood the application's bus queue.
-const windowQuestions = 16
+// windowsOf is the window of every control with extents: all at once when
+// the application can say (asked one control after the other, the climbs
+// to the windows took hundreds of round trips per read of a GTK 4
+// window), else one by one.
+func (a placedApp) windowsOf(ctx context.Context, cs []atspi.Control) ([]image.Rectangle, []error) {
+	owns, errs := make([]image.Rectangle, len(cs)), make([]error, len(cs))
+	var placed []int
+	for i, c := range cs {
+		if !c.Extents.Empty() {
+			placed = append(placed, i)
+		}
+	}
+	if r, ok := a.AccessibleApp.(windowsReader); ok {
+		some := make([]atspi.Control, len(placed))
+		for j, i := range placed {
+			some[j] = cs[i]
+		}
+		o, e := r.WindowsOf(ctx, some)
+		for j, i := range placed {
+			owns[i], errs[i] = o[j], e[j]
+		}
+		return owns, errs
+	}
+	for _, i := range placed {
+		owns[i], errs[i] = a.AccessibleApp.WindowExtents(ctx, cs[i])
+	}
+	return owns, errs
+}
 
 func (a placedApp) Find(ctx context.Context, name string) (atspi.Control, error) {
 	c, err := a.AccessibleApp.Find(ctx, name)
