@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Splits the wall time of goal runs into phases from their events.jsonl:
 the display, the app's launch to its window, the window to the controls
-offered (painting and discovery overlap), the model-source calls by tool,
-the time between calls (the planner's fit checks, the Environment Update,
-the checks before a turn), the success criteria, and the report.
+offered (painting and discovery overlap), the loop's calls by tool (the
+model's or the cache's), the time between calls (the planner's fit
+checks, the Environment Update, the checks before a turn), the success
+criteria, and the report.
 
     scripts/run-phases.py REPORT_DIR...     (one column per run)
 """
@@ -37,7 +38,8 @@ def phases(run):
     spent, count = collections.defaultdict(float), collections.Counter()
     between, prev = 0.0, first("tools")
     for e in ev:
-        if e.get("source") != "model":
+        # The loop's calls: the model's, or the action cache's replays.
+        if e.get("source") not in ("model", "cache"):
             continue
         if e["kind"] == "step.started":
             between += (e["_t"] - prev).total_seconds()

@@ -308,11 +308,12 @@ func BenchmarkActionCacheGallery(b *testing.B) {
 
 // loopSpan is the time from the loop's first step to the end of its
 // last: the part of a run the cache changes, without the app's start and
-// the success criteria.
+// the success criteria. The loop's steps are the planner's, the model's
+// or the cache's.
 func loopSpan(rep report.Report) time.Duration {
 	var first, last time.Time
 	for _, s := range rep.Steps {
-		if s.Source != "model" {
+		if !s.Source.Planned() {
 			continue
 		}
 		if first.IsZero() {
