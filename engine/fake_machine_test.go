@@ -159,6 +159,9 @@ type fakeMachine struct {
 	lateLeft int
 	// moves records every pointer move that is not a click.
 	moves []image.Point
+	// deadlines records the deadline of every capture's context that has
+	// one, in order.
+	deadlines []time.Time
 }
 
 var (
@@ -321,6 +324,11 @@ func (f *fakeMachine) screen() (*image.RGBA, error) {
 }
 
 func (f *fakeMachine) Capture(ctx context.Context) (*image.RGBA, error) {
+	if d, ok := ctx.Deadline(); ok {
+		f.mu.Lock()
+		f.deadlines = append(f.deadlines, d)
+		f.mu.Unlock()
+	}
 	if f.captureDelay > 0 {
 		select {
 		case <-ctx.Done():
@@ -329,6 +337,14 @@ func (f *fakeMachine) Capture(ctx context.Context) (*image.RGBA, error) {
 		}
 	}
 	return f.screen()
+}
+
+// captureDeadlines returns the deadlines the captures' contexts carried,
+// in order.
+func (f *fakeMachine) captureDeadlines() []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.deadlines)
 }
 
 func (f *fakeMachine) WaitSettled(context.Context, desktop.SettleOptions) (*image.RGBA, bool, error) {

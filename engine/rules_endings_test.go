@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -34,16 +35,45 @@ func TestRulesScriptedDeadline(t *testing.T) {
 	})
 	t.Run("mid-step", func(t *testing.T) {
 		t.Parallel()
+		f := &fakeMachine{}
 		r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - observe_screen: {}\n  - wait: 20\n  - observe_screen: {}\n",
-			operator: "runner: {}\n", env: env, machine: &fakeMachine{}})
+			operator: "runner: {}\n", env: env, machine: f})
 		loopWant(t, r, events.VerdictTestError, OutcomeDeadline, 0, 0)
 		loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""}, loopStep{"wait", "error", "wait interrupted"})
+		// The rule in events: the cut step ends, no later step starts,
+		// and only then do the final checks, the final capture, the
+		// verdict and the run's end follow, in that order.
+		var order []string
+		for _, e := range r.events {
+			switch e.Kind {
+			case events.KindStepStarted, events.KindStepEnded:
+				order = append(order, fmt.Sprintf("%s %d", e.Kind, e.Step))
+			case events.KindFinal, events.KindVerdict, events.KindRunEnded:
+				order = append(order, string(e.Kind))
+			case events.KindCheck:
+				if len(order) == 0 || order[len(order)-1] != "checks" {
+					order = append(order, "checks")
+				}
+			}
+		}
+		want := []string{"step.started 1", "step.ended 1", "step.started 2", "step.ended 2", "checks", "final", "verdict", "run.ended"}
+		if !slices.Equal(order, want) {
+			t.Errorf("events in order %q, want %q", order, want)
+		}
 		// The work stops when the report's reserve (a third of 1.5 s)
-		// begins, 1 s in: the wait started after the first step, so it
-		// ran less than that; cut at the deadline itself, it would run
-		// about 1.45 s.
-		if d := r.rep.Steps[1].DurationMS; d > 1200 {
-			t.Errorf("the cut wait took %d ms: the work goes on into the report's reserve", d)
+		// begins, not at the deadline itself: the context the work
+		// captured the screen in ends at the latest 1 s after the run
+		// started (it was made just before run.started), where one that
+		// ran to the deadline would end about 1.5 s after it. This compares
+		// two instants the run fixed, not how long anything took, so a
+		// loaded machine cannot upset it.
+		started := loopEvents(r, events.KindRunStarted)
+		work := f.captureDeadlines()
+		if len(started) != 1 || len(work) == 0 {
+			t.Fatalf("%d run.started events, %d captures with a deadline", len(started), len(work))
+		}
+		if reserveStarts := started[0].T.Add(time.Second); work[0].After(reserveStarts) {
+			t.Errorf("the work's context ends %v after run.started: the work goes on into the report's reserve", work[0].Sub(started[0].T))
 		}
 		if c := r.rep.Checks; c.ProcessAlive == nil || !*c.ProcessAlive || c.WindowPresent == nil || !*c.WindowPresent {
 			t.Errorf("final checks %+v: the app was healthy when the run was cut short", c)
