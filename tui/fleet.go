@@ -88,6 +88,11 @@ type Fleet struct {
 	help          help.Model
 	quitted       bool
 
+	// asked are the runs whose primary device attributes queries went to
+	// the terminal and await its reply, in the order sent: each reply goes
+	// to the run that asked, watched or not by then (see Model.resendRaw).
+	asked []*fleetRun
+
 	lastView atomic.Pointer[string]
 }
 
@@ -166,15 +171,20 @@ func (f *Fleet) restyle() {
 }
 
 // followBackground draws the fleet and every run's console for the
-// terminal's background, when the theme follows it.
-func (f *Fleet) followBackground(dark bool) {
+// terminal's background, when the theme follows it. Only the watched
+// run's image is on the terminal to be written again after the repaint.
+func (f *Fleet) followBackground(dark bool) tea.Cmd {
 	f.background = &dark
 	th := f.opts.Run.Theme.ForBackground(dark)
 	f.styles = th.Styles
 	f.restyle()
+	var cmds []tea.Cmd
 	for _, fr := range f.runs {
-		fr.model.applyTheme(fr.model.opts.Theme.ForBackground(dark))
+		if cmd := fr.model.followBackground(dark); fr == f.watched {
+			cmds = append(cmds, f.wrap(fr, cmd))
+		}
 	}
+	return tea.Batch(cmds...)
 }
 
 // LastView returns the newest rendered screen without styles; it is safe
@@ -332,8 +342,7 @@ func (f *Fleet) tick() tea.Cmd {
 func (f *Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.BackgroundColorMsg:
-		f.followBackground(msg.IsDark())
-		return f, nil
+		return f, f.followBackground(msg.IsDark())
 	case fleetIntakeMsg:
 		return f, f.applyIntake(msg)
 	case fleetRunMsg:
@@ -383,8 +392,13 @@ func (f *Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return f, f.handleKey(msg)
 	}
-	if _, ok := graphics.ReplyFromMsg(msg); ok {
-		return f, nil
+	if r, ok := graphics.ReplyFromMsg(msg); ok {
+		if r.DA1 == nil || len(f.asked) == 0 {
+			return f, nil
+		}
+		fr := f.asked[0]
+		f.asked = f.asked[1:]
+		return f, f.forward(fr, msg)
 	}
 	if f.watched != nil {
 		return f, f.forward(f.watched, msg)
@@ -429,7 +443,16 @@ func (f *Fleet) routeRun(msg fleetRunMsg) tea.Cmd {
 	case tea.RawMsg:
 		// Any run's question rings the bell; only the watched run may
 		// draw (its images go over its own panes).
-		if bell, _ := inner.Msg.(string); fr != f.watched && bell != "\a" {
+		seq, _ := inner.Msg.(string)
+		if seq == graphics.DA1Query {
+			if fr != f.watched {
+				// Not written, so nothing to wait for: the run's image
+				// write that waits on it is dropped here in turn.
+				return func() tea.Msg { return fleetRunMsg{run: fr, msg: uv.PrimaryDeviceAttributesEvent{}} }
+			}
+			f.asked = append(f.asked, fr)
+		}
+		if fr != f.watched && seq != "\a" {
 			return nil
 		}
 		return func() tea.Msg { return inner }

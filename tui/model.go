@@ -141,6 +141,14 @@ type Model struct {
 	framePane    graphics.Pane
 	frameKey     string
 	inflight     bool
+	// The image escapes wait for the terminal to show it has drawn the
+	// cells they go over (see resendRaw): da1Sent counts the primary
+	// device attributes queries written (the graphics probe's included),
+	// da1Seen the replies, which come in the same order; waiting is the
+	// write due once the reply to query number waitingFor has come.
+	da1Sent, da1Seen int
+	waiting          *rawMsg
+	waitingFor       int
 	// lastRender is when the newest live render started; renderDue is set
 	// while a render waits for the interval to pass.
 	lastRender time.Time
@@ -231,8 +239,8 @@ type probeTimeoutMsg struct{}
 // tickMsg advances the live countdown.
 type tickMsg time.Time
 
-// rawMsg writes an image escape once the renderer has drawn the blank
-// rectangle it goes over.
+// rawMsg is an image escape to write once the renderer has drawn the
+// blank rectangle it goes over, for the frame of key.
 type rawMsg struct {
 	seq string
 	key string
@@ -255,6 +263,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.mode == graphics.Auto {
 		if canAsk {
 			m.probing = true
+			m.da1Sent++ // the probe ends with one
 			// Until the terminal answers, screens are drawn as the fallback
 			// draws them, so the first capture shows at once.
 			m.renderer = graphics.NewRenderer(graphics.Detect(m.opts.Env), m.rendererOptions())
@@ -296,13 +305,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	if r, ok := graphics.ReplyFromMsg(msg); ok {
+		var write tea.Cmd
+		if r.DA1 != nil {
+			write = m.terminalCaughtUp()
+		}
 		if !m.probing {
-			return m, nil
+			return m, write
 		}
 		m.replies = append(m.replies, r)
 		if r.DA1 != nil {
 			m.setMode(graphics.Detect(m.opts.Env, m.replies...))
-			return m, m.refreshScreen()
+			return m, tea.Batch(write, m.refreshScreen())
 		}
 		return m, nil
 	}
@@ -319,8 +332,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.refreshScreen()
 	case tea.BackgroundColorMsg:
-		m.applyTheme(m.opts.Theme.ForBackground(msg.IsDark()))
-		return m, nil
+		return m, m.followBackground(msg.IsDark())
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		return m, m.resized()
@@ -337,11 +349,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// The wait was measured to end the interval.
 		m.renderDue, m.lastRender = false, time.Time{}
 		return m, m.refreshScreen()
-	case rawMsg:
-		if msg.key == m.frameKey && !m.showHelp {
-			return m, tea.Raw(msg.seq)
-		}
-		return m, nil
 	case controlMsg:
 		if msg.err != nil {
 			m.status = fmt.Sprintf("%s failed: %v", msg.what, msg.err)
@@ -781,14 +788,40 @@ func (m *Model) resized() tea.Cmd {
 }
 
 // resendRaw writes the frame's image escapes again after the renderer has
-// drawn the cells they go over (a sixel is erased by any repaint of its
-// rectangle).
+// drawn the cells they go over: a sixel is erased by any repaint of its
+// rectangle, so written before the repaint it is lost.
+//
+// The program writes the view on its own clock, after the raw writes
+// queued in the same frame, and says nothing when it has; a fixed pause
+// before the image lost that race on a loaded machine. The terminal says
+// instead: the view this call follows is set before the query written
+// here can reach the terminal, and the program writes it in the same
+// flush as the query or an earlier one, so once the terminal answers the
+// query, an image written from then on comes after those cells. Every
+// terminal answers a primary device attributes query.
 func (m *Model) resendRaw() tea.Cmd {
 	if m.frame.Raw == "" {
 		return nil
 	}
-	msg := rawMsg{seq: m.frame.Raw, key: m.frameKey}
-	return tea.Tick(40*time.Millisecond, func(time.Time) tea.Msg { return msg })
+	m.da1Sent++
+	m.waiting, m.waitingFor = &rawMsg{seq: m.frame.Raw, key: m.frameKey}, m.da1Sent
+	return tea.Raw(graphics.DA1Query)
+}
+
+// terminalCaughtUp notes a reply to a primary device attributes query and
+// writes the image waiting for it, if it is still the frame shown. A reply
+// to an earlier query says nothing of cells drawn after it was sent.
+func (m *Model) terminalCaughtUp() tea.Cmd {
+	m.da1Seen++
+	w := m.waiting
+	if w == nil || m.da1Seen < m.waitingFor {
+		return nil
+	}
+	m.waiting = nil
+	if w.key != m.frameKey || m.showHelp {
+		return nil
+	}
+	return tea.Raw(w.seq)
 }
 
 // layout returns the console's layout for the current size and panes,

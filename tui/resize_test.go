@@ -1,13 +1,16 @@
 package tui
 
 import (
+	"image/color"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	uv "github.com/charmbracelet/ultraviolet"
 
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/themes"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
@@ -32,26 +35,35 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 	}
 }
 
-// settle delivers frames and raw writes to m until none is left, and
-// returns the image escapes written to the terminal, in order.
+// settle delivers frames and the terminal's answers to m until none is
+// left, as a terminal would answer: every primary device attributes query
+// written is answered, in order. It returns the image escapes written to
+// the terminal, in order.
 func settle(m *Model, msgs []tea.Msg) (raws []string) {
 	for len(msgs) > 0 {
 		msg := msgs[0]
 		msgs = msgs[1:]
+		switch s := rawString(msg); s {
+		case graphics.DA1Query:
+			msgs = append(msgs, da1Reply)
+			continue
+		case "":
+		default:
+			raws = append(raws, s)
+			continue
+		}
 		switch msg.(type) {
-		case frameMsg, rawMsg:
+		case frameMsg, uv.PrimaryDeviceAttributesEvent:
 			_, cmd := m.Update(msg)
-			for _, out := range runCmd(cmd) {
-				if s := rawString(out); s != "" {
-					raws = append(raws, s)
-					continue
-				}
-				msgs = append(msgs, out)
-			}
+			msgs = append(msgs, runCmd(cmd)...)
 		}
 	}
 	return raws
 }
+
+// da1Reply is a sixel terminal's answer to a primary device attributes
+// query.
+var da1Reply = uv.PrimaryDeviceAttributesEvent{62, 4, 22}
 
 // rawString is the text a tea.Raw command writes, or "".
 func rawString(msg tea.Msg) string {
@@ -76,18 +88,18 @@ func TestResizeDropsStaleImage(t *testing.T) {
 	}
 	m := NewReplay(r, Options{Theme: testTheme(t, false), Graphics: graphics.Sixel, Env: func(string) string { return "" }})
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
-	// Render the first frame, and hold its image write back.
+	// Render the first frame, and hold back the terminal's answer its
+	// image write waits for.
 	var held []tea.Msg
 	msgs := runCmd(cmd)
 	for len(msgs) > 0 {
 		msg := msgs[0]
 		msgs = msgs[1:]
-		switch msg.(type) {
-		case frameMsg:
+		if _, ok := msg.(frameMsg); ok {
 			_, c := m.Update(msg)
 			msgs = append(msgs, runCmd(c)...)
-		case rawMsg:
-			held = append(held, msg)
+		} else if rawString(msg) == graphics.DA1Query {
+			held = append(held, da1Reply)
 		}
 	}
 	if len(held) == 0 || m.frame.Raw == "" {
@@ -151,5 +163,105 @@ func TestLiveRenderInterval(t *testing.T) {
 	m.Update(renderDueMsg{})
 	if got := m.rendered.Load(); got != 2 {
 		t.Errorf("after the interval the newest capture was not drawn (%d renders)", got)
+	}
+}
+
+// TestBackgroundAnswerRewritesImage: a theme that follows the terminal's
+// background changes its colours when the terminal answers, and the
+// renderer repaints every cell whose colour changed, the image pane's
+// border and blank cells with them, which erases a sixel already written
+// over them. When the answer comes after the first image (a terminal slow
+// to answer on a loaded machine), the image is written again after the
+// repaint rather than left erased.
+func TestBackgroundAnswerRewritesImage(t *testing.T) {
+	t.Parallel()
+	r, err := LoadReport(zenityRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := themes.Load(themes.Auto, "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewReplay(r, Options{Theme: auto, Graphics: graphics.Sixel, Env: func(string) string { return "" }})
+	_, cmd := m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	if raws := settle(m, runCmd(cmd)); len(raws) == 0 || m.frame.Raw == "" {
+		t.Fatalf("the first sixel frame was not written (%d writes)", len(raws))
+	}
+	for _, c := range []struct {
+		name     string
+		dark     bool
+		repaints bool
+	}{
+		{"light background", false, true},
+		{"the same background again", false, false},
+		{"dark background", true, true},
+	} {
+		bg := color.Color(color.White)
+		if c.dark {
+			bg = color.Black
+		}
+		_, cmd := m.Update(tea.BackgroundColorMsg{Color: bg})
+		raws := settle(m, runCmd(cmd))
+		rewritten := len(raws) > 0 && strings.Contains(raws[len(raws)-1], m.frame.Raw)
+		if rewritten != c.repaints {
+			t.Errorf("%s: image rewritten %v (%d writes), want %v", c.name, rewritten, len(raws), c.repaints)
+		}
+	}
+}
+
+// TestImageWaitsForTheTerminal: the program writes the view on its own
+// clock, so an image escape written a fixed moment after the cells under
+// it changed can reach the terminal before them and be erased by them (a
+// loaded machine left the pane blank that way). The image is written only
+// once the terminal has answered a query sent after those cells changed;
+// the answer to an earlier query does not count.
+func TestImageWaitsForTheTerminal(t *testing.T) {
+	t.Parallel()
+	r, err := LoadReport(zenityRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := themes.Load(themes.Auto, "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewReplay(r, Options{Theme: auto, Graphics: graphics.Sixel, Env: func(string) string { return "" }})
+	// written runs cmd and returns the image escapes and the queries it
+	// writes, delivering every other message it makes, as the program
+	// would.
+	written := func(cmd tea.Cmd) (images, queries int) {
+		msgs := runCmd(cmd)
+		for len(msgs) > 0 {
+			msg := msgs[0]
+			msgs = msgs[1:]
+			switch s := rawString(msg); {
+			case s == graphics.DA1Query:
+				queries++
+			case s != "":
+				images++
+			default:
+				_, c := m.Update(msg)
+				msgs = append(msgs, runCmd(c)...)
+			}
+		}
+		return images, queries
+	}
+	steps := []struct {
+		what            string
+		msg             tea.Msg
+		images, queries int
+	}{
+		{"the first frame is drawn", tea.WindowSizeMsg{Width: 160, Height: 48}, 0, 1},
+		{"the colours change under it", tea.BackgroundColorMsg{Color: color.White}, 0, 1},
+		{"the terminal answers the first query", da1Reply, 0, 0},
+		{"the terminal answers the second", da1Reply, 1, 0},
+		{"a stray answer", da1Reply, 0, 0},
+	}
+	for _, s := range steps {
+		_, cmd := m.Update(s.msg)
+		if images, queries := written(cmd); images != s.images || queries != s.queries {
+			t.Errorf("%s: %d image writes and %d queries, want %d and %d", s.what, images, queries, s.images, s.queries)
+		}
 	}
 }

@@ -87,6 +87,22 @@ func (m *Model) applyTheme(th themes.Theme) {
 	m.input.SetStyles(textinputStyles(m.styles))
 }
 
+// followBackground draws the console for the terminal's background when
+// its theme follows it. New colours repaint every cell whose colour
+// changed, the image pane's border and the blank cells under the image
+// among them, and a sixel is erased by a repaint of its cells: the image
+// is written again after the repaint. The answer can come after the first
+// image was written (the terminal is slow to answer on a loaded machine),
+// which left the pane blank.
+func (m *Model) followBackground(dark bool) tea.Cmd {
+	th := m.opts.Theme.ForBackground(dark)
+	if th.Name == m.opts.Theme.Name {
+		return nil
+	}
+	m.applyTheme(th)
+	return m.resendRaw()
+}
+
 // requestBackground asks the terminal for its background colour when the
 // theme follows it; the answer comes as a tea.BackgroundColorMsg.
 func requestBackground(th themes.Theme) tea.Cmd {
