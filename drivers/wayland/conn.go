@@ -26,10 +26,13 @@ type Conn struct {
 	ipc           *ipc
 	width, height int
 
-	// typedAt is when TypeText last typed, zero once PressKey has paused
-	// after it.
-	typedMu sync.Mutex
-	typedAt time.Time
+	// typedAt is when the screen last changed after TypeText typed (when
+	// the compositor had the keys, if the application drew nothing in
+	// time), zero once PressKey has paused after it; typedImg is the
+	// screen then (nil when the application drew nothing).
+	typedMu  sync.Mutex
+	typedAt  time.Time
+	typedImg *image.RGBA
 
 	// clickedAt is when Click last pressed the button; guarded by the
 	// client's inputMu.
@@ -288,15 +291,24 @@ func sameImage(a, b *image.RGBA) bool {
 	return true
 }
 
-// typingPause is how long PressKey lets pass after the characters
-// TypeText typed before it presses a key, as the X11 driver does: toolkits
-// act on a name typed into a field only after the typing stops (GTK's file
-// chooser unselects its file list 150 ms after the name last changed, and
-// a Return before then leaves Mousepad's Save As open), and a person
-// always pauses that long. No client here can ping the application to
-// learn when it read the keys, so the pause counts from when the
-// compositor had them.
+// typingPause is how long PressKey lets pass after the application drew
+// the characters TypeText typed before it presses a key, as the X11 driver
+// does after the application answered a ping: toolkits act on a name typed
+// into a field only after the typing stops (GTK's file chooser unselects
+// its file list 150 ms after the name last changed, and a Return before
+// then leaves Mousepad's Save As open), and a person always pauses that
+// long.
 const typingPause = 250 * time.Millisecond
+
+// typedDrawTimeout bounds how long TypeText waits for the application to
+// start drawing what it typed, and typedQuietCap how long PressKey waits
+// for the drawing to stop: an application that is busy for longer, whose
+// screen the typing does not change or that never stops drawing gets the
+// key then.
+const (
+	typedDrawTimeout = time.Second
+	typedQuietCap    = 2 * time.Second
+)
 
 // PressKey presses a chord ("ctrl+s", "Return") on the virtual keyboard.
 func (c *Conn) PressKey(ctx context.Context, chord string) error {
@@ -313,28 +325,103 @@ func (c *Conn) PressKey(ctx context.Context, chord string) error {
 	return nil
 }
 
-// TypeText types s on the virtual keyboard.
+// TypeText types s on the virtual keyboard and waits (within
+// typedDrawTimeout) for the application to start drawing it. Sway offers
+// no client a ping to learn when the application has read the keys, and
+// on a loaded machine it reads them well after the compositor had them: a
+// pause counted from then ran out before the toolkit acted on the name,
+// and the Return after it was lost. The application's drawing of what was
+// typed says it has read the keys.
 func (c *Conn) TypeText(ctx context.Context, s string) error {
+	// The screen before the typing, to tell the application's drawing of
+	// it from drawing the screen shows already.
+	before, _, err := c.c.capture(ctx, false)
+	if err != nil {
+		before = nil
+	}
 	if err := c.c.typeText(s); err != nil {
 		return fmt.Errorf("type text: %w", err)
 	}
+	at := time.Now()
+	var img *image.RGBA
+	if before != nil {
+		if changed, drawn, ok := c.waitChanged(ctx, before, typedDrawTimeout); ok {
+			at, img = drawn, changed
+		}
+	}
 	c.typedMu.Lock()
-	c.typedAt = time.Now()
+	c.typedAt, c.typedImg = at, img
 	c.typedMu.Unlock()
 	return nil
 }
 
-// pauseAfterTyping waits until typingPause has passed since TypeText last
-// typed, once.
+// waitChanged waits, for at most limit, until the screen differs from
+// before, and returns it and when the compositor had it. A copy with
+// damage answers once something was drawn since this client's previous
+// one, so the wait follows the compositor's drawing instead of polling;
+// drawing that leaves the screen as it was (or damage left from before)
+// is waited past.
+func (c *Conn) waitChanged(ctx context.Context, before *image.RGBA, limit time.Duration) (*image.RGBA, time.Time, bool) {
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		img, _, err := c.c.capture(wctx, true)
+		if err != nil {
+			return nil, time.Time{}, false
+		}
+		if !sameImage(img, before) {
+			return img, time.Now(), true
+		}
+	}
+}
+
+// pauseAfterTyping waits, once after TypeText, until the screen has not
+// changed for typingPause (within typedQuietCap): the application draws
+// a long text as it reads it, and the toolkit's timer starts again with
+// each change of the name, so the pause counts from the last drawing, not
+// the first. Drawing the wait could not see (another copy with damage,
+// such as a settle wait, took it) is found by comparing the screen at the
+// end.
 func (c *Conn) pauseAfterTyping(ctx context.Context) error {
 	c.typedMu.Lock()
-	at := c.typedAt
-	c.typedAt = time.Time{}
+	at, last := c.typedAt, c.typedImg
+	c.typedAt, c.typedImg = time.Time{}, nil
 	c.typedMu.Unlock()
 	if at.IsZero() {
 		return nil
 	}
-	return sleepUntil(ctx, at.Add(typingPause))
+	if last == nil {
+		return sleepUntil(ctx, at.Add(typingPause))
+	}
+	end := time.Now().Add(typedQuietCap)
+	for {
+		until := minTime(at.Add(typingPause), end)
+		if !time.Now().Before(until) {
+			if !until.Before(end) {
+				return ctx.Err()
+			}
+			img, _, err := c.c.capture(ctx, false)
+			if err != nil || sameImage(img, last) {
+				return ctx.Err()
+			}
+			at, last = time.Now(), img
+			continue
+		}
+		wctx, cancel := context.WithDeadline(ctx, until)
+		img, _, err := c.c.capture(wctx, true)
+		cancel()
+		switch {
+		case err == nil:
+			if !sameImage(img, last) {
+				at, last = time.Now(), img
+			}
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !errors.Is(err, context.DeadlineExceeded):
+			// The screen cannot be watched: the pause so far stands.
+			return nil
+		}
+	}
 }
 
 // sleepUntil waits until t (at once if it has passed) or until ctx ends.
