@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kasmrt/kasmrt/engine/events"
@@ -265,4 +266,17 @@ func lastSteerBefore(evs []events.Event, i int) int {
 		}
 	}
 	return -1
+}
+
+// TestHeaderBeforeTheRunStarts: while a run starts (kasmrt record, run
+// --tui) its console has no scenario name yet, and says it is starting in
+// words a user reads, not the name of an event.
+func TestHeaderBeforeTheRunStarts(t *testing.T) {
+	t.Parallel()
+	m, _ := NewLive(Options{Dir: t.TempDir(), Controls: &fakeControls{}, Theme: testTheme(t, true), Graphics: graphics.None, Env: func(string) string { return "" }})
+	m.width, m.height = 120, 36
+	h := ansi.Strip(m.header())
+	if !strings.Contains(h, "starting…") || strings.Contains(h, "run.started") {
+		t.Errorf("header before run.started = %q, want it to say the run is starting", h)
+	}
 }

@@ -930,8 +930,14 @@ func (m *Model) render() string {
 func (m *Model) header() string {
 	st := m.styles
 	name := m.st.Scenario
-	if name == "" {
-		name = "(no run.started yet)"
+	switch {
+	case name != "":
+	case m.live:
+		// Launching the session and the app comes before the run names
+		// its scenario.
+		name = "starting…"
+	default:
+		name = "(the run never started)"
 	}
 	parts := []string{st.Title.Render("kasmrt"), name}
 	if m.st.Mode != "" {
