@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -374,4 +376,80 @@ func TestRulesTakeoverAfterLastStep(t *testing.T) {
 	}
 	loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 0, 0)
 	loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""})
+}
+
+// TestRulesTakeoverWhileAQuestionWaits: the run hands the desktop over
+// between its turns, and while the model's ask_human question waits for
+// an answer it is inside that call. A takeover asked for then, or waiting
+// when the question is asked, is refused at once with a message that
+// names the question and says why, not left waiting on the answer; the
+// run goes on once the question is answered, and nothing is taken over.
+func TestRulesTakeoverWhileAQuestionWaits(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		// ask asks for the desktop on event e: with the question waiting,
+		// or just before it is asked.
+		ask func(r *Runner, e events.Event, got chan<- takeoverReply)
+	}{
+		{"asked while the question waits", func(r *Runner, e events.Event, got chan<- takeoverReply) {
+			if e.Kind == events.KindQuestion {
+				go func() {
+					a, err := r.TakeOver(context.Background(), "console")
+					got <- takeoverReply{access: a, err: err}
+				}()
+			}
+		}},
+		{"waiting when the question is asked", func(r *Runner, e events.Event, got chan<- takeoverReply) {
+			// The turn's pause point has passed: the request waits for
+			// the next one, and the model's answer asks the question.
+			if e.Kind == events.KindModelRequest {
+				askTakeover(r, got)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			fake := &fakeVNC{}
+			got := make(chan takeoverReply, 1)
+			refused := make(chan error, 1)
+			var requests atomic.Int32
+			r := loopRun(t, loopCase{
+				machine:  &fakeMachine{},
+				scenario: loopNoValues,
+				operator: inboxOperator("30"),
+				script:   []mt.Exchange{mt.Call("ask_human", `{"question": "Which file?"}`), loopGoalMet},
+				before: func(r *Runner) {
+					r.takeover, r.vnc = newTakeoverDesk("127.0.0.1:0", false), fake
+				},
+				sink: func(r *Runner, e events.Event) {
+					if e.Kind == events.KindModelRequest && requests.Add(1) > 1 {
+						return // only the turn that asks the question
+					}
+					c.ask(r, e, got)
+					if e.Kind == events.KindQuestion {
+						// The answer comes once the takeover was refused.
+						go func() {
+							rep := <-got
+							refused <- rep.err
+							if err := r.Answer(e.Question.ID, "notes.txt"); err != nil {
+								t.Errorf("answer: %v", err)
+							}
+						}()
+					}
+				},
+			})
+			err := <-refused
+			var qw *QuestionWaitsError
+			if !errors.As(err, &qw) || qw.QuestionID != "q1" ||
+				!strings.Contains(err.Error(), "answer it first") || !strings.Contains(err.Error(), "inside ask_human") {
+				t.Errorf("TakeOver while q1 waits: %v, want it refused saying the question waits and why", err)
+			}
+			loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 2, 0)
+			loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", ""}, loopStep{"record_verdict", "ok", ""})
+			if n := len(eventsOf(r.events, events.KindTakeoverStarted)); n != 0 || len(fake.started) != 0 {
+				t.Errorf("%d takeover.started events, %d VNC servers: nothing was to be taken over", n, len(fake.started))
+			}
+		})
+	}
 }

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"image"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/vnc"
 	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/inbox"
 )
 
 // An operator's takeover of the desktop (kasmrt run --takeover): the loop
@@ -38,6 +40,20 @@ var (
 	ErrNotTakenOver = errors.New("the desktop is not taken over")
 	ErrRunOver      = errors.New("the run is over")
 )
+
+// QuestionWaitsError refuses a takeover while the model's ask_human
+// question waits for an answer: the run hands the desktop over between
+// its turns, and it is inside ask_human until the answer comes, so a
+// takeover asked for then would not begin before the answer, and the
+// operator would be left waiting on a request that says nothing.
+type QuestionWaitsError struct {
+	// QuestionID is the question waiting ("q1").
+	QuestionID string
+}
+
+func (e *QuestionWaitsError) Error() string {
+	return fmt.Sprintf("the model's question %s waits for an answer: answer it first, then take over (the run hands the desktop over between its turns, and it is inside ask_human until the answer comes)", e.QuestionID)
+}
 
 // vncStarter starts a VNC server on a display: x11vnc, or the rule tests'
 // stand-in.
@@ -97,11 +113,27 @@ func newTakeoverDesk(addr string, pausesDeadline bool) *takeoverDesk {
 // between two script steps) and starts the VNC server. It returns once
 // the server listens, with its address and one-time password; a takeover
 // already in progress is answered with its access. by says who asks
-// (console, api).
+// (console, api). While the model's question waits for an answer, or once
+// one is asked while the request waits, it is refused with a
+// *QuestionWaitsError.
 func (r *Runner) TakeOver(ctx context.Context, by string) (TakeoverAccess, error) {
 	d := r.takeover
 	if d == nil {
 		return TakeoverAccess{}, ErrTakeoverOff
+	}
+	// Watched before the check, so a question asked between the two is
+	// seen.
+	asked := make(chan string, 1)
+	if r.inbox != nil {
+		stop := r.inbox.Observe(func(u inbox.Update) {
+			if u.Kind == inbox.KindAsked {
+				select {
+				case asked <- u.QuestionID:
+				default:
+				}
+			}
+		})
+		defer stop()
 	}
 	d.mu.Lock()
 	switch {
@@ -112,6 +144,10 @@ func (r *Runner) TakeOver(ctx context.Context, by string) (TakeoverAccess, error
 		a := *d.active
 		d.mu.Unlock()
 		return a, nil
+	}
+	if q := r.waitingQuestion(); q != "" {
+		d.mu.Unlock()
+		return TakeoverAccess{}, &QuestionWaitsError{QuestionID: q}
 	}
 	reply := make(chan takeoverReply, 1)
 	if len(d.waiting) == 0 {
@@ -127,7 +163,44 @@ func (r *Runner) TakeOver(ctx context.Context, by string) (TakeoverAccess, error
 		return rep.access, rep.err
 	case <-ctx.Done():
 		return TakeoverAccess{}, ctx.Err()
+	case q := <-asked:
+		if !r.withdraw(reply) {
+			// The run's pause point answered first.
+			rep := <-reply
+			return rep.access, rep.err
+		}
+		return TakeoverAccess{}, &QuestionWaitsError{QuestionID: q}
 	}
+}
+
+// waitingQuestion is the id of the question waiting for an answer, or "".
+func (r *Runner) waitingQuestion() string {
+	if r.inbox == nil {
+		return ""
+	}
+	if p := r.inbox.Pending(); len(p) > 0 {
+		return p[0].ID
+	}
+	return ""
+}
+
+// withdraw takes a request back before the run's pause point answers it,
+// and reports whether it did. The last request withdrawn withdraws the
+// takeover.
+func (r *Runner) withdraw(reply chan takeoverReply) bool {
+	d := r.takeover
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := slices.Index(d.waiting, reply)
+	if i < 0 {
+		return false
+	}
+	d.waiting = slices.Delete(d.waiting, i, i+1)
+	if len(d.waiting) == 0 {
+		d.back = nil
+		r.steer.wantTakeover(false)
+	}
+	return true
 }
 
 // HandBack ends the takeover in progress, or withdraws one asked for and

@@ -51,8 +51,11 @@ func (a *api) takeOver(w http.ResponseWriter, r *http.Request, t Watched) {
 		return
 	}
 	acc, err := to.TakeOver(r.Context(), "api")
+	var waits *engine.QuestionWaitsError
 	switch {
-	case errors.Is(err, engine.ErrTakeoverOff), errors.Is(err, engine.ErrRunOver):
+	case errors.Is(err, engine.ErrTakeoverOff), errors.Is(err, engine.ErrRunOver), errors.As(err, &waits):
+		// The run's state refuses it: asking again later (once the
+		// question is answered) can succeed.
 		writeError(w, http.StatusConflict, err.Error())
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, err.Error())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/kasmrt/kasmrt/engine"
@@ -16,12 +17,17 @@ import (
 type takeoverRun struct {
 	dir   string
 	taken bool
+	// asked, when set, is the model's question waiting for an answer.
+	asked string
 }
 
 func (r *takeoverRun) ReportDir() string        { return r.dir }
 func (r *takeoverRun) Inbox() *inbox.Inbox      { return nil }
 func (r *takeoverRun) Steer(events.Steer) error { return nil }
 func (r *takeoverRun) TakeOver(context.Context, string) (engine.TakeoverAccess, error) {
+	if r.asked != "" {
+		return engine.TakeoverAccess{}, &engine.QuestionWaitsError{QuestionID: r.asked}
+	}
 	r.taken = true
 	return engine.TakeoverAccess{Addr: "127.0.0.1:5901", URL: "vnc://127.0.0.1:5901", Password: "Pw3xK9mQ"}, nil
 }
@@ -75,5 +81,12 @@ func TestTakeoverRoutes(t *testing.T) {
 	resp, body = apiDo(t, srv, "POST", "/v1/runs/r-plain/takeover", "{}", nil)
 	if resp.StatusCode != http.StatusConflict {
 		t.Errorf("a run without --takeover: %d %s", resp.StatusCode, body)
+	}
+	// While the model's question waits, the run refuses: a conflict with
+	// its state, saying why, not the server failing.
+	run.asked = "q1"
+	resp, body = apiDo(t, srv, "POST", "/v1/runs/r-takeover/takeover", "{}", nil)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "question q1 waits for an answer") {
+		t.Errorf("a takeover while a question waits: %d %s", resp.StatusCode, body)
 	}
 }

@@ -2,11 +2,13 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
@@ -66,7 +68,13 @@ func (m *Model) updateTakeover(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 	switch msg := msg.(type) {
 	case takeoverMsg:
 		m.desk.asking = false
-		if msg.err != nil {
+		var waits *engine.QuestionWaitsError
+		switch {
+		case errors.As(msg.err, &waits):
+			// Not a failure: the run cannot hand the desktop over yet.
+			m.status = "not taken over: " + msg.err.Error()
+			return nil, true
+		case msg.err != nil:
 			m.status = "takeover failed: " + msg.err.Error()
 			return nil, true
 		}

@@ -11,15 +11,23 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
-// takeoverControls is a run started with --takeover behind the console.
-type takeoverControls struct{ fakeControls }
+// takeoverControls is a run started with --takeover behind the console;
+// refuse, when set, is its answer to a takeover.
+type takeoverControls struct {
+	fakeControls
+	refuse error
+}
 
 func (f *takeoverControls) TakeOverDesktop(context.Context) (TakeoverAccess, error) {
 	f.record("take over")
+	if f.refuse != nil {
+		return TakeoverAccess{}, f.refuse
+	}
 	return TakeoverAccess{Addr: "127.0.0.1:5901", URL: "vnc://127.0.0.1:5901", Password: "Pw3xK9mQ"}, nil
 }
 
@@ -50,6 +58,27 @@ func TestLiveTakeover(t *testing.T) {
 	fc.waitCalls(t, "take over", "hand back")
 	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindTakeoverEnded, Data: events.TakeoverEnded{Ended: events.TakeoverHandedBack, DurationS: 12, ScreenChanged: true}})
 	waitView(t, m, "handed back after 12s: screen changed")
+}
+
+// TestLiveTakeoverWhileAQuestionWaits: the run refuses a takeover while
+// the model's question waits for an answer; the console says so, and why,
+// in its status line, rather than "failed", and takes nothing over.
+func TestLiveTakeoverWhileAQuestionWaits(t *testing.T) {
+	t.Parallel()
+	fc := &takeoverControls{refuse: &engine.QuestionWaitsError{QuestionID: "q1"}}
+	m, sink := NewLive(Options{Dir: t.TempDir(), Controls: fc, Theme: testTheme(t, false), Graphics: graphics.None,
+		Env: func(string) string { return "" }})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 36),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(func() { _ = tm.Quit() })
+	sink(events.Event{Seq: 1, T: time.Now(), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "flow", Mode: "agentic", DeadlineS: 600}})
+	waitView(t, m, "flow")
+	press(tm, "T")
+	fc.waitCalls(t, "take over")
+	waitView(t, m, "not taken over: the model's question q1 waits for an answer")
+	// T asks again, rather than handing back a takeover that never began.
+	press(tm, "T")
+	fc.waitCalls(t, "take over", "take over")
 }
 
 // TestLiveTakeoverOff: a run without --takeover has no takeover to offer.
