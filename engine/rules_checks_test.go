@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -380,4 +381,43 @@ func TestRulesExpectedExit(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestRulesUpdateBaselinesWithoutScreenshotCheck: --update-baselines on a
+// scenario with no screenshot check has nothing to write; the run goes on
+// as usual, and its report's log says so instead of nothing.
+func TestRulesUpdateBaselinesWithoutScreenshotCheck(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, steps string
+		says        bool
+	}{
+		{"no screenshot check", "steps:\n  - observe_screen: {}\n", true},
+		{"a screenshot check", "steps:\n  - expect:\n      screenshot: {name: main}\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			scenario := rulesApp + c.steps
+			r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: &fakeMachine{},
+				before: func(r *Runner) {
+					r.opts.UpdateBaselines = true
+					// The baseline goes beside the scenario, here a
+					// directory of the test's own.
+					r.files.Scenario.File = filepath.Join(dir, "s.yaml")
+				}})
+			said := false
+			for _, e := range loopEvents(r, events.KindLog) {
+				if strings.Contains(e.Message, "--update-baselines") && strings.Contains(e.Message, "no screenshot check") {
+					said = true
+				}
+			}
+			if said != c.says {
+				t.Errorf("the log says there is no baseline to update: %v, want %v", said, c.says)
+			}
+			if r.rep.Verdict != events.VerdictPass {
+				t.Errorf("verdict %s %q: --update-baselines without a screenshot check is no error", r.rep.Verdict, r.rep.Reasons)
+			}
+		})
+	}
 }

@@ -206,6 +206,11 @@ func New(files *scenarios.Files, opts Options) (*Runner, error) {
 	return r, nil
 }
 
+// NoBaselineToUpdate is the report's log line, and the command line's
+// warning, when --update-baselines meets a scenario without a screenshot
+// check.
+const NoBaselineToUpdate = "--update-baselines: the scenario has no screenshot check (expect: screenshot: in a step or success:), so no baseline is written"
+
 // RedactorFor returns the redactor for a run of files: the scenario's
 // secrets and the operator file's credentials, whole and by their
 // prefixes, and the texts that carry a credential (a webhook's URL and
@@ -266,6 +271,13 @@ func (r *Runner) Listen() error {
 func (r *Runner) Run(ctx context.Context) (Result, error) {
 	if err := r.Listen(); err != nil {
 		return Result{}, err
+	}
+	if r.opts.UpdateBaselines && !r.files.Scenario.HasScreenshotCheck() {
+		// Not an error: a suite updates the baselines of all its
+		// scenarios, and most have none. But a run asked to write
+		// baselines that writes none says so in its report (published
+		// right after run.started).
+		r.publish(events.Event{Kind: events.KindLog, Message: NoBaselineToUpdate})
 	}
 	rep, err := report.Create(r.opts.ReportDir, r.Redact)
 	if err != nil {

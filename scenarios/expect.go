@@ -55,6 +55,21 @@ type Success struct {
 	Tools []string `yaml:"tools"`
 }
 
+// HasScreenshotCheck reports whether a step's expect: or the success
+// criteria compare the window with a baseline: without one,
+// --update-baselines has nothing to write.
+func (s *Scenario) HasScreenshotCheck() bool {
+	if s.Success != nil && s.Success.Screenshot != nil {
+		return true
+	}
+	for _, st := range s.Steps {
+		if st.Expect != nil && st.Expect.Screenshot != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // empty reports whether the criteria check nothing.
 func (c *Success) empty() bool { return c.Expect.empty() && len(c.Tools) == 0 }
 

@@ -67,6 +67,9 @@ func TestScreenshotBaselines(t *testing.T) {
 	if code != 0 || len(rep.Baselines) != 1 || rep.Baselines[0].Result != events.BaselineWritten || !isPNG(t, stored) {
 		t.Fatalf("--update-baselines: exit %d %s %v %+v\n%s", code, rep.Verdict, rep.Reasons, rep.Baselines, stderr)
 	}
+	if strings.Contains(stderr, "no screenshot check") {
+		t.Errorf("--update-baselines with a screenshot check warns there is none:\n%s", stderr)
+	}
 
 	code, report, stderr = run("same")
 	rep, _ = readReport(t, report)
@@ -117,4 +120,35 @@ func isPNG(t *testing.T, path string) bool {
 	defer f.Close()
 	img, err := png.Decode(f)
 	return err == nil && img.Bounds() != image.Rectangle{}
+}
+
+// TestUpdateBaselinesWithoutScreenshotCheck: --update-baselines on a
+// scenario without a screenshot check writes nothing, and says so on
+// stderr and in the report's log rather than nothing; the run is
+// otherwise as without the flag.
+func TestUpdateBaselinesWithoutScreenshotCheck(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xmessage")
+	dir := t.TempDir()
+	scenario := testkit.WriteFile(t, dir, "plain.yaml", `name: no baseline
+app:
+  command: [xmessage, -geometry, 300x120+40+40, -center, 'Hello']
+  window: {class: Xmessage}
+  startup_timeout_s: 30
+steps:
+  - observe_screen: {}
+`)
+	report := filepath.Join(dir, "report")
+	code, _, stderr := kasmrt(t, "run", scenario, "--headless", "--report", report, "--update-baselines")
+	const want = "warning: --update-baselines: the scenario has no screenshot check"
+	if code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 0 and %q", code, stderr, want)
+	}
+	evs, err := os.ReadFile(filepath.Join(report, "events.jsonl"))
+	if err != nil || !strings.Contains(string(evs), "the scenario has no screenshot check") {
+		t.Errorf("the report's log does not say there was no baseline to update (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plain.baselines")); !os.IsNotExist(err) {
+		t.Errorf("a baselines directory was made (%v)", err)
+	}
 }

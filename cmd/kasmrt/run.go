@@ -180,6 +180,9 @@ func runScenario(cmd *cobra.Command, path string, f runFlags) error {
 		return refuse(cmd, fmt.Errorf("--cache %s: a scripted scenario makes no model calls to cache (the action cache is for goal runs); leave the flag out", f.cache))
 	}
 	printWarnings(errOut(cmd), files)
+	if f.updateBaselines && !files.Scenario.HasScreenshotCheck() {
+		fmt.Fprintf(errOut(cmd), "warning: %s\n", engine.NoBaselineToUpdate)
+	}
 	var dir reportDir
 	if f.reportDir == "" {
 		dir, err = newDefaultReportDir(defaultReportsDir, files.Scenario.Name, time.Now())
