@@ -307,8 +307,16 @@ const typingPause = 250 * time.Millisecond
 // key then.
 const (
 	typedDrawTimeout = time.Second
-	typedQuietCap    = 2 * time.Second
+	typedQuietCap    = 3 * time.Second
 )
+
+// typedQuiet is how long the screen must stay unchanged after the typed
+// text's drawing before PressKey presses its key: the pause a person
+// makes, and room for a pause in the drawing itself. An application may
+// draw the first characters, stop for a while (GTK's file chooser did for
+// 180 ms on a loaded machine, reading its folder) and then draw the rest;
+// a key pressed in that gap comes before the name is whole.
+const typedQuiet = 2 * typingPause
 
 // PressKey presses a chord ("ctrl+s", "Return") on the virtual keyboard.
 func (c *Conn) PressKey(ctx context.Context, chord string) error {
@@ -376,7 +384,7 @@ func (c *Conn) waitChanged(ctx context.Context, before *image.RGBA, limit time.D
 }
 
 // pauseAfterTyping waits, once after TypeText, until the screen has not
-// changed for typingPause (within typedQuietCap): the application draws
+// changed for typedQuiet (within typedQuietCap): the application draws
 // a long text as it reads it, and the toolkit's timer starts again with
 // each change of the name, so the pause counts from the last drawing, not
 // the first. Drawing the wait could not see (another copy with damage,
@@ -395,7 +403,7 @@ func (c *Conn) pauseAfterTyping(ctx context.Context) error {
 	}
 	end := time.Now().Add(typedQuietCap)
 	for {
-		until := minTime(at.Add(typingPause), end)
+		until := minTime(at.Add(typedQuiet), end)
 		if !time.Now().Before(until) {
 			if !until.Before(end) {
 				return ctx.Err()
