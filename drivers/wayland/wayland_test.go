@@ -333,13 +333,14 @@ func TestReturnAfterANameSaves(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.late > 0 {
-				// The dialog has drawn the selection before it stops, so
-				// what it draws after is the name.
-				if _, _, err := c.WaitSettled(ctx, desktop.SettleOptions{Cap: 10 * time.Second}); err != nil {
-					t.Fatal(err)
-				}
 				if err := syscall.Kill(p.PID(), syscall.SIGSTOP); err != nil {
 					t.Fatal(err)
+				}
+				// What the dialog drew before it stopped is on the screen
+				// before the name is typed (the stopped dialog draws
+				// nothing more), so the first drawing after is the name.
+				if _, ok, err := c.WaitSettled(ctx, desktop.SettleOptions{Quiet: 300 * time.Millisecond, Cap: 10 * time.Second}); !ok || err != nil {
+					t.Fatalf("the screen did not settle with the dialog stopped: %v %v", ok, err)
 				}
 				resume := time.AfterFunc(tt.late, func() { _ = syscall.Kill(p.PID(), syscall.SIGCONT) })
 				t.Cleanup(func() { resume.Stop(); _ = syscall.Kill(p.PID(), syscall.SIGCONT) })
