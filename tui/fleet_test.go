@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
@@ -346,5 +347,40 @@ func TestFleetQuitAsks(t *testing.T) {
 	fm := ft.FinalModel(t, teatest.WithFinalTimeout(consoleWait)).(*Fleet)
 	if !fm.Quitted() {
 		t.Error("the fleet did not record that the operator quit")
+	}
+}
+
+// TestFleetRoutesTerminalAnswers: a run's image waits for the terminal to
+// answer a query written after its cells (Model.resendRaw). Only the
+// watched run's query reaches the terminal, and its answer goes back to
+// that run even once another is watched; an unwatched run's query is not
+// written, so the fleet answers it at once and the run waits for nothing.
+func TestFleetRoutesTerminalAnswers(t *testing.T) {
+	t.Parallel()
+	f := newSampleFleet(t, 120, 36)
+	watched, other := f.runs[0], f.runs[1]
+	f.watch(watched)
+	query := func(fr *fleetRun) []tea.Msg {
+		return runCmd(f.routeRun(fleetRunMsg{run: fr, msg: tea.RawMsg{Msg: graphics.DA1Query}}))
+	}
+	if out := query(watched); len(out) != 1 || rawString(out[0]) != graphics.DA1Query || len(f.asked) != 1 {
+		t.Fatalf("the watched run's query: %v written, %d awaiting an answer; want it written and awaited", out, len(f.asked))
+	}
+	out := query(other)
+	if len(out) != 1 || len(f.asked) != 1 {
+		t.Fatalf("the unwatched run's query: %v, %d awaiting an answer; want it answered by the fleet", out, len(f.asked))
+	}
+	if m, ok := out[0].(fleetRunMsg); !ok || m.run != other {
+		t.Fatalf("the unwatched run's query was answered with %#v, want an answer to that run", out[0])
+	} else if _, ok := graphics.ReplyFromMsg(m.msg); !ok {
+		t.Fatalf("the fleet's answer %#v is no device attributes reply", m.msg)
+	}
+	// The terminal answers after another run is watched: the answer is
+	// still the run's that asked.
+	f.watch(other)
+	before := watched.model.da1Seen
+	f.Update(uv.PrimaryDeviceAttributesEvent{62, 4})
+	if watched.model.da1Seen != before+1 || len(f.asked) != 0 {
+		t.Errorf("the terminal's answer reached the asking run: %v (%d awaiting)", watched.model.da1Seen == before+1, len(f.asked))
 	}
 }
