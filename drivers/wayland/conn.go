@@ -383,13 +383,16 @@ func (c *Conn) waitChanged(ctx context.Context, before *image.RGBA, limit time.D
 	}
 }
 
-// pauseAfterTyping waits, once after TypeText, until the screen has not
-// changed for typedQuiet (within typedQuietCap): the application draws
+// pauseAfterTyping waits, once after TypeText, until the application has
+// neither drawn nor worked for typedQuiet (within typedQuietCap). It draws
 // a long text as it reads it, and the toolkit's timer starts again with
 // each change of the name, so the pause counts from the last drawing, not
-// the first. Drawing the wait could not see (another copy with damage,
-// such as a settle wait, took it) is found by comparing the screen at the
-// end.
+// the first; and it may stop drawing for a while in the middle of the
+// text (GTK's file chooser worked for 180 ms after the first letter, more
+// on a loaded machine), so the pause also counts from the last moment its
+// main thread was seen running (or stopped) rather than waiting in its
+// main loop. Drawing the wait could not see (another copy with damage,
+// such as a settle wait, took it) is found by comparing the screen.
 func (c *Conn) pauseAfterTyping(ctx context.Context) error {
 	c.typedMu.Lock()
 	at, last := c.typedAt, c.typedImg
@@ -401,35 +404,70 @@ func (c *Conn) pauseAfterTyping(ctx context.Context) error {
 	if last == nil {
 		return sleepUntil(ctx, at.Add(typingPause))
 	}
+	pid := 0
+	if w, ok, err := c.FocusedWindow(); err == nil && ok {
+		pid = w.PID
+	}
 	end := time.Now().Add(typedQuietCap)
 	for {
-		until := minTime(at.Add(typedQuiet), end)
-		if !time.Now().Before(until) {
-			if !until.Before(end) {
+		if until := at.Add(typedQuiet); time.Now().Before(until) {
+			wctx, cancel := context.WithDeadline(ctx, minTime(until, end))
+			img, _, err := c.c.capture(wctx, true)
+			cancel()
+			switch {
+			case err == nil:
+				if !sameImage(img, last) {
+					at, last = time.Now(), img
+				}
+			case ctx.Err() != nil:
 				return ctx.Err()
+			case !errors.Is(err, context.DeadlineExceeded):
+				// The screen cannot be watched: the pause so far stands.
+				return nil
 			}
-			img, _, err := c.c.capture(ctx, false)
-			if err != nil || sameImage(img, last) {
-				return ctx.Err()
+			if !time.Now().Before(end) {
+				return nil
 			}
-			at, last = time.Now(), img
 			continue
 		}
-		wctx, cancel := context.WithDeadline(ctx, until)
-		img, _, err := c.c.capture(wctx, true)
-		cancel()
+		img, _, err := c.c.capture(ctx, false)
 		switch {
-		case err == nil:
-			if !sameImage(img, last) {
-				at, last = time.Now(), img
-			}
-		case ctx.Err() != nil:
+		case err != nil:
 			return ctx.Err()
-		case !errors.Is(err, context.DeadlineExceeded):
-			// The screen cannot be watched: the pause so far stands.
+		case !sameImage(img, last):
+			at, last = time.Now(), img
+		case !mainLoopBusy(pid) || !time.Now().Before(end):
 			return nil
+		default:
+			at = time.Now()
 		}
 	}
+}
+
+// mainLoopBusy reports whether the main thread of process pid is running,
+// or stopped, rather than asleep: an application waiting in its main loop
+// for something to do sleeps (in poll), one still reading its input or
+// working on it does not. It is false when that cannot be read (pid 0, a
+// process gone).
+func mainLoopBusy(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may
+	// hold any character.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	switch stat[i+2] {
+	case 'R', 'D', 'T', 't':
+		return true
+	}
+	return false
 }
 
 // sleepUntil waits until t (at once if it has passed) or until ctx ends.
