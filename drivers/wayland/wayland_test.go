@@ -3,8 +3,10 @@ package wayland
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -426,4 +428,44 @@ func diffBounds(a, b *image.RGBA) image.Rectangle {
 		}
 	}
 	return d
+}
+
+// TestMainLoopBusy reads a process's main thread: asleep (waiting, as an
+// idle main loop does) is not busy, stopped is, and a process that cannot
+// be read is taken for idle so the pause does not wait for nothing.
+func TestMainLoopBusy(t *testing.T) {
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	pid := sleeper.Process.Pid
+	// waitState waits until the kernel shows the main thread in state.
+	waitState := func(state byte) {
+		t.Helper()
+		for {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && stat[i+2] == state {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitState('S')
+	if mainLoopBusy(pid) {
+		t.Error("a sleeping process is busy")
+	}
+	if err := sleeper.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitState('T')
+	if !mainLoopBusy(pid) {
+		t.Error("a stopped process is not busy")
+	}
+	if mainLoopBusy(0) || mainLoopBusy(1<<22+1) {
+		t.Error("a process that cannot be read is busy")
+	}
 }
