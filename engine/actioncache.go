@@ -216,6 +216,27 @@ func (s *runState) replay(ctx context.Context) (model.Response, bool, error) {
 	}, true, nil
 }
 
+// waitedFor is the perceptual hash of the screen the replayed wait's
+// cached run ended its wait on: the screen the next cached call (or the
+// verdict) was made on. It is "" when the cached wait changed nothing on
+// the screen, since then its time was all it waited for.
+func (ac *actionCache) waitedFor() string {
+	if ac.replayed == nil || ac.stored == nil {
+		return ""
+	}
+	next := ""
+	switch {
+	case ac.next < len(ac.stored.Steps):
+		next = ac.stored.Steps[ac.next].Screen
+	case ac.stored.End != nil:
+		next = ac.stored.End.Screen
+	}
+	if next == ac.replayed.Screen {
+		return ""
+	}
+	return next
+}
+
 // cachedEndUnmet evaluates the success criteria where the cached run's
 // model recorded its verdict, before the replay ends the loop there. A
 // criterion that does not hold says why the model plans from here: the

@@ -218,6 +218,9 @@ func newGoalLoop(s *runState, run stepper) *goalLoop {
 // source, then the action cache's record of it.
 func (s *runState) runCall(ctx context.Context, c call) result {
 	c.Source = s.turnSource()
+	if c.Source == events.SourceCache && c.Tool == "wait" {
+		c.Until = s.actionCache.waitedFor()
+	}
 	res := s.step(ctx, c)
 	s.cacheCall(c.Tool, c.Args, res)
 	return res

@@ -290,3 +290,78 @@ func TestRulesCacheVerdictMeetsTheSuccessCriteria(t *testing.T) {
 		}
 	})
 }
+
+// flipBit returns the hex hash h with one bit of its digit i flipped: a
+// screen one bit of 256 away, which still fits.
+func flipBit(t *testing.T, h string, i int) string {
+	t.Helper()
+	if len(h) <= i {
+		t.Fatalf("no digit %d in the hash %q", i, h)
+	}
+	b := []byte(h)
+	b[i] = "1032547698badcfe"[strings.IndexByte("0123456789abcdef", b[i])]
+	return string(b)
+}
+
+// TestRulesCacheReplayedWaitEndsOnItsScreen: a wait the cache replays ends
+// as soon as the screen hashes to the one the cached wait ended on (the
+// screen the next cached call was made on), within its seconds; when the
+// screen never gets there, it waits them all. A wait that changed nothing
+// in the cached run waits its time.
+func TestRulesCacheReplayedWaitEndsOnItsScreen(t *testing.T) {
+	t.Parallel()
+	var folder string
+	first := loopRun(t, loopCase{scenario: cacheScenario, operator: cacheOperator, env: cacheEnv, machine: &fakeMachine{},
+		script: []mt.Exchange{loopObserve, mt.Call("wait", `{"seconds": 0.2}`), loopGoalMet},
+		before: func(run *Runner) { folder = cacheFolder(run) }})
+	loopWant(t, first, loopUnverified, OutcomeCompleted, 3, 0)
+	names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
+	if len(names) != 1 {
+		t.Fatalf("cache folder holds %v", names)
+	}
+	raw, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		// edit makes the stored trajectory's wait and end what the case needs.
+		edit func(wait *cache.Step, end *cache.End)
+		want string
+	}{
+		{"the screen is already there: the wait ends", func(wait *cache.Step, end *cache.End) {
+			wait.Args["seconds"] = 10.0
+			wait.Screen = flipBit(t, wait.Screen, 0)
+		}, "waited 0.0s of 10s: the screen looked as the cached run's did when its wait ended"},
+		{"the screen never gets there: the whole wait", func(wait *cache.Step, end *cache.End) {
+			wait.Screen, end.Screen = flipBit(t, wait.Screen, 0), flipBit(t, end.Screen, 1)
+		}, "waited 0.2s"},
+		{"the cached wait changed nothing: the whole wait", func(wait *cache.Step, end *cache.End) {}, "waited 0.2s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var tr cache.Trajectory
+			if err := json.Unmarshal(raw, &tr); err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Steps) != 2 || tr.Steps[1].Tool != "wait" || tr.End == nil || tr.Steps[1].Screen != tr.End.Screen {
+				t.Fatalf("stored trajectory %+v", tr)
+			}
+			tt.edit(&tr.Steps[1], tr.End)
+			edited := t.TempDir()
+			if err := cache.Store(edited, tr, nil); err != nil {
+				t.Fatal(err)
+			}
+			warm := loopRun(t, loopCase{scenario: cacheScenario, operator: cacheOperator, env: cacheEnv, machine: &fakeMachine{},
+				before: func(run *Runner) { copyCache(t, edited, run) }})
+			loopWant(t, warm, loopUnverified, OutcomeCompleted, 0, 0)
+			if c := cacheReport(t, warm); c.Hits != 2 || c.FellBackAt != 0 {
+				t.Errorf("cache account %+v, want both calls replayed", c)
+			}
+			if got := warm.rep.Steps[1].Message; got != tt.want {
+				t.Errorf("the replayed wait says %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

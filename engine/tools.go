@@ -12,6 +12,7 @@ import (
 
 	"github.com/kasmrt/kasmrt/drivers/desktop"
 	"github.com/kasmrt/kasmrt/drivers/proc"
+	"github.com/kasmrt/kasmrt/engine/cache"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/report"
 	"github.com/kasmrt/kasmrt/inbox"
@@ -26,6 +27,10 @@ type call struct {
 	Source events.Source
 	// Expect is what a script step expects once its tool has run.
 	Expect *scenarios.Expect
+	// Until, on a wait the action cache replays, is the perceptual hash
+	// of the screen the cached wait ended on: the wait ends as soon as
+	// the screen hashes to it, within the seconds asked for.
+	Until string
 }
 
 // Failure kinds of a tool call that did not succeed.
@@ -176,13 +181,18 @@ func (a *actor) typeText(ctx context.Context, c call) result {
 }
 
 // wait waits the seconds asked for, ending early when the app exits or the
-// X server goes away.
+// X server goes away, or, for a replayed wait, once the screen looks as
+// the cached run's did when its wait ended.
 func (a *actor) wait(ctx context.Context, c call) result {
 	secs, _ := c.Args["seconds"].(float64)
 	return a.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
 		start := time.Now()
+		looking, stopLooking := context.WithCancel(ctx)
+		defer stopLooking()
 		select {
 		case <-time.After(time.Duration(secs * float64(time.Second))):
+		case <-a.screenHashesTo(looking, c.Until):
+			return a.settled(ctx, ok(fmt.Sprintf("waited %.1fs of %gs: the screen looked as the cached run's did when its wait ended", time.Since(start).Seconds(), secs)))
 		case <-ctx.Done():
 			return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
 		case <-a.env.appDone():
@@ -199,6 +209,35 @@ func (a *actor) wait(ctx context.Context, c call) result {
 		return a.settled(ctx, ok(fmt.Sprintf("waited %gs", secs)))
 	})
 }
+
+// screenHashesTo returns a channel closed once a capture of the screen
+// has the perceptual hash want; never, when want is empty. The captures
+// stop with ctx, which the wait cancels as it returns.
+func (a *actor) screenHashesTo(ctx context.Context, want string) <-chan struct{} {
+	done := make(chan struct{})
+	if want == "" || a.env.desk == nil {
+		return done
+	}
+	go func() {
+		tick := time.NewTicker(untilInterval)
+		defer tick.Stop()
+		for {
+			if img, err := a.env.desk.Capture(ctx); err == nil && cache.Hash(img) == want {
+				close(done)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return done
+}
+
+// untilInterval is how often a replayed wait looks at the screen.
+const untilInterval = 100 * time.Millisecond
 
 // recordVerdict records the model's verdict and ends the loop; the
 // runtime decides the final verdict.
