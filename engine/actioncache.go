@@ -218,23 +218,20 @@ func (s *runState) replay(ctx context.Context) (model.Response, bool, error) {
 
 // waitedFor is the perceptual hash of the screen the replayed wait's
 // cached run ended its wait on: the screen the next cached call (or the
-// verdict) was made on. It is "" when the cached wait changed nothing on
-// the screen, since then its time was all it waited for.
+// verdict) was made on. A wait is how a model lets the app get somewhere,
+// and the screen is what it saw there; a replay that gets there sooner
+// goes on sooner, and one whose next call then ends otherwise than the
+// cached one did hands planning to the model, as any replayed call does.
 func (ac *actionCache) waitedFor() string {
-	if ac.replayed == nil || ac.stored == nil {
-		return ""
-	}
-	next := ""
 	switch {
-	case ac.next < len(ac.stored.Steps):
-		next = ac.stored.Steps[ac.next].Screen
-	case ac.stored.End != nil:
-		next = ac.stored.End.Screen
-	}
-	if next == ac.replayed.Screen {
+	case ac.replayed == nil || ac.stored == nil:
 		return ""
+	case ac.next < len(ac.stored.Steps):
+		return ac.stored.Steps[ac.next].Screen
+	case ac.stored.End != nil:
+		return ac.stored.End.Screen
 	}
-	return next
+	return ""
 }
 
 // cachedEndUnmet evaluates the success criteria where the cached run's
