@@ -41,21 +41,20 @@ func takeoverOf(w http.ResponseWriter, r *http.Request, t Watched) (takeoverable
 	return to, true
 }
 
-// takeOver pauses the run at its next turn, starts the VNC server and
-// answers where it listens and its one-time password. The answer is the
-// only place the password goes: it is no-store, and the run redacts it
-// from everything it writes.
+// takeOver pauses the run at its next turn (at once while the model's
+// question waits for an answer), starts the VNC server and answers where
+// it listens and its one-time password. The answer is the only place the
+// password goes: it is no-store, and the run redacts it from everything
+// it writes.
 func (a *api) takeOver(w http.ResponseWriter, r *http.Request, t Watched) {
 	to, ok := takeoverOf(w, r, t)
 	if !ok {
 		return
 	}
 	acc, err := to.TakeOver(r.Context(), "api")
-	var waits *engine.QuestionWaitsError
 	switch {
-	case errors.Is(err, engine.ErrTakeoverOff), errors.Is(err, engine.ErrRunOver), errors.As(err, &waits):
-		// The run's state refuses it: asking again later (once the
-		// question is answered) can succeed.
+	case errors.Is(err, engine.ErrTakeoverOff), errors.Is(err, engine.ErrRunOver):
+		// The run's state refuses it.
 		writeError(w, http.StatusConflict, err.Error())
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, err.Error())
@@ -87,7 +86,7 @@ func (a *api) handBack(w http.ResponseWriter, r *http.Request, t Watched) {
 // takeoverOperations documents the takeover's routes.
 var takeoverOperations = map[string]operation{
 	"POST /v1/runs/{id}/takeover": {id: "takeOverRun",
-		summary: "Take the run's desktop over (kasmrt run --takeover): the run pauses at its next turn and a VNC server serves its display on a loopback address. The answer comes once the server listens, and carries its one-time password; a takeover in progress is answered with its own.",
+		summary: "Take the run's desktop over (kasmrt run --takeover): the run pauses at its next turn, or at once while the model's question waits for an answer, and a VNC server serves its display on a loopback address. The answer comes once the server listens, and carries its one-time password; a takeover in progress is answered with its own. A question that waits goes on waiting: answer it during the takeover or after; the run goes on after the hand-back.",
 		responses: map[string]any{
 			"200": jsonResp("where to connect a VNC viewer, and the one-time password; view is the path of the takeover in a browser (noVNC), valid while it lasts, when noVNC is installed", obj(map[string]any{
 				"addr": strSchema, "url": strSchema, "password": strSchema, "view": strSchema}, "addr", "url", "password")),

@@ -17,7 +17,8 @@ import (
 type takeoverRun struct {
 	dir   string
 	taken bool
-	// asked, when set, is the model's question waiting for an answer.
+	// asked, when set, is the model's question waiting for an answer: as
+	// the engine does, the run hands the desktop over all the same.
 	asked string
 }
 
@@ -25,9 +26,6 @@ func (r *takeoverRun) ReportDir() string        { return r.dir }
 func (r *takeoverRun) Inbox() *inbox.Inbox      { return nil }
 func (r *takeoverRun) Steer(events.Steer) error { return nil }
 func (r *takeoverRun) TakeOver(context.Context, string) (engine.TakeoverAccess, error) {
-	if r.asked != "" {
-		return engine.TakeoverAccess{}, &engine.QuestionWaitsError{QuestionID: r.asked}
-	}
 	r.taken = true
 	return engine.TakeoverAccess{Addr: "127.0.0.1:5901", URL: "vnc://127.0.0.1:5901", Password: "Pw3xK9mQ"}, nil
 }
@@ -82,11 +80,20 @@ func TestTakeoverRoutes(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict {
 		t.Errorf("a run without --takeover: %d %s", resp.StatusCode, body)
 	}
-	// While the model's question waits, the run refuses: a conflict with
-	// its state, saying why, not the server failing.
+	// While the model's question waits, the run hands the desktop over
+	// at once; the question goes on waiting, and the API says so.
 	run.asked = "q1"
 	resp, body = apiDo(t, srv, "POST", "/v1/runs/r-takeover/takeover", "{}", nil)
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "question q1 waits for an answer") {
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &acc) != nil || acc.Password != "Pw3xK9mQ" {
 		t.Errorf("a takeover while a question waits: %d %s", resp.StatusCode, body)
+	}
+	resp, body = apiDo(t, srv, "POST", "/v1/runs/r-takeover/handback", "", nil)
+	if resp.StatusCode != http.StatusAccepted || run.taken {
+		t.Errorf("hand back while a question waits: %d %s", resp.StatusCode, body)
+	}
+	op := OpenAPI()["paths"].(map[string]any)["/v1/runs/{id}/takeover"].(map[string]any)["post"].(map[string]any)
+	if s, _ := op["summary"].(string); !strings.Contains(s, "at once while the model's question waits for an answer") ||
+		!strings.Contains(s, "A question that waits goes on waiting") {
+		t.Errorf("the takeover's documentation does not say a waiting question hands the desktop over at once: %q", s)
 	}
 }

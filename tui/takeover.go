@@ -2,13 +2,11 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/tui/sanitize"
 )
@@ -21,8 +19,9 @@ type TakeoverAccess struct {
 }
 
 // TakeoverControls are the Controls of a run started with --takeover: T
-// takes the desktop over (the run pauses at its next turn and starts a
-// VNC server) and hands it back.
+// takes the desktop over (the run pauses at its next turn, or at once
+// while its question waits for an answer, and starts a VNC server) and
+// hands it back.
 type TakeoverControls interface {
 	TakeOverDesktop(ctx context.Context) (TakeoverAccess, error)
 	HandBackDesktop() error
@@ -55,6 +54,9 @@ func (m *Model) toggleTakeover() tea.Cmd {
 	}
 	m.desk.asking = true
 	m.status = "taking the desktop over: the run pauses at its next turn…"
+	if len(m.st.Pending()) > 0 {
+		m.status = "taking the desktop over: the run hands it over while its question waits…"
+	}
 	ctx := m.ctx
 	return func() tea.Msg {
 		a, err := c.TakeOverDesktop(ctx)
@@ -68,13 +70,7 @@ func (m *Model) updateTakeover(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 	switch msg := msg.(type) {
 	case takeoverMsg:
 		m.desk.asking = false
-		var waits *engine.QuestionWaitsError
-		switch {
-		case errors.As(msg.err, &waits):
-			// Not a failure: the run cannot hand the desktop over yet.
-			m.status = "not taken over: " + msg.err.Error()
-			return nil, true
-		case msg.err != nil:
+		if msg.err != nil {
 			m.status = "takeover failed: " + msg.err.Error()
 			return nil, true
 		}
@@ -107,8 +103,14 @@ func (m *Model) takeoverLine() (string, bool) {
 		return "", false
 	}
 	st := m.styles
+	back := " — T hands it back"
+	if p := m.st.Pending(); len(p) > 0 {
+		// The run handed the desktop over inside ask_human: the question
+		// still waits, and the run goes on once both are done.
+		back += fmt.Sprintf("; question %s still waits (answer it any time: the run goes on after the hand-back)", sanitize.Line(p[0].ID))
+	}
 	return st.Question.Render("desktop taken over: "+sanitize.Line(a.URL)+"  password "+sanitize.Line(a.Password)) +
-		st.Muted.Render(" — T hands it back"), true
+		st.Muted.Render(back), true
 }
 
 // formatTakeover is a takeover event's timeline row.

@@ -11,23 +11,17 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/kasmrt/kasmrt/engine"
 	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/tui/graphics"
 )
 
-// takeoverControls is a run started with --takeover behind the console;
-// refuse, when set, is its answer to a takeover.
+// takeoverControls is a run started with --takeover behind the console.
 type takeoverControls struct {
 	fakeControls
-	refuse error
 }
 
 func (f *takeoverControls) TakeOverDesktop(context.Context) (TakeoverAccess, error) {
 	f.record("take over")
-	if f.refuse != nil {
-		return TakeoverAccess{}, f.refuse
-	}
 	return TakeoverAccess{Addr: "127.0.0.1:5901", URL: "vnc://127.0.0.1:5901", Password: "Pw3xK9mQ"}, nil
 }
 
@@ -60,25 +54,34 @@ func TestLiveTakeover(t *testing.T) {
 	waitView(t, m, "handed back after 12s: screen changed")
 }
 
-// TestLiveTakeoverWhileAQuestionWaits: the run refuses a takeover while
-// the model's question waits for an answer; the console says so, and why,
-// in its status line, rather than "failed", and takes nothing over.
+// TestLiveTakeoverWhileAQuestionWaits: the run hands the desktop over
+// while the model's question waits for an answer. The console takes it
+// over like any other time and says, beside the access, that the question
+// still waits and the run goes on after the hand-back; answering it stays
+// possible meanwhile.
 func TestLiveTakeoverWhileAQuestionWaits(t *testing.T) {
 	t.Parallel()
-	fc := &takeoverControls{refuse: &engine.QuestionWaitsError{QuestionID: "q1"}}
+	fc := &takeoverControls{}
 	m, sink := NewLive(Options{Dir: t.TempDir(), Controls: fc, Theme: testTheme(t, false), Graphics: graphics.None,
 		Env: func(string) string { return "" }})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 36),
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 36),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	t.Cleanup(func() { _ = tm.Quit() })
 	sink(events.Event{Seq: 1, T: time.Now(), Kind: events.KindRunStarted, Data: events.RunStarted{Scenario: "flow", Mode: "agentic", DeadlineS: 600}})
-	waitView(t, m, "flow")
+	sink(events.Event{Seq: 2, T: time.Now(), Kind: events.KindQuestion, Question: &events.Question{ID: "q1", Text: "Which file?"}})
+	waitView(t, m, "Which file?")
 	press(tm, "T")
 	fc.waitCalls(t, "take over")
-	waitView(t, m, "not taken over: the model's question q1 waits for an answer")
-	// T asks again, rather than handing back a takeover that never began.
+	waitView(t, m, "desktop taken over: vnc://127.0.0.1:5901  password Pw3xK9mQ")
+	waitView(t, m, "question q1 still waits (answer it any time: the run goes on after the hand-back)")
+	// Once answered, the line says no more of it.
+	sink(events.Event{Seq: 3, T: time.Now(), Kind: events.KindAnswer, Question: &events.Question{ID: "q1", Text: "Which file?", Answer: "notes.txt", By: "console"}})
+	waitScreen(t, m.LastView, "the line still says the question waits", func(v string) bool {
+		return strings.Contains(v, "desktop taken over") && !strings.Contains(v, "still waits")
+	})
+	// T hands the desktop back.
 	press(tm, "T")
-	fc.waitCalls(t, "take over", "take over")
+	fc.waitCalls(t, "take over", "hand back")
 }
 
 // TestLiveTakeoverOff: a run without --takeover has no takeover to offer.
