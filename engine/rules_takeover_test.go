@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -378,12 +377,13 @@ func TestRulesTakeoverAfterLastStep(t *testing.T) {
 	loopWantSteps(t, r.rep, loopStep{"observe_screen", "ok", ""})
 }
 
-// TestRulesTakeoverWhileAQuestionWaits: the run hands the desktop over
-// between its turns, and while the model's ask_human question waits for
-// an answer it is inside that call. A takeover asked for then, or waiting
-// when the question is asked, is refused at once with a message that
-// names the question and says why, not left waiting on the answer; the
-// run goes on once the question is answered, and nothing is taken over.
+// TestRulesTakeoverWhileAQuestionWaits: while the model's ask_human
+// question waits for its answer, a takeover asked for (or waiting when the
+// question is asked) begins at once, after the question is on the record;
+// the run goes on waiting for the answer once the desktop is handed back.
+// An answer given during the takeover is kept until the hand-back. The
+// ask_human result the model gets carries both the answer and the
+// takeover's Environment Update, and the report notes the takeover.
 func TestRulesTakeoverWhileAQuestionWaits(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -391,31 +391,35 @@ func TestRulesTakeoverWhileAQuestionWaits(t *testing.T) {
 		// ask asks for the desktop on event e: with the question waiting,
 		// or just before it is asked.
 		ask func(r *Runner, e events.Event, got chan<- takeoverReply)
+		// answerFirst answers during the takeover, then hands back; else
+		// the hand-back comes first, then the answer.
+		answerFirst bool
+		// order is the events the test follows, in the order they come.
+		order string
 	}{
-		{"asked while the question waits", func(r *Runner, e events.Event, got chan<- takeoverReply) {
+		{"asked while the question waits, handed back before the answer", func(r *Runner, e events.Event, got chan<- takeoverReply) {
 			if e.Kind == events.KindQuestion {
 				go func() {
 					a, err := r.TakeOver(context.Background(), "console")
 					got <- takeoverReply{access: a, err: err}
 				}()
 			}
-		}},
-		{"waiting when the question is asked", func(r *Runner, e events.Event, got chan<- takeoverReply) {
+		}, false, "question takeover.started takeover.ended answer step.ended"},
+		{"waiting when the question is asked, answered during the takeover", func(r *Runner, e events.Event, got chan<- takeoverReply) {
 			// The turn's pause point has passed: the request waits for
 			// the next one, and the model's answer asks the question.
 			if e.Kind == events.KindModelRequest {
 				askTakeover(r, got)
 			}
-		}},
+		}, true, "question takeover.started answer takeover.ended step.ended"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			fake := &fakeVNC{}
+			fake, machine := &fakeVNC{}, &fakeMachine{}
 			got := make(chan takeoverReply, 1)
-			refused := make(chan error, 1)
 			var requests atomic.Int32
 			r := loopRun(t, loopCase{
-				machine:  &fakeMachine{},
+				machine:  machine,
 				scenario: loopNoValues,
 				operator: inboxOperator("30"),
 				script:   []mt.Exchange{mt.Call("ask_human", `{"question": "Which file?"}`), loopGoalMet},
@@ -427,29 +431,75 @@ func TestRulesTakeoverWhileAQuestionWaits(t *testing.T) {
 						return // only the turn that asks the question
 					}
 					c.ask(r, e, got)
-					if e.Kind == events.KindQuestion {
-						// The answer comes once the takeover was refused.
+					answer := func() {
+						if err := r.Answer("q1", "notes.txt"); err != nil {
+							t.Errorf("answer: %v", err)
+						}
+					}
+					switch {
+					case e.Kind == events.KindTakeoverStarted && c.answerFirst:
+						go answer()
+					case e.Kind == events.KindTakeoverStarted:
 						go func() {
-							rep := <-got
-							refused <- rep.err
-							if err := r.Answer(e.Question.ID, "notes.txt"); err != nil {
-								t.Errorf("answer: %v", err)
+							_ = machine.record("open the app's menu by hand")
+							if err := r.HandBack(); err != nil {
+								t.Errorf("hand back: %v", err)
 							}
 						}()
+					case e.Kind == events.KindAnswer && c.answerFirst:
+						go func() {
+							_ = machine.record("open the app's menu by hand")
+							if err := r.HandBack(); err != nil {
+								t.Errorf("hand back: %v", err)
+							}
+						}()
+					case e.Kind == events.KindTakeoverEnded && !c.answerFirst:
+						go answer()
 					}
 				},
 			})
-			err := <-refused
-			var qw *QuestionWaitsError
-			if !errors.As(err, &qw) || qw.QuestionID != "q1" ||
-				!strings.Contains(err.Error(), "answer it first") || !strings.Contains(err.Error(), "inside ask_human") {
-				t.Errorf("TakeOver while q1 waits: %v, want it refused saying the question waits and why", err)
+			rep := <-got
+			if rep.err != nil || rep.access.Password == "" || len(fake.started) != 1 {
+				t.Fatalf("TakeOver while q1 waits = %+v, %v; %d VNC servers; want the desktop taken over", rep.access, rep.err, len(fake.started))
+			}
+			var order []string
+			for _, e := range r.events {
+				switch e.Kind {
+				case events.KindQuestion, events.KindAnswer, events.KindTakeoverStarted, events.KindTakeoverEnded:
+					order = append(order, string(e.Kind))
+				case events.KindStepEnded:
+					if e.Tool == "ask_human" {
+						order = append(order, string(e.Kind))
+					}
+				}
+			}
+			if strings.Join(order, " ") != c.order {
+				t.Errorf("events in the order %q, want %q", order, c.order)
 			}
 			loopWant(t, r, events.VerdictPassConcerns, OutcomeCompleted, 2, 0)
 			loopWantSteps(t, r.rep, loopStep{"ask_human", "ok", ""}, loopStep{"record_verdict", "ok", ""})
-			if n := len(eventsOf(r.events, events.KindTakeoverStarted)); n != 0 || len(fake.started) != 0 {
-				t.Errorf("%d takeover.started events, %d VNC servers: nothing was to be taken over", n, len(fake.started))
+			// The model's turn after ask_human hears the answer and what
+			// the operator changed, in the ask_human result.
+			if len(r.reqs) != 2 {
+				t.Fatalf("%d model turns, want 2", len(r.reqs))
 			}
+			second := string(r.reqs[1].Raw)
+			for _, want := range []string{"the operator answered", "Environment Update", "The operator took over the desktop", "the screen changed in"} {
+				if !strings.Contains(second, want) {
+					t.Errorf("the turn after ask_human does not say %q:\n%s", want, second)
+				}
+			}
+			// In the ask_human result itself, after the answer.
+			if !strings.Contains(second, `ref \"answer_q1\"\n\nEnvironment Update\nThe operator took over the desktop`) {
+				t.Errorf("the ask_human result does not carry the takeover's Environment Update after the answer:\n%s", second)
+			}
+			if n := strings.Count(second, "The operator took over the desktop"); n != 1 {
+				t.Errorf("the turn after ask_human tells of the takeover %d times, want once", n)
+			}
+			if !strings.Contains(strings.Join(r.rep.Concerns, "\n"), "the operator took over the desktop") {
+				t.Errorf("concerns = %q, want the takeover", r.rep.Concerns)
+			}
+			wantNoSecret(t, r, rep.access.Password)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,20 +39,6 @@ var (
 	ErrNotTakenOver = errors.New("the desktop is not taken over")
 	ErrRunOver      = errors.New("the run is over")
 )
-
-// QuestionWaitsError refuses a takeover while the model's ask_human
-// question waits for an answer: the run hands the desktop over between
-// its turns, and it is inside ask_human until the answer comes, so a
-// takeover asked for then would not begin before the answer, and the
-// operator would be left waiting on a request that says nothing.
-type QuestionWaitsError struct {
-	// QuestionID is the question waiting ("q1").
-	QuestionID string
-}
-
-func (e *QuestionWaitsError) Error() string {
-	return fmt.Sprintf("the model's question %s waits for an answer: answer it first, then take over (the run hands the desktop over between its turns, and it is inside ask_human until the answer comes)", e.QuestionID)
-}
 
 // vncStarter starts a VNC server on a display: x11vnc, or the rule tests'
 // stand-in.
@@ -113,27 +98,13 @@ func newTakeoverDesk(addr string, pausesDeadline bool) *takeoverDesk {
 // between two script steps) and starts the VNC server. It returns once
 // the server listens, with its address and one-time password; a takeover
 // already in progress is answered with its access. by says who asks
-// (console, api). While the model's question waits for an answer, or once
-// one is asked while the request waits, it is refused with a
-// *QuestionWaitsError.
+// (console, api). While the model's ask_human question waits for its
+// answer the run is at a pause point too: the takeover begins at once
+// (askWithTakeovers).
 func (r *Runner) TakeOver(ctx context.Context, by string) (TakeoverAccess, error) {
 	d := r.takeover
 	if d == nil {
 		return TakeoverAccess{}, ErrTakeoverOff
-	}
-	// Watched before the check, so a question asked between the two is
-	// seen.
-	asked := make(chan string, 1)
-	if r.inbox != nil {
-		stop := r.inbox.Observe(func(u inbox.Update) {
-			if u.Kind == inbox.KindAsked {
-				select {
-				case asked <- u.QuestionID:
-				default:
-				}
-			}
-		})
-		defer stop()
 	}
 	d.mu.Lock()
 	switch {
@@ -144,10 +115,6 @@ func (r *Runner) TakeOver(ctx context.Context, by string) (TakeoverAccess, error
 		a := *d.active
 		d.mu.Unlock()
 		return a, nil
-	}
-	if q := r.waitingQuestion(); q != "" {
-		d.mu.Unlock()
-		return TakeoverAccess{}, &QuestionWaitsError{QuestionID: q}
 	}
 	reply := make(chan takeoverReply, 1)
 	if len(d.waiting) == 0 {
@@ -163,44 +130,7 @@ func (r *Runner) TakeOver(ctx context.Context, by string) (TakeoverAccess, error
 		return rep.access, rep.err
 	case <-ctx.Done():
 		return TakeoverAccess{}, ctx.Err()
-	case q := <-asked:
-		if !r.withdraw(reply) {
-			// The run's pause point answered first.
-			rep := <-reply
-			return rep.access, rep.err
-		}
-		return TakeoverAccess{}, &QuestionWaitsError{QuestionID: q}
 	}
-}
-
-// waitingQuestion is the id of the question waiting for an answer, or "".
-func (r *Runner) waitingQuestion() string {
-	if r.inbox == nil {
-		return ""
-	}
-	if p := r.inbox.Pending(); len(p) > 0 {
-		return p[0].ID
-	}
-	return ""
-}
-
-// withdraw takes a request back before the run's pause point answers it,
-// and reports whether it did. The last request withdrawn withdraws the
-// takeover.
-func (r *Runner) withdraw(reply chan takeoverReply) bool {
-	d := r.takeover
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	i := slices.Index(d.waiting, reply)
-	if i < 0 {
-		return false
-	}
-	d.waiting = slices.Delete(d.waiting, i, i+1)
-	if len(d.waiting) == 0 {
-		d.back = nil
-		r.steer.wantTakeover(false)
-	}
-	return true
 }
 
 // HandBack ends the takeover in progress, or withdraws one asked for and
@@ -299,6 +229,61 @@ func (s *steering) wantTakeover(on bool) {
 	s.takeover = on
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// changes is closed at the operator's next steering change, a takeover
+// asked for among them.
+func (s *steering) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// askWithTakeovers puts the model's question to the operator and waits
+// for the answer until askCtx ends. The run is inside ask_human all that
+// time, and an operator may well want to look at the app before they
+// answer: so once the question is asked, a takeover asked for begins at
+// once, as at the loop's pause point, and the wait goes on when the
+// desktop is handed back. An answer given during the takeover is kept
+// until the hand-back: the desktop stays the operator's until they give it
+// back. The takeovers' Environment Updates are returned for the model;
+// the run's work context, ctx, bounds the takeovers, not askCtx, so the
+// question's answer timeout does not take the desktop back.
+func (s *runState) askWithTakeovers(ctx, askCtx context.Context, question string) (inbox.Answer, []string, error) {
+	type reply struct {
+		a   inbox.Answer
+		err error
+	}
+	// The run publishes the question from its own observer, registered
+	// first, so a takeover begins after the question is on the record.
+	asked := make(chan struct{})
+	var once sync.Once
+	stop := s.r.inbox.Observe(func(u inbox.Update) {
+		if u.Kind == inbox.KindAsked {
+			once.Do(func() { close(asked) })
+		}
+	})
+	defer stop()
+	answered := make(chan reply, 1)
+	go func() {
+		a, err := s.r.inbox.Ask(askCtx, question)
+		answered <- reply{a, err}
+	}()
+	var updates []string
+	var wake <-chan struct{} = asked
+	for {
+		select {
+		case got := <-answered:
+			return got.a, updates, got.err
+		case <-wake:
+		}
+		// Watched before the look, so a takeover asked for after it
+		// wakes the wait.
+		wake = s.r.steer.changes()
+		if upd := s.takeoverPoint(ctx); upd != "" {
+			updates = append(updates, upd)
+		}
+	}
 }
 
 // lookAround is what the run sees of the desktop at a takeover's start

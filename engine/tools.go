@@ -521,17 +521,20 @@ func (a *actor) conditionHolds(ctx context.Context, c scenarios.WaitCondition) (
 }
 
 // askHuman puts the model's question to the operator and waits, bounded by
-// the waiting budget and the deadline.
+// the waiting budget and the deadline. The operator may take the desktop
+// over while the question waits; the result tells the model what changed.
 func (s *runState) askHuman(ctx context.Context, c call) result {
 	q, _ := c.Args["question"].(string)
 	timeout := time.Duration(s.files.Operator.Inbox.AnswerTimeoutS * float64(time.Second))
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	return s.act.hold(ctx, timeout, func(holdCtx context.Context) result {
-		ctx, cancel := context.WithTimeout(holdCtx, timeout)
+	var updates []string
+	res := s.act.hold(ctx, timeout, func(holdCtx context.Context) result {
+		askCtx, cancel := context.WithTimeout(holdCtx, timeout)
 		defer cancel()
-		a, err := s.r.inbox.Ask(ctx, q)
+		a, upds, err := s.askWithTakeovers(ctx, askCtx, q)
+		updates = upds
 		// A notice still on its way is told at the run's end.
 		s.announce(holdCtx, false)
 		if err != nil {
@@ -543,6 +546,10 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 		}
 		return s.keepAnswer(a)
 	})
+	for _, u := range updates {
+		res.message += "\n\n" + u
+	}
+	return res
 }
 
 // appDone is closed when the application exits (never, without one).
