@@ -15,7 +15,9 @@ import (
 
 	kcdp "github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/vnc/vnctest"
+	"github.com/kasmrt/kasmrt/engine/events"
 	"github.com/kasmrt/kasmrt/engine/model/modeltest"
+	"github.com/kasmrt/kasmrt/inbox"
 	"github.com/kasmrt/kasmrt/internal/testkit"
 	"github.com/kasmrt/kasmrt/serve"
 )
@@ -83,6 +85,22 @@ type takenOver struct {
 func takeOverRun(t *testing.T) *takenOver {
 	t.Helper()
 	need(t, "Xvfb", "xterm", "x11vnc")
+	r := startTakeoverRun(t, modeltest.Call("observe_screen", `{}`))
+	if code, body := apiPost(t, r.root, listenToken, r.run+"/steer", `{"action":"pause"}`); code != http.StatusAccepted {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	code, body := apiPost(t, r.root, listenToken, r.run+"/takeover", `{}`)
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &r.access) != nil || r.access.Password == "" {
+		t.Fatalf("takeover: %d %s", code, body)
+	}
+	return r
+}
+
+// startTakeoverRun starts a goal run around an xterm whose shell reads a
+// line and writes it to a file, with --listen and --takeover; the model
+// makes the calls first and then records goal-met.
+func startTakeoverRun(t *testing.T, first ...modeltest.Exchange) *takenOver {
+	t.Helper()
 	r := &takenOver{typed: filepath.Join(t.TempDir(), "typed")}
 	scenario := `name: takeover
 goal: Say whether the operator typed a line.
@@ -91,8 +109,8 @@ app:
   window: {class: KasmTakeover}
   startup_timeout_s: 10
 `
-	r.model = modeltest.New(t, modeltest.Call("observe_screen", `{}`),
-		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the operator typed"}`))
+	r.model = modeltest.New(t, append(first,
+		modeltest.Call("record_verdict", `{"verdict": "goal-met", "reason": "the operator typed"}`))...)
 	var addr string
 	addr, r.exit, r.report = startListening(t, scenario,
 		[]string{"KASM_RUNTIME_VISION_ENDPOINT=" + r.model.URL(), envToken + "=" + listenToken}, "--takeover", "127.0.0.1:0")
@@ -102,13 +120,6 @@ app:
 		t.Fatalf("GET /v1/runs: %d %s", code, body)
 	}
 	r.run = "/v1/runs/" + runs.Runs[0].Run
-	if code, body := apiPost(t, r.root, listenToken, r.run+"/steer", `{"action":"pause"}`); code != http.StatusAccepted {
-		t.Fatalf("pause: %d %s", code, body)
-	}
-	code, body := apiPost(t, r.root, listenToken, r.run+"/takeover", `{}`)
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &r.access) != nil || r.access.Password == "" {
-		t.Fatalf("takeover: %d %s", code, body)
-	}
 	return r
 }
 
@@ -124,6 +135,37 @@ func (r *takenOver) awaitTyped(t *testing.T, want string) {
 			t.Fatalf("the app received %q, not the line the operator typed", b)
 		}
 	}
+}
+
+// typeByHand types line and Return into the app with a VNC client, waits
+// until the app has it, and closes the client.
+func (r *takenOver) typeByHand(t *testing.T, line string) {
+	t.Helper()
+	c, err := vnctest.Dial(r.access.Addr, r.access.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Type(line); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Key(vnctest.KeyReturn); err != nil {
+		t.Fatal(err)
+	}
+	r.awaitTyped(t, line)
+	c.Close()
+}
+
+// wantNoPassword fails when the VNC password is in a report file.
+func (r *takenOver) wantNoPassword(t *testing.T) {
+	t.Helper()
+	_ = filepath.Walk(r.report, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), r.access.Password) {
+				t.Errorf("the VNC password is in %s", path)
+			}
+		}
+		return nil
+	})
 }
 
 // resume lets the run go on once the desktop is back, and checks that it
@@ -145,14 +187,7 @@ func (r *takenOver) resume(t *testing.T) {
 	if err != nil || !strings.Contains(string(evs), `"kind":"takeover.ended"`) || !strings.Contains(string(evs), `"ended":"client-left"`) {
 		t.Errorf("events.jsonl has no takeover.ended for the viewer's leaving (%v)", err)
 	}
-	_ = filepath.Walk(r.report, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			if b, _ := os.ReadFile(path); strings.Contains(string(b), r.access.Password) {
-				t.Errorf("the VNC password is in %s", path)
-			}
-		}
-		return nil
-	})
+	r.wantNoPassword(t)
 }
 
 // TestRunTakeoverOverTheAPI takes a real run over through run --listen's
@@ -163,19 +198,40 @@ func (r *takenOver) resume(t *testing.T) {
 func TestRunTakeoverOverTheAPI(t *testing.T) {
 	t.Parallel()
 	r := takeOverRun(t)
-	c, err := vnctest.Dial(r.access.Addr, r.access.Password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Type("by hand"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Key(vnctest.KeyReturn); err != nil {
-		t.Fatal(err)
-	}
-	r.awaitTyped(t, "by hand")
-	c.Close() // hands the desktop back
+	r.typeByHand(t, "by hand") // closing the client hands the desktop back
 	r.resume(t)
+}
+
+// TestRunTakeoverWhileAQuestionWaits takes a real run over through the
+// API while the model's ask_human question waits: the API answers the
+// access at once, a line typed with a VNC client reaches the xterm under
+// test, and closing the client hands the desktop back with the question
+// still waiting. Answered then, the run goes on: the ask_human result the
+// model gets carries the answer and the takeover's Environment Update, and
+// the run passes with the takeover's concern.
+func TestRunTakeoverWhileAQuestionWaits(t *testing.T) {
+	t.Parallel()
+	need(t, "Xvfb", "xterm", "x11vnc")
+	r := startTakeoverRun(t, modeltest.Call("ask_human", `{"question": "Which file?"}`))
+	f := follow(t, r.root)
+	f.await(t, "the model's question", func(e events.Event) bool { return e.Kind == events.KindQuestion })
+	code, body := apiPost(t, r.root, listenToken, r.run+"/takeover", `{}`)
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &r.access) != nil || r.access.Password == "" {
+		t.Fatalf("takeover while the question waits: %d %s", code, body)
+	}
+	r.typeByHand(t, "by hand") // closing the client hands the desktop back
+	f.await(t, "the hand-back", func(e events.Event) bool { return e.Kind == events.KindTakeoverEnded })
+	if err := f.c.AnswerMarked("q1", "notes.txt", inbox.MarkPrivate); err != nil {
+		t.Fatalf("answer q1 after the hand-back: %v", err)
+	}
+	if code := <-r.exit; code != 0 {
+		t.Errorf("exit %d, want 0 (pass with the takeover's concern)", code)
+	}
+	reqs := r.model.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Raw), `ref \"answer_q1\"\n\nEnvironment Update\nThe operator took over the desktop`) {
+		t.Errorf("the ask_human result the model got does not carry the answer and then the takeover's Environment Update (%d requests)", len(reqs))
+	}
+	r.wantNoPassword(t)
 }
 
 // TestRunTakeoverInTheBrowser takes a real run over in a browser: the
