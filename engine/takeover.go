@@ -248,8 +248,9 @@ func (s *steering) changes() <-chan struct{} {
 // until the hand-back: the desktop stays the operator's until they give it
 // back. The takeovers' Environment Updates are returned for the model;
 // the run's work context, ctx, bounds the takeovers, not askCtx, so the
-// question's answer timeout does not take the desktop back.
-func (s *runState) askWithTakeovers(ctx, askCtx context.Context, question string) (inbox.Answer, []string, error) {
+// question's answer timeout does not take the desktop back. takeoverPoint
+// is the run's.
+func askWithTakeovers(ctx, askCtx context.Context, in *inbox.Inbox, steer *steering, question string, takeoverPoint func(context.Context) string) (inbox.Answer, []string, error) {
 	type reply struct {
 		a   inbox.Answer
 		err error
@@ -258,7 +259,7 @@ func (s *runState) askWithTakeovers(ctx, askCtx context.Context, question string
 	// first, so a takeover begins after the question is on the record.
 	asked := make(chan struct{})
 	var once sync.Once
-	stop := s.r.inbox.Observe(func(u inbox.Update) {
+	stop := in.Observe(func(u inbox.Update) {
 		if u.Kind == inbox.KindAsked {
 			once.Do(func() { close(asked) })
 		}
@@ -266,7 +267,7 @@ func (s *runState) askWithTakeovers(ctx, askCtx context.Context, question string
 	defer stop()
 	answered := make(chan reply, 1)
 	go func() {
-		a, err := s.r.inbox.Ask(askCtx, question)
+		a, err := in.Ask(askCtx, question)
 		answered <- reply{a, err}
 	}()
 	var updates []string
@@ -279,8 +280,8 @@ func (s *runState) askWithTakeovers(ctx, askCtx context.Context, question string
 		}
 		// Watched before the look, so a takeover asked for after it
 		// wakes the wait.
-		wake = s.r.steer.changes()
-		if upd := s.takeoverPoint(ctx); upd != "" {
+		wake = steer.changes()
+		if upd := takeoverPoint(ctx); upd != "" {
 			updates = append(updates, upd)
 		}
 	}

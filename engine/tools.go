@@ -533,7 +533,7 @@ func (s *runState) askHuman(ctx context.Context, c call) result {
 	res := s.act.hold(ctx, timeout, func(holdCtx context.Context) result {
 		askCtx, cancel := context.WithTimeout(holdCtx, timeout)
 		defer cancel()
-		a, upds, err := s.askWithTakeovers(ctx, askCtx, q)
+		a, upds, err := askWithTakeovers(ctx, askCtx, s.r.inbox, s.r.steer, q, s.takeoverPoint)
 		updates = upds
 		// A notice still on its way is told at the run's end.
 		s.announce(holdCtx, false)
