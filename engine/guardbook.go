@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
 	"strings"
 	"time"
 
@@ -26,8 +28,13 @@ type guardBook struct {
 	// last changed (observe before acting).
 	observed bool
 	// lastFrame is the last capture, as the report writes it; a headless
-	// page's is decoded only when its pixels are asked for.
+	// page's is decoded only when its pixels are asked for. lastImage is
+	// its pixels when the capture came as pixels, and sameAs, when set,
+	// the earlier capture it shows unchanged but for a text cursor's
+	// blink (keep).
 	lastFrame *report.Frame
+	lastImage *image.RGBA
+	sameAs    *report.Frame
 
 	// declaredCalls counts each declared tool's calls, which its budget
 	// bounds.
@@ -137,11 +144,65 @@ func (b *guardBook) hold(ctx context.Context, limit, want time.Duration, fn func
 	return r
 }
 
-// lastSum is the last capture's sum, decoding a headless page's screen
+// keep makes frame the last capture; img is its pixels, nil for a page
+// the browser encoded. A capture that differs from the one before it
+// only in a box a text cursor fits in keeps that one's sum: a blinking
+// cursor is not a change the model made, and would otherwise hide a loop
+// that repeats itself and tell the model its every call changed the
+// screen.
+func (b *guardBook) keep(frame *report.Frame, img *image.RGBA) {
+	switch {
+	case img != nil && b.lastImage != nil && onlyCursorBlinked(b.lastImage, img):
+		if b.sameAs == nil {
+			b.sameAs = b.lastFrame
+		}
+	default:
+		b.sameAs = nil
+	}
+	b.lastFrame, b.lastImage = frame, img
+}
+
+// lastSum is the last capture's sum (or the earlier capture's it shows
+// unchanged but for a cursor's blink), decoding a headless page's screen
 // if nothing has yet; zero when there is no capture.
 func (b *guardBook) lastSum() ([32]byte, error) {
-	if b.lastFrame == nil {
+	switch {
+	case b.sameAs != nil:
+		return b.sameAs.Sum()
+	case b.lastFrame == nil:
 		return [32]byte{}, nil
 	}
 	return b.lastFrame.Sum()
+}
+
+// Text cursors are at most cursorWidth pixels wide and cursorHeight
+// tall: a tall line's in a large font.
+const (
+	cursorWidth  = 3
+	cursorHeight = 64
+)
+
+// onlyCursorBlinked reports whether two captures of the same size differ,
+// and only in a box a text cursor fits in.
+func onlyCursorBlinked(a, b *image.RGBA) bool {
+	if a.Bounds() != b.Bounds() || a.Stride != b.Stride {
+		return false
+	}
+	box := image.Rectangle{}
+	w := a.Bounds().Dx() * 4
+	for y := 0; y < a.Bounds().Dy(); y++ {
+		rowA, rowB := a.Pix[y*a.Stride:y*a.Stride+w], b.Pix[y*b.Stride:y*b.Stride+w]
+		if bytes.Equal(rowA, rowB) {
+			continue
+		}
+		for x := 0; x < w; x += 4 {
+			if !bytes.Equal(rowA[x:x+4], rowB[x:x+4]) {
+				box = box.Union(image.Rect(x/4, y, x/4+1, y+1))
+			}
+		}
+		if box.Dx() > cursorWidth || box.Dy() > cursorHeight {
+			return false
+		}
+	}
+	return !box.Empty()
 }

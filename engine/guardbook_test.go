@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"image"
+	"image/draw"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +154,40 @@ func TestGuardBookHold(t *testing.T) {
 	})
 	if cut {
 		t.Error("no budget (0) cut the wait")
+	}
+}
+
+// TestOnlyCursorBlinked tells a text cursor's blink from a change: a
+// difference in a box at most 3 pixels wide and 64 tall, and nothing else.
+func TestOnlyCursorBlinked(t *testing.T) {
+	t.Parallel()
+	screen := func(boxes ...image.Rectangle) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, 320, 200))
+		draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+		for _, b := range boxes {
+			draw.Draw(img, b, image.Black, image.Point{}, draw.Src)
+		}
+		return img
+	}
+	caret := image.Rect(40, 20, 42, 38)
+	tests := []struct {
+		name string
+		a, b *image.RGBA
+		want bool
+	}{
+		{"the same screen", screen(), screen(), false},
+		{"a cursor appeared", screen(), screen(caret), true},
+		{"a cursor went", screen(caret), screen(), true},
+		{"a tall cursor in a large font", screen(), screen(image.Rect(40, 20, 43, 84)), true},
+		{"a letter typed (4 pixels wide)", screen(), screen(image.Rect(40, 20, 44, 38)), false},
+		{"taller than a line", screen(), screen(image.Rect(40, 20, 41, 85)), false},
+		{"the cursor moved on", screen(caret), screen(caret.Add(image.Pt(8, 0))), false},
+		{"two changes far apart", screen(), screen(image.Rect(40, 20, 41, 21), image.Rect(40, 150, 41, 151)), false},
+		{"another size", screen(), image.NewRGBA(image.Rect(0, 0, 320, 201)), false},
+	}
+	for _, tt := range tests {
+		if got := onlyCursorBlinked(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: onlyCursorBlinked = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

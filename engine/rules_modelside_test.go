@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"image"
+	"image/draw"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,16 +175,27 @@ func TestRulesSecretAnswerMaskedInAppLog(t *testing.T) {
 // handle sent again.
 func TestRulesToolResultSaysScreenChange(t *testing.T) {
 	t.Parallel()
+	screen := func(cursor bool) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, 640, 400))
+		draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+		if cursor {
+			draw.Draw(img, image.Rect(100, 60, 102, 78), image.Black, image.Point{}, draw.Src)
+		}
+		return img
+	}
 	for name, c := range map[string]struct {
-		still bool
-		want  string
+		still  bool
+		frames []*image.RGBA
+		want   string
 	}{
 		"unchanged": {still: true, want: "The screen did not change after press_key Return."},
 		"changed":   {want: "The screen changed after press_key Return."},
+		// The key changed nothing; the text cursor blinked meanwhile.
+		"a text cursor blinked": {frames: []*image.RGBA{screen(true), screen(false)}, want: "The screen did not change after press_key Return."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r := loopRun(t, loopCase{machine: &fakeMachine{still: c.still},
+			r := loopRun(t, loopCase{machine: &fakeMachine{still: c.still, frames: c.frames},
 				script: []mt.Exchange{mt.Call("observe_screen", `{}`), mt.Call("press_key", `{"key": "Return"}`), loopGoalMet}})
 			loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 			if got := loopLastText(r.reqs[2]); !strings.Contains(got, c.want) {

@@ -557,7 +557,7 @@ func (a *actor) keepCapture(ctx context.Context, img *image.RGBA, encoded []byte
 	rel := a.saveScreen(frame, sent)
 	a.reportShown(shown, rel)
 	b := frame.Bounds()
-	a.book.lastFrame = frame
+	a.book.keep(frame, img)
 	a.publish(events.Event{Screen: rel, Data: events.ScreenCaptured{
 		Width: b.Dx(), Height: b.Dy(), Settled: settled, Window: a.env.screenWindow(), Pixels: frame,
 	}})
