@@ -200,3 +200,28 @@ func TestRulesSessionEndedByCall(t *testing.T) {
 		t.Errorf("a call after the end: %v, want ErrSessionOver", err)
 	}
 }
+
+// TestRulesSessionJudgesTheSuccessCriteria: an outside agent's session
+// runs no goal loop, yet the goal's success criteria judge it as they
+// judge a model's run: the agent's goal-met does not pass an app whose
+// window title never says what the criteria want.
+func TestRulesSessionJudgesTheSuccessCriteria(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	scenario := rulesGoal + "success:\n  within_s: 0.1\n  window_title: {contains: Saved}\n"
+	s, _ := rulesSession(t, ctx, scenario, &fakeMachine{title: "Main"})
+	if obs, err := s.Call(ctx, "observe_screen", nil); err != nil || obs.Status != events.StatusOK {
+		t.Fatalf("observe_screen: %+v %v", obs, err)
+	}
+	res, err := s.Close(ctx, events.ModelGoalMet, "saved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != events.VerdictAppFailed || res.Outcome != OutcomeSuccessFailed {
+		t.Errorf("verdict %s (%s), want app-failed (%s); reasons %q", res.Verdict, res.Outcome, OutcomeSuccessFailed, res.Reasons)
+	}
+	if why := strings.Join(res.Reasons, "\n"); !strings.Contains(why, `success.window_title failed: expected the window title contains "Saved"`) {
+		t.Errorf("reasons %q, want the failed criterion", res.Reasons)
+	}
+}
