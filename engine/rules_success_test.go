@@ -229,6 +229,20 @@ func TestRulesSuccessCriteria(t *testing.T) {
 			steps: []loopStep{{"done_file", "error", ""}},
 		}, scenario: withTools("  tools: [done_file]\n")},
 		{loopTurnCase: loopTurnCase{
+			name:    "an app that quit with a success exit code: the criteria still decide",
+			script:  []mt.Exchange{loopObserve, mt.Call("press_key", `{"key": "ctrl+q"}`)},
+			verdict: events.VerdictAppFailed, outcome: OutcomeSuccessFailed, iterations: 2,
+			steps: []loopStep{{"observe_screen", "ok", ""}, {"press_key", "ok", ""}, {"done_file", "error", "exited with status 1"}},
+		}, scenario: strings.Replace(withTools("  tools: [done_file]\n"), "  command: [fake-app]\n", "  command: [fake-app]\n  success_exit_codes: [0]\n", 1),
+			machine: func() (*fakeMachine, []mt.Exchange) {
+				return &fakeMachine{on: func(f *fakeMachine, in string) {
+					if in == "key ctrl+q" {
+						f.loseWindow()
+						f.exitApp(0)
+					}
+				}}, nil
+			}},
+		{loopTurnCase: loopTurnCase{
 			name:    "an escalation stays locked: the criteria are not evaluated",
 			script:  []mt.Exchange{loopObserve, mt.Call("escalate", `{"reason": "a licence key is asked"}`)},
 			verdict: events.VerdictTestError, outcome: OutcomeEscalated, iterations: 2,
