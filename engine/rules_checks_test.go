@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"image"
+	"image/color"
+	"image/draw"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/engine/baseline"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
 
@@ -417,6 +422,61 @@ func TestRulesUpdateBaselinesWithoutScreenshotCheck(t *testing.T) {
 			}
 			if r.rep.Verdict != events.VerdictPass {
 				t.Errorf("verdict %s %q: --update-baselines without a screenshot check is no error", r.rep.Verdict, r.rep.Reasons)
+			}
+		})
+	}
+}
+
+// TestRulesExpectScreenshotKeepsWhatDiffered: a screenshot check whose
+// window differs from its baseline keeps the window, the baseline and the
+// diff in the report, named in its baseline event; one that matches keeps
+// none of them. The double's window is a white box.
+func TestRulesExpectScreenshotKeepsWhatDiffered(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		fill    color.Color
+		verdict events.Verdict
+		result  string
+		kept    bool
+	}{
+		{"the window matches", color.White, events.VerdictPass, events.BaselineMatched, false},
+		{"the window differs", color.Black, events.VerdictAppFailed, events.BaselineDiffers, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			box := fakeWindowBox()
+			want := image.NewRGBA(image.Rect(0, 0, box.Dx(), box.Dy()))
+			draw.Draw(want, want.Bounds(), image.NewUniform(c.fill), image.Point{}, draw.Src)
+			if err := baseline.Write(filepath.Join(dir, "s.baselines", "main.png"), want); err != nil {
+				t.Fatal(err)
+			}
+			r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - expect:\n      screenshot: {name: main, within_s: 0.5}\n",
+				operator: "runner: {}\n", machine: &fakeMachine{},
+				before: func(r *Runner) { r.files.Scenario.File = filepath.Join(dir, "s.yaml") }})
+			if r.rep.Verdict != c.verdict {
+				t.Errorf("verdict %s %q, want %s", r.rep.Verdict, r.rep.Reasons, c.verdict)
+			}
+			evs := loopEvents(r, events.KindBaseline)
+			if len(evs) != 1 {
+				t.Fatalf("%d baseline events, want 1", len(evs))
+			}
+			b, _ := events.DataOf[events.Baseline](evs[0])
+			if b.Result != c.result {
+				t.Errorf("baseline result %q, want %q", b.Result, c.result)
+			}
+			for what, rel := range map[string]string{"actual": b.Actual, "expected": b.Expected, "diff": b.Diff} {
+				if (rel != "") != c.kept {
+					t.Errorf("the %s image is %q, want kept %v", what, rel, c.kept)
+					continue
+				}
+				if rel == "" {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(r.dir, rel)); err != nil {
+					t.Errorf("the %s image: %v", what, err)
+				}
 			}
 		})
 	}
