@@ -48,3 +48,30 @@ func TestRulesCheckKeepsTheScreenItHeldOn(t *testing.T) {
 		t.Errorf("the step's screen %s is the one before the answer was drawn (corner %v)", r.rep.Steps[0].Screen, got)
 	}
 }
+
+// TestRulesCheckHeldAtOnceKeepsTheStepsScreen: a check that holds on its
+// first try held on the screen the step's own capture shows, so the step
+// keeps that capture and takes no other. The double's app draws once more
+// after the step's capture; a step that captured again would keep that
+// later screen.
+func TestRulesCheckHeldAtOnceKeepsTheStepsScreen(t *testing.T) {
+	t.Parallel()
+	f := &fakeMachine{title: "notes.txt - Saved", lateDraw: 1}
+	r := loopRun(t, loopCase{scenario: rulesApp + "steps:\n  - press_key: {key: ctrl+s}\n    expect:\n      window_title: {contains: Saved}\n",
+		operator: "runner: {}\n", machine: f})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+	loopWantSteps(t, r.rep, loopStep{"press_key", "ok", `checked: the window title contains "Saved"`})
+	b, err := os.ReadFile(filepath.Join(r.dir, r.rep.Steps[0].Screen))
+	if err != nil {
+		t.Fatalf("the step's screen: %v", err)
+	}
+	img, err := screenpng.Decode(b)
+	if err != nil {
+		t.Fatalf("the step's screen %s: %v", r.rep.Steps[0].Screen, err)
+	}
+	// The double paints frame n in red n*40: the key moved it to frame 1,
+	// the late drawing after the step's capture to frame 2.
+	if got := color.RGBAModel.Convert(img.At(0, 0)).(color.RGBA); got.R != 40 {
+		t.Errorf("the step's screen %s has red %d, want 40 (the step's own capture, not a later one)", r.rep.Steps[0].Screen, got.R)
+	}
+}
