@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
+	"github.com/kasmrt/kasmrt/drivers/ocr"
 	"github.com/kasmrt/kasmrt/engine/baseline"
 	"github.com/kasmrt/kasmrt/engine/events"
 )
@@ -480,4 +481,35 @@ func TestRulesExpectScreenshotKeepsWhatDiffered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRulesExpectScreenTextSaysWhatWasRead: a screen_text check that does
+// not hold quotes the text it read, and says the screen shows no text
+// when it read none, so the author sees why.
+func TestRulesExpectScreenTextSaysWhatWasRead(t *testing.T) {
+	t.Parallel()
+	scriptNeed(t, ocr.Command)
+	showing := func(text string) func() *fakeMachine {
+		return func() *fakeMachine {
+			screen := image.NewRGBA(image.Rect(0, 0, 640, 400))
+			draw.Draw(screen, screen.Bounds(), image.White, image.Point{}, draw.Src)
+			if text != "" {
+				maskDrawText(t, screen, image.Pt(60, 100), text)
+			}
+			return &fakeMachine{frames: []*image.RGBA{screen}}
+		}
+	}
+	const steps = "  - expect:\n      screen_text: {contains: Done, within_s: 0.2}\n"
+	runExpectCases(t, []expectCase{
+		{
+			name: "text that is not the one wanted is quoted", machine: showing("Saved"), steps: steps,
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			want: []loopStep{{"expect", "error", `found the text read "Saved"`}},
+		},
+		{
+			name: "a screen without text says so", machine: showing(""), steps: steps,
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			want: []loopStep{{"expect", "error", "found no text on screen"}},
+		},
+	})
 }
