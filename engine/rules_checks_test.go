@@ -483,31 +483,40 @@ func TestRulesExpectScreenshotKeepsWhatDiffered(t *testing.T) {
 	}
 }
 
-// TestRulesExpectScreenTextSaysWhatWasRead: a screen_text check that does
-// not hold quotes the text it read, and says the screen shows no text
-// when it read none, so the author sees why.
+// TestRulesExpectScreenTextSaysWhatWasRead: a screen_text check reads the
+// app's window, not the whole screen; one that does not hold quotes the
+// text it read, and says the screen shows no text when it read none, so
+// the author sees why.
 func TestRulesExpectScreenTextSaysWhatWasRead(t *testing.T) {
 	t.Parallel()
 	scriptNeed(t, ocr.Command)
-	showing := func(text string) func() *fakeMachine {
+	// showing draws text at dot on a white screen; the window is
+	// fakeWindowBox, (20,20)-(420,260).
+	showing := func(text string, dot image.Point) func() *fakeMachine {
 		return func() *fakeMachine {
 			screen := image.NewRGBA(image.Rect(0, 0, 640, 400))
 			draw.Draw(screen, screen.Bounds(), image.White, image.Point{}, draw.Src)
 			if text != "" {
-				maskDrawText(t, screen, image.Pt(60, 100), text)
+				maskDrawText(t, screen, dot, text)
 			}
 			return &fakeMachine{frames: []*image.RGBA{screen}}
 		}
 	}
+	inside, outside := image.Pt(60, 100), image.Pt(470, 330)
 	const steps = "  - expect:\n      screen_text: {contains: Done, within_s: 0.2}\n"
 	runExpectCases(t, []expectCase{
 		{
-			name: "text that is not the one wanted is quoted", machine: showing("Saved"), steps: steps,
+			name: "text that is not the one wanted is quoted", machine: showing("Saved", inside), steps: steps,
 			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
 			want: []loopStep{{"expect", "error", `found the text read "Saved"`}},
 		},
 		{
-			name: "a screen without text says so", machine: showing(""), steps: steps,
+			name: "a screen without text says so", machine: showing("", inside), steps: steps,
+			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
+			want: []loopStep{{"expect", "error", "found no text on screen"}},
+		},
+		{
+			name: "text outside the app's window is not read", machine: showing("Done", outside), steps: steps,
 			verdict: events.VerdictAppFailed, outcome: OutcomeStepFailed,
 			want: []loopStep{{"expect", "error", "found no text on screen"}},
 		},
