@@ -57,6 +57,24 @@ func copyCache(t *testing.T, from string, run *Runner) {
 	}
 }
 
+// storedTrajectory reads the one trajectory stored in the cache folder.
+func storedTrajectory(t *testing.T, folder string) cache.Trajectory {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
+	if len(names) != 1 {
+		t.Fatalf("cache folder holds %v", names)
+	}
+	raw, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr cache.Trajectory
+	if err := json.Unmarshal(raw, &tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 // cacheReport is the run's last cache event's payload.
 func cacheReport(t *testing.T, r loopResult) events.CacheReport {
 	t.Helper()
@@ -84,18 +102,7 @@ func TestRulesCacheReplayPassesTheGuards(t *testing.T) {
 	}
 	// Take the observation out: the cached type_text now comes first,
 	// made on what the observation was made on.
-	names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
-	if len(names) != 1 {
-		t.Fatalf("cache folder holds %v", names)
-	}
-	raw, err := os.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tr cache.Trajectory
-	if err := json.Unmarshal(raw, &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := storedTrajectory(t, folder)
 	if len(tr.Steps) != 2 || tr.Steps[0].Tool != "observe_screen" || tr.Steps[1].Tool != "type_text" || tr.End == nil {
 		t.Fatalf("stored trajectory %+v", tr)
 	}
@@ -177,15 +184,7 @@ func TestRulesCacheGroundedCrop(t *testing.T) {
 			if first.rep.Verdict != loopUnverified || !cacheReport(t, first).Stored {
 				t.Fatalf("first run %s, cache %+v", first.rep.Verdict, cacheReport(t, first))
 			}
-			names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
-			raw, err := os.ReadFile(names[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			var tr cache.Trajectory
-			if err := json.Unmarshal(raw, &tr); err != nil {
-				t.Fatal(err)
-			}
+			tr := storedTrajectory(t, folder)
 			st := tr.Steps[len(tr.Steps)-1]
 			crops, _ := filepath.Glob(filepath.Join(folder, "*.png"))
 			if st.Tool != "click_grounded" || st.Point == nil || (st.Crop != "") != tt.crop || len(crops) != len(st.Crop)/max(len(st.Crop), 1) {
@@ -207,16 +206,9 @@ func TestRulesCacheGroundedCrop(t *testing.T) {
 	}
 }
 
-// cacheChecked is cacheScenario with success criteria a tool makes hold:
-// done.txt in the scenario's directory, where declared tools run.
-const cacheChecked = cacheScenario + `tools:
-  finish:
-    run: shell
-    command: touch done.txt
-  done_file:
-    run: shell
-    command: test -f done.txt
-success:
+// cacheChecked is cacheScenario with rulesChecked's tools and success
+// criteria the finish tool makes hold.
+var cacheChecked = cacheScenario + strings.TrimPrefix(rulesChecked, rulesGoal) + `success:
   tools: [done_file]
 `
 
@@ -254,15 +246,7 @@ func TestRulesCacheVerdictMeetsTheSuccessCriteria(t *testing.T) {
 	})
 
 	t.Run("the criteria do not hold: the model plans from there", func(t *testing.T) {
-		names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
-		raw, err := os.ReadFile(names[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tr cache.Trajectory
-		if err := json.Unmarshal(raw, &tr); err != nil {
-			t.Fatal(err)
-		}
+		tr := storedTrajectory(t, folder)
 		if len(tr.Steps) != 2 || tr.Steps[1].Tool != "finish" {
 			t.Fatalf("stored trajectory %+v", tr)
 		}
@@ -315,14 +299,6 @@ func TestRulesCacheReplayedWaitEndsOnItsScreen(t *testing.T) {
 		script: []mt.Exchange{loopObserve, mt.Call("wait", `{"seconds": 0.2}`), loopGoalMet},
 		before: func(run *Runner) { folder = cacheFolder(run) }})
 	loopWant(t, first, loopUnverified, OutcomeCompleted, 3, 0)
-	names, _ := filepath.Glob(filepath.Join(folder, "*.json"))
-	if len(names) != 1 {
-		t.Fatalf("cache folder holds %v", names)
-	}
-	raw, err := os.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name string
 		// edit makes the stored trajectory's wait and end what the case needs.
@@ -343,10 +319,7 @@ func TestRulesCacheReplayedWaitEndsOnItsScreen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var tr cache.Trajectory
-			if err := json.Unmarshal(raw, &tr); err != nil {
-				t.Fatal(err)
-			}
+			tr := storedTrajectory(t, folder)
 			if len(tr.Steps) != 2 || tr.Steps[1].Tool != "wait" || tr.End == nil || tr.Steps[1].Screen != tr.End.Screen {
 				t.Fatalf("stored trajectory %+v", tr)
 			}
