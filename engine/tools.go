@@ -187,11 +187,11 @@ func (a *actor) wait(ctx context.Context, c call) result {
 	secs, _ := c.Args["seconds"].(float64)
 	return a.hold(ctx, time.Duration(secs*float64(time.Second)), func(ctx context.Context) result {
 		start := time.Now()
-		looking, stopLooking := context.WithCancel(ctx)
+		there, stopLooking := a.screenHashesTo(ctx, c.Until)
 		defer stopLooking()
 		select {
 		case <-time.After(time.Duration(secs * float64(time.Second))):
-		case <-a.screenHashesTo(looking, c.Until):
+		case <-there:
 			return a.settled(ctx, ok(fmt.Sprintf("waited %.1fs of %gs: the screen looked as the cached run's did when its wait ended", time.Since(start).Seconds(), secs)))
 		case <-ctx.Done():
 			return failed(failResolution, "wait interrupted: %v", context.Cause(ctx))
@@ -203,6 +203,8 @@ func (a *actor) wait(ctx context.Context, c call) result {
 			}
 		case <-a.env.sessionDone():
 		}
+		// The screen is the settling capture's alone from here.
+		stopLooking()
 		if a.sessionLost() {
 			return failed(failResolution, "the X server went away %.1fs into the wait", time.Since(start).Seconds())
 		}
@@ -211,19 +213,23 @@ func (a *actor) wait(ctx context.Context, c call) result {
 }
 
 // screenHashesTo returns a channel closed once a capture of the screen
-// has the perceptual hash want; never, when want is empty. The captures
-// stop with ctx, which the wait cancels as it returns.
-func (a *actor) screenHashesTo(ctx context.Context, want string) <-chan struct{} {
-	done := make(chan struct{})
+// has the perceptual hash want (never, when want is empty), and stop,
+// which ends the captures and returns once none is under way, so the
+// wait's own settling capture is the only one. stop may be called again.
+func (a *actor) screenHashesTo(ctx context.Context, want string) (there <-chan struct{}, stop func()) {
+	found := make(chan struct{})
 	if want == "" || a.env.desk == nil {
-		return done
+		return found, func() {}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		tick := time.NewTicker(untilInterval)
 		defer tick.Stop()
 		for {
 			if img, err := a.env.desk.Capture(ctx); err == nil && cache.Hash(img) == want {
-				close(done)
+				close(found)
 				return
 			}
 			select {
@@ -233,7 +239,7 @@ func (a *actor) screenHashesTo(ctx context.Context, want string) <-chan struct{}
 			}
 		}
 	}()
-	return done
+	return found, func() { cancel(); <-ended }
 }
 
 // untilInterval is how often a replayed wait looks at the screen.
