@@ -36,14 +36,7 @@ func TestRulesCheckKeepsTheScreenItHeldOn(t *testing.T) {
 		operator: "runner: {}\n", machine: f})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
 	loopWantSteps(t, r.rep, loopStep{"press_key", "ok", `checked: the screen shows "5535"`})
-	b, err := os.ReadFile(filepath.Join(r.dir, r.rep.Steps[0].Screen))
-	if err != nil {
-		t.Fatalf("the step's screen: %v", err)
-	}
-	img, err := screenpng.Decode(b)
-	if err != nil {
-		t.Fatalf("the step's screen %s: %v", r.rep.Steps[0].Screen, err)
-	}
+	img := firstStepScreen(t, r)
 	if got := color.RGBAModel.Convert(img.At(620, 380)).(color.RGBA); got != red {
 		t.Errorf("the step's screen %s is the one before the answer was drawn (corner %v)", r.rep.Steps[0].Screen, got)
 	}
@@ -61,6 +54,17 @@ func TestRulesCheckHeldAtOnceKeepsTheStepsScreen(t *testing.T) {
 		operator: "runner: {}\n", machine: f})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
 	loopWantSteps(t, r.rep, loopStep{"press_key", "ok", `checked: the window title contains "Saved"`})
+	img := firstStepScreen(t, r)
+	// The double paints frame n in red n*40: the key moved it to frame 1,
+	// the late drawing after the step's capture to frame 2.
+	if got := color.RGBAModel.Convert(img.At(0, 0)).(color.RGBA); got.R != 40 {
+		t.Errorf("the step's screen %s has red %d, want 40 (the step's own capture, not a later one)", r.rep.Steps[0].Screen, got.R)
+	}
+}
+
+// firstStepScreen is the screen the run's first step kept, decoded.
+func firstStepScreen(t *testing.T, r loopResult) image.Image {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(r.dir, r.rep.Steps[0].Screen))
 	if err != nil {
 		t.Fatalf("the step's screen: %v", err)
@@ -69,9 +73,5 @@ func TestRulesCheckHeldAtOnceKeepsTheStepsScreen(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the step's screen %s: %v", r.rep.Steps[0].Screen, err)
 	}
-	// The double paints frame n in red n*40: the key moved it to frame 1,
-	// the late drawing after the step's capture to frame 2.
-	if got := color.RGBAModel.Convert(img.At(0, 0)).(color.RGBA); got.R != 40 {
-		t.Errorf("the step's screen %s has red %d, want 40 (the step's own capture, not a later one)", r.rep.Steps[0].Screen, got.R)
-	}
+	return img
 }

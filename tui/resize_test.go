@@ -175,15 +175,7 @@ func TestLiveRenderInterval(t *testing.T) {
 // repaint rather than left erased.
 func TestBackgroundAnswerRewritesImage(t *testing.T) {
 	t.Parallel()
-	r, err := LoadReport(zenityRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auto, err := themes.Load(themes.Auto, "", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewReplay(r, Options{Theme: auto, Graphics: graphics.Sixel, Env: func(string) string { return "" }})
+	m := autoThemeSixelReplay(t)
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
 	if raws := settle(m, runCmd(cmd)); len(raws) == 0 || m.frame.Raw == "" {
 		t.Fatalf("the first sixel frame was not written (%d writes)", len(raws))
@@ -218,15 +210,7 @@ func TestBackgroundAnswerRewritesImage(t *testing.T) {
 // the answer to an earlier query does not count.
 func TestImageWaitsForTheTerminal(t *testing.T) {
 	t.Parallel()
-	r, err := LoadReport(zenityRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auto, err := themes.Load(themes.Auto, "", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewReplay(r, Options{Theme: auto, Graphics: graphics.Sixel, Env: func(string) string { return "" }})
+	m := autoThemeSixelReplay(t)
 	// written runs cmd and returns the image escapes and the queries it
 	// writes, delivering every other message it makes, as the program
 	// would.
@@ -264,4 +248,19 @@ func TestImageWaitsForTheTerminal(t *testing.T) {
 			t.Errorf("%s: %d image writes and %d queries, want %d and %d", s.what, images, queries, s.images, s.queries)
 		}
 	}
+}
+
+// autoThemeSixelReplay is the zenity run's replay drawing sixel images,
+// with the theme that follows the terminal's background.
+func autoThemeSixelReplay(t *testing.T) *Model {
+	t.Helper()
+	r, err := LoadReport(zenityRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := themes.Load(themes.Auto, "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewReplay(r, Options{Theme: auto, Graphics: graphics.Sixel, Env: func(string) string { return "" }})
 }
