@@ -82,6 +82,9 @@ type fakeMachine struct {
 	// input as recorded ("key Return", "type exit", "click 220,140"): the
 	// place to kill something on cue.
 	on func(f *fakeMachine, input string)
+	// onPing is called after every ping the window answers, outside the
+	// lock: the place to act between a step's checks and the next.
+	onPing func(f *fakeMachine)
 
 	mu       sync.Mutex
 	width    int

@@ -34,6 +34,9 @@ func (f *fakeMachine) Ping(ctx context.Context, id uint32) error {
 		return fmt.Errorf("ping window 0x%x: %w", id, desktop.ErrPingUnsupported)
 	}
 	if !hung {
+		if f.onPing != nil {
+			f.onPing(f)
+		}
 		return nil
 	}
 	<-ctx.Done()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,6 +202,34 @@ steps:
 			time.AfterFunc(400*time.Millisecond, func() { f.exitApp(0) })
 		}
 	}}
+	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
+	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
+}
+
+// TestRulesDialogClosesAfterTheLastStepsChecks: the last step's answer
+// ends the app, but its window goes only after that step's checks found it
+// (a busy machine); the final checks too wait for the exit.
+func TestRulesDialogClosesAfterTheLastStepsChecks(t *testing.T) {
+	t.Parallel()
+	const scenario = `name: dialog answered late
+app:
+  command: [fake-app]
+  success_exit_codes: [0]
+steps:
+  - observe_screen: {}
+  - press_key: Return
+`
+	var answered atomic.Bool
+	f := &fakeMachine{pings: true,
+		on: func(_ *fakeMachine, in string) { answered.Store(in == "key Return") },
+		// The step's checks found the window and asked whether the app
+		// answers: it answered, and then closed.
+		onPing: func(f *fakeMachine) {
+			if answered.CompareAndSwap(true, false) {
+				f.loseWindow()
+				time.AfterFunc(400*time.Millisecond, func() { f.exitApp(0) })
+			}
+		}}
 	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
 }

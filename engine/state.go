@@ -425,17 +425,10 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 	if s.act.sessionLost() {
 		return false
 	}
-	checks := s.checks()
-	if s.env.windowGoneBeforeExit(checks) {
-		select {
-		case <-s.env.app.Done():
-		case <-time.After(s.env.exitGrace()):
-		}
-		if s.env.exitedSuccessfully() {
-			s.env.appFinished = true
-			return false
-		}
-		checks = s.checks()
+	checks := s.checksOnItsWayOut(ctx)
+	if s.env.exitedSuccessfully() {
+		s.env.appFinished = true
+		return false
 	}
 	if !slices.ContainsFunc(checks, func(c events.Check) bool { return !c.OK }) {
 		s.checkResponsive(ctx)
@@ -455,6 +448,23 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 		return false
 	}
 	return true
+}
+
+// checksOnItsWayOut runs the checks; when the window has gone from an app
+// that may end with a success exit code, it first gives the app the time
+// to exit (exitGrace) and checks again, so a dialog answered is not
+// judged in the moment between its window going and its process ending.
+func (s *runState) checksOnItsWayOut(ctx context.Context) []events.Check {
+	checks := s.checks()
+	if !s.env.windowGoneBeforeExit(checks) {
+		return checks
+	}
+	select {
+	case <-s.env.app.Done():
+	case <-time.After(s.env.exitGrace()):
+	case <-ctx.Done():
+	}
+	return s.checks()
 }
 
 // windowGoneBeforeExit reports whether the window check failed while an
@@ -571,7 +581,9 @@ func (s *runState) finish(ctx context.Context) Result {
 	s.act.sessionLost()
 	s.announce(ctx, true)
 	if s.env.app != nil {
-		checks = s.checks()
+		// The last step may have been what ends the app (a dialog's
+		// answer): its window can go after that step's checks.
+		checks = s.checksOnItsWayOut(ctx)
 		if c, ok := s.check.expectedExitCheck(); ok {
 			checks = append(checks, c)
 		}

@@ -341,6 +341,18 @@ func printRunLine(w io.Writer, n, total int, r suite.RunResult) {
 	}
 	fmt.Fprintf(w, "[%d/%d] %-18s %s #%d  %.1fs  %.0f tokens  %s%s\n", n, total, r.Verdict, r.Scenario, r.Sample,
 		float64(r.DurationMS)/1000, r.Tokens, r.Report, extra)
+	// A run that did not pass says why under its line, so a CI log shows
+	// the cause without the report directory at hand.
+	if r.Verdict == events.VerdictPass || r.Verdict == events.VerdictPassConcerns {
+		return
+	}
+	why := r.Error
+	if why == "" && len(r.Reasons) > 0 {
+		why = r.Reasons[0]
+	}
+	if why != "" {
+		fmt.Fprintf(w, "       %s\n", why)
+	}
 }
 
 func printSuiteSummary(w io.Writer, s *suite.Summary, out string) {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kasmrt/kasmrt/engine/events"
+	"github.com/kasmrt/kasmrt/suite"
 )
 
 const exampleSuite = "../../scenarios/examples/suites/scripted.yaml"
@@ -116,5 +119,31 @@ func TestSchemaSuite(t *testing.T) {
 	var schema map[string]any
 	if code != 0 || json.Unmarshal([]byte(stdout), &schema) != nil || schema["$id"] != "https://kasmrt.dev/schema/suite.json" {
 		t.Errorf("schema suite: exit %d\n%s", code, stdout)
+	}
+}
+
+// A run line says why a run did not pass, under it; a pass says nothing more.
+func TestSuiteRunLineSaysWhy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		run  suite.RunResult
+		want string
+	}{
+		{"pass", suite.RunResult{Verdict: events.VerdictPass, Reasons: []string{"all checks passed"}}, ""},
+		{"failed", suite.RunResult{Verdict: events.VerdictAppFailed, Reasons: []string{"window_present failed: gone", "1 call failed"}},
+			"       window_present failed: gone\n"},
+		{"fault", suite.RunResult{Verdict: events.VerdictTestError, Error: "no report.json", Reasons: []string{"other"}},
+			"       no report.json\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			printRunLine(&b, 1, 1, tc.run)
+			_, rest, _ := strings.Cut(b.String(), "\n")
+			if rest != tc.want {
+				t.Errorf("under the run line: %q, want %q", rest, tc.want)
+			}
+		})
 	}
 }
