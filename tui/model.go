@@ -149,6 +149,9 @@ type Model struct {
 	da1Sent, da1Seen int
 	waiting          *rawMsg
 	waitingFor       int
+	// terminalSilent is set when the probe's query went unanswered: such
+	// a terminal would leave every image waiting, so they go out at once.
+	terminalSilent bool
 	// lastRender is when the newest live render started; renderDue is set
 	// while a render waits for the interval to pass.
 	lastRender time.Time
@@ -322,6 +325,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case probeTimeoutMsg:
 		if m.probing {
+			m.terminalSilent = m.da1Seen == 0
 			m.setMode(graphics.Detect(m.opts.Env, m.replies...))
 			return m, m.refreshScreen()
 		}
@@ -797,11 +801,21 @@ func (m *Model) resized() tea.Cmd {
 // instead: the view this call follows is set before the query written
 // here can reach the terminal, and the program writes it in the same
 // flush as the query or an earlier one, so once the terminal answers the
-// query, an image written from then on comes after those cells. Every
-// terminal answers a primary device attributes query.
+// query, an image written from then on comes after those cells. Nearly
+// every terminal answers a primary device attributes query; one that did
+// not answer the probe's gets its images at once.
 func (m *Model) resendRaw() tea.Cmd {
 	if m.frame.Raw == "" {
 		return nil
+	}
+	if m.terminalSilent {
+		// Written at once, a repaint may still erase it; unwritten, it
+		// would never show.
+		m.waiting = nil
+		if m.showHelp {
+			return nil
+		}
+		return tea.Raw(m.frame.Raw)
 	}
 	m.da1Sent++
 	m.waiting, m.waitingFor = &rawMsg{seq: m.frame.Raw, key: m.frameKey}, m.da1Sent
@@ -813,6 +827,7 @@ func (m *Model) resendRaw() tea.Cmd {
 // to an earlier query says nothing of cells drawn after it was sent.
 func (m *Model) terminalCaughtUp() tea.Cmd {
 	m.da1Seen++
+	m.terminalSilent = false // it answers after all, only slowly
 	w := m.waiting
 	if w == nil || m.da1Seen < m.waitingFor {
 		return nil

@@ -211,26 +211,6 @@ func TestBackgroundAnswerRewritesImage(t *testing.T) {
 func TestImageWaitsForTheTerminal(t *testing.T) {
 	t.Parallel()
 	m := autoThemeSixelReplay(t)
-	// written runs cmd and returns the image escapes and the queries it
-	// writes, delivering every other message it makes, as the program
-	// would.
-	written := func(cmd tea.Cmd) (images, queries int) {
-		msgs := runCmd(cmd)
-		for len(msgs) > 0 {
-			msg := msgs[0]
-			msgs = msgs[1:]
-			switch s := rawString(msg); {
-			case s == graphics.DA1Query:
-				queries++
-			case s != "":
-				images++
-			default:
-				_, c := m.Update(msg)
-				msgs = append(msgs, runCmd(c)...)
-			}
-		}
-		return images, queries
-	}
 	steps := []struct {
 		what            string
 		msg             tea.Msg
@@ -244,10 +224,65 @@ func TestImageWaitsForTheTerminal(t *testing.T) {
 	}
 	for _, s := range steps {
 		_, cmd := m.Update(s.msg)
-		if images, queries := written(cmd); images != s.images || queries != s.queries {
+		if images, queries := written(m, cmd); images != s.images || queries != s.queries {
 			t.Errorf("%s: %d image writes and %d queries, want %d and %d", s.what, images, queries, s.images, s.queries)
 		}
 	}
+}
+
+// TestImageForASilentTerminal: a terminal that did not answer the probe's
+// query would leave an image waiting for an answer forever, so its images
+// are written at once; once it answers after all, they wait again.
+func TestImageForASilentTerminal(t *testing.T) {
+	t.Parallel()
+	r, err := LoadReport(zenityRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// foot draws sixel, which the console trusts without an answer.
+	env := func(k string) string { return map[string]string{"TERM": "foot"}[k] }
+	m := NewReplay(r, Options{Graphics: graphics.Auto, Env: env})
+	m.Init()
+	steps := []struct {
+		what            string
+		msg             tea.Msg
+		images, queries int
+	}{
+		{"the probe goes unanswered", probeTimeoutMsg{}, 0, 0},
+		{"the first frame is drawn", tea.WindowSizeMsg{Width: 160, Height: 48}, 1, 0},
+		{"the terminal answers at last", da1Reply, 0, 0},
+		{"the window grows", tea.WindowSizeMsg{Width: 170, Height: 50}, 0, 1},
+	}
+	for _, s := range steps {
+		_, cmd := m.Update(s.msg)
+		if images, queries := written(m, cmd); images != s.images || queries != s.queries {
+			t.Errorf("%s: %d image writes and %d queries, want %d and %d", s.what, images, queries, s.images, s.queries)
+		}
+	}
+	if m.mode != graphics.Sixel {
+		t.Errorf("mode %v, want sixel", m.mode)
+	}
+}
+
+// written runs cmd and returns the image escapes and the queries it
+// writes, delivering every other message it makes to m, as the program
+// would.
+func written(m *Model, cmd tea.Cmd) (images, queries int) {
+	msgs := runCmd(cmd)
+	for len(msgs) > 0 {
+		msg := msgs[0]
+		msgs = msgs[1:]
+		switch s := rawString(msg); {
+		case s == graphics.DA1Query:
+			queries++
+		case s != "":
+			images++
+		default:
+			_, c := m.Update(msg)
+			msgs = append(msgs, runCmd(c)...)
+		}
+	}
+	return images, queries
 }
 
 // autoThemeSixelReplay is the zenity run's replay drawing sixel images,
