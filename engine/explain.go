@@ -81,7 +81,9 @@ func explainRules() []explainRule {
 			"waiting until it is visible with a cdp_wait (state: visible), or first acting on what reveals it"}},
 		{is(desktop.ErrUnknownKey), explanation{
 			"press_key does not know that key name",
-			"a key name from docs/language.md, such as Return, Tab, Escape, F5 or ctrl+shift+s"}},
+			// The model reads this too: it names the keys rather than a
+			// document the model cannot open.
+			keyNames + ", after any modifiers joined with + (ctrl+shift+s)"}},
 		{is(desktop.ErrKeyNotOnLayout), explanation{
 			"the session's keyboard layout has no key that produces it, so no person at this keyboard could press it",
 			"a key the layout maps; to enter such a character into a field, type it with type_text from a provided value"}},

@@ -47,5 +47,9 @@ func keyHint(uk *desktop.UnknownKeyError) string {
 	if !strings.HasSuffix(strings.TrimSpace(uk.Chord), uk.Key) {
 		return "modifiers are ctrl (or control), shift, alt and super, joined with + (e.g. ctrl+shift+Tab)"
 	}
-	return "a key is an X keysym name (Return, Tab, Escape, BackSpace, F1…F35, Left, Home, Prior, space…), an alias (enter, esc, del, pageup, pagedown, backspace) or one character; see docs/language.md"
+	return "a key is " + keyNames + "; see docs/language.md"
 }
+
+// keyNames says what press_key takes as a key, to an author and to the
+// model alike.
+const keyNames = "an X keysym name (Return, Tab, Escape, BackSpace, F1…F35, Left, Home, Prior, space…), an alias (enter, esc, del, pageup, pagedown, backspace) or one character"
