@@ -425,7 +425,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 	if s.act.sessionLost() {
 		return false
 	}
-	checks := s.checksOnItsWayOut(ctx)
+	checks := s.env.checksOnItsWayOut(ctx, s.checks)
 	if s.env.exitedSuccessfully() {
 		s.env.appFinished = true
 		return false
@@ -450,21 +450,21 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 	return true
 }
 
-// checksOnItsWayOut runs the checks; when the window has gone from an app
+// checksOnItsWayOut runs checks; when the window has gone from an app
 // that may end with a success exit code, it first gives the app the time
 // to exit (exitGrace) and checks again, so a dialog answered is not
 // judged in the moment between its window going and its process ending.
-func (s *runState) checksOnItsWayOut(ctx context.Context) []events.Check {
-	checks := s.checks()
-	if !s.env.windowGoneBeforeExit(checks) {
-		return checks
+func (e *environment) checksOnItsWayOut(ctx context.Context, checks func() []events.Check) []events.Check {
+	cs := checks()
+	if !e.windowGoneBeforeExit(cs) {
+		return cs
 	}
 	select {
-	case <-s.env.app.Done():
-	case <-time.After(s.env.exitGrace()):
+	case <-e.app.Done():
+	case <-time.After(e.exitGrace()):
 	case <-ctx.Done():
 	}
-	return s.checks()
+	return checks()
 }
 
 // windowGoneBeforeExit reports whether the window check failed while an
@@ -583,7 +583,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	if s.env.app != nil {
 		// The last step may have been what ends the app (a dialog's
 		// answer): its window can go after that step's checks.
-		checks = s.checksOnItsWayOut(ctx)
+		checks = s.env.checksOnItsWayOut(ctx, s.checks)
 		if c, ok := s.check.expectedExitCheck(); ok {
 			checks = append(checks, c)
 		}
