@@ -340,6 +340,22 @@ func (a *actor) cdpWait(ctx context.Context, c call) result {
 	})
 }
 
+// cdpNavigate opens a page the scenario names in cdp_urls.
+func (a *actor) cdpNavigate(ctx context.Context, c call) result {
+	name, _ := c.Args["target"].(string)
+	u, err := a.files.Scenario.CDPURL(name)
+	if err != nil {
+		return failed(failResolution, "%v", err)
+	}
+	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
+	defer cancel()
+	start, began := time.Now(), a.env.pageMark()
+	if err := a.env.web.Tab.Navigate(navCtx, u); err != nil {
+		return a.cdpFailure(err)
+	}
+	return a.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)
+}
+
 // cdpFailure turns a driver error into a resolution failure the model can
 // act on; a browser that is gone is left to the checks after the step.
 func (a *actor) cdpFailure(err error) result {

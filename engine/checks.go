@@ -465,19 +465,3 @@ func (ch *checker) exitProbe(code int, within time.Duration) probe {
 			return holds, "the application " + st.String(), nil
 		}}
 }
-
-// cdpNavigate opens a page the scenario names in cdp_urls.
-func (a *actor) cdpNavigate(ctx context.Context, c call) result {
-	name, _ := c.Args["target"].(string)
-	u, err := a.files.Scenario.CDPURL(name)
-	if err != nil {
-		return failed(failResolution, "%v", err)
-	}
-	navCtx, cancel := context.WithTimeout(ctx, cdpCallTimeout)
-	defer cancel()
-	start, began := time.Now(), a.env.pageMark()
-	if err := a.env.web.Tab.Navigate(navCtx, u); err != nil {
-		return a.cdpFailure(err)
-	}
-	return a.pageSettled(ctx, ok(fmt.Sprintf("opened %s (%s) in %.1fs", name, u, time.Since(start).Seconds())), began)
-}

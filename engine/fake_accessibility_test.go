@@ -80,7 +80,13 @@ func (fakeAccessibilityBus) Close() error { return nil }
 
 type fakeAccessibleApp struct{ f *fakeMachine }
 
-func (a fakeAccessibleApp) Controls(context.Context) ([]atspi.Control, error) {
+// Controls lists the controls shown. A walk whose context is over fails,
+// as the driver's does: even a cached read asks the application over the
+// bus first.
+func (a fakeAccessibleApp) Controls(ctx context.Context) ([]atspi.Control, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list controls of fake: ask fake: %w", err)
+	}
 	return a.f.showing(), nil
 }
 

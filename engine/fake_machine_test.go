@@ -67,6 +67,9 @@ type fakeMachine struct {
 	// starting or attaching the browser answer; navigateErr is what every
 	// navigation of the tab answers.
 	sessionErr, dialErr, startErr, browserErr, navigateErr error
+	// navigateFails is what navigating the tab to one of its URLs
+	// answers: a page that does not load where the start page did.
+	navigateFails map[string]error
 	// focusErr, when set, is what focusing the window answers; settleErr
 	// what waiting for a settled screen does.
 	focusErr  error
@@ -626,6 +629,9 @@ func (t *fakeTab) URL(context.Context) (string, error) {
 func (t *fakeTab) Navigate(_ context.Context, url string) error {
 	if t.f.navigateErr != nil {
 		return t.f.navigateErr
+	}
+	if err := t.f.navigateFails[url]; err != nil {
+		return err
 	}
 	t.mu.Lock()
 	t.url = url
