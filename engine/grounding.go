@@ -181,9 +181,9 @@ func (s *runState) locateTarget(ctx context.Context, n int, attempt *int, attemp
 			r := s.act.driverFailure(err)
 			return groundedTarget{}, false, &r
 		}
-		if at, cached := s.cachedPlace(); cached {
+		if at, cached := s.planner.cachedPlace(); cached {
 			// A replayed call clicks where the cached run's did, its
-			// crop found there (actioncache.go).
+			// crop found there (planner.go).
 			return groundedTarget{pt: at, where: located{point: at}, before: img, beforeRel: rel}, true, nil
 		}
 		l, err := s.model.locate(ctx, n, *attempt, img, rel, description, expect)

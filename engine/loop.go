@@ -214,15 +214,21 @@ func newGoalLoop(s *runState, run stepper) *goalLoop {
 	}
 }
 
+// plan is the stepper's planner: the action cache's next call, else the
+// model's reply (planner.go).
+func (s *runState) plan(ctx context.Context, seen []model.Message) (model.Response, error) {
+	return s.planner.plan(ctx, seen)
+}
+
 // runCall is the stepper's run of a turn's call: the step, as the turn's
 // source, then the action cache's record of it.
 func (s *runState) runCall(ctx context.Context, c call) result {
-	c.Source = s.turnSource()
+	c.Source = s.planner.turnSource()
 	if c.Source == events.SourceCache && c.Tool == "wait" {
-		c.Until = s.actionCache.waitedFor()
+		c.Until = s.planner.cache.waitedFor()
 	}
 	res := s.step(ctx, c)
-	s.cacheCall(c.Tool, c.Args, res)
+	s.planner.cacheCall(c.Tool, c.Args, res)
 	return res
 }
 
@@ -232,11 +238,11 @@ func (s *runState) runCall(ctx context.Context, c call) result {
 // asking the operator about a call that cannot run. A rejection is
 // recorded as the call's step and is what the model is told.
 func (s *runState) approve(ctx context.Context, c model.ToolCall, args map[string]any) (ok bool, rejection string) {
-	if !s.r.steer.inStepMode() || s.guard(call{Tool: c.Name, Args: args, Source: s.turnSource()}).status != "" {
+	if !s.r.steer.inStepMode() || s.guard(call{Tool: c.Name, Args: args, Source: s.planner.turnSource()}).status != "" {
 		return true, ""
 	}
 	s.r.steer.clearDecision()
-	s.bus.Publish(events.Event{Kind: events.KindProposal, Step: s.book.stepN + 1, Tool: c.Name, Args: args, Source: s.turnSource()})
+	s.bus.Publish(events.Event{Kind: events.KindProposal, Step: s.book.stepN + 1, Tool: c.Name, Args: args, Source: s.planner.turnSource()})
 	d, err := s.r.steer.awaitDecision(ctx)
 	if err != nil {
 		return false, ""
@@ -333,7 +339,7 @@ func (s *runState) recordUnrunStep(c model.ToolCall, status events.Status, msg s
 
 // tallyUnrun counts a model call that was not executed for the verdict.
 func (s *runState) tallyUnrun(c model.ToolCall, status events.Status) {
-	s.tally(call{Tool: c.Name, Source: s.turnSource()}, s.book.tools[c.Name], result{status: status}, false)
+	s.tally(call{Tool: c.Name, Source: s.planner.turnSource()}, s.book.tools[c.Name], result{status: status}, false)
 }
 
 // recordStep publishes a step that ran nothing, with the failure screen
@@ -348,7 +354,7 @@ func (s *runState) recordStep(c model.ToolCall, status events.Status, msg string
 	if screen {
 		res = s.act.withFailureScreen(s.env.life, s.book.stepN, res)
 	}
-	s.bus.Publish(events.Event{Kind: events.KindStepEnded, Step: s.book.stepN, Tool: c.Name, Args: args, Source: s.turnSource(),
+	s.bus.Publish(events.Event{Kind: events.KindStepEnded, Step: s.book.stepN, Tool: c.Name, Args: args, Source: s.planner.turnSource(),
 		Status: status, Message: res.message, Screen: res.screen})
 }
 

@@ -62,10 +62,10 @@ type ending struct {
 // runState is one run while it runs: its life (start, execute, finish),
 // the steps every source of calls goes through, the checks after a step
 // and the verdict's facts. What the run acts on, how it acts and checks,
-// and its model are owned types of their own (the environment, the actor,
-// the checker, the model's state); the actor, the checker and the model
-// hold pointers to the parts they read and write, set once in
-// newRunState. Only the run's own goroutine touches it, except where a
+// its model and the planner of its turns are owned types of their own
+// (the environment, the actor, the checker, the model's state, the
+// planner); the actor, the checker, the model and the planner hold
+// pointers to the parts they read and write, set once in newRunState. Only the run's own goroutine touches it, except where a
 // field says otherwise.
 type runState struct {
 	r     *Runner
@@ -96,9 +96,9 @@ type runState struct {
 	// value from the run's start that the parts reading it share.
 	loop  loopStats
 	model *modelState
-	// actionCache is the goal loop's use of the action cache
-	// (actioncache.go), set as the loop plans its first call.
-	actionCache *actionCache
+	// planner plans the goal loop's turns: the action cache's replay,
+	// else the model (planner.go).
+	planner planner
 }
 
 // environment is what the run launched and acts on: the stage's parts,
@@ -181,6 +181,8 @@ func newRunState(r *Runner, bus *events.Bus, rep *report.Writer) *runState {
 	s.check = checker{env: &s.env, act: &s.act, book: &s.book, outcome: &s.outcome, files: r.files, r: r, bus: bus}
 	s.act = actor{env: &s.env, book: &s.book, outcome: &s.outcome, model: s.model, loop: &s.loop,
 		rep: rep, bus: bus, files: r.files, r: r}
+	s.planner = planner{env: &s.env, book: &s.book, model: s.model, check: &s.check, outcome: &s.outcome, loop: &s.loop,
+		judges: s.judgesSuccess, bus: bus, files: r.files, r: r}
 	return s
 }
 
@@ -602,7 +604,7 @@ func (s *runState) finish(ctx context.Context) Result {
 	for _, c := range raised {
 		s.concern(c)
 	}
-	s.closeCache(v.Verdict)
+	s.planner.closeCache(v.Verdict)
 	s.act.finalCapture(ctx, v.Outcome)
 	s.bus.Publish(events.Event{Kind: events.KindVerdict, Verdict: &v})
 	s.env.shutdown()

@@ -37,7 +37,7 @@ func (s *runState) judgeSuccess(ctx context.Context) {
 			s.outcome.stop(c.verdict, c.outcome, c.reason)
 		}
 	}
-	if ac := s.actionCache; ac != nil && ac.judged != nil {
+	if ac := s.planner.cache; ac != nil && ac.judged != nil {
 		for _, c := range ac.judged {
 			publish(c)
 		}

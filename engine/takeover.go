@@ -346,6 +346,9 @@ func (s *runState) takeoverPoint(ctx context.Context) string {
 	return s.takeOver(ctx, by, back)
 }
 
+// takeOver runs one takeover to its end, in the steps below: the
+// password and the private directory exist only while the VNC server
+// serves the display, and what changed is recorded once it is back.
 func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}) string {
 	d := s.r.takeover
 	password, err := vnc.NewPassword()
@@ -363,28 +366,49 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 	}
 	defer os.RemoveAll(dir)
 	before := s.act.lookAround(ctx)
-	var env []string
-	if xa := s.r.getenv("XAUTHORITY"); xa != "" && !s.env.session.Owned() {
-		env = append(env, "XAUTHORITY="+xa)
-	}
-	srv, err := s.r.vnc.StartVNC(ctx, vnc.Options{Display: s.env.session.Display(), Addr: d.addr, Password: password, Dir: dir, Env: env})
+	srv, err := s.r.startVNC(ctx, s.env.session, password, dir)
 	if err != nil {
-		err = fmt.Errorf("start the VNC server for the takeover: %w", err)
 		s.log("%v", err)
 		d.failed(err)
 		return ""
 	}
+	a := TakeoverAccess{Addr: srv.Addr(), URL: "vnc://" + srv.Addr(), Password: password}
+	how, took := s.awaitHandBack(ctx, by, back, srv, a, before.rel)
+	return s.recordHandBack(by, before, how, took)
+}
+
+// startVNC starts the VNC server on the run's display (session) with
+// the takeover's password, so the operator's viewer can reach it; dir is
+// the server's private directory.
+func (r *Runner) startVNC(ctx context.Context, session displayServer, password, dir string) (vncServer, error) {
+	var env []string
+	if xa := r.getenv("XAUTHORITY"); xa != "" && !session.Owned() {
+		env = append(env, "XAUTHORITY="+xa)
+	}
+	srv, err := r.vnc.StartVNC(ctx, vnc.Options{Display: session.Display(), Addr: r.takeover.addr, Password: password, Dir: dir, Env: env})
+	if err != nil {
+		return nil, fmt.Errorf("start the VNC server for the takeover: %w", err)
+	}
+	return srv, nil
+}
+
+// awaitHandBack gives the operator the desktop and waits until they hand
+// it back, their viewer leaves or the run ends, because the run may not
+// act on the app while it is theirs. It stops the server, and returns how
+// the takeover ended and how long it took; the deadline does not count
+// that time when the takeover pauses it.
+func (s *runState) awaitHandBack(ctx context.Context, by string, back <-chan struct{}, srv vncServer, a TakeoverAccess, screen string) (how string, took time.Duration) {
+	d := s.r.takeover
 	if d.pausesDeadline && s.r.clock != nil {
 		s.r.clock.pause()
 	}
 	start := time.Now()
-	a := TakeoverAccess{Addr: srv.Addr(), URL: "vnc://" + srv.Addr(), Password: password}
-	s.bus.Publish(events.Event{Screen: before.rel,
+	s.bus.Publish(events.Event{Screen: screen,
 		Message: fmt.Sprintf("the operator (%s) took over the desktop: VNC at %s; the run waits until they hand it back", by, a.Addr),
 		Data:    events.TakeoverStarted{Addr: a.Addr, By: by, PausesDeadline: d.pausesDeadline}})
 	d.began(a)
 
-	how := events.TakeoverHandedBack
+	how = events.TakeoverHandedBack
 	select {
 	case <-back:
 	case <-srv.Done():
@@ -397,29 +421,26 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 	if err := srv.Stop(); err != nil {
 		s.log("%v", err)
 	}
-	took := time.Since(start)
+	took = time.Since(start)
 	if d.pausesDeadline && s.r.clock != nil {
 		s.r.clock.resume()
 	}
 	d.ended()
+	return how, took
+}
 
+// recordHandBack looks at the desktop the operator handed back and
+// records what changed, because what they did by hand is part of the
+// result and the model's picture of the screen is out of date. It returns
+// the Environment Update for the model, or "" when the run ended.
+func (s *runState) recordHandBack(by string, before lookAround, how string, took time.Duration) string {
 	// The work context may be over (the deadline during the takeover):
 	// the look at what changed is part of the record all the same.
 	lookCtx, cancel := context.WithTimeout(s.env.life, 10*time.Second)
 	defer cancel()
 	after := s.act.lookAround(lookCtx)
-	ended := events.TakeoverEnded{DurationS: took.Round(100 * time.Millisecond).Seconds(), Ended: how,
-		WindowsOpened: []string{}, WindowsClosed: []string{}, FocusBefore: before.focus, FocusAfter: after.focus}
-	for _, id := range after.order {
-		if _, ok := before.windows[id]; !ok {
-			ended.WindowsOpened = append(ended.WindowsOpened, after.windows[id])
-		}
-	}
-	for _, id := range before.order {
-		if _, ok := after.windows[id]; !ok {
-			ended.WindowsClosed = append(ended.WindowsClosed, before.windows[id])
-		}
-	}
+	ended := windowChanges(before, after)
+	ended.DurationS, ended.Ended = took.Round(100*time.Millisecond).Seconds(), how
 	var box *events.Rect
 	var area image.Rectangle
 	if before.img != nil && after.img != nil {
@@ -441,6 +462,25 @@ func (s *runState) takeOver(ctx context.Context, by string, back <-chan struct{}
 		return ""
 	}
 	return update
+}
+
+// windowChanges compares the windows and the focus before and after a
+// takeover, because the model is told what is different in words: the
+// windows opened and closed, by title, in the order the desktop lists
+// them.
+func windowChanges(before, after lookAround) events.TakeoverEnded {
+	ended := events.TakeoverEnded{WindowsOpened: []string{}, WindowsClosed: []string{}, FocusBefore: before.focus, FocusAfter: after.focus}
+	for _, id := range after.order {
+		if _, ok := before.windows[id]; !ok {
+			ended.WindowsOpened = append(ended.WindowsOpened, after.windows[id])
+		}
+	}
+	for _, id := range before.order {
+		if _, ok := after.windows[id]; !ok {
+			ended.WindowsClosed = append(ended.WindowsClosed, before.windows[id])
+		}
+	}
+	return ended
 }
 
 // takeoverUpdate is the Environment Update that tells the model the
