@@ -281,6 +281,8 @@ func TestExplainDriverError(t *testing.T) {
 			[]string{"focus window 0x2a failed: the application's window no longer exists", "app.window"}},
 		{"timeout", fmt.Errorf("query #x: %w", context.DeadlineExceeded),
 			[]string{"query #x failed: it did not finish in time", "modal dialog"}},
+		{"page not loaded", errors.New("navigate to http://127.0.0.1:9/: page load error net::ERR_CONNECTION_REFUSED"),
+			[]string{"navigate to http://127.0.0.1:9/ failed: the browser could not load the page", "cdp_urls", "net::ERR_CONNECTION_REFUSED)"}},
 		{"unknown key", fmt.Errorf("press ctrl+Retrun: %w", desktop.ErrUnknownKey),
 			[]string{"press ctrl+Retrun failed: press_key does not know that key name", "try an X keysym name (Return, Tab"}},
 		{"unknown", errors.New("frobnicate: the X server said BadValue"),

@@ -79,6 +79,9 @@ func explainRules() []explainRule {
 			"has no layout box", "Element is not focusable", "Node is not an Element"), explanation{
 			"the element is not rendered (hidden, collapsed or of zero size), so it cannot be clicked or typed into",
 			"waiting until it is visible with a cdp_wait (state: visible), or first acting on what reveals it"}},
+		{containsAny("net::ERR_"), explanation{
+			"the browser could not load the page (Chromium's network error is at the end)",
+			"checking the address in cdp_urls and that its server runs and answers from this machine"}},
 		{is(desktop.ErrUnknownKey), explanation{
 			"press_key does not know that key name",
 			// The model reads this too: it names the keys rather than a
