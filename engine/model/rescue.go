@@ -7,19 +7,22 @@ import (
 	"strings"
 )
 
+var (
+	taggedCall = regexp.MustCompile(`(?s)<tool_call>\s*(.*?)\s*</tool_call>`)
+	fencedCall = regexp.MustCompile("(?s)```[a-zA-Z]*\\s*\\n?(\\{.*?\\})\\s*```")
+)
+
 // rescueCalls recovers tool calls a model wrote into its text instead of
 // emitting them natively: <tool_call>{...}</tool_call> (as Qwen writes them)
 // or code-fenced JSON objects with a name and arguments. Calls get IDs of
 // the form rescued_N and Rescued set.
 func rescueCalls(text string) []ToolCall {
 	var bodies []string
-	tagged := regexp.MustCompile(`(?s)<tool_call>\s*(.*?)\s*</tool_call>`)
-	for _, m := range tagged.FindAllStringSubmatch(text, -1) {
+	for _, m := range taggedCall.FindAllStringSubmatch(text, -1) {
 		bodies = append(bodies, m[1])
 	}
 	if len(bodies) == 0 {
-		fenced := regexp.MustCompile("(?s)```[a-zA-Z]*\\s*\\n?(\\{.*?\\})\\s*```")
-		for _, m := range fenced.FindAllStringSubmatch(text, -1) {
+		for _, m := range fencedCall.FindAllStringSubmatch(text, -1) {
 			bodies = append(bodies, m[1])
 		}
 	}

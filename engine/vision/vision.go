@@ -239,13 +239,18 @@ func parseLocate(text string) (float64, float64, error) {
 	return point[0], point[1], nil
 }
 
+var (
+	answerTag = regexp.MustCompile(`(?s)<answer>(.*?)</answer>`)
+	codeFence = regexp.MustCompile("(?s)```[a-zA-Z]*\\s*(.*?)```")
+)
+
 // extractJSON finds the JSON in a model answer: inside <answer> tags or a
 // code fence if present, then from the first brace or bracket to the last.
 func extractJSON(text string) (string, bool) {
-	if m := regexp.MustCompile(`(?s)<answer>(.*?)</answer>`).FindStringSubmatch(text); m != nil {
+	if m := answerTag.FindStringSubmatch(text); m != nil {
 		text = m[1]
 	}
-	if m := regexp.MustCompile("(?s)```[a-zA-Z]*\\s*(.*?)```").FindStringSubmatch(text); m != nil {
+	if m := codeFence.FindStringSubmatch(text); m != nil {
 		text = m[1]
 	}
 	start := strings.IndexAny(text, "{[")
