@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kasmrt/kasmrt/drivers/cdp"
 	"github.com/kasmrt/kasmrt/drivers/desktop"
@@ -926,6 +927,35 @@ func TestRulesInterrupted(t *testing.T) {
 			t.Errorf("reasons = %q, want the interruption first", r.rep.Reasons)
 		}
 	})
+	// A goal loop stopped while the model thinks says why it ended as the
+	// verdict does: a Ctrl-C or an abort is not the run's time running out.
+	for _, c := range []struct {
+		name    string
+		outcome events.Outcome
+		ended   string
+	}{
+		{"Ctrl-C while the model thinks", OutcomeInterrupted, "the run was interrupted (interrupt signal received)"},
+		{"an abort while the model thinks", OutcomeAborted, "the operator aborted the run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var run *Runner
+			r := loopRun(t, loopCase{ctx: ctx, machine: &fakeMachine{}, script: []mt.Exchange{loopObserve, mt.Func(func(mt.Request) mt.Exchange {
+				if c.outcome == OutcomeAborted {
+					go run.Steer(events.Steer{Action: events.SteerAbort})
+				} else {
+					cancel(errors.New("interrupt signal received"))
+				}
+				return mt.Delay(10*time.Second, loopGoalMet)
+			})}, before: func(r *Runner) { run = r }})
+			loopWant(t, r, events.VerdictTestError, c.outcome, 2, 0)
+			if r.rep.Loop.Ended != c.ended {
+				t.Errorf("loop.ended = %q, want %q", r.rep.Loop.Ended, c.ended)
+			}
+		})
+	}
 }
 
 // TestRulesScriptDriverEndings checks how a scripted step's driver trouble

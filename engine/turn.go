@@ -94,7 +94,7 @@ func (l *goalLoop) turn(ctx context.Context) bool {
 // Environment Update the model is told).
 func (l *goalLoop) beforeTurn(ctx context.Context) (end, skip bool) {
 	if ctx.Err() != nil {
-		l.stats.ended = "the run's time ran out"
+		l.stats.ended = l.stopped(ctx)
 		return true, false
 	}
 	if l.stats.iterations >= l.maxIter {
@@ -123,6 +123,24 @@ func (l *goalLoop) beforeTurn(ctx context.Context) (end, skip bool) {
 		return true, false
 	}
 	return false, false
+}
+
+// stopped says why the work context ended, in the words the verdict
+// uses: the operator's abort, Ctrl-C or a signal, or the deadline.
+func (l *goalLoop) stopped(ctx context.Context) string {
+	switch {
+	case l.steer.isAborted():
+		return "the operator aborted the run"
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "the run's time ran out"
+	}
+	why := context.Cause(ctx)
+	if why == nil {
+		// A context of the runtime's own (the pausable deadline) may
+		// find no cause where the parent's would be.
+		why = ctx.Err()
+	}
+	return fmt.Sprintf("the run was interrupted (%v)", why)
 }
 
 // askModel asks the planner (the action cache, else the model) for the
