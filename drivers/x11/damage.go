@@ -3,6 +3,7 @@ package x11
 import (
 	"fmt"
 	"image"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,11 @@ type damageWatch struct {
 	// err is set when the connection failed; settling then falls back to
 	// comparing captures.
 	err error
+	// screen is the root window's area; a window's area is clipped to it.
+	screen image.Rectangle
+	// unpainted are the top-level windows mapped lately whose area has
+	// not all been drawn since (see unpaintedWindow), oldest first.
+	unpainted []unpaintedWindow
 	// kick is signalled (without blocking) on every report, to wake a
 	// waiter.
 	kick chan struct{}
@@ -48,6 +54,28 @@ type damageReport struct {
 	at   time.Time
 	area image.Rectangle
 }
+
+// unpaintedWindow is a top-level window that mapped at a time and has not
+// painted all of area since. A toolkit's window maps with no background
+// (GTK's do): until the app paints it, the screen shows what was under it
+// and nothing is reported drawn, so a screen quiet after the drawing that
+// came before the map (a menu closing) is not yet the screen the action
+// leads to.
+type unpaintedWindow struct {
+	id    xproto.Window
+	at    time.Time
+	area  image.Rectangle
+	drawn image.Rectangle
+}
+
+// unpaintedLimit is how long after it maps a window that has not painted
+// all its area holds settling up: a window that only ever paints part of
+// itself costs the waits within this time, not every wait after.
+const unpaintedLimit = 2 * time.Second
+
+// maxUnpainted bounds the windows followed; a burst of maps beyond it
+// drops the oldest.
+const maxUnpainted = 16
 
 // watchDamage opens a second connection to display and asks for a report
 // whenever the root window (and so anything on the screen) goes from
@@ -85,7 +113,17 @@ func watchDamage(display string, root xproto.Window) (*damageWatch, error) {
 		x.Close()
 		return nil, fmt.Errorf("watch damage: create: %w", err)
 	}
-	w := &damageWatch{x: x, damage: id, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	// The maps, moves and unmaps of the root's children (the top-level
+	// windows, or their window manager's frames) say where a window has
+	// yet to paint. Many clients may select these on the root.
+	if err := xproto.ChangeWindowAttributesChecked(x, root, xproto.CwEventMask,
+		[]uint32{xproto.EventMaskSubstructureNotify}).Check(); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("watch damage: follow the top-level windows: %w", err)
+	}
+	screen := xproto.Setup(x).DefaultScreen(x)
+	w := &damageWatch{x: x, damage: id, kick: make(chan struct{}, 1), done: make(chan struct{}),
+		screen: image.Rect(0, 0, int(screen.WidthInPixels), int(screen.HeightInPixels))}
 	go w.read()
 	return w, nil
 }
@@ -103,23 +141,124 @@ func (w *damageWatch) read() {
 			w.mu.Unlock()
 			return
 		}
-		ne, ok := ev.(damage.NotifyEvent)
-		if !ok {
+		var area image.Rectangle
+		switch ev := ev.(type) {
+		case damage.NotifyEvent:
+			damage.Subtract(w.x, w.damage, 0, 0)
+			a := ev.Area
+			area = image.Rect(int(a.X), int(a.Y), int(a.X)+int(a.Width), int(a.Y)+int(a.Height))
+		case xproto.MapNotifyEvent:
+			w.mapped(ev.Window)
+			continue
+		case xproto.ConfigureNotifyEvent:
+			w.follow(ev.Window, image.Rect(int(ev.X), int(ev.Y), int(ev.X)+int(ev.Width), int(ev.Y)+int(ev.Height)))
+			continue
+		case xproto.UnmapNotifyEvent:
+			w.forget(ev.Window)
+			continue
+		case xproto.DestroyNotifyEvent:
+			w.forget(ev.Window)
+			continue
+		default:
 			continue
 		}
-		damage.Subtract(w.x, w.damage, 0, 0)
-		a := ne.Area
-		area := image.Rect(int(a.X), int(a.Y), int(a.X)+int(a.Width), int(a.Y)+int(a.Height))
 		w.mu.Lock()
 		w.last = time.Now()
 		w.recent[w.reports%recentReports] = damageReport{at: w.last, area: area}
 		w.reports++
+		w.painted(area)
 		w.mu.Unlock()
 		select {
 		case w.kick <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// mapped starts following a top-level window that has just mapped until
+// it has painted its area. A window that draws nothing (InputOnly) or is
+// off the screen is not followed. It runs on the reading goroutine: the
+// replies come on the connection's own, so asking here is safe.
+func (w *damageWatch) mapped(id xproto.Window) {
+	at := time.Now()
+	attrs, err := xproto.GetWindowAttributes(w.x, id).Reply()
+	if err != nil || attrs.Class == xproto.WindowClassInputOnly {
+		return
+	}
+	g, err := xproto.GetGeometry(w.x, xproto.Drawable(id)).Reply()
+	if err != nil {
+		return
+	}
+	// A top-level window's position is relative to the root.
+	area := image.Rect(int(g.X), int(g.Y), int(g.X)+int(g.Width)+2*int(g.BorderWidth), int(g.Y)+int(g.Height)+2*int(g.BorderWidth)).Intersect(w.screen)
+	if area.Empty() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropUnpainted(id)
+	if len(w.unpainted) == maxUnpainted {
+		w.unpainted = w.unpainted[1:]
+	}
+	w.unpainted = append(w.unpainted, unpaintedWindow{id: id, at: at, area: area})
+}
+
+// follow moves a followed window's area; what it had painted counts no
+// more (a window manager places a frame, the app paints it there).
+func (w *damageWatch) follow(id xproto.Window, area image.Rectangle) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.unpainted {
+		if u := &w.unpainted[i]; u.id == id {
+			u.area, u.drawn = area.Intersect(w.screen), image.Rectangle{}
+		}
+	}
+}
+
+// forget stops following a window that went away before it painted.
+func (w *damageWatch) forget(id xproto.Window) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropUnpainted(id)
+}
+
+// dropUnpainted removes id from the windows followed; w.mu is held.
+func (w *damageWatch) dropUnpainted(id xproto.Window) {
+	w.unpainted = slices.DeleteFunc(w.unpainted, func(u unpaintedWindow) bool { return u.id == id })
+}
+
+// painted counts a report's area as drawn in the windows followed and
+// stops following those it has painted all of; w.mu is held. The reports
+// of one window's first paint may be several boxes, so what is drawn is
+// their bounding box within the window.
+func (w *damageWatch) painted(area image.Rectangle) {
+	for i := range w.unpainted {
+		u := &w.unpainted[i]
+		if in := area.Intersect(u.area); !in.Empty() {
+			u.drawn = u.drawn.Union(in)
+		}
+	}
+	// A window moved off the screen has an empty area, all painted.
+	w.unpainted = slices.DeleteFunc(w.unpainted, func(u unpaintedWindow) bool { return u.drawn == u.area })
+}
+
+// unpaintedUntil returns how long the windows followed hold settling up:
+// the latest time one of them, outside ignore, may still paint by, or zero
+// when none has yet to paint.
+func (w *damageWatch) unpaintedUntil(now time.Time, ignore image.Rectangle) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var until time.Time
+	for _, u := range w.unpainted {
+		by := u.at.Add(unpaintedLimit)
+		if !by.After(now) || !ignore.Empty() && u.area.In(ignore) {
+			continue
+		}
+		if by.After(until) {
+			until = by
+		}
+	}
+	return until
 }
 
 // state returns the time of the newest report, how many there were, and

@@ -51,6 +51,11 @@ func (c *Conn) settleByDamage(ctx context.Context, opts SettleOptions) (*image.R
 			ready = start.Add(opts.Response)
 		}
 		now := time.Now()
+		// A window mapped and not yet painted shows the screen under it:
+		// the screen is not still until it has painted (or had its time).
+		if until := c.damage.unpaintedUntil(now, opts.Ignore); until.After(ready) {
+			ready = until
+		}
 		settled := !now.Before(ready)
 		if settled || !now.Before(deadline) {
 			img, err := c.Capture(ctx)
