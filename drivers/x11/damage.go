@@ -204,15 +204,19 @@ func (w *damageWatch) mapped(id xproto.Window) {
 }
 
 // follow moves a followed window's area; what it had painted counts no
-// more (a window manager places a frame, the app paints it there).
+// more (a window manager places a frame, the app paints it there). A
+// restack, which reports the same area, changes nothing.
 func (w *damageWatch) follow(id xproto.Window, area image.Rectangle) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	area = area.Intersect(w.screen)
 	for i := range w.unpainted {
-		if u := &w.unpainted[i]; u.id == id {
-			u.area, u.drawn = area.Intersect(w.screen), image.Rectangle{}
+		if u := &w.unpainted[i]; u.id == id && u.area != area {
+			u.area, u.drawn = area, image.Rectangle{}
 		}
 	}
+	// A window moved off the screen has nothing left to paint.
+	w.unpainted = slices.DeleteFunc(w.unpainted, func(u unpaintedWindow) bool { return u.area.Empty() })
 }
 
 // forget stops following a window that went away before it painted.
@@ -238,7 +242,6 @@ func (w *damageWatch) painted(area image.Rectangle) {
 			u.drawn = u.drawn.Union(in)
 		}
 	}
-	// A window moved off the screen has an empty area, all painted.
 	w.unpainted = slices.DeleteFunc(w.unpainted, func(u unpaintedWindow) bool { return u.drawn == u.area })
 }
 
