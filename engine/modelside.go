@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"slices"
 	"strings"
@@ -196,6 +197,13 @@ func (l *goalLoop) screenChange(tool string, args map[string]any, before [32]byt
 	}
 	what := strings.TrimSpace(tool + " " + mainArg(args))
 	if l.lastSum() == before {
+		// The runtime waited runner.settle_response_ms for the app to
+		// start drawing; an app that answers later (ImageMagick's display
+		// rotating an image, opening its file browser) has changed the
+		// screen by the next turn, so the sentence says how long it looked.
+		if ms := l.files.Operator.Runner.SettleResponseMS; ms > 0 {
+			return fmt.Sprintf("The screen did not change within %dms after %s.", ms, what)
+		}
 		return "The screen did not change after " + what + "."
 	}
 	return "The screen changed after " + what + "."

@@ -188,10 +188,10 @@ func TestRulesToolResultSaysScreenChange(t *testing.T) {
 		frames []*image.RGBA
 		want   string
 	}{
-		"unchanged": {still: true, want: "The screen did not change after press_key Return."},
+		"unchanged": {still: true, want: "The screen did not change within 300ms after press_key Return."},
 		"changed":   {want: "The screen changed after press_key Return."},
 		// The key changed nothing; the text cursor blinked meanwhile.
-		"a text cursor blinked": {frames: []*image.RGBA{screen(true), screen(false)}, want: "The screen did not change after press_key Return."},
+		"a text cursor blinked": {frames: []*image.RGBA{screen(true), screen(false)}, want: "The screen did not change within 300ms after press_key Return."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
