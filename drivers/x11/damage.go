@@ -34,9 +34,13 @@ type damageWatch struct {
 	err error
 	// screen is the root window's area; a window's area is clipped to it.
 	screen image.Rectangle
-	// unpainted are the top-level windows mapped lately whose area has
-	// not all been drawn since (see unpaintedWindow), oldest first.
+	// unpainted are the top-level windows mapped lately, and the areas
+	// windows unmapped lately uncovered, that have not all been drawn
+	// since (see unpaintedWindow), oldest first.
 	unpainted []unpaintedWindow
+	// shown is where each top-level window mapped since the watch began
+	// is, so an unmap knows what it uncovers.
+	shown map[xproto.Window]image.Rectangle
 	// kick is signalled (without blocking) on every report, to wake a
 	// waiter.
 	kick chan struct{}
@@ -61,6 +65,12 @@ type damageReport struct {
 // and nothing is reported drawn, so a screen quiet after the drawing that
 // came before the map (a menu closing) is not yet the screen the action
 // leads to.
+//
+// A window that unmaps uncovers the windows under it the same way: a
+// window with no background keeps the unmapped one's pixels until its app
+// repaints what was uncovered (a menu closing while its app is busy
+// opening the dialog its item asked for). Such an area is followed with
+// id 0.
 type unpaintedWindow struct {
 	id    xproto.Window
 	at    time.Time
@@ -70,8 +80,11 @@ type unpaintedWindow struct {
 
 // unpaintedLimit is how long after it maps a window that has not painted
 // all its area holds settling up: a window that only ever paints part of
-// itself costs the waits within this time, not every wait after.
-const unpaintedLimit = 2 * time.Second
+// itself costs the waits within this time, not every wait after. Its
+// painting can also go unreported: a report is sent when the box of what
+// was drawn since the last one grows, so a window painted inside a box
+// not yet taken back is never seen painted and holds settling this long.
+const unpaintedLimit = time.Second
 
 // maxUnpainted bounds the windows followed; a burst of maps beyond it
 // drops the oldest.
@@ -154,7 +167,7 @@ func (w *damageWatch) read() {
 			w.follow(ev.Window, image.Rect(int(ev.X), int(ev.Y), int(ev.X)+int(ev.Width), int(ev.Y)+int(ev.Height)))
 			continue
 		case xproto.UnmapNotifyEvent:
-			w.forget(ev.Window)
+			w.unmapped(ev.Window)
 			continue
 		case xproto.DestroyNotifyEvent:
 			w.forget(ev.Window)
@@ -197,10 +210,33 @@ func (w *damageWatch) mapped(id xproto.Window) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.dropUnpainted(id)
+	if w.shown == nil {
+		w.shown = map[xproto.Window]image.Rectangle{}
+	}
+	w.shown[id] = area
+	w.followArea(unpaintedWindow{id: id, at: at, area: area})
+}
+
+// unmapped follows what a top-level window uncovered by unmapping, until
+// it has been drawn; the window itself has nothing left to paint.
+func (w *damageWatch) unmapped(id xproto.Window) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropUnpainted(id)
+	area, ok := w.shown[id]
+	delete(w.shown, id)
+	if ok {
+		w.followArea(unpaintedWindow{at: time.Now(), area: area})
+	}
+}
+
+// followArea adds u to the areas followed, dropping the oldest beyond
+// maxUnpainted; w.mu is held.
+func (w *damageWatch) followArea(u unpaintedWindow) {
 	if len(w.unpainted) == maxUnpainted {
 		w.unpainted = w.unpainted[1:]
 	}
-	w.unpainted = append(w.unpainted, unpaintedWindow{id: id, at: at, area: area})
+	w.unpainted = append(w.unpainted, u)
 }
 
 // follow moves a followed window's area; what it had painted counts no
@@ -210,6 +246,9 @@ func (w *damageWatch) follow(id xproto.Window, area image.Rectangle) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	area = area.Intersect(w.screen)
+	if _, ok := w.shown[id]; ok {
+		w.shown[id] = area
+	}
 	for i := range w.unpainted {
 		if u := &w.unpainted[i]; u.id == id && u.area != area {
 			u.area, u.drawn = area, image.Rectangle{}
@@ -224,6 +263,7 @@ func (w *damageWatch) forget(id xproto.Window) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.dropUnpainted(id)
+	delete(w.shown, id)
 }
 
 // dropUnpainted removes id from the windows followed; w.mu is held.

@@ -505,3 +505,92 @@ func TestSettleWaitsForAMappedWindowToPaint(t *testing.T) {
 		t.Errorf("captured %v inside the mapped window, want the white it painted", got)
 	}
 }
+
+// TestSettleWaitsForAnUnmappedWindowsExposure: a menu that unmaps over a
+// window with no background leaves its pixels on the screen until that
+// window's app repaints what it uncovered, and nothing is reported drawn
+// until then. Mousepad's Edit menu was captured still open after its
+// "Preferences..." item was clicked, the app busy building the dialog. A
+// settle must wait for what an unmapped window uncovered to be drawn.
+func TestSettleWaitsForAnUnmappedWindowsExposure(t *testing.T) {
+	t.Parallel()
+	s, c := newDisplay(t)
+	x, err := xgb.NewConnDisplay(s.Display())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	screen := xproto.Setup(x).DefaultScreen(x)
+	window := func(x0, y0 int16, w, h uint16, mask uint32, values []uint32) xproto.Window {
+		t.Helper()
+		id, err := xproto.NewWindowId(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := xproto.CreateWindowChecked(x, screen.RootDepth, id, screen.Root, x0, y0, w, h, 0,
+			xproto.WindowClassInputOutput, screen.RootVisual, mask, values).Check(); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	// The app's window paints white itself; the menu over it has a red
+	// background the server paints, as a popup's is drawn at once.
+	app := window(100, 100, 200, 150, 0, nil)
+	menu := window(150, 120, 80, 100, xproto.CwBackPixel|xproto.CwOverrideRedirect, []uint32{0xff0000, 1})
+	gc, err := xproto.NewGcontextId(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xproto.CreateGC(x, gc, xproto.Drawable(app), xproto.GcForeground, []uint32{0xffffff})
+	paint := func() {
+		xproto.PolyFillRectangle(x, xproto.Drawable(app), gc, []xproto.Rectangle{{Width: 200, Height: 150}})
+		xproto.GetInputFocus(x).Reply()
+	}
+	xproto.MapWindow(x, app)
+	before := time.Now()
+	paint()
+	// The menu maps once the app's painting has been reported: drawn
+	// before that report was taken back, the menu's background would be
+	// inside the box reported already, and nothing would say it was drawn.
+	eventually(t, "the app's painting reported", func() bool {
+		last, err := c.damage.lastOutside(image.Rectangle{})
+		return err == nil && last.After(before)
+	})
+	xproto.MapWindow(x, menu)
+	if _, err := xproto.GetInputFocus(x).Reply(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.WaitSettled(context.Background(), SettleOptions{Cap: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pixelAt(t, c, Window{X: 150, Y: 120, Width: 80, Height: 100}); got != (color.RGBA{255, 0, 0, 255}) {
+		t.Fatalf("the menu is %v before it closes, want red", got)
+	}
+	since := time.Now()
+	// The click's first answer is drawn elsewhere, then the menu closes.
+	drawOnce(t, s.Display(), xproto.Rectangle{X: 10, Y: 10, Width: 40, Height: 40})
+	xproto.UnmapWindow(x, menu)
+	if _, err := xproto.GetInputFocus(x).Reply(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the unmap and the drawing before it reported", func() bool {
+		last, err := c.damage.lastOutside(image.Rectangle{})
+		return err == nil && last.After(since) && time.Since(last) > 100*time.Millisecond &&
+			!c.damage.unpaintedUntil(time.Now(), image.Rectangle{}).IsZero()
+	})
+	painted := make(chan struct{})
+	go func() {
+		defer close(painted)
+		time.Sleep(50 * time.Millisecond)
+		paint()
+	}()
+	img, settled, err := c.WaitSettled(context.Background(), SettleOptions{
+		Cap: 5 * time.Second, Quiet: 30 * time.Millisecond, Response: 300 * time.Millisecond, Since: since})
+	<-painted
+	if err != nil || !settled {
+		t.Fatalf("settled %v, %v", settled, err)
+	}
+	if got := img.RGBAAt(190, 170); got != white {
+		t.Errorf("captured %v where the menu was, want the white the app repainted", got)
+	}
+}
