@@ -201,8 +201,8 @@ func (l *goalLoop) screenChange(tool string, args map[string]any, before [32]byt
 		// start drawing; an app that answers later (ImageMagick's display
 		// rotating an image, opening its file browser) has changed the
 		// screen by the next turn, so the sentence says how long it looked.
-		if ms := l.files.Operator.Runner.SettleResponseMS; ms > 0 {
-			return fmt.Sprintf("The screen did not change within %dms after %s.", ms, what)
+		if res.response > 0 {
+			return fmt.Sprintf("The screen did not change within %dms after %s.", res.response.Milliseconds(), what)
 		}
 		return "The screen did not change after " + what + "."
 	}

@@ -183,20 +183,26 @@ func TestRulesToolResultSaysScreenChange(t *testing.T) {
 		}
 		return img
 	}
+	press := mt.Call("press_key", `{"key": "Return"}`)
 	for name, c := range map[string]struct {
 		still  bool
 		frames []*image.RGBA
+		call   mt.Exchange
 		want   string
 	}{
-		"unchanged": {still: true, want: "The screen did not change within 300ms after press_key Return."},
-		"changed":   {want: "The screen changed after press_key Return."},
+		"unchanged": {still: true, call: press, want: "The screen did not change within 300ms after press_key Return."},
+		"changed":   {call: press, want: "The screen changed after press_key Return."},
 		// The key changed nothing; the text cursor blinked meanwhile.
-		"a text cursor blinked": {frames: []*image.RGBA{screen(true), screen(false)}, want: "The screen did not change within 300ms after press_key Return."},
+		"a text cursor blinked": {frames: []*image.RGBA{screen(true), screen(false)}, call: press, want: "The screen did not change within 300ms after press_key Return."},
+		// A declared tool's screen is taken once the screen is still,
+		// without waiting for the app to answer: no time is claimed.
+		"a declared tool": {still: true, call: mt.Call("probe", `{}`), want: "The screen did not change after probe."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := loopRun(t, loopCase{machine: &fakeMachine{still: c.still, frames: c.frames},
-				script: []mt.Exchange{mt.Call("observe_screen", `{}`), mt.Call("press_key", `{"key": "Return"}`), loopGoalMet}})
+				scenario: rulesGoal + "tools:\n  probe:\n    run: shell\n    command: 'true'\n",
+				script:   []mt.Exchange{mt.Call("observe_screen", `{}`), c.call, loopGoalMet}})
 			loopWant(t, r, loopUnverified, OutcomeCompleted, 3, 0)
 			if got := loopLastText(r.reqs[2]); !strings.Contains(got, c.want) {
 				t.Errorf("after press_key the model was told:\n%s\nwant %q", got, c.want)

@@ -28,5 +28,8 @@ func (e *environment) settleOptions(afterInput bool) desktop.SettleOptions {
 // settledAfterInput captures the screen once it settles after an input
 // action and attaches it to r.
 func (a *actor) settledAfterInput(ctx context.Context, r result) result {
-	return a.settledWith(ctx, r, a.env.settleOptions(true))
+	opts := a.env.settleOptions(true)
+	r = a.settledWith(ctx, r, opts)
+	r.response = opts.Response
+	return r
 }

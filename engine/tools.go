@@ -54,6 +54,10 @@ type result struct {
 	frame *report.Frame
 	// endLoop is set by tools that end the agentic loop.
 	endLoop string
+	// response is how long the capture waited for the app to start
+	// drawing after an input (runner.settle_response_ms); zero when it
+	// took the screen once still without waiting.
+	response time.Duration
 }
 
 func ok(msg string) result { return result{status: events.StatusOK, message: msg} }
