@@ -64,6 +64,12 @@ func (a *actor) checkExpectation(ctx context.Context, n int, c call) result {
 			r = failed(failAssertion, "the expectation %q is false: %s", expectation, j.Reason)
 		}
 	default:
+		if ctx.Err() != nil {
+			// The run's own stop cut the judgement short: the step is
+			// interrupted (step), which is no judge being unavailable.
+			r = failed(failResolution, "check_expectation was interrupted: %v", context.Cause(ctx))
+			break
+		}
 		why := j.Reason
 		if err != nil {
 			why = err.Error()
@@ -152,6 +158,13 @@ func (s *runState) clickGrounded(ctx context.Context, n int, c call) result {
 				why = jerr.Error()
 			}
 			s.act.grounding(n, attempt, description, expect, point, events.GroundingUnavailable, why, beforeRel, r.screen, where)
+			if ctx.Err() != nil {
+				// The run's own stop cut the judgement short: the step is
+				// interrupted, which is no judge being unavailable.
+				res := failed(failResolution, "click_grounded was interrupted: %v", context.Cause(ctx))
+				res.screen, res.point = r.screen, point
+				return res
+			}
 			s.concern(fmt.Sprintf("the grounded click on %q is unverified: %s", description, why))
 			r.message += "; the change is unverified (the judge was unavailable)"
 			return r

@@ -927,6 +927,29 @@ func TestRulesInterrupted(t *testing.T) {
 			t.Errorf("reasons = %q, want the interruption first", r.rep.Reasons)
 		}
 	})
+	// A judgement the run's own stop cut short is the interruption, not a
+	// judge that was unavailable: no concern says so.
+	for _, tool := range []string{"check_expectation", "click_grounded"} {
+		t.Run("Ctrl-C while the judge looks at "+tool, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			stop := mt.Func(func(mt.Request) mt.Exchange {
+				cancel(errors.New("interrupt signal received"))
+				return mt.Delay(10*time.Second, mt.Text(`{"met": true, "reason": "late"}`))
+			})
+			script := []mt.Exchange{loopObserve, mt.Call("check_expectation", `{"expectation": "the greeting is shown"}`), stop}
+			if tool == "click_grounded" {
+				script = []mt.Exchange{loopObserve, mt.Call("click_grounded", `{"description": "the OK button", "expect": "the dialog closes"}`),
+					mt.Text(`{"point": [220, 140]}`), stop}
+			}
+			r := loopRun(t, loopCase{ctx: ctx, machine: &fakeMachine{}, script: script})
+			loopWant(t, r, events.VerdictTestError, OutcomeInterrupted, 2, 0)
+			if len(r.rep.Concerns) != 0 {
+				t.Errorf("concerns = %q, want none: the run's stop is not the judge's failing", r.rep.Concerns)
+			}
+		})
+	}
 	// A goal loop stopped while the model thinks says why it ended as the
 	// verdict does: a Ctrl-C or an abort is not the run's time running out.
 	for _, c := range []struct {
