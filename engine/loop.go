@@ -67,6 +67,7 @@ func ModelConfig(op *scenarios.Operator, transport http.RoundTripper) (model.Con
 	if m.Name != "" {
 		p.ServedModel = m.Name
 	}
+	p.Prompt = p.Prompt.Without(op.Tools.Disabled)
 	opts := model.GenerationOptions{MaxTokens: m.MaxTokens, Temperature: m.Temperature, TopP: m.TopP, TopK: m.TopK,
 		RepetitionPenalty: m.RepetitionPenalty, PresencePenalty: m.PresencePenalty, ReasoningEffort: m.ReasoningEffort,
 		ToolChoice: m.ToolChoice}

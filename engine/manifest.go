@@ -130,7 +130,9 @@ func IdentityOf(files *scenarios.Files, opts Options) (Identity, error) {
 	}
 	id.Profile = ProfileHashes{Name: profile.Name, Prompts: map[string]string{}}
 	if op.HasModel() {
-		id.Profile.Prompts["loop"] = textSHA256(profile.Prompt.Text)
+		// The prompt as the run sends it: without the rules of the tools
+		// the operator removed.
+		id.Profile.Prompts["loop"] = textSHA256(profile.Prompt.Without(op.Tools.Disabled).Text)
 		for role, text := range vision.SystemPrompts() {
 			id.Profile.Prompts[role] = textSHA256(text)
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -197,5 +198,34 @@ func TestManifestIncompleteUntilEnded(t *testing.T) {
 	m.Ended, m.Verdict = &now, events.VerdictPass
 	if !m.Complete() {
 		t.Error("an ended manifest with a verdict is not complete")
+	}
+}
+
+// An operator that removes escalate (tools.disabled) sends a prompt that
+// never tells the model to call it, and the manifest hashes the prompt as
+// sent.
+func TestManifestPromptWithoutDisabledTools(t *testing.T) {
+	t.Parallel()
+	op := loopOperator + "tools:\n  disabled: [escalate]\n"
+	r := loopRun(t, loopCase{operator: op,
+		script: []mt.Exchange{mt.Call("record_verdict", `{"verdict": "goal-not-met", "reason": "stop"}`)}})
+	if len(r.reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	var system string
+	if msgs, ok := r.reqs[0].Body["messages"].([]any); ok && len(msgs) > 0 {
+		if first, ok := msgs[0].(map[string]any); ok && first["role"] == "system" {
+			system, _ = first["content"].(string)
+		}
+	}
+	if system == "" || !strings.Contains(system, "record_verdict") || regexp.MustCompile(`\bescalate\b`).MatchString(system) {
+		t.Errorf("system prompt sent:\n%s\nwant record_verdict's rule and no word of escalate", system)
+	}
+	m, err := ReadManifest(r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Profile.Prompts["loop"]; got != textSHA256(system) {
+		t.Errorf("manifest loop prompt %s, want the hash of the prompt sent %s", got, textSHA256(system))
 	}
 }

@@ -71,6 +71,44 @@ type Prompt struct {
 	SHA256 string
 }
 
+// Without returns the prompt with the rules that name any of tools left
+// out, and its hash taken anew: a model is never told to call a tool the
+// operator removed (tools.disabled). A rule is a line starting "- " with
+// the indented lines that continue it; each names one tool's use, so
+// dropping it leaves the others whole.
+func (p Prompt) Without(tools []string) Prompt {
+	if len(tools) == 0 {
+		return p
+	}
+	quoted := make([]string, len(tools))
+	for i, t := range tools {
+		quoted[i] = regexp.QuoteMeta(t)
+	}
+	names := regexp.MustCompile(`\b(?:` + strings.Join(quoted, "|") + `)\b`)
+	// The text in blocks: a rule with its continuation lines, or a line
+	// of anything else.
+	var blocks []string
+	for line := range strings.Lines(p.Text) {
+		if n := len(blocks); n > 0 && strings.HasPrefix(line, "  ") && strings.HasPrefix(blocks[n-1], "- ") {
+			blocks[n-1] += line
+			continue
+		}
+		blocks = append(blocks, line)
+	}
+	var kept []string
+	for _, b := range blocks {
+		if !strings.HasPrefix(b, "- ") || !names.MatchString(b) {
+			kept = append(kept, b)
+		}
+	}
+	text := strings.Join(kept, "")
+	if text == p.Text {
+		return p
+	}
+	sum := sha256.Sum256([]byte(text))
+	return Prompt{Name: p.Name, Text: text, SHA256: hex.EncodeToString(sum[:])}
+}
+
 // FinalAnswer says how a final answer is taken from assistant text.
 type FinalAnswer struct {
 	// Tag is the element name the answer is wrapped in, such as "answer".

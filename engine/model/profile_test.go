@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -331,6 +332,47 @@ func TestPromptsClaimOnlyWhatToolsDo(t *testing.T) {
 		}
 		if !strings.Contains(p.Prompt.Text, "no tool takes a handle") {
 			t.Errorf("%s's prompt %s does not say no tool takes a handle", name, p.Prompt.Name)
+		}
+	}
+}
+
+// A prompt without a tool's rules keeps every other rule whole, and a tool
+// left out of every prompt's rules leaves it as shipped.
+func TestPromptWithout(t *testing.T) {
+	t.Parallel()
+	word := func(w string) *regexp.Regexp { return regexp.MustCompile(`\b` + w + `\b`) }
+	for _, name := range model.ProfileNames() {
+		p, _ := model.LookupProfile(name)
+		for _, tc := range []struct {
+			without    []string
+			gone, kept []string
+		}{
+			{nil, nil, []string{"escalate", "record_verdict", "type_text", "observe_screen"}},
+			{[]string{"escalate"}, []string{"escalate"}, []string{"record_verdict", "type_text", "observe_screen"}},
+			{[]string{"ask_human", "escalate"}, []string{"ask_human", "escalate"}, []string{"record_verdict", "type_text"}},
+			// The closing words still say what an update lists "when the
+			// run has them"; the rules no longer name it.
+			{[]string{"type_text"}, []string{"ask_human"}, []string{"escalate", "record_verdict"}},
+			{[]string{"cdp_fill"}, nil, []string{"escalate", "record_verdict", "type_text"}},
+		} {
+			got := p.Prompt.Without(tc.without)
+			sum := sha256.Sum256([]byte(got.Text))
+			if got.SHA256 != hex.EncodeToString(sum[:]) || got.Name != p.Prompt.Name {
+				t.Errorf("%s without %v: name %s, hash %s does not match its text", name, tc.without, got.Name, got.SHA256)
+			}
+			if len(tc.gone) == 0 && got.Text != p.Prompt.Text {
+				t.Errorf("%s without %v changed:\n%s", name, tc.without, got.Text)
+			}
+			for _, w := range tc.gone {
+				if word(w).MatchString(got.Text) {
+					t.Errorf("%s without %v still names %s:\n%s", name, tc.without, w, got.Text)
+				}
+			}
+			for _, w := range tc.kept {
+				if word(w).MatchString(p.Prompt.Text) && !word(w).MatchString(got.Text) {
+					t.Errorf("%s without %v lost %s:\n%s", name, tc.without, w, got.Text)
+				}
+			}
 		}
 	}
 }
