@@ -233,3 +233,30 @@ steps:
 	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
 }
+
+// TestRulesDialogAnsweredNoAfterTheLastStepsChecks: the last step's answer
+// ends the app with a failing code, but its window goes only after that
+// step's checks found it (a busy machine); the final checks see the exit,
+// and the outcome is the one the step's checks would have named.
+func TestRulesDialogAnsweredNoAfterTheLastStepsChecks(t *testing.T) {
+	t.Parallel()
+	const scenario = `name: dialog answered no late
+app:
+  command: [fake-app]
+  success_exit_codes: [0]
+steps:
+  - observe_screen: {}
+  - press_key: Escape
+`
+	var answered atomic.Bool
+	f := &fakeMachine{pings: true,
+		on: func(_ *fakeMachine, in string) { answered.Store(in == "key Escape") },
+		onPing: func(f *fakeMachine) {
+			if answered.CompareAndSwap(true, false) {
+				f.loseWindow()
+				time.AfterFunc(400*time.Millisecond, func() { f.exitApp(1) })
+			}
+		}}
+	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
+	loopWant(t, r, events.VerdictAppFailed, OutcomeAppExited, 0, 0)
+}

@@ -115,7 +115,7 @@ func TestRulesVerdict(t *testing.T) {
 		}, machine: func() (*fakeMachine, []mt.Exchange) { return &fakeMachine{on: fakeShell}, nil }},
 		{loopTurnCase: loopTurnCase{
 			name:    "goal-met never upgrades a failure",
-			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted, iterations: 2,
+			verdict: events.VerdictAppFailed, outcome: OutcomeAppExited, iterations: 2,
 			steps: []loopStep{{"observe_screen", "ok", ""}, {"record_verdict", "ok", "recorded goal-met"}},
 			check: func(t *testing.T, r loopResult) {
 				if r.rep.ModelVerdict == nil || r.rep.ModelVerdict.Verdict != "goal-met" {

@@ -444,8 +444,7 @@ func (s *runState) checkAfterStep(ctx context.Context) bool {
 		}
 		// The final checks publish every result; here the first failure
 		// only ends the run.
-		outcome := map[string]events.Outcome{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
-			checkAppResponsive: OutcomeAppHung, "fatal_pattern": OutcomeFatalLog}[c.Name]
+		outcome, _ := failedCheckOutcome(c.Name)
 		s.outcome.stop(events.VerdictAppFailed, outcome, c.Evidence)
 		return false
 	}

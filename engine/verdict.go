@@ -64,6 +64,20 @@ func (s *runState) facts(checks []events.Check) verdictFacts {
 	return f
 }
 
+// failedCheckOutcome is the outcome a failed check names, the same at the
+// final checks as after a step: whether the app's exit or its lost window
+// is seen by the last step's checks or by the final ones is a matter of
+// how fast the app reacts to the last step, which must not change the
+// report.
+func failedCheckOutcome(name string) (events.Outcome, bool) {
+	if strings.HasPrefix(name, toolCheckPrefix) {
+		return OutcomeCheckFailed, true
+	}
+	o, ok := map[string]events.Outcome{"process_alive": OutcomeAppExited, "window_present": OutcomeWindowLost,
+		checkAppResponsive: OutcomeAppHung, "fatal_pattern": OutcomeFatalLog}[name]
+	return o, ok
+}
+
 // nothingVerified is the concern of a goal run that passes with no
 // success criteria: nothing but the app's health was checked.
 const nothingVerified = "nothing the scenario declared verified the goal; the run shows only that the app stayed up"
@@ -96,8 +110,11 @@ func decideVerdict(f verdictFacts) (v events.Decision, raised []string) {
 	failedOutcome := outcome
 	for _, c := range f.checks {
 		if !c.OK {
-			if len(failed) == 0 && strings.HasPrefix(c.Name, toolCheckPrefix) {
-				failedOutcome = OutcomeCheckFailed
+			// The first failed check names the outcome as it does after a
+			// step, but the loop's own ending (degraded, no-model-verdict)
+			// says more than an app's health, and stays.
+			if o, ok := failedCheckOutcome(c.Name); ok && len(failed) == 0 && (f.loopOutcome == "" || o == OutcomeCheckFailed) {
+				failedOutcome = o
 			}
 			failed = append(failed, fmt.Sprintf("%s failed: %s", c.Name, c.Evidence))
 		}

@@ -37,15 +37,17 @@ func TestDecideVerdict(t *testing.T) {
 			reasons: []string{"the deterministic checks passed"},
 		},
 		{
-			name:    "a failed check is app-failed with its evidence",
+			// The outcome is the one the check names after a step: the
+			// final checks may be the first to see what the last step did.
+			name:    "a failed check is app-failed with its evidence and its outcome",
 			facts:   verdictFacts{checks: windowGone},
-			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted,
+			verdict: events.VerdictAppFailed, outcome: OutcomeWindowLost,
 			reasons: []string{"window_present failed: window 0x1 is no longer mapped"},
 		},
 		{
 			name:    "goal-met never upgrades a failed check",
 			facts:   verdictFacts{checks: windowGone, modelVerdict: events.ModelGoalMet},
-			verdict: events.VerdictAppFailed, outcome: OutcomeCompleted,
+			verdict: events.VerdictAppFailed, outcome: OutcomeWindowLost,
 			reasons: []string{"window_present failed: window 0x1 is no longer mapped", "the model recorded goal-met, which never upgrades a failed check"},
 		},
 		{
