@@ -64,6 +64,25 @@ func (s *runState) facts(checks []events.Check) verdictFacts {
 	return f
 }
 
+// failedChecks lists the failed checks as reasons, and the outcome of a
+// run that they fail: the first one's, as after a step, but the loop's own
+// ending (degraded, no-model-verdict) says more than the app's health, and
+// stays; outcome is the run's.
+func (f verdictFacts) failedChecks(outcome events.Outcome) (events.Outcome, []string) {
+	var failed []string
+	failedOutcome := outcome
+	for _, c := range f.checks {
+		if c.OK {
+			continue
+		}
+		if o, ok := failedCheckOutcome(c.Name); ok && len(failed) == 0 && (f.loopOutcome == "" || o == OutcomeCheckFailed) {
+			failedOutcome = o
+		}
+		failed = append(failed, fmt.Sprintf("%s failed: %s", c.Name, c.Evidence))
+	}
+	return failedOutcome, failed
+}
+
 // failedCheckOutcome is the outcome a failed check names, the same at the
 // final checks as after a step: whether the app's exit or its lost window
 // is seen by the last step's checks or by the final ones is a matter of
@@ -102,23 +121,11 @@ const nothingVerified = "nothing the scenario declared verified the goal; the ru
 // verdict itself raises are returned for the caller to publish, and are
 // already among the verdict's reasons.
 func decideVerdict(f verdictFacts) (v events.Decision, raised []string) {
-	var failed []string
 	outcome := OutcomeCompleted
 	if f.loopOutcome != "" {
 		outcome = f.loopOutcome
 	}
-	failedOutcome := outcome
-	for _, c := range f.checks {
-		if !c.OK {
-			// The first failed check names the outcome as it does after a
-			// step, but the loop's own ending (degraded, no-model-verdict)
-			// says more than an app's health, and stays.
-			if o, ok := failedCheckOutcome(c.Name); ok && len(failed) == 0 && (f.loopOutcome == "" || o == OutcomeCheckFailed) {
-				failedOutcome = o
-			}
-			failed = append(failed, fmt.Sprintf("%s failed: %s", c.Name, c.Evidence))
-		}
-	}
+	failedOutcome, failed := f.failedChecks(outcome)
 	if f.escalated {
 		reasons := []string{"escalated"}
 		if f.end != nil {
