@@ -114,7 +114,11 @@ func TestResetTimeout(t *testing.T) {
 		t.Skipf("xprop: %v", err)
 	}
 	defer cmd.Process.Kill()
-	time.Sleep(300 * time.Millisecond)
+	// A client yet to connect is none to remove: wait for its connection.
+	spy := uint32(cmd.Process.Pid)
+	eventually(t, "xprop's connection", func() bool {
+		return slices.Contains(clientPIDs(t, c), spy)
+	})
 	if err := c.Reset(context.Background(), 0, Fresh{}); !errors.Is(err, ErrClientsLeft) {
 		t.Fatalf("err = %v, want ErrClientsLeft at once", err)
 	}
