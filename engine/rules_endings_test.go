@@ -183,12 +183,9 @@ func TestRulesUnquotedExpectationNeedsTheModel(t *testing.T) {
 	}
 }
 
-// TestRulesDialogClosesBeforeItExits: an app that ends with a success exit
-// code (a dialog answered) unmaps its window before its process has
-// exited; the run waits for the exit instead of calling the window lost.
-func TestRulesDialogClosesBeforeItExits(t *testing.T) {
-	t.Parallel()
-	const scenario = `name: dialog answered
+// answeredDialog is a dialog whose app ends once the script answers it
+// with Return.
+const answeredDialog = `name: dialog answered
 app:
   command: [fake-app]
   success_exit_codes: [0]
@@ -196,67 +193,53 @@ steps:
   - observe_screen: {}
   - press_key: Return
 `
+
+// TestRulesDialogClosesBeforeItExits: an app that ends with a success exit
+// code (a dialog answered) unmaps its window before its process has
+// exited; the run waits for the exit instead of calling the window lost.
+func TestRulesDialogClosesBeforeItExits(t *testing.T) {
+	t.Parallel()
 	f := &fakeMachine{on: func(f *fakeMachine, in string) {
 		if in == "key Return" {
 			f.loseWindow()
 			time.AfterFunc(400*time.Millisecond, func() { f.exitApp(0) })
 		}
 	}}
-	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
+	r := loopRun(t, loopCase{scenario: answeredDialog, operator: "runner: {}\n", machine: f})
 	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
 }
 
 // TestRulesDialogClosesAfterTheLastStepsChecks: the last step's answer
 // ends the app, but its window goes only after that step's checks found it
-// (a busy machine); the final checks too wait for the exit.
+// (a busy machine). The final checks too wait for the exit: a success code
+// passes, a failing one is the app's exit, the outcome the step's checks
+// would have named.
 func TestRulesDialogClosesAfterTheLastStepsChecks(t *testing.T) {
 	t.Parallel()
-	const scenario = `name: dialog answered late
-app:
-  command: [fake-app]
-  success_exit_codes: [0]
-steps:
-  - observe_screen: {}
-  - press_key: Return
-`
-	var answered atomic.Bool
-	f := &fakeMachine{pings: true,
-		on: func(_ *fakeMachine, in string) { answered.Store(in == "key Return") },
-		// The step's checks found the window and asked whether the app
-		// answers: it answered, and then closed.
-		onPing: func(f *fakeMachine) {
-			if answered.CompareAndSwap(true, false) {
-				f.loseWindow()
-				time.AfterFunc(400*time.Millisecond, func() { f.exitApp(0) })
-			}
-		}}
-	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
-	loopWant(t, r, events.VerdictPass, OutcomeCompleted, 0, 0)
-}
-
-// TestRulesDialogAnsweredNoAfterTheLastStepsChecks: the last step's answer
-// ends the app with a failing code, but its window goes only after that
-// step's checks found it (a busy machine); the final checks see the exit,
-// and the outcome is the one the step's checks would have named.
-func TestRulesDialogAnsweredNoAfterTheLastStepsChecks(t *testing.T) {
-	t.Parallel()
-	const scenario = `name: dialog answered no late
-app:
-  command: [fake-app]
-  success_exit_codes: [0]
-steps:
-  - observe_screen: {}
-  - press_key: Escape
-`
-	var answered atomic.Bool
-	f := &fakeMachine{pings: true,
-		on: func(_ *fakeMachine, in string) { answered.Store(in == "key Escape") },
-		onPing: func(f *fakeMachine) {
-			if answered.CompareAndSwap(true, false) {
-				f.loseWindow()
-				time.AfterFunc(400*time.Millisecond, func() { f.exitApp(1) })
-			}
-		}}
-	r := loopRun(t, loopCase{scenario: scenario, operator: "runner: {}\n", machine: f})
-	loopWant(t, r, events.VerdictAppFailed, OutcomeAppExited, 0, 0)
+	for _, tc := range []struct {
+		name    string
+		code    int
+		verdict events.Verdict
+		outcome events.Outcome
+	}{
+		{"answered yes", 0, events.VerdictPass, OutcomeCompleted},
+		{"answered no", 1, events.VerdictAppFailed, OutcomeAppExited},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var answered atomic.Bool
+			f := &fakeMachine{pings: true,
+				on: func(_ *fakeMachine, in string) { answered.Store(in == "key Return") },
+				// The step's checks found the window and asked whether the
+				// app answers: it answered, and then closed.
+				onPing: func(f *fakeMachine) {
+					if answered.CompareAndSwap(true, false) {
+						f.loseWindow()
+						time.AfterFunc(400*time.Millisecond, func() { f.exitApp(tc.code) })
+					}
+				}}
+			r := loopRun(t, loopCase{scenario: answeredDialog, operator: "runner: {}\n", machine: f})
+			loopWant(t, r, tc.verdict, tc.outcome, 0, 0)
+		})
+	}
 }

@@ -483,24 +483,10 @@ func TestSettleWaitsForAMappedWindowToPaint(t *testing.T) {
 	// The dialog paints once the settle has seen the screen quiet: the
 	// settle's capture is what is being tested, so the paint waits for
 	// the watch to have seen the map and the drawing before it.
-	eventually(t, "the map and the drawing before it reported", func() bool {
-		last, err := c.damage.lastOutside(image.Rectangle{})
-		return err == nil && last.After(since) && time.Since(last) > 100*time.Millisecond &&
-			!c.damage.unpaintedUntil(time.Now(), image.Rectangle{}).IsZero()
-	})
-	painted := make(chan struct{})
-	go func() {
-		defer close(painted)
-		time.Sleep(50 * time.Millisecond)
+	img := settleBeforeLatePaint(t, c, since, "the map and the drawing before it", func() {
 		xproto.PolyFillRectangle(x, xproto.Drawable(win), gc, []xproto.Rectangle{{Width: 200, Height: 150}})
 		xproto.GetInputFocus(x).Reply()
-	}()
-	img, settled, err := c.WaitSettled(context.Background(), SettleOptions{
-		Cap: 5 * time.Second, Quiet: 30 * time.Millisecond, Response: 300 * time.Millisecond, Since: since})
-	<-painted
-	if err != nil || !settled {
-		t.Fatalf("settled %v, %v", settled, err)
-	}
+	})
 	if got := img.RGBAAt(200, 175); got != white {
 		t.Errorf("captured %v inside the mapped window, want the white it painted", got)
 	}
@@ -573,7 +559,19 @@ func TestSettleWaitsForAnUnmappedWindowsExposure(t *testing.T) {
 	if _, err := xproto.GetInputFocus(x).Reply(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the unmap and the drawing before it reported", func() bool {
+	img := settleBeforeLatePaint(t, c, since, "the unmap and the drawing before it", paint)
+	if got := img.RGBAAt(190, 170); got != white {
+		t.Errorf("captured %v where the menu was, want the white the app repainted", got)
+	}
+}
+
+// settleBeforeLatePaint waits until the watch has reported what happened
+// since and then seen the screen quiet with a window still to paint, and
+// returns the screen a settle captures while paint runs a moment later:
+// the paint comes after the quiet time a settle would otherwise trust.
+func settleBeforeLatePaint(t *testing.T, c *Conn, since time.Time, what string, paint func()) *image.RGBA {
+	t.Helper()
+	eventually(t, what+" reported", func() bool {
 		last, err := c.damage.lastOutside(image.Rectangle{})
 		return err == nil && last.After(since) && time.Since(last) > 100*time.Millisecond &&
 			!c.damage.unpaintedUntil(time.Now(), image.Rectangle{}).IsZero()
@@ -590,7 +588,5 @@ func TestSettleWaitsForAnUnmappedWindowsExposure(t *testing.T) {
 	if err != nil || !settled {
 		t.Fatalf("settled %v, %v", settled, err)
 	}
-	if got := img.RGBAAt(190, 170); got != white {
-		t.Errorf("captured %v where the menu was, want the white the app repainted", got)
-	}
+	return img
 }
