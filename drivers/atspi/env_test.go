@@ -54,7 +54,12 @@ func newDesktop(t testing.TB) desktop {
 		x.Close()
 	})
 
+	// Private as the XDG base directory specification wants it: Qt warns
+	// about any other mode, as the runtime's own run directories have.
 	runtimeDir := t.TempDir()
+	if err := os.Chmod(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	base := []string{
 		"DISPLAY=" + x.Display(),
 		"XDG_RUNTIME_DIR=" + runtimeDir,
